@@ -1,0 +1,51 @@
+# numcheck: the two set-up commands and the developer targets. Each target installs what is
+# missing (scripts/setup.sh, Debian packages only) before it builds.
+#   make run    install, build, and run the main job (scripts/main-job.sh)
+#   make test   install, build, and pass every test
+.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench format format-check clean
+
+JOBS ?= $(shell nproc)
+
+setup:
+	@bash scripts/setup.sh
+
+setup-test:
+	@bash scripts/setup.sh --with-test-tools
+
+build: setup
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+
+run: build
+	bash scripts/main-job.sh
+
+test: setup-test
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+	ctest --preset release
+
+asan-test: setup-test
+	cmake --preset asan
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan
+
+fuzz-build: setup
+	cmake --preset fuzz
+	cmake --build --preset fuzz -j $(JOBS)
+
+# A short libFuzzer run of every target (FUZZ_SECONDS each), seeded from fuzz/corpus/<target>.
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz-build
+	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS)
+
+bench: build
+	bash scripts/run-benchmarks.sh
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+format-check: format
+	git diff --exit-code -- '*.cpp' '*.hpp'
+
+clean:
+	rm -rf build

@@ -1,0 +1,101 @@
+#include "num/rational.hpp"
+
+#include <functional>
+
+#include "core/error.hpp"
+
+namespace numcheck::num {
+
+Rational::Rational(const mpz_class& numerator, const mpz_class& denominator) {
+  if (denominator == 0) fail("rational with zero denominator");
+  q_ = mpq_class(numerator, denominator);
+  q_.canonicalize();
+}
+
+static bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::optional<Rational> Rational::from_string(std::string_view s) {
+  bool neg = false;
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
+    neg = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  const auto slash = s.find('/');
+  std::string_view n = s.substr(0, slash);
+  std::string_view d = slash == std::string_view::npos ? std::string_view("1") : s.substr(slash + 1);
+  if (!all_digits(n) || !all_digits(d)) return std::nullopt;
+  mpz_class num(std::string(n), 10);
+  mpz_class den(std::string(d), 10);
+  if (den == 0) return std::nullopt;
+  if (neg) num = -num;
+  return Rational(num, den);
+}
+
+Rational Rational::parse_exact(std::string_view s, std::string_view what) {
+  auto r = from_string(s);
+  if (!r) fail("{}: '{}' is not an exact rational (expected an integer or p/q)", what, s);
+  return *r;
+}
+
+Rational Rational::pow10(int k) {
+  mpz_class p;
+  mpz_ui_pow_ui(p.get_mpz_t(), 10, static_cast<unsigned long>(k < 0 ? -static_cast<long>(k) : k));
+  return k >= 0 ? Rational(p) : Rational(mpz_class(1), p);
+}
+
+bool Rational::has_finite_decimal() const {
+  mpz_class d = q_.get_den();
+  mpz_remove(d.get_mpz_t(), d.get_mpz_t(), mpz_class(2).get_mpz_t());
+  mpz_remove(d.get_mpz_t(), d.get_mpz_t(), mpz_class(5).get_mpz_t());
+  return d == 1;
+}
+
+std::string Rational::str() const {
+  if (is_integer()) return q_.get_num().get_str();
+  return q_.get_num().get_str() + "/" + q_.get_den().get_str();
+}
+
+std::optional<std::string> Rational::to_decimal() const {
+  if (is_integer()) return q_.get_num().get_str();
+  if (!has_finite_decimal()) return std::nullopt;
+  // Find the smallest k with den | 10^k, then write num * (10^k / den) with k fraction digits.
+  mpz_class den = q_.get_den();
+  unsigned long twos = mpz_remove(den.get_mpz_t(), den.get_mpz_t(), mpz_class(2).get_mpz_t());
+  unsigned long fives = mpz_remove(den.get_mpz_t(), den.get_mpz_t(), mpz_class(5).get_mpz_t());
+  const unsigned long k = std::max(twos, fives);
+  mpz_class scale;
+  mpz_ui_pow_ui(scale.get_mpz_t(), 10, k);
+  mpz_class scaled = q_.get_num() * (scale / q_.get_den());
+  const bool neg = scaled < 0;
+  if (neg) scaled = -scaled;
+  std::string digits = scaled.get_str();
+  if (digits.size() <= k) digits.insert(0, k - digits.size() + 1, '0');
+  digits.insert(digits.size() - k, ".");
+  return neg ? "-" + digits : digits;
+}
+
+Rational Rational::pow(int exponent) const {
+  if (exponent < 0) {
+    if (is_zero()) fail("zero raised to a negative power");
+    return Rational(1) / pow(-exponent);
+  }
+  mpz_class n, d;
+  mpz_pow_ui(n.get_mpz_t(), q_.get_num_mpz_t(), static_cast<unsigned long>(exponent));
+  mpz_pow_ui(d.get_mpz_t(), q_.get_den_mpz_t(), static_cast<unsigned long>(exponent));
+  return Rational(n, d);
+}
+
+Rational operator/(const Rational& a, const Rational& b) {
+  if (b.is_zero()) fail("division by zero");
+  return Rational(mpq_class(a.q_ / b.q_));
+}
+
+std::size_t RationalHash::operator()(const Rational& r) const { return std::hash<std::string>()(r.str()); }
+
+}  // namespace numcheck::num

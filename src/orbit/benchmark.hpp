@@ -1,0 +1,56 @@
+#pragma once
+// The orbit benchmark as files: bases.jsonl, views.jsonl and manifest.json in one directory
+// (written by `numcheck orbit generate`, see docs/orbit.md). This header is the shared data model
+// that generation, validation, scoring, running and reporting all use.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "num/rational.hpp"
+
+namespace numcheck::orbit {
+
+// View names: "canonical", the five families, and the paraphrases of the consensus study.
+inline constexpr const char* kFamilies[] = {"fraction", "scientific", "percent", "words", "unit"};
+
+struct Base {
+  std::string base_id;         // "CV-0001"
+  std::string template_id;     // "CV"
+  std::string dimension;       // "volume"
+  std::string canonical_unit;  // "L" ("" for dimensionless)
+  std::vector<std::pair<std::string, num::Rational>> params;  // in the spec's parameter order
+  num::Rational answer;
+  std::vector<std::string> views;  // view names in rendering order, "canonical" first
+};
+
+struct View {
+  std::string prompt_id;  // "<base_id>:<view>"
+  std::string base_id;
+  std::string template_id;
+  std::string view;                   // "canonical", a family name, "paraphrase1", "paraphrase2"
+  std::optional<std::string> family;  // nullopt for canonical and paraphrases
+  std::string prompt;
+  num::Rational expected;
+  std::string answer_unit;  // canonical unit the question asks for ("" for dimensionless)
+};
+
+struct Benchmark {
+  std::filesystem::path dir;
+  std::vector<Base> bases;  // file order
+  std::vector<View> views;  // file order
+  std::unordered_map<std::string, std::size_t> base_index;    // base_id -> index in bases
+  std::unordered_map<std::string, std::size_t> prompt_index;  // prompt_id -> index in views
+  std::string manifest_json;                                  // manifest.json as written
+  std::map<std::string, std::string> file_sha256;             // "bases.jsonl" -> hex (as read now)
+
+  [[nodiscard]] const View* find_view(std::string_view prompt_id) const;
+  [[nodiscard]] const Base* find_base(std::string_view base_id) const;
+};
+
+// Loads a benchmark directory; throws Error naming the file and line of any malformed record.
+[[nodiscard]] Benchmark load_benchmark(const std::filesystem::path& dir);
+
+}  // namespace numcheck::orbit

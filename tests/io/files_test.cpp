@@ -1,0 +1,75 @@
+#include "io/files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/json.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::io {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const char* name) {
+  fs::path d = fs::temp_directory_path() / fmt::format("numcheck_io_{}_{}", name, ::getpid());
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Files, AtomicWriteThenReadAndHash) {
+  const fs::path d = temp_dir("atomic");
+  write_file_atomic(d / "sub" / "a.txt", "abc");
+  EXPECT_EQ(read_file(d / "sub" / "a.txt"), "abc");
+  EXPECT_EQ(sha256_file(d / "sub" / "a.txt"), sha256_hex("abc"));
+  EXPECT_THROW((void)read_file(d / "missing"), Error);
+  EXPECT_THROW((void)read_file(d / "sub" / "a.txt", 2), Error);
+}
+
+TEST(Files, TornTailIsRepairedAndLinesAreNumbered) {
+  const fs::path d = temp_dir("torn");
+  const fs::path f = d / "r.jsonl";
+  {
+    AppendFile a(f, false);
+    a.append_line("{\"a\":1}");
+    a.append_line("{\"a\":2}");
+  }
+  {
+    std::FILE* raw = std::fopen(f.c_str(), "ab");
+    std::fputs("{\"a\":3, \"par", raw);
+    std::fclose(raw);
+  }
+  std::vector<std::pair<std::size_t, bool>> seen;
+  for_each_line(f, [&](const Line& l) { seen.emplace_back(l.number, l.terminated); });
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_FALSE(seen[2].second);
+  EXPECT_EQ(repair_torn_tail(f), 12u);
+  EXPECT_EQ(repair_torn_tail(f), 0u);
+  EXPECT_EQ(read_file(f), "{\"a\":1}\n{\"a\":2}\n");
+}
+
+TEST(Json, ErrorsNameTheLine) {
+  try {
+    (void)parse_json("{\n\"a\": 1,\n}", "x.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.json: invalid JSON at line 3"), std::string::npos) << e.what();
+  }
+  const Json j = parse_json("{\"k\": \"v\"}", "t");
+  EXPECT_EQ(require_string(j, "k", "t"), "v");
+  EXPECT_THROW((void)require_string(j, "missing", "t"), Error);
+  // Invalid UTF-8 never throws on output.
+  Json bad = std::string("\xff\xfe");
+  EXPECT_NO_THROW((void)to_line(bad));
+}
+
+}  // namespace
+}  // namespace numcheck::io
