@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
       auto it = groups.find(spec.group);
       if (it == groups.end()) {
         auto d = group_descriptions().find(spec.group);
-        CLI::App* g = app.add_subcommand(spec.group, d == group_descriptions().end() ? spec.group : d->second);
+        CLI::App* g =
+            app.add_subcommand(spec.group, d == group_descriptions().end() ? spec.group : d->second);
         g->require_subcommand(1);
         it = groups.emplace(spec.group, g).first;
       }

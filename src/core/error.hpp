@@ -28,9 +28,12 @@ class Error : public std::runtime_error {
   [[nodiscard]] ErrorCode code() const noexcept { return code_; }
   [[nodiscard]] int exit_code() const noexcept {
     switch (code_) {
-      case ErrorCode::kUsage: return 2;
-      case ErrorCode::kIncomplete: return 3;
-      default: return 1;
+      case ErrorCode::kUsage:
+        return 2;
+      case ErrorCode::kIncomplete:
+        return 3;
+      default:
+        return 1;
     }
   }
 

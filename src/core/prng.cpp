@@ -65,8 +65,8 @@ std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) noexcept {
 double Rng::unit() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 Rng Rng::split(std::uint64_t index) const noexcept {
-  std::uint64_t sm = s_[0] ^ rotl(s_[1], 13) ^ rotl(s_[2], 29) ^ rotl(s_[3], 43) ^
-                     (index * 0x9e3779b97f4a7c15ULL);
+  std::uint64_t sm =
+      s_[0] ^ rotl(s_[1], 13) ^ rotl(s_[2], 29) ^ rotl(s_[3], 43) ^ (index * 0x9e3779b97f4a7c15ULL);
   return Rng(splitmix64(sm));
 }
 

@@ -21,8 +21,8 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
   const auto size = in.tellg();
   if (size < 0) fail(ErrorCode::kIo, "cannot read {}: not a regular file", path.string());
   if (static_cast<std::size_t>(size) > max_bytes) {
-    fail(ErrorCode::kIo, "{} is {} bytes, over the limit of {}", path.string(),
-         static_cast<long long>(size), max_bytes);
+    fail(ErrorCode::kIo, "{} is {} bytes, over the limit of {}", path.string(), static_cast<long long>(size),
+         max_bytes);
   }
   std::string out(static_cast<std::size_t>(size), '\0');
   in.seekg(0);
@@ -77,8 +77,7 @@ fs::path data_path(std::string_view relative) {
     if (fs::is_regular_file(p, ec)) return p;
     looked += (looked.empty() ? "" : ", ") + p.string();
   }
-  fail(ErrorCode::kIo, "data file '{}' not found (looked in: {}); set NUMCHECK_DATA_DIR", relative,
-       looked);
+  fail(ErrorCode::kIo, "data file '{}' not found (looked in: {}); set NUMCHECK_DATA_DIR", relative, looked);
 }
 
 void for_each_line(const fs::path& path, const std::function<void(const Line&)>& fn) {
@@ -102,7 +101,8 @@ void for_each_line(const fs::path& path, const std::function<void(const Line&)>&
 AppendFile::AppendFile(const fs::path& path, bool durable) : durable_(durable), path_(path) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   f_ = std::fopen(path.c_str(), "ab");
-  if (f_ == nullptr) fail(ErrorCode::kIo, "cannot open {} for appending: {}", path.string(), std::strerror(errno));
+  if (f_ == nullptr)
+    fail(ErrorCode::kIo, "cannot open {} for appending: {}", path.string(), std::strerror(errno));
 }
 
 AppendFile::AppendFile(AppendFile&& o) noexcept : f_(o.f_), durable_(o.durable_), path_(std::move(o.path_)) {

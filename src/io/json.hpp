@@ -9,7 +9,7 @@
 
 namespace numcheck::io {
 
-using Json = nlohmann::json;                // objects with sorted keys (hashing, comparison)
+using Json = nlohmann::json;                 // objects with sorted keys (hashing, comparison)
 using OrderedJson = nlohmann::ordered_json;  // objects in insertion order (records we write)
 
 // Parses text; `where` ("responses.jsonl:12") prefixes the error message. Throws Error.

@@ -14,7 +14,7 @@ namespace numcheck::num {
 
 class Rational {
  public:
-  Rational() = default;  // zero
+  Rational() = default;                                // zero
   Rational(long long v) : q_(static_cast<long>(v)) {}  // NOLINT(google-explicit-constructor)
   explicit Rational(const mpz_class& integer) : q_(integer) {}
   explicit Rational(const mpq_class& q) : q_(q) { q_.canonicalize(); }
@@ -54,9 +54,18 @@ class Rational {
   friend Rational operator*(const Rational& a, const Rational& b) { return Rational(mpq_class(a.q_ * b.q_)); }
   friend Rational operator/(const Rational& a, const Rational& b);  // throws Error on b == 0
   Rational operator-() const { return Rational(mpq_class(-q_)); }
-  Rational& operator+=(const Rational& b) { q_ += b.q_; return *this; }
-  Rational& operator-=(const Rational& b) { q_ -= b.q_; return *this; }
-  Rational& operator*=(const Rational& b) { q_ *= b.q_; return *this; }
+  Rational& operator+=(const Rational& b) {
+    q_ += b.q_;
+    return *this;
+  }
+  Rational& operator-=(const Rational& b) {
+    q_ -= b.q_;
+    return *this;
+  }
+  Rational& operator*=(const Rational& b) {
+    q_ *= b.q_;
+    return *this;
+  }
   Rational& operator/=(const Rational& b) { return *this = *this / b; }
 
   friend bool operator==(const Rational& a, const Rational& b) { return cmp(a.q_, b.q_) == 0; }

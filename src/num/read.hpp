@@ -17,15 +17,15 @@ namespace numcheck::num {
 inline constexpr int kMaxExponentMagnitude = 1000;
 
 enum class NumberForm : std::uint8_t {
-  kInteger,         // "-12", "14940", "14,940" (valid comma grouping)
-  kDecimal,         // "2.75", "1,234.5", ".5" is not allowed (a digit must precede the point)
-  kFraction,        // "3/4", "-7/2" (integer over positive integer, no spaces)
-  kMixed,           // "2 3/4"
-  kENotation,       // "1.494e4", "1.494E+04", "-2e-3"
-  kTimesTen,        // "1.494 × 10^4", "1.494 x 10ˆ4", "1.494×10⁴", "1.494 * 10^4"
-  kPercent,         // "75%", "75 %", "75 percent", "12.5 per cent" (value is 75/100)
-  kWords,           // "twenty-seven", "one hundred and five", "three quarters", "1.5 million",
-                    // "a half", "two and a half", "minus four"
+  kInteger,    // "-12", "14940", "14,940" (valid comma grouping)
+  kDecimal,    // "2.75", "1,234.5", ".5" is not allowed (a digit must precede the point)
+  kFraction,   // "3/4", "-7/2" (integer over positive integer, no spaces)
+  kMixed,      // "2 3/4"
+  kENotation,  // "1.494e4", "1.494E+04", "-2e-3"
+  kTimesTen,   // "1.494 × 10^4", "1.494 x 10ˆ4", "1.494×10⁴", "1.494 * 10^4"
+  kPercent,    // "75%", "75 %", "75 percent", "12.5 per cent" (value is 75/100)
+  kWords,      // "twenty-seven", "one hundred and five", "three quarters", "1.5 million",
+               // "a half", "two and a half", "minus four"
 };
 inline constexpr int kNumberFormCount = 8;
 
@@ -46,8 +46,14 @@ class FormSet {
     return s;
   }
   [[nodiscard]] constexpr bool has(NumberForm f) const { return (bits_ & bit(f)) != 0; }
-  constexpr FormSet& add(NumberForm f) { bits_ |= bit(f); return *this; }
-  constexpr FormSet& remove(NumberForm f) { bits_ &= ~bit(f); return *this; }
+  constexpr FormSet& add(NumberForm f) {
+    bits_ |= bit(f);
+    return *this;
+  }
+  constexpr FormSet& remove(NumberForm f) {
+    bits_ &= ~bit(f);
+    return *this;
+  }
 
  private:
   static constexpr std::uint32_t bit(NumberForm f) { return 1u << static_cast<unsigned>(f); }
@@ -65,18 +71,18 @@ struct NumberMatch {
 // Why a whole-string read failed (read_number). Stable names via reject_name().
 enum class RejectReason : std::uint8_t {
   kEmpty,
-  kNotANumber,       // no grammar matches
-  kFormNotAllowed,   // matches a grammar the FormSet forbids
-  kBadGrouping,      // "12,34", "1,2345"
-  kTwoPoints,        // "1.2.3"
-  kZeroDenominator,  // "3/0"
-  kExponentTooLarge, // |decimal exponent| > kMaxExponentMagnitude
-  kTrailingText,     // a number followed by text that is not part of it
+  kNotANumber,        // no grammar matches
+  kFormNotAllowed,    // matches a grammar the FormSet forbids
+  kBadGrouping,       // "12,34", "1,2345"
+  kTwoPoints,         // "1.2.3"
+  kZeroDenominator,   // "3/0"
+  kExponentTooLarge,  // |decimal exponent| > kMaxExponentMagnitude
+  kTrailingText,      // a number followed by text that is not part of it
 };
 [[nodiscard]] std::string_view reject_name(RejectReason r) noexcept;
 
 struct ReadResult {
-  std::optional<NumberMatch> match;  // set on success (begin = 0, end = text size)
+  std::optional<NumberMatch> match;                 // set on success (begin = 0, end = text size)
   RejectReason reason = RejectReason::kNotANumber;  // meaningful when !match
   [[nodiscard]] explicit operator bool() const { return match.has_value(); }
 };

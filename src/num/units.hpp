@@ -19,7 +19,7 @@ struct Unit {
   Rational factor;        // value in this unit * factor = value in the dimension's canonical unit
   std::vector<std::string> symbols;  // case-sensitive
   std::vector<std::string> words;    // case-insensitive; singular and plural forms
-  bool prefix = false;    // written before the number ("$5"), for currency symbols
+  bool prefix = false;               // written before the number ("$5"), for currency symbols
 };
 
 class UnitRegistry {

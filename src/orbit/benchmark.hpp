@@ -17,10 +17,10 @@ namespace numcheck::orbit {
 inline constexpr const char* kFamilies[] = {"fraction", "scientific", "percent", "words", "unit"};
 
 struct Base {
-  std::string base_id;         // "CV-0001"
-  std::string template_id;     // "CV"
-  std::string dimension;       // "volume"
-  std::string canonical_unit;  // "L" ("" for dimensionless)
+  std::string base_id;                                        // "CV-0001"
+  std::string template_id;                                    // "CV"
+  std::string dimension;                                      // "volume"
+  std::string canonical_unit;                                 // "L" ("" for dimensionless)
   std::vector<std::pair<std::string, num::Rational>> params;  // in the spec's parameter order
   num::Rational answer;
   std::vector<std::string> views;  // view names in rendering order, "canonical" first
@@ -39,8 +39,8 @@ struct View {
 
 struct Benchmark {
   std::filesystem::path dir;
-  std::vector<Base> bases;  // file order
-  std::vector<View> views;  // file order
+  std::vector<Base> bases;                                    // file order
+  std::vector<View> views;                                    // file order
   std::unordered_map<std::string, std::size_t> base_index;    // base_id -> index in bases
   std::unordered_map<std::string, std::size_t> prompt_index;  // prompt_id -> index in views
   std::string manifest_json;                                  // manifest.json as written
