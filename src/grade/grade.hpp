@@ -2,6 +2,7 @@
 // Grading one model response against an exact expected answer: the strict parser (the
 // measurement instrument, docs/grading.md) and the audit layer `audit_v2`, applied only to strict
 // failures. Grading never throws on any input bytes; it returns outcomes.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "io/json.hpp"
 #include "num/rational.hpp"
+#include "num/read.hpp"
 #include "num/units.hpp"
 
 namespace numcheck::grade {
@@ -34,9 +36,9 @@ struct StrictResult {
 struct AuditResult {
   Outcome outcome = Outcome::kFormatError;
   std::optional<num::Rational> value;
-  bool recovered = false;           // strict failed, audit correct
-  std::vector<std::string> rules;   // audit rewrite rules that fired, in order
-  std::optional<int> magnitude_k;   // parsed * 10^k == expected, 0 < |k| <= 15
+  bool recovered = false;          // strict failed, audit correct
+  std::vector<std::string> rules;  // audit rewrite rules that fired, in order
+  std::optional<int> magnitude_k;  // parsed * 10^k == expected, 0 < |k| <= 15
 };
 
 struct Grade {
@@ -45,8 +47,8 @@ struct Grade {
 };
 
 struct Question {
-  num::Rational expected;        // in the canonical unit
-  std::string canonical_unit;    // "" for dimensionless
+  num::Rational expected;      // in the canonical unit
+  std::string canonical_unit;  // "" for dimensionless
 };
 
 // Grades one response. finish_reason defaults to "stop" (anything else is a truncation_error).
@@ -57,5 +59,56 @@ struct Question {
 // {"strict": {"outcome", "value", "multiple_final"}, "audit": {"outcome", "value", "recovered",
 //  "rules", "magnitude_k"}} with values as exact "p/q" strings or null.
 [[nodiscard]] io::OrderedJson to_json(const Grade& g);
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks of grade_response, exposed for tests, the fuzzer, the benchmark and the CLI.
+
+// The strict number grammar: signed integer, decimal with valid comma grouping, integer fraction
+// a/b, e-notation. Multiplication-form scientific notation, mixed numbers, words are rejected.
+inline constexpr num::FormSet kStrictForms{num::NumberForm::kInteger, num::NumberForm::kDecimal,
+                                           num::NumberForm::kFraction, num::NumberForm::kENotation};
+
+// The seed's unit registry (Appendix B) as registry ids: the strict parser accepts only these
+// units, written as this symbol or any of the unit's registered words (case-insensitive, singular
+// or plural, British spellings), plus the question's own canonical unit when it is not one of them
+// (for user specs). A dimensionless question accepts no unit at all (only an attached "%").
+inline constexpr std::string_view kStrictUnitIds[] = {"L", "mL", "km", "m", "cm", "km/h"};
+
+// The strict layer alone (the first half of grade_response).
+[[nodiscard]] StrictResult grade_strict(std::string_view response, const Question& q,
+                                        std::string_view finish_reason = "stop",
+                                        const num::UnitRegistry& units = num::UnitRegistry::builtin());
+
+// The audit_v2 rewrite of a whole response (the raw response is never changed; this is a copy)
+// and the names of the rules that changed anything anywhere in it, in rule order. grade_response
+// records only the rules that changed the graded FINAL line.
+struct AuditRewrite {
+  std::string text;
+  std::vector<std::string> rules;
+};
+[[nodiscard]] AuditRewrite audit_rewrite(std::string_view response);
+
+// Rule names in application order: "strip_bold" (**), "strip_asterisk" (*), "strip_backtick" (`),
+// "casefold_tag" (final: -> FINAL:), "sci_times" (U+00D7), "sci_x" (x or X), "sci_caret" (^ or
+// U+02C6 exponent), "sci_superscript" (Unicode superscript exponent).
+inline constexpr std::string_view kAuditRules[] = {"strip_bold",   "strip_asterisk", "strip_backtick",
+                                                   "casefold_tag", "sci_times",      "sci_x",
+                                                   "sci_caret",    "sci_superscript"};
+
+// k with parsed * 10^k == expected for an integer 0 < |k| <= 15, else nullopt.
+[[nodiscard]] std::optional<int> magnitude_exponent(const num::Rational& parsed,
+                                                    const num::Rational& expected);
+
+// The question's unit as the registry knows it (by id, then by written name); nullptr when
+// unknown. "" (dimensionless) also gives nullptr: check `unit.empty()` first.
+[[nodiscard]] const num::Unit* resolve_unit(std::string_view unit, const num::UnitRegistry& units);
+
+// Empty when `g` is consistent with itself and with q (used by the fuzzer and the tests), else a
+// description of the first broken invariant: a value exactly when the outcome is correct or
+// value_error (equal to q.expected exactly when correct); truncation in both layers or neither;
+// when strict is correct the audit repeats it; `recovered` exactly when strict failed and the
+// audit is correct; magnitude_k only on an audit value_error, with 0 < |k| <= 15 and
+// value * 10^k == expected; no audit rules when strict was correct.
+[[nodiscard]] std::string consistency_error(const Grade& g, const Question& q);
 
 }  // namespace numcheck::grade

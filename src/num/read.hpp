@@ -91,6 +91,12 @@ struct ReadResult {
 // whitespace allowed). The strict answer parser uses this with a restricted FormSet.
 [[nodiscard]] ReadResult read_number(std::string_view text, FormSet allowed = FormSet::all());
 
+// Reads the longest number at the start of `text` (after leading ASCII whitespace) and leaves the
+// rest: on success match->begin is where the number starts and match->end where it stops, so a
+// caller can read "2.75 L" as a number and a unit. The longest reading decides, as in read_number:
+// "2 3/4 L" with kMixed forbidden is kFormNotAllowed, not "2" followed by "3/4 L".
+[[nodiscard]] ReadResult read_number_prefix(std::string_view text, FormSet allowed = FormSet::all());
+
 // Finds every number in running text, left to right, non-overlapping, longest match first
 // ("2 3/4" is one mixed number, not "2" and "3/4", when kMixed is allowed). Digits that are part
 // of a word ("Covid-19", "G7", "B737") are not numbers. Bounded: at most max_matches results.

@@ -26,6 +26,8 @@ class UnitRegistry {
  public:
   // Loads a registry; throws Error naming the file and the field at fault.
   [[nodiscard]] static UnitRegistry load(const std::filesystem::path& path);
+  // Parses registry JSON text; `where` (a file name) prefixes every error message.
+  [[nodiscard]] static UnitRegistry parse(std::string_view json_text, std::string_view where);
   // The registry shipped in data/units.json (loaded once, thread-safe).
   [[nodiscard]] static const UnitRegistry& builtin();
 
@@ -39,6 +41,8 @@ class UnitRegistry {
 
   // Exact conversion of v from unit `from` to unit `to`; nullopt when the dimensions differ.
   [[nodiscard]] static std::optional<Rational> convert(const Rational& v, const Unit& from, const Unit& to);
+  // v in `from` expressed in the canonical unit of its dimension (v * from.factor).
+  [[nodiscard]] static Rational to_canonical(const Rational& v, const Unit& from) { return v * from.factor; }
 
  private:
   std::vector<Unit> units_;

@@ -1,0 +1,345 @@
+#include "claims/evaluate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "claims/category.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/tests.hpp"
+
+namespace numcheck::claims {
+
+std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold, const std::vector<Claim>& preds,
+                                                     JoinReport& rep) {
+  std::unordered_map<std::string, std::vector<std::size_t>> by_id, by_text;
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    if (!preds[i].id.empty()) by_id[preds[i].id].push_back(i);
+    if (!preds[i].text.empty()) by_text[preds[i].text].push_back(i);
+  }
+  auto note_conflicts = [&](const auto& index, const char* what) {
+    for (const auto& [key, idx] : index)
+      for (std::size_t k = 1; k < idx.size(); ++k)
+        if (preds[idx[k]].label != preds[idx[0]].label) {
+          if (rep.conflicts.size() < 20)
+            rep.conflicts.push_back(fmt::format("{} {:?} has predictions {} and {} (records {} and {})", what,
+                                                key.substr(0, 80), verdict_name(*preds[idx[0]].label),
+                                                verdict_name(*preds[idx[k]].label), preds[idx[0]].record,
+                                                preds[idx[k]].record));
+          break;
+        }
+  };
+  note_conflicts(by_id, "id");
+  note_conflicts(by_text, "claim");
+  std::vector<std::optional<Verdict>> out(gold.size());
+  std::vector<bool> used(preds.size(), false);
+  std::unordered_map<std::string, std::size_t> seen;
+  for (std::size_t g = 0; g < gold.size(); ++g) {
+    const Claim& c = gold[g];
+    if (!c.id.empty()) {
+      auto it = by_id.find(c.id);
+      if (it != by_id.end()) {
+        out[g] = preds[it->second.front()].label;
+        used[it->second.front()] = true;
+        ++rep.by_id;
+        continue;
+      }
+    }
+    auto it = by_text.find(c.text);
+    if (it != by_text.end()) {
+      const std::size_t k = seen[c.text]++;
+      const std::size_t idx = it->second[std::min(k, it->second.size() - 1)];
+      out[g] = preds[idx].label;
+      used[idx] = true;
+      ++rep.by_text;
+      continue;
+    }
+    ++rep.gold_without_prediction;
+    if (rep.examples.size() < 5)
+      rep.examples.push_back(fmt::format("gold {}:{} has no prediction: {:?}", c.source, c.record, c.text.substr(0, 80)));
+  }
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    if (used[i]) continue;
+    ++rep.unused_predictions;
+    if (rep.examples.size() < 10)
+      rep.examples.push_back(fmt::format("prediction {}:{} joins no gold claim: {:?}", preds[i].source, preds[i].record,
+                                         (preds[i].text.empty() ? preds[i].id : preds[i].text).substr(0, 80)));
+  }
+  return out;
+}
+
+Scores score(const std::vector<int>& gold, const std::vector<int>& pred) {
+  Scores s;
+  s.n = gold.size();
+  s.confusion = stats::ConfusionMatrix::from_labels(gold, pred, kVerdictCount);
+  s.report = stats::classification_report(s.confusion);
+  return s;
+}
+
+namespace {
+
+int idx(Verdict v) { return static_cast<int>(v); }
+
+}  // namespace
+
+Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> systems, const EvaluateOptions& opt) {
+  Evaluation e;
+  e.gold_n = gold.size();
+  std::vector<Category> cat(gold.size());
+  if (opt.by_category) {
+    for (std::size_t i = 0; i < gold.size(); ++i) {
+      if (gold[i].category) {
+        cat[i] = *gold[i].category;
+        ++e.category_source["gold taxonomy label"];
+      } else {
+        cat[i] = categorize(gold[i].text).category;
+        ++e.category_source["rule-based categorizer"];
+      }
+    }
+  }
+  for (auto& s : systems) {
+    std::vector<int> g, p;
+    std::map<Category, std::pair<std::vector<int>, std::vector<int>>> per;
+    for (std::size_t i = 0; i < gold.size(); ++i) {
+      if (!s.pred[i] || !gold[i].label) continue;
+      g.push_back(idx(*gold[i].label));
+      p.push_back(idx(*s.pred[i]));
+      if (opt.by_category) {
+        per[cat[i]].first.push_back(g.back());
+        per[cat[i]].second.push_back(p.back());
+      }
+    }
+    s.all = score(g, p);
+    for (auto& [c, gp] : per) s.by_category[c] = score(gp.first, gp.second);
+  }
+  // Paired comparisons: every pair (i < j), on the claims both systems predicted.
+  for (std::size_t a = 0; a < systems.size(); ++a) {
+    for (std::size_t b = a + 1; b < systems.size(); ++b) {
+      Comparison c;
+      c.a = systems[a].name;
+      c.b = systems[b].name;
+      std::vector<int> g, pa, pb;
+      for (std::size_t i = 0; i < gold.size(); ++i) {
+        if (!gold[i].label || !systems[a].pred[i] || !systems[b].pred[i]) continue;
+        g.push_back(idx(*gold[i].label));
+        pa.push_back(idx(*systems[a].pred[i]));
+        pb.push_back(idx(*systems[b].pred[i]));
+      }
+      c.n = g.size();
+      const auto sa = score(g, pa), sb = score(g, pb);
+      c.accuracy_a = sa.report.accuracy;
+      c.accuracy_b = sb.report.accuracy;
+      c.macro_f1_a = sa.report.macro_f1;
+      c.macro_f1_b = sb.report.macro_f1;
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        const bool ra = pa[i] == g[i], rb = pb[i] == g[i];
+        if (ra && !rb) ++c.a_only_correct;
+        if (rb && !ra) ++c.b_only_correct;
+      }
+      c.mcnemar_p = stats::mcnemar_exact_p(c.a_only_correct, c.b_only_correct);
+      c.boot_diff = c.macro_f1_a - c.macro_f1_b;
+      c.draws = opt.bootstrap_draws;
+      c.seed = opt.seed;
+      if (c.n > 0 && opt.bootstrap_draws > 0) {
+        const auto diffs = stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
+          stats::ConfusionMatrix ma(kVerdictCount), mb(kVerdictCount);
+          for (std::size_t i = 0; i < w.size(); ++i) {
+            if (w[i] == 0) continue;
+            ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
+            mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
+          }
+          return stats::macro_f1(ma) - stats::macro_f1(mb);
+        });
+        const auto iv = stats::percentile_interval(diffs, 0.95);
+        c.boot_lo = iv.lo;
+        c.boot_hi = iv.hi;
+        std::size_t le = 0, ge = 0;
+        for (double d : diffs) {
+          if (d <= 0) ++le;
+          if (d >= 0) ++ge;
+        }
+        c.boot_p = std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
+      }
+      if (c.n >= opt.folds && opt.folds >= 2) {
+        c.ttest = stats::kfold_paired_t_test(g, pa, pb, kVerdictCount, opt.folds, opt.fold_seed);
+        c.ttest_ran = true;
+      }
+      e.comparisons.push_back(std::move(c));
+    }
+  }
+  e.systems = std::move(systems);
+  return e;
+}
+
+namespace {
+
+io::OrderedJson num_or_null(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+io::OrderedJson scores_json(const Scores& s) {
+  io::OrderedJson j;
+  j["n"] = s.n;
+  j["accuracy"] = s.report.accuracy;
+  j["macro_f1"] = s.report.macro_f1;
+  j["weighted_f1"] = s.report.weighted_f1;
+  io::OrderedJson pc = io::OrderedJson::object();
+  for (Verdict v : kVerdicts) {
+    const auto& c = s.report.per_class[static_cast<std::size_t>(v)];
+    io::OrderedJson o;
+    o["precision"] = c.precision;
+    o["recall"] = c.recall;
+    o["f1"] = c.f1;
+    o["support"] = c.support;
+    pc[std::string(verdict_name(v))] = o;
+  }
+  j["per_class"] = pc;
+  io::OrderedJson conf = io::OrderedJson::object();
+  for (Verdict g : kVerdicts) {
+    io::OrderedJson row = io::OrderedJson::object();
+    for (Verdict p : kVerdicts)
+      row[std::string(verdict_name(p))] = s.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
+    conf[std::string(verdict_name(g))] = row;
+  }
+  j["confusion"] = conf;
+  return j;
+}
+
+std::string pct(double v) { return fmt::format("{:.2f}", 100.0 * v); }
+
+std::string pval(double p) {
+  if (std::isnan(p)) return "n/a";
+  if (p < 1e-4) return fmt::format("{:.1e}", p);
+  return fmt::format("{:.4f}", p);
+}
+
+}  // namespace
+
+io::OrderedJson evaluation_json(const Evaluation& e) {
+  io::OrderedJson j;
+  io::OrderedJson sys = io::OrderedJson::object();
+  for (const auto& s : e.systems) {
+    io::OrderedJson o = scores_json(s.all);
+    io::OrderedJson cats = io::OrderedJson::object();
+    for (const auto& [c, sc] : s.by_category) cats[std::string(category_name(c))] = scores_json(sc);
+    o["categories"] = cats;
+    io::OrderedJson jn;
+    jn["by_id"] = s.join.by_id;
+    jn["by_text"] = s.join.by_text;
+    jn["gold_without_prediction"] = s.join.gold_without_prediction;
+    jn["unused_predictions"] = s.join.unused_predictions;
+    jn["malformed_records"] = s.issues.size();
+    o["join"] = jn;
+    sys[s.name] = o;
+  }
+  j["systems"] = sys;
+  io::OrderedJson comps = io::OrderedJson::array();
+  for (const auto& c : e.comparisons) {
+    io::OrderedJson o;
+    o["a"] = c.a;
+    o["b"] = c.b;
+    o["n"] = c.n;
+    o["accuracy_a"] = c.accuracy_a;
+    o["accuracy_b"] = c.accuracy_b;
+    o["macro_f1_a"] = c.macro_f1_a;
+    o["macro_f1_b"] = c.macro_f1_b;
+    o["mcnemar"] = {{"a_only_correct", c.a_only_correct}, {"b_only_correct", c.b_only_correct}, {"p", c.mcnemar_p}};
+    o["bootstrap_macro_f1"] = {{"diff", c.boot_diff}, {"lo", c.boot_lo},     {"hi", c.boot_hi},
+                               {"p", c.boot_p},       {"draws", c.draws},    {"seed", c.seed}};
+    if (c.ttest_ran) {
+      io::OrderedJson t;
+      t["folds"] = c.ttest.folds;
+      t["seed"] = 42;
+      t["macro_f1"] = {{"mean_diff", c.ttest.macro.mean_diff}, {"t", num_or_null(c.ttest.macro.t)}, {"p", num_or_null(c.ttest.macro.p)}};
+      t["weighted_f1"] = {{"mean_diff", c.ttest.weighted.mean_diff},
+                          {"t", num_or_null(c.ttest.weighted.t)},
+                          {"p", num_or_null(c.ttest.weighted.p)}};
+      t["fold_macro_f1_a"] = c.ttest.macro_a;
+      t["fold_macro_f1_b"] = c.ttest.macro_b;
+      o["ttest_kfold"] = t;
+    } else {
+      o["ttest_kfold"] = nullptr;
+    }
+    comps.push_back(o);
+  }
+  j["comparisons"] = comps;
+  return j;
+}
+
+std::string evaluation_markdown(const Evaluation& e, bool by_category) {
+  std::string md;
+  md += fmt::format("# Claim verdict evaluation\n\nGold: `{}` ({} claims", e.gold_path, e.gold_n);
+  if (!e.gold_issues.empty()) md += fmt::format(", {} malformed records reported on stderr", e.gold_issues.size());
+  md += ").\n\n";
+  md += "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | joined by id / text | gold unpredicted | unused predictions |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+  for (const auto& s : e.systems) {
+    const auto& r = s.all.report;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n, pct(r.accuracy),
+                      pct(r.macro_f1), pct(r.weighted_f1), pct(r.per_class[0].f1), pct(r.per_class[1].f1),
+                      pct(r.per_class[2].f1), s.join.by_id, s.join.by_text, s.join.gold_without_prediction,
+                      s.join.unused_predictions);
+  }
+  md += "\nScores in percent (F1 with scikit-learn's definitions; zero_division = 0).\n";
+  for (const auto& s : e.systems) {
+    md += fmt::format("\n## {}\n\n| class | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n", s.name);
+    for (Verdict v : kVerdicts) {
+      const auto& c = s.all.report.per_class[static_cast<std::size_t>(v)];
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(v), pct(c.precision), pct(c.recall), pct(c.f1), c.support);
+    }
+    md += "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting |\n|---|---:|---:|---:|\n";
+    for (Verdict g : kVerdicts)
+      md += fmt::format("| {} | {} | {} | {} |\n", verdict_name(g), s.all.confusion.at(static_cast<std::size_t>(g), 0),
+                        s.all.confusion.at(static_cast<std::size_t>(g), 1), s.all.confusion.at(static_cast<std::size_t>(g), 2));
+    for (const auto& c : s.join.conflicts) md += fmt::format("\n- conflicting duplicate: {}", c);
+    if (!s.join.conflicts.empty()) md += "\n";
+  }
+  if (by_category) {
+    md += "\n## Per category (as in Table 2 of the QuanTemp paper)\n\nCategories from: ";
+    bool first = true;
+    for (const auto& [k, v] : e.category_source) {
+      md += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
+      first = false;
+    }
+    md += ".\n\n| system | Stat. M-F1 | Stat. W-F1 | Temp. M-F1 | Temp. W-F1 | Int. M-F1 | Int. W-F1 | Comp. M-F1 | Comp. W-F1 | T-F1 | F-F1 | C-F1 | Full M-F1 | Full W-F1 |\n";
+    md += "|---|" + std::string("---:|") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& s : e.systems) {
+      md += fmt::format("| {} ", s.name);
+      for (Category c : kCategories) {
+        auto it = s.by_category.find(c);
+        if (it == s.by_category.end())
+          md += "| - | - ";
+        else
+          md += fmt::format("| {} | {} ", pct(it->second.report.macro_f1), pct(it->second.report.weighted_f1));
+      }
+      const auto& r = s.all.report;
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", pct(r.per_class[0].f1), pct(r.per_class[1].f1), pct(r.per_class[2].f1),
+                        pct(r.macro_f1), pct(r.weighted_f1));
+    }
+    md += "\n| system | category | n |\n|---|---|---:|\n";
+    for (const auto& s : e.systems)
+      for (const auto& [c, sc] : s.by_category) md += fmt::format("| {} | {} | {} |\n", s.name, category_name(c), sc.n);
+  }
+  if (!e.comparisons.empty()) {
+    md += "\n## Paired comparisons\n\n| A | B | n | M-F1 A | M-F1 B | McNemar A-only / B-only | McNemar p | bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold t (M-F1) | t-test p (M-F1) | t-test p (W-F1) |\n";
+    md += "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|\n";
+    for (const auto& c : e.comparisons) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {} | {} [{}, {}] | {} | {} | {} | {} |\n", c.a, c.b, c.n,
+                        pct(c.macro_f1_a), pct(c.macro_f1_b), c.a_only_correct, c.b_only_correct, pval(c.mcnemar_p),
+                        pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi), pval(c.boot_p),
+                        c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a",
+                        c.ttest_ran ? pval(c.ttest.macro.p) : "n/a", c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a");
+    }
+    if (!e.comparisons.empty())
+      md += fmt::format("\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: 10 shuffled folds "
+                        "(numcheck::Rng seed 42), scipy's ttest_rel on per-fold scores.\n",
+                        e.comparisons.front().draws, e.comparisons.front().seed);
+  }
+  return md;
+}
+
+}  // namespace numcheck::claims

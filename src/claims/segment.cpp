@@ -1,0 +1,1013 @@
+#include "claims/segment.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "num/read.hpp"
+
+namespace numcheck::claims {
+
+namespace {
+
+using num::Rational;
+
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_wordish(char c) { return is_alpha(c) || is_digit(c) || static_cast<unsigned char>(c) >= 0x80; }
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return r;
+}
+
+Rational rat(const io::Json& v, const std::string& where) {
+  if (v.is_number_integer()) return Rational(v.get<long long>());
+  if (v.is_string()) return Rational::parse_exact(v.get<std::string>(), where);
+  fail("{}: expected an integer or a \"p/q\" string", where);
+}
+
+std::vector<std::string> strings(const io::Json& j, const char* key, std::string_view where) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) fail("{}: '{}' must be an array of strings", where, key);
+  for (const auto& e : j[key]) {
+    if (!e.is_string()) fail("{}: '{}' must hold only strings", where, key);
+    out.push_back(lower(e.get<std::string>()));
+  }
+  return out;
+}
+
+std::map<std::string, Rational> rational_map(const io::Json& j, const char* key, std::string_view where, bool fold) {
+  std::map<std::string, Rational> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_object()) fail("{}: '{}' must be an object", where, key);
+  for (auto it = j[key].begin(); it != j[key].end(); ++it)
+    out.emplace(fold ? lower(it.key()) : it.key(), rat(it.value(), fmt::format("{}: {}.{}", where, key, it.key())));
+  return out;
+}
+
+template <typename T>
+void longest_first(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.phrase.size() > b.phrase.size(); });
+}
+
+}  // namespace
+
+Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
+  const io::Json j = io::parse_json(json_text, where);
+  if (!j.is_object()) fail("{}: expected a JSON object", where);
+  Lexicon L;
+  for (const char* key : {"approximators_before", "approximators_after"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_array()) fail("{}: '{}' must be an array", where, key);
+    for (const auto& e : j[key]) {
+      Approx a{lower(io::require_string(e, "phrase", where)), io::require_string(e, "kind", where)};
+      static const std::array<std::string_view, 8> kKinds = {"lower", "lower_inclusive", "upper", "upper_inclusive",
+                                                             "approximate", "approximate_below", "some", "exact"};
+      if (std::find(kKinds.begin(), kKinds.end(), a.kind) == kKinds.end())
+        fail("{}: {}: unknown approximator kind '{}'", where, key, a.kind);
+      (std::string_view(key) == "approximators_before" ? L.before : L.after).push_back(std::move(a));
+    }
+  }
+  longest_first(L.before);
+  longest_first(L.after);
+  L.scale_words = rational_map(j, "scale_words", where, true);
+  L.attached_scales = rational_map(j, "attached_scales", where, false);
+  L.multiplicative_trends = rational_map(j, "multiplicative_trends", where, true);
+  L.calendar_units = rational_map(j, "calendar_units", where, true);
+  if (j.contains("attached_scales_need_currency"))
+    for (const auto& e : j["attached_scales_need_currency"]) L.attached_need_currency.push_back(e.get<std::string>());
+  if (j.contains("vague_quantities")) {
+    for (const auto& e : j["vague_quantities"]) {
+      const std::string p = lower(io::require_string(e, "phrase", where));
+      L.vague.push_back({p, rat(io::require(e, "lo", where), std::string(where) + ": vague " + p),
+                         rat(io::require(e, "hi", where), std::string(where) + ": vague " + p)});
+    }
+    longest_first(L.vague);
+  }
+  if (j.contains("multiplier_units"))
+    for (auto it = j["multiplier_units"].begin(); it != j["multiplier_units"].end(); ++it)
+      L.multiplier_units[lower(it.key())] = it.value().get<std::string>();
+  if (j.contains("trend_words")) {
+    for (auto it = j["trend_words"].begin(); it != j["trend_words"].end(); ++it) {
+      if (it.key() != "up" && it.key() != "down") fail("{}: trend_words: unknown direction '{}'", where, it.key());
+      for (const auto& w : it.value()) L.trend_direction[lower(w.get<std::string>())] = it.key();
+    }
+  }
+  L.name_prefixes = strings(j, "name_prefixes", where);
+  L.name_tokens = strings(j, "name_tokens", where);
+  for (auto& p : strings(j, "non_quantity_phrases", where)) L.name_tokens.push_back(std::move(p));
+  L.relative_temporal = strings(j, "relative_temporal", where);
+  std::stable_sort(L.relative_temporal.begin(), L.relative_temporal.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  if (j.contains("months"))
+    for (auto it = j["months"].begin(); it != j["months"].end(); ++it) {
+      const int m = it.value().get<int>();
+      if (m < 1 || m > 12) fail("{}: months.{}: must be 1..12", where, it.key());
+      L.months[lower(it.key())] = m;
+    }
+  if (j.contains("year_min")) L.year_min = j["year_min"].get<int>();
+  if (j.contains("year_max")) L.year_max = j["year_max"].get<int>();
+  if (j.contains("period_modifiers")) {
+    for (auto it = j["period_modifiers"].begin(); it != j["period_modifiers"].end(); ++it) {
+      if (!it.value().is_array() || it.value().size() != 2)
+        fail("{}: period_modifiers.{}: expected [start MM-DD, end MM-DD]", where, it.key());
+      L.modifiers.push_back({lower(it.key()), it.value()[0].get<std::string>(), it.value()[1].get<std::string>()});
+    }
+    longest_first(L.modifiers);
+  }
+  return L;
+}
+
+Lexicon Lexicon::load(const std::filesystem::path& path) { return parse(io::read_file(path), path.string()); }
+
+const Lexicon& Lexicon::builtin() {
+  static const Lexicon L = load(io::data_path("claims/segments.json"));
+  return L;
+}
+
+namespace {
+
+int days_in_month(int y, int m) {
+  static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m == 2 && y > 0 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+  return d[(m - 1) % 12];
+}
+
+std::string ystr(int y) { return y > 0 ? fmt::format("{:04d}", y) : "XXXX"; }
+std::string date(int y, int m, int d) { return fmt::format("{}-{:02d}-{:02d}", ystr(y), m, d); }
+
+class Segmenter {
+ public:
+  Segmenter(std::string_view text, const Lexicon& lex, const num::UnitRegistry& units)
+      : t_(text), low_(lower(text)), L_(lex), U_(units), used_(text.size(), false) {}
+
+  std::vector<Segment> run() {
+    mark_name_tokens();
+    numeric_dates_and_times();
+    relative_expressions();
+    month_dates();
+    numbers();
+    vague_quantities();
+    multiplicative_trends();
+    std::sort(out_.begin(), out_.end(), [](const Segment& a, const Segment& b) { return a.begin < b.begin; });
+    return std::move(out_);
+  }
+
+ private:
+  std::string_view t_;
+  std::string low_;
+  const Lexicon& L_;
+  const num::UnitRegistry& U_;
+  std::vector<bool> used_;
+  std::vector<Segment> out_;
+
+  std::size_t n() const { return t_.size(); }
+  bool free(std::size_t b, std::size_t e) const {
+    for (std::size_t i = b; i < e && i < used_.size(); ++i)
+      if (used_[i]) return false;
+    return true;
+  }
+  void claim(std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e && i < used_.size(); ++i) used_[i] = true;
+  }
+  bool boundary_before(std::size_t p) const { return p == 0 || !is_wordish(t_[p - 1]); }
+  bool boundary_after(std::size_t p) const { return p >= n() || !is_wordish(t_[p]); }
+  // Does low_ hold `w` at p as a whole word (phrase)?
+  bool word_at(std::size_t p, std::string_view w) const {
+    if (p + w.size() > n() || low_.compare(p, w.size(), w) != 0) return false;
+    const bool wb = !is_wordish(w.front()) || boundary_before(p);
+    const bool we = !is_wordish(w.back()) || boundary_after(p + w.size());
+    return wb && we;
+  }
+  std::size_t skip_spaces(std::size_t p) const {
+    while (p < n() && (t_[p] == ' ' || t_[p] == '\t')) ++p;
+    return p;
+  }
+  std::size_t skip_spaces_back(std::size_t p) const {
+    while (p > 0 && (t_[p - 1] == ' ' || t_[p - 1] == '\t')) --p;
+    return p;
+  }
+  // Phrase ending right before p (spaces between allowed): returns its start or npos.
+  std::size_t phrase_before(std::size_t p, std::string_view w) const {
+    const std::size_t q = skip_spaces_back(p);
+    if (q < w.size()) return std::string_view::npos;
+    const std::size_t b = q - w.size();
+    return word_at(b, w) ? b : std::string_view::npos;
+  }
+  std::string word_before(std::size_t p) const {
+    std::size_t q = skip_spaces_back(p);
+    std::size_t b = q;
+    while (b > 0 && !is_space(t_[b - 1]) && t_[b - 1] != '(' && t_[b - 1] != '"') --b;
+    std::string w = low_.substr(b, q - b);
+    while (!w.empty() && (w.back() == ',' || w.back() == ':' || w.back() == ';')) w.pop_back();
+    return w;
+  }
+  Segment make(SegmentKind k, std::size_t b, std::size_t e) const {
+    Segment s;
+    s.kind = k;
+    s.begin = b;
+    s.end = e;
+    s.text = std::string(t_.substr(b, e - b));
+    return s;
+  }
+  void push(Segment s) {
+    claim(s.begin, s.end);
+    out_.push_back(std::move(s));
+  }
+
+  // ------------------------------------------------------------------ names and dates
+  void mark_name_tokens() {
+    for (const auto& tok : L_.name_tokens) {
+      for (std::size_t p = low_.find(tok); p != std::string::npos; p = low_.find(tok, p + 1))
+        if (boundary_before(p) && boundary_after(p + tok.size())) claim(p, p + tok.size());
+    }
+  }
+
+  std::size_t digits_at(std::size_t p, int& value, std::size_t max_len = 4) const {
+    std::size_t q = p;
+    value = 0;
+    while (q < n() && is_digit(t_[q]) && q - p < max_len) value = value * 10 + (t_[q++] - '0');
+    if (q < n() && is_digit(t_[q])) return 0;  // longer than max_len
+    return q - p;
+  }
+
+  void numeric_dates_and_times() {
+    for (std::size_t p = 0; p < n(); ++p) {
+      if (!is_digit(t_[p]) || (p > 0 && (is_wordish(t_[p - 1]) || t_[p - 1] == '.' || t_[p - 1] == '/'))) continue;
+      int a = 0, b = 0, c = 0;
+      const std::size_t la = digits_at(p, a);
+      if (la == 0) continue;
+      std::size_t q = p + la;
+      // dd/mm/yyyy, mm/dd/yyyy, yyyy-mm-dd, dd.mm.yyyy
+      if (q < n() && (t_[q] == '/' || t_[q] == '-' || t_[q] == '.')) {
+        const char sep = t_[q];
+        const std::size_t lb = digits_at(q + 1, b, 2);
+        const std::size_t r = q + 1 + lb;
+        if (lb > 0 && r < n() && t_[r] == sep) {
+          const std::size_t lc = digits_at(r + 1, c);
+          const std::size_t e = r + 1 + lc;
+          if (lc > 0 && boundary_after(e) && !(e < n() && (t_[e] == '/' || t_[e] == '-'))) {
+            int y = 0, m = 0, d = 0;
+            if (la == 4) {
+              y = a, m = b, d = c;
+            } else if (lc == 4 || lc == 2) {
+              y = lc == 2 ? 2000 + c : c;
+              if (a > 12) {
+                d = a, m = b;
+              } else {
+                m = a, d = b;  // US order when ambiguous
+              }
+            }
+            if (y > 0 && m >= 1 && m <= 12 && d >= 1 && d <= days_in_month(y, m) && free(p, e)) {
+              Segment s = make(SegmentKind::kTemporal, p, e);
+              s.granularity = "day";
+              s.period_start = s.period_end = date(y, m, d);
+              push(std::move(s));
+              p = e;
+              continue;
+            }
+          }
+        }
+      }
+      // clock times: h:mm [am|pm], h am/pm
+      if (la <= 2 && a <= 24 && q < n() && t_[q] == ':') {
+        const std::size_t lb = digits_at(q + 1, b, 2);
+        if (lb == 2 && b < 60) {
+          std::size_t e = q + 3;
+          const std::size_t s2 = skip_spaces(e);
+          for (std::string_view ap : {"a.m.", "p.m.", "am", "pm"})
+            if (word_at(s2, ap) || (ap.back() == '.' && low_.compare(s2, ap.size(), ap) == 0)) {
+              e = s2 + ap.size();
+              break;
+            }
+          if (free(p, e)) {
+            Segment s = make(SegmentKind::kTemporal, p, e);
+            s.granularity = "time";
+            push(std::move(s));
+            p = e;
+            continue;
+          }
+        }
+      }
+      if (la <= 2 && a >= 1 && a <= 12) {
+        const std::size_t s2 = skip_spaces(q);
+        for (std::string_view ap : {"a.m.", "p.m.", "am", "pm"}) {
+          const bool hit = ap.back() == '.' ? low_.compare(s2, ap.size(), ap) == 0 : word_at(s2, ap);
+          if (hit && free(p, s2 + ap.size())) {
+            Segment s = make(SegmentKind::kTemporal, p, s2 + ap.size());
+            s.granularity = "time";
+            push(std::move(s));
+            break;
+          }
+        }
+      }
+      // fiscal years written FY2019 / FY19 / FY 2019
+    }
+    for (std::size_t p = low_.find("fy"); p != std::string::npos; p = low_.find("fy", p + 1)) {
+      if (!boundary_before(p)) continue;
+      std::size_t q = p + 2;
+      if (q < n() && t_[q] == ' ') ++q;
+      int y = 0;
+      const std::size_t l = digits_at(q, y);
+      if ((l != 2 && l != 4) || !boundary_after(q + l) || !free(p, q + l)) continue;
+      if (l == 2) y += 2000;
+      Segment s = make(SegmentKind::kTemporal, p, q + l);
+      s.granularity = "fiscal_year";
+      s.period_start = date(y, 1, 1);
+      s.period_end = date(y, 12, 31);
+      push(std::move(s));
+    }
+  }
+
+  void relative_expressions() {
+    for (const auto& r : L_.relative_temporal) {
+      for (std::size_t p = low_.find(r); p != std::string::npos; p = low_.find(r, p + 1)) {
+        if (!word_at(p, r) || !free(p, p + r.size())) continue;
+        Segment s = make(SegmentKind::kTemporal, p, p + r.size());
+        s.granularity = "relative";
+        push(std::move(s));
+      }
+    }
+  }
+
+  // Month Day[, Year] | Month Year | Day Month [Year] | Month (after a temporal preposition)
+  void month_dates() {
+    for (std::size_t p = 0; p < n(); ++p) {
+      if (!is_alpha(t_[p]) || !boundary_before(p)) continue;
+      std::size_t e = p;
+      while (e < n() && is_alpha(t_[e])) ++e;
+      const std::string w = low_.substr(p, e - p);
+      auto it = L_.months.find(w);
+      if (it == L_.months.end()) {
+        p = e;
+        continue;
+      }
+      const int month = it->second;
+      std::size_t end = e;
+      if (end < n() && t_[end] == '.' && w.size() <= 4) ++end;  // "Sept."
+      int day = 0, year = 0;
+      std::size_t begin = p;
+      // Month Day(st)? [,] [Year]
+      std::size_t q = skip_spaces(end);
+      int v = 0;
+      std::size_t l = digits_at(q, v, 2);
+      if (l > 0 && v >= 1 && v <= 31) {
+        std::size_t r = q + l;
+        for (std::string_view suf : {"st", "nd", "rd", "th"})
+          if (low_.compare(r, 2, suf) == 0 && boundary_after(r + 2)) r += 2;
+        if (boundary_after(r)) {
+          day = v;
+          end = r;
+        }
+      }
+      {
+        std::size_t r = end;
+        if (r < n() && t_[r] == ',') ++r;
+        r = skip_spaces(r);
+        if (word_at(r, "of")) r = skip_spaces(r + 2);
+        int y = 0;
+        const std::size_t ly = digits_at(r, y);
+        if (ly == 4 && boundary_after(r + 4) && y >= L_.year_min && y <= L_.year_max) {
+          year = y;
+          end = r + 4;
+        }
+      }
+      // Day(st)? [of] Month
+      if (day == 0) {
+        std::size_t b = skip_spaces_back(p);
+        const std::size_t of = phrase_before(p, "of");
+        if (of != std::string_view::npos) b = skip_spaces_back(of);
+        std::size_t r = b;
+        for (std::string_view suf : {"st", "nd", "rd", "th"})
+          if (r >= 2 && low_.compare(r - 2, 2, suf) == 0) {
+            r -= 2;
+            break;
+          }
+        std::size_t d0 = r;
+        while (d0 > 0 && is_digit(t_[d0 - 1]) && r - d0 < 2) --d0;
+        if (d0 < r && boundary_before(d0)) {
+          int dv = 0;
+          digits_at(d0, dv, 2);
+          if (dv >= 1 && dv <= 31) {
+            day = dv;
+            begin = d0;
+          }
+        }
+      }
+      // Month words double as verbs and names ("may", "march"): without a year they count only when
+      // capitalized, and a bare month also needs a temporal preposition before it.
+      const bool capital = t_[p] >= 'A' && t_[p] <= 'Z';
+      if (year == 0 && !capital) {
+        p = e;
+        continue;
+      }
+      if (day == 0 && year == 0) {
+        // A bare month only after a temporal preposition (and never for ambiguous words like "may").
+        static const std::array<std::string_view, 12> kPreps = {"in", "since", "during", "until", "till", "by",
+                                                                "from", "last", "next", "this", "early", "late"};
+        bool prep = false;
+        for (auto pr : kPreps) prep = prep || phrase_before(p, pr) != std::string_view::npos;
+        if (!prep) {
+          p = e;
+          continue;
+        }
+      }
+      if (!free(begin, end)) {
+        p = end;
+        continue;
+      }
+      Segment s = make(SegmentKind::kTemporal, begin, end);
+      if (day > 0) {
+        s.granularity = "day";
+        const int dd = std::min(day, days_in_month(year, month));
+        s.period_start = s.period_end = date(year, month, dd);
+      } else {
+        s.granularity = "month";
+        s.period_start = date(year, month, 1);
+        s.period_end = date(year, month, days_in_month(year, month));
+      }
+      push(std::move(s));
+      p = end;
+    }
+  }
+
+  // ------------------------------------------------------------------ numbers
+  struct Draft {
+    std::size_t b = 0, e = 0;  // segment extent
+    std::size_t nb = 0, ne = 0;  // the number itself
+    Rational value;
+    num::NumberForm form = num::NumberForm::kInteger;
+    const num::Unit* unit = nullptr;
+    std::string cal_unit;  // calendar unit id when not a registry unit
+    bool times = false;
+    bool currency_prefix = false;
+    bool year = false;
+    std::string approx, approx_kind;
+  };
+
+  const num::Unit* currency_before(std::size_t p, std::size_t& start) const {
+    // Symbols written before the number: "$5", "US$ 5", "Rs. 500", "₹500".
+    const num::Unit* best = nullptr;
+    std::size_t best_len = 0;
+    for (const auto& u : U_.units()) {
+      if (!u.prefix) continue;
+      for (const auto& sym : u.symbols) {
+        for (int gap = 0; gap <= 1; ++gap) {
+          if (p < sym.size() + static_cast<std::size_t>(gap)) continue;
+          if (gap == 1 && t_[p - 1] != ' ') continue;
+          const std::size_t b = p - gap - sym.size();
+          if (t_.compare(b, sym.size(), sym) != 0) continue;
+          if (is_alpha(sym.front()) && !boundary_before(b)) continue;
+          if (is_alpha(sym.back()) && gap == 0 && sym.size() == 1) continue;  // "R5": too ambiguous
+          if (sym.size() > best_len) {
+            best = &u;
+            best_len = sym.size();
+            start = b;
+          }
+        }
+      }
+    }
+    return best;
+  }
+
+  // Unit written after the number (words case-insensitively, symbols of 2+ characters).
+  bool unit_after(Draft& d) {
+    std::size_t p = skip_spaces(d.e);
+    if (p == d.e && p < n() && is_alpha(t_[p])) return false;  // attached letters handled elsewhere
+    // up to three words
+    std::array<std::size_t, 3> ends{};
+    std::size_t q = p;
+    int k = 0;
+    for (; k < 3; ++k) {
+      std::size_t r = q;
+      while (r < n() && (is_alpha(t_[r]) || t_[r] == '/' || t_[r] == '.' || static_cast<unsigned char>(t_[r]) >= 0x80)) ++r;
+      if (r == q) break;
+      while (r > q && t_[r - 1] == '.') --r;
+      ends[static_cast<std::size_t>(k)] = r;
+      q = r;
+      if (q >= n() || t_[q] != ' ') {
+        ++k;
+        break;
+      }
+      ++q;
+    }
+    for (int i = k - 1; i >= 0; --i) {
+      const std::size_t r = ends[static_cast<std::size_t>(i)];
+      const std::string written(t_.substr(p, r - p));
+      const std::string lw = lower(written);
+      if (i == 0) {
+        if (auto c = L_.calendar_units.find(lw); c != L_.calendar_units.end()) {
+          d.cal_unit = lw;
+          d.e = r;
+          return true;
+        }
+        if (auto m = L_.multiplier_units.find(lw); m != L_.multiplier_units.end()) {
+          d.times = true;
+          d.e = r;
+          return true;
+        }
+      }
+      const num::Unit* u = U_.lookup(written);
+      if (u == nullptr) continue;
+      const bool is_word = std::any_of(u->words.begin(), u->words.end(), [&](const std::string& w) { return lower(w) == lw; }) ||
+                           lw.size() > 3;
+      if (!is_word && (written.size() < 2 || lw == "in" || lw == "mi")) continue;
+      if (d.unit != nullptr) continue;  // currency prefix already set the unit
+      d.unit = u;
+      d.e = r;
+      return true;
+    }
+    return false;
+  }
+
+  void apply_scale_word(Draft& d) {
+    const std::size_t p = skip_spaces(d.e);
+    if (p == d.e) return;
+    for (const std::string w : {"lakh crore", "crore", "crores", "lakh", "lakhs", "lac", "dozen", "bn", "mn", "mln", "tn", "trn"}) {
+      if (!word_at(p, w)) continue;
+      auto it = L_.scale_words.find(w);
+      if (it == L_.scale_words.end()) continue;
+      d.value *= it->second;
+      d.e = p + w.size();
+      return;
+    }
+  }
+
+  void approximator_before(Draft& d) {
+    for (const auto& a : L_.before) {
+      const std::size_t b = phrase_before(d.b, a.phrase);
+      if (b == std::string_view::npos || !free(b, d.b)) continue;
+      d.approx = a.phrase;
+      d.approx_kind = a.kind;
+      d.b = b;
+      return;
+    }
+  }
+
+  void approximator_after(Draft& d) {
+    for (const auto& a : L_.after) {
+      const bool attached = a.phrase.front() == '-' || a.phrase == "+";
+      const std::size_t p = attached ? d.ne : skip_spaces(d.e);
+      if (attached && d.e != d.ne) continue;
+      if (p + a.phrase.size() > n() || low_.compare(p, a.phrase.size(), a.phrase) != 0) continue;
+      if (is_alpha(a.phrase.back()) && !boundary_after(p + a.phrase.size())) continue;
+      if (!attached && p == d.e) continue;
+      d.approx = a.phrase;
+      d.approx_kind = a.kind;
+      d.e = p + a.phrase.size();
+      return;
+    }
+  }
+
+  bool name_before(std::size_t b) const {
+    const std::string w = word_before(b);
+    if (w.empty()) return false;
+    for (const auto& np : L_.name_prefixes) {
+      if (np.find(' ') != std::string::npos) {
+        if (phrase_before(b, np) != std::string_view::npos) return true;
+      } else if (w == np) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void numbers() {
+    const auto matches = num::find_numbers(t_, num::FormSet::all(), 4096);
+    std::vector<Draft> drafts;
+    for (const auto& m : matches) {
+      if (!free(m.begin, m.end)) continue;
+      Draft d;
+      d.b = d.nb = m.begin;
+      d.e = d.ne = m.end;
+      d.value = m.value;
+      d.form = m.form;
+      // Attached letters: ordinals, decades, scales, unit symbols, or a name ("5G", "3D").
+      if (d.e < n() && (is_alpha(t_[d.e]) || t_[d.e] == '\'')) {
+        std::size_t r = d.e;
+        if (t_[r] == '\'' && r + 1 < n() && t_[r + 1] == 's') ++r;
+        std::size_t le = r;
+        while (le < n() && is_alpha(t_[le])) ++le;
+        const std::string run(t_.substr(r, le - r));
+        const std::string lrun = lower(run);
+        const std::string digits(t_.substr(d.nb, d.ne - d.nb));
+        const bool four = digits.size() == 4 && std::all_of(digits.begin(), digits.end(), is_digit);
+        if (lrun == "st" || lrun == "nd" || lrun == "rd" || lrun == "th") {
+          claim(d.nb, le);  // ordinal: not a quantity
+          continue;
+        }
+        if (lrun == "s" && d.form == num::NumberForm::kInteger) {
+          int y = 0;
+          if (four && d.value.is_integer()) y = static_cast<int>(d.value.numerator().get_si());
+          const bool apos = d.nb > 0 && (t_[d.nb - 1] == '\'' || (d.nb >= 3 && t_.compare(d.nb - 3, 3, "\xE2\x80\x99") == 0));
+          if (!four && apos && digits.size() == 2) {
+            y = static_cast<int>(d.value.numerator().get_si());
+            y += y >= 30 ? 1900 : 2000;
+          }
+          if (y > 0 && y % 10 == 0 && y >= L_.year_min && y <= L_.year_max) {
+            std::size_t b = apos && !four ? d.nb - (t_[d.nb - 1] == '\'' ? 1 : 3) : d.nb;
+            Segment s = make(SegmentKind::kTemporal, b, le);
+            s.granularity = y % 100 == 0 && four && false ? "century" : "decade";
+            s.period_start = date(y, 1, 1);
+            s.period_end = date(y + 9, 12, 31);
+            s.form = std::string(num::form_name(d.form));
+            push(std::move(s));
+            continue;
+          }
+        }
+        std::size_t cur_b = d.b;
+        const num::Unit* cur = currency_before(d.nb, cur_b);
+        auto sc = L_.attached_scales.find(run);
+        const bool need_cur = std::find(L_.attached_need_currency.begin(), L_.attached_need_currency.end(), run) !=
+                              L_.attached_need_currency.end();
+        if (sc != L_.attached_scales.end() && (!need_cur || cur != nullptr)) {
+          d.value *= sc->second;
+          d.e = le;
+        } else if (const num::Unit* u = U_.lookup(run); u != nullptr && !u->prefix) {
+          d.unit = u;
+          d.e = le;
+        } else if (L_.calendar_units.count(lrun) != 0) {
+          d.cal_unit = lrun;
+          d.e = le;
+        } else if (lrun == "x" || lrun == "fold") {
+          d.times = true;
+          d.e = le;
+        } else {
+          claim(d.nb, le);  // a name with digits: "5G", "3D", "737MAX"
+          continue;
+        }
+      }
+      // "-fold", "-year", "-some" attached with a hyphen
+      if (d.e == d.ne && d.e + 1 < n() && t_[d.e] == '-' && is_alpha(t_[d.e + 1])) {
+        std::size_t le = d.e + 1;
+        while (le < n() && is_alpha(t_[le])) ++le;
+        const std::string w = low_.substr(d.e + 1, le - d.e - 1);
+        if (w == "fold") {
+          d.times = true;
+          d.e = le;
+        } else if (L_.calendar_units.count(w) != 0) {
+          d.cal_unit = w;
+          d.e = le;
+        } else if (const num::Unit* u = U_.lookup(w); u != nullptr && !u->prefix && w.size() > 1) {
+          d.unit = u;
+          d.e = le;
+        }
+      }
+      if (name_before(d.nb)) {
+        claim(d.nb, d.e);
+        continue;
+      }
+      // Currency prefix.
+      {
+        std::size_t cb = d.b;
+        if (const num::Unit* c = currency_before(d.nb, cb); c != nullptr && d.unit == nullptr) {
+          d.unit = c;
+          d.currency_prefix = true;
+          d.b = cb;
+        }
+      }
+      apply_scale_word(d);
+      if (d.unit == nullptr && d.cal_unit.empty() && !d.times) unit_after(d);
+      if (d.form == num::NumberForm::kPercent) {
+        d.value *= Rational(100);
+        d.unit = U_.by_id("%");
+      }
+      // Years.
+      {
+        const std::string digits(t_.substr(d.nb, d.ne - d.nb));
+        const bool four = digits.size() == 4 && std::all_of(digits.begin(), digits.end(), is_digit);
+        if (four && d.unit == nullptr && d.cal_unit.empty() && !d.times && d.e == d.ne) {
+          const long y = d.value.numerator().get_si();
+          if (y >= L_.year_min && y <= L_.year_max) d.year = true;
+        }
+      }
+      if (!d.year) {
+        approximator_before(d);
+        const std::string before = d.approx, before_kind = d.approx_kind;
+        approximator_after(d);
+        if (!before.empty() && d.approx != before) {
+          d.approx = before + " " + d.approx;  // "over 20-some": the after-form decides the interval
+        }
+        if (d.unit == nullptr && d.cal_unit.empty() && !d.times && unit_after(d) && d.unit != nullptr &&
+            d.unit->id == "%") {
+          // "20-some percent": the value stays as written, in percent.
+        }
+      }
+      drafts.push_back(std::move(d));
+    }
+    merge_and_emit(drafts);
+  }
+
+  // Connector between two drafts (returns true for a range connector).
+  bool range_between(const Draft& a, const Draft& b, bool& between_and) const {
+    std::size_t p = a.e;
+    const std::size_t q = b.b;
+    if (q < p) return false;
+    const std::string mid = lower(std::string(t_.substr(p, q - p)));
+    std::string m;
+    for (char c : mid)
+      if (c != ' ') m.push_back(c);
+    between_and = false;
+    if (m == "-" || m == "\xE2\x80\x93" || m == "\xE2\x80\x94" || m == "to" || m == "through" || m == "or")
+      return !(m == "or" && mid.find(' ') == std::string::npos);
+    if (m == "and") {
+      between_and = phrase_before(a.b, "between") != std::string_view::npos;
+      return between_and;
+    }
+    return false;
+  }
+
+  void emit_year(const Draft& d, int y_from, int y_to, std::size_t b, std::size_t e) {
+    std::size_t begin = b;
+    Segment s = make(SegmentKind::kTemporal, begin, e);
+    s.form = std::string(num::form_name(d.form));
+    s.granularity = y_from == y_to ? "year" : "years";
+    s.period_start = date(y_from, 1, 1);
+    s.period_end = date(y_to, 12, 31);
+    if (y_from == y_to) {
+      for (const auto& m : L_.modifiers) {
+        std::size_t mb = phrase_before(b, m.phrase);
+        if (mb == std::string_view::npos && m.phrase.back() == '-' && b >= m.phrase.size() &&
+            low_.compare(b - m.phrase.size(), m.phrase.size(), m.phrase) == 0 && boundary_before(b - m.phrase.size()))
+          mb = b - m.phrase.size();
+        if (mb == std::string_view::npos || !free(mb, b)) continue;
+        s = make(SegmentKind::kTemporal, mb, e);
+        s.form = std::string(num::form_name(d.form));
+        s.granularity = m.phrase[0] == 'q' || m.phrase.find("quarter") != std::string::npos ? "quarter"
+                        : m.phrase[0] == 'h' || m.phrase.find("half") != std::string::npos  ? "half"
+                                                                                             : "part";
+        s.period_start = fmt::format("{}-{}", ystr(y_from), m.start_md);
+        const int mm = std::stoi(m.end_md.substr(0, 2));
+        int dd = std::stoi(m.end_md.substr(3, 2));
+        dd = std::min(dd, days_in_month(y_from, mm));
+        s.period_end = date(y_from, mm, dd);
+        break;
+      }
+    }
+    push(std::move(s));
+  }
+
+  void merge_and_emit(std::vector<Draft>& ds) {
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      Draft& a = ds[i];
+      bool between_and = false;
+      const bool has_next = i + 1 < ds.size();
+      // Year ranges: 2014-2015, 2014-15, 2010 to 2020, between 2010 and 2020.
+      if (a.year) {
+        const int y = static_cast<int>(a.value.numerator().get_si());
+        if (has_next && range_between(a, ds[i + 1], between_and)) {
+          Draft& b = ds[i + 1];
+          int y2 = -1;
+          if (b.year) y2 = static_cast<int>(b.value.numerator().get_si());
+          const std::string bd(t_.substr(b.nb, b.ne - b.nb));
+          if (!b.year && bd.size() == 2 && b.form == num::NumberForm::kInteger && b.unit == nullptr && b.e == b.ne) {
+            y2 = (y / 100) * 100 + static_cast<int>(b.value.numerator().get_si());
+            if (y2 < y) y2 += 100;
+          }
+          if (y2 > y) {
+            std::size_t begin = a.b;
+            if (between_and) begin = phrase_before(a.b, "between");
+            else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos) begin = f;
+            if (free(begin, b.e)) {
+              emit_year(a, y, y2, begin, b.e);
+              ++i;
+              continue;
+            }
+          }
+        }
+        emit_year(a, y, y, a.b, a.e);
+        continue;
+      }
+      Segment s = make(SegmentKind::kQuantity, a.b, a.e);
+      s.form = std::string(num::form_name(a.form));
+      set_unit(s, a);
+      if (has_next && !ds[i + 1].year && range_between(a, ds[i + 1], between_and)) {
+        Draft& b = ds[i + 1];
+        // The second number inherits a unit/currency written only once ("$1,300 to 1,400",
+        // "5-11 years") and vice versa.
+        if (a.unit == nullptr && a.cal_unit.empty() && !a.times) {
+          a.unit = b.unit;
+          a.cal_unit = b.cal_unit;
+          a.times = b.times;
+        }
+        std::size_t begin = a.b;
+        if (between_and) begin = phrase_before(a.b, "between");
+        else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos) begin = f;
+        if (free(begin, b.e) && a.value < b.value) {
+          s = make(SegmentKind::kQuantity, begin, b.e);
+          s.form = std::string(num::form_name(a.form));
+          set_unit(s, a.unit != nullptr || !a.cal_unit.empty() || a.times ? a : b);
+          s.lo = Bound{a.value, true};
+          s.hi = Bound{b.value, true};
+          if (!a.approx.empty()) {
+            s.approximator = a.approx;
+            s.approximator_kind = a.approx_kind;
+          }
+          trend(s);
+          push(std::move(s));
+          ++i;
+          continue;
+        }
+      }
+      s.value = a.value;
+      s.approximator = a.approx;
+      s.approximator_kind = a.approx_kind;
+      apply_bounds(s);
+      trend(s);
+      // "two years ago": a relative temporal expression.
+      if (s.dimension == "calendar") {
+        const std::size_t p = skip_spaces(s.end);
+        if (word_at(p, "ago") && free(s.begin, p + 3)) {
+          Segment r = make(SegmentKind::kTemporal, s.begin, p + 3);
+          r.granularity = "relative";
+          r.value = s.value;
+          r.unit = s.unit;
+          r.dimension = s.dimension;
+          r.form = s.form;
+          push(std::move(r));
+          continue;
+        }
+      }
+      if (free(s.begin, s.end)) push(std::move(s));
+    }
+  }
+
+  void set_unit(Segment& s, const Draft& d) const {
+    if (d.times) {
+      s.unit = "times";
+      s.dimension = "ratio";
+    } else if (!d.cal_unit.empty()) {
+      const std::string& u = d.cal_unit;
+      s.unit = u.rfind("decade", 0) == 0 ? "decade" : u.rfind("centur", 0) == 0 ? "century"
+                   : u.rfind("month", 0) == 0 ? "month" : u.rfind("quarter", 0) == 0 ? "quarter" : "year";
+      s.dimension = "calendar";
+    } else if (d.unit != nullptr) {
+      s.unit = d.unit->id;
+      s.dimension = d.unit->dimension;
+    } else {
+      s.dimension = "count";
+    }
+  }
+
+  static void apply_bounds(Segment& s) {
+    if (!s.value) return;
+    const Rational& v = *s.value;
+    const std::string& k = s.approximator_kind;
+    if (k == "lower") s.lo = Bound{v, false};
+    else if (k == "lower_inclusive") s.lo = Bound{v, true};
+    else if (k == "upper") s.hi = Bound{v, false};
+    else if (k == "upper_inclusive") s.hi = Bound{v, true};
+    else if (k == "approximate_below") s.hi = Bound{v, false};
+    else if (k == "some" && v.is_integer() && v.sign() > 0) {
+      // "20-some" = 21..29, "100-odd" = 101..199: the next unit of the last non-zero digit.
+      mpz_class mag = 1;
+      mpz_class x = v.numerator();
+      while (x % 10 == 0 && x > 0) {
+        x /= 10;
+        mag *= 10;
+      }
+      if (mag > 1) {
+        s.lo = Bound{v + Rational(1), true};
+        s.hi = Bound{v + Rational(mag) - Rational(1), true};
+      } else {
+        s.lo = Bound{v, false};
+      }
+    }
+  }
+
+  void trend(Segment& s) const {
+    // A trend word in the four words before the segment ("increased by", "rose to", "up").
+    std::size_t p = s.begin;
+    for (int k = 0; k < 4; ++k) {
+      const std::string w = word_before(p);
+      if (w.empty()) return;
+      std::string clean;
+      for (char c : w)
+        if (is_alpha(c)) clean.push_back(c);
+      if (auto it = L_.trend_direction.find(clean); it != L_.trend_direction.end() && clean == w) {
+        s.trend = clean;
+        s.trend_direction = it->second;
+        return;
+      }
+      if (auto it = L_.multiplicative_trends.find(clean); it != L_.multiplicative_trends.end() && clean == w) {
+        s.trend = clean;
+        s.trend_direction = it->second < Rational(1) ? "down" : "up";
+        return;
+      }
+      if (clean != w) return;  // punctuation: stop
+      p = skip_spaces_back(p);
+      p -= w.size();
+    }
+  }
+
+  void vague_quantities() {
+    for (const auto& v : L_.vague) {
+      for (std::size_t p = low_.find(v.phrase); p != std::string::npos; p = low_.find(v.phrase, p + 1)) {
+        if (!word_at(p, v.phrase) || !free(p, p + v.phrase.size())) continue;
+        Segment s = make(SegmentKind::kQuantity, p, p + v.phrase.size());
+        s.form = "vague";
+        s.dimension = "count";
+        if (v.lo == v.hi) {
+          s.value = v.lo;
+        } else {
+          s.lo = Bound{v.lo, true};
+          s.hi = Bound{v.hi, true};
+        }
+        trend(s);
+        push(std::move(s));
+      }
+    }
+  }
+
+  void multiplicative_trends() {
+    for (const auto& [w, f] : L_.multiplicative_trends) {
+      for (std::size_t p = low_.find(w); p != std::string::npos; p = low_.find(w, p + 1)) {
+        if (!word_at(p, w) || !free(p, p + w.size())) continue;
+        if (p + w.size() < n() && t_[p + w.size()] == '-') continue;  // "double-wide"
+        Segment s = make(SegmentKind::kQuantity, p, p + w.size());
+        s.form = "trend";
+        s.value = f;
+        s.unit = "times";
+        s.dimension = "ratio";
+        s.trend = w;
+        s.trend_direction = f < Rational(1) ? "down" : "up";
+        push(std::move(s));
+      }
+    }
+  }
+};
+
+std::string rstr(const Rational& r) { return r.str(); }
+
+}  // namespace
+
+std::vector<Segment> find_segments(std::string_view text, const Lexicon& lex, const num::UnitRegistry& units) {
+  return Segmenter(text, lex, units).run();
+}
+
+bool passes_numerical_filter(const std::vector<Segment>& segments, std::size_t min_segments) {
+  return segments.size() >= min_segments;
+}
+
+io::OrderedJson segment_json(const Segment& s) {
+  io::OrderedJson j;
+  j["kind"] = s.kind == SegmentKind::kQuantity ? "quantity" : "temporal";
+  j["begin"] = s.begin;
+  j["end"] = s.end;
+  j["text"] = s.text;
+  if (s.kind == SegmentKind::kQuantity) {
+    j["value"] = s.value ? io::OrderedJson(rstr(*s.value)) : io::OrderedJson(nullptr);
+    auto bound = [](const std::optional<Bound>& b) {
+      if (!b) return io::OrderedJson(nullptr);
+      io::OrderedJson o;
+      o["value"] = b->value.str();
+      o["inclusive"] = b->inclusive;
+      return o;
+    };
+    j["lo"] = bound(s.lo);
+    j["hi"] = bound(s.hi);
+    j["unit"] = s.unit;
+    j["dimension"] = s.dimension;
+    const num::Unit* u = s.unit.empty() ? nullptr : num::UnitRegistry::builtin().by_id(s.unit);
+    if (u != nullptr && s.value) j["canonical"] = num::UnitRegistry::to_canonical(*s.value, *u).str();
+    j["approximator"] = s.approximator;
+    j["approximator_kind"] = s.approximator_kind;
+    j["trend"] = s.trend;
+    j["trend_direction"] = s.trend_direction;
+    j["form"] = s.form;
+  } else {
+    j["granularity"] = s.granularity;
+    j["period_start"] = s.period_start;
+    j["period_end"] = s.period_end;
+  }
+  return j;
+}
+
+std::string segment_summary(const Segment& s) {
+  if (s.kind == SegmentKind::kTemporal) {
+    if (s.period_start.empty()) return fmt::format("`{}` temporal {}", s.text, s.granularity);
+    return fmt::format("`{}` temporal {} {}/{}", s.text, s.granularity, s.period_start, s.period_end);
+  }
+  std::string v;
+  if (s.value) v = s.value->str();
+  if (s.lo || s.hi) {
+    std::string iv = fmt::format("{}{}, {}{}", s.lo ? (s.lo->inclusive ? "[" : "(") : "(",
+                                 s.lo ? s.lo->value.str() : "-inf", s.hi ? s.hi->value.str() : "inf",
+                                 s.hi ? (s.hi->inclusive ? "]" : ")") : ")");
+    v = v.empty() ? iv : v + " " + iv;
+  }
+  std::string extra;
+  if (!s.approximator.empty()) extra += fmt::format(" approx={}({})", s.approximator, s.approximator_kind);
+  if (!s.trend.empty()) extra += fmt::format(" trend={}({})", s.trend, s.trend_direction);
+  return fmt::format("`{}` quantity {} {} [{}]{}", s.text, v, s.unit.empty() ? "-" : s.unit, s.dimension, extra);
+}
+
+}  // namespace numcheck::claims

@@ -1,0 +1,264 @@
+// numcheck orbit consensus plan|run|analyze: the consensus study (H3). See docs/consensus.md.
+//   plan     the call plan for the study subset (arms, tiers, seeds, sampling, caps)
+//   run      executes the plan through the shared runner (same backend flags as `orbit run`)
+//   analyze  grades the runs and writes consensus.json, consensus.md and consensus.html
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/command.hpp"
+#include "consensus/plan.hpp"
+#include "consensus/study.hpp"
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+#include "llm/options.hpp"
+#include "llm/reference.hpp"
+#include "llm/runner.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+// ---- plan --------------------------------------------------------------------------------------
+
+struct PlanArgs {
+  std::string bench;
+  std::string out;
+  std::string templates = "CV,DD,RL,FC";
+  std::vector<std::string> third_view;
+  std::string tiers = "stochastic,deterministic";
+  consensus::PlanOptions options;
+};
+
+void setup_plan(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  app.add_option("--bench", a->bench,
+                 "Benchmark directory generated with `numcheck orbit generate --paraphrases`")
+      ->required();
+  app.add_option("--out", a->out, "Plan file to write (JSON)")->required();
+  app.add_option("--templates", a->templates, "Comma-separated study templates")->capture_default_str();
+  app.add_option("--per-template", a->options.per_template, "Bases per template (the first N by id)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", a->options.seed, "Seed s: call position i (0, 1, 2) of every arm uses seed s + i")
+      ->capture_default_str();
+  app.add_option("--max-tokens", a->options.max_tokens, "Generation cap shared by every call")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--temperature", a->options.stochastic.temperature, "Stochastic tier: sampling temperature")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--top-p", a->options.stochastic.top_p, "Stochastic tier: nucleus top_p")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--top-k", a->options.stochastic.top_k, "Stochastic tier: top_k (0 = off on most servers)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--third-view", a->third_view,
+                 "TEMPLATE=VIEW: third representation call of a template (default FC=percent, others unit)");
+  app.add_option("--tiers", a->tiers, "Comma-separated tiers: stochastic, deterministic")
+      ->capture_default_str();
+  app.callback([a] {
+    consensus::PlanOptions o = a->options;
+    o.templates = split_list(a->templates);
+    o.tiers = split_list(a->tiers);
+    for (const auto& tv : a->third_view) {
+      const auto eq = tv.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == tv.size()) {
+        fail(ErrorCode::kUsage, "--third-view '{}': expected TEMPLATE=VIEW", tv);
+      }
+      o.third_view[tv.substr(0, eq)] = tv.substr(eq + 1);
+    }
+    const orbit::Benchmark bench = orbit::load_benchmark(a->bench);
+    const consensus::Plan plan = consensus::make_plan(bench, o);
+    consensus::write_plan(plan, a->out);
+    fmt::print("{}: {} bases, {} arms x {} calls, {} distinct requests\n", a->out, plan.bases.size(),
+               plan.arms.size(), consensus::kCalls, plan.requests.size());
+  });
+}
+
+// ---- run ---------------------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string plan;
+  std::string out;
+  std::string bench;
+  llm::RunOptions opts;
+};
+
+void setup_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  app.add_option("--plan", a->plan, "Plan file written by `numcheck orbit consensus plan`")->required();
+  app.add_option("--out", a->out, "Run directory (run.json, responses.jsonl, errors.jsonl)")->required();
+  app.add_option(
+      "--bench", a->bench,
+      "Benchmark directory for --system reference (default: the directory the plan was made from)");
+  llm::add_run_options(app, a->opts);
+  app.footer(
+      "Sampling (temperature, top_p, top_k, seed, max_tokens) is fixed per call by the plan; the sampling "
+      "flags "
+      "are rejected here. Exit codes: 0 every call answered, 1 error, 2 usage error, 3 some calls unanswered "
+      "(run "
+      "again with --resume).");
+  CLI::App* self = &app;
+  app.callback([a, self] {
+    for (const char* flag : {"--temperature", "--top-p", "--top-k", "--seed", "--max-tokens"}) {
+      if (self->count(flag) > 0) {
+        fail(ErrorCode::kUsage,
+             "{}: sampling is fixed per call by the consensus plan; set it with `orbit consensus plan`",
+             flag);
+      }
+    }
+    const std::string plan_text = io::read_file(a->plan, std::size_t{1} << 30);
+    const std::string plan_sha = io::sha256_hex(plan_text);
+    const consensus::Plan plan = consensus::plan_from_json(io::parse_json(plan_text, a->plan), a->plan);
+
+    llm::SolveFn solve;
+    if (a->opts.system == "reference") {
+      const std::string dir = a->bench.empty() ? plan.benchmark_dir : a->bench;
+      auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(dir));
+      for (const auto& [file, hash] : plan.bench_sha256) {
+        auto it = bench->file_sha256.find(file);
+        if (it == bench->file_sha256.end() || it->second != hash) {
+          fail("{}: {} differs from the benchmark the plan was made from (sha256 {})", dir, file, hash);
+        }
+      }
+      solve = llm::benchmark_solver(bench);
+    } else {
+      solve = [](std::string_view, std::string_view, std::string* why) -> std::optional<llm::SolvedAnswer> {
+        if (why != nullptr) *why = "no reference solver outside --system reference";
+        return std::nullopt;
+      };
+    }
+
+    std::vector<llm::WorkItem> items;
+    items.reserve(plan.requests.size());
+    for (const auto& r : plan.requests) {
+      llm::WorkItem it;
+      it.item_id = r.id;
+      it.prompt = r.prompt;
+      it.sampling.temperature = r.sampling.temperature;
+      it.sampling.top_p = r.sampling.top_p;
+      it.sampling.top_k = r.sampling.top_k;
+      it.sampling.seed = r.seed;
+      it.sampling.max_tokens = r.max_tokens;
+      it.fields["tier"] = r.tier;
+      it.fields["prompt_id"] = r.prompt_id;
+      it.fields["base_id"] = r.base_id;
+      it.fields["template"] = r.template_id;
+      it.fields["view"] = r.view;
+      it.fields["seed_offset"] = r.seed_offset;
+      items.push_back(std::move(it));
+    }
+    auto backend = llm::make_backend(a->opts, solve);
+    llm::RunSettings s = llm::settings_from(a->opts);
+    s.kind = "orbit consensus run";
+    s.id_field = consensus::kRequestIdField;
+    s.binding["plan_sha256"] = plan_sha;
+    io::OrderedJson info = io::OrderedJson::object();
+    info["plan"] = a->plan;
+    info["requests"] = items.size();
+    s.info["consensus"] = info;
+    if (backend->simulated()) s.info["inject"] = llm::to_json(llm::parse_fault_rates(a->opts.inject));
+
+    const llm::RunSummary r = llm::run_items(items, s, *backend, a->out);
+    fmt::print(
+        "{}: {} calls, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} "
+        "unanswered{}\n",
+        a->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
+        r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
+    if (r.unanswered > 0) {
+      throw Error(
+          ErrorCode::kIncomplete,
+          fmt::format(
+              "{} of {} calls unanswered (see {}/errors.jsonl); run again with --resume to retry them",
+              r.unanswered, r.total, a->out));
+    }
+  });
+}
+
+// ---- analyze -----------------------------------------------------------------------------------
+
+struct AnalyzeArgs {
+  std::string plan;
+  std::vector<std::string> runs;
+  std::vector<std::string> names;
+  std::string out;
+  std::string layer = "strict";
+  bool allow_partial = false;
+  consensus::AnalysisOptions options;
+};
+
+void setup_analyze(CLI::App& app) {
+  auto a = std::make_shared<AnalyzeArgs>();
+  app.add_option("--plan", a->plan, "Plan file the runs were made from")->required();
+  app.add_option("--run", a->runs, "Run directory of one system (repeat for several systems)")->required();
+  app.add_option("--name", a->names, "Name of the i-th system (default: the model in its run.json)");
+  app.add_option("--out", a->out, "Output directory (consensus.json, consensus.md, consensus.html, figures)")
+      ->required();
+  app.add_option("--layer", a->layer, "Grading layer whose values are compared: strict or audit")
+      ->check(CLI::IsMember({"strict", "audit"}))
+      ->capture_default_str();
+  app.add_option("--bootstrap", a->options.bootstrap, "Paired base bootstrap draws (0 skips the intervals)")
+      ->capture_default_str();
+  app.add_option("--seed", a->options.seed, "Bootstrap seed")->capture_default_str();
+  app.add_option("--level", a->options.level, "Interval level")
+      ->check(CLI::Range(0.5, 0.9999))
+      ->capture_default_str();
+  app.add_option("--threads", a->options.threads, "Bootstrap threads (0 = all cores)")->capture_default_str();
+  app.add_flag("--allow-partial", a->allow_partial,
+               "Count calls without a response as unparsed instead of failing");
+  app.callback([a] {
+    consensus::StudyInputs in;
+    in.plan_path = a->plan;
+    for (const auto& r : a->runs) in.run_dirs.emplace_back(r);
+    in.names = a->names;
+    in.layer = a->layer == "audit" ? consensus::Layer::kAudit : consensus::Layer::kStrict;
+    in.options = a->options;
+    in.allow_partial = a->allow_partial;
+    const consensus::Analysis an = consensus::run_study(in);
+    const auto written = consensus::write_outputs(an, a->out);
+    for (const auto& sys : an.systems) {
+      for (const auto& [tier, arms] : sys.tiers) {
+        for (const auto& [arm, r] : arms) {
+          fmt::print("{} {} {}: AURC {:.6f}, {} of {} unanimous, {} abstentions\n", sys.name, tier, arm,
+                     r.orders[0].aurc, r.agreement[3], r.n_bases, r.abstentions);
+        }
+      }
+    }
+    fmt::print("wrote {} files to {}\n", written.size(), a->out);
+  });
+}
+
+void setup(CLI::App& app) {
+  app.require_subcommand(1);
+  setup_plan(
+      *app.add_subcommand("plan", "Write the call plan of the consensus study (subset, arms, tiers, seeds)"));
+  setup_run(
+      *app.add_subcommand("run", "Execute a consensus plan (endpoint or the simulated reference system)"));
+  setup_analyze(*app.add_subcommand(
+      "analyze", "Agreement, risk-coverage, AURC, bootstrap and sensitivity from consensus runs"));
+}
+
+const CommandRegistration reg{
+    {"orbit", "consensus", "The consensus study (H3): plan, run and analyze agreement across representations",
+     setup}};
+
+}  // namespace
+}  // namespace numcheck::cli

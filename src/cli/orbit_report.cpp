@@ -1,0 +1,86 @@
+// numcheck orbit report: metrics, statistics and the report (docs/report.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "report/orbit_report.hpp"
+
+namespace numcheck::cli {
+namespace {
+
+struct ReportArgs {
+  std::string bench;
+  std::vector<std::string> scores;
+  std::vector<std::string> names;
+  std::vector<std::string> responses;
+  std::string out;
+  std::size_t bootstrap = 10000;
+  std::uint64_t seed = 20260725;
+  unsigned threads = 0;
+  double level = 0.95;
+  std::size_t examples = 3;
+};
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  app.add_option("--bench", a->bench, "Benchmark directory (bases.jsonl, views.jsonl, manifest.json)")
+      ->required();
+  app.add_option("--scores", a->scores,
+                 "Scores JSONL of one system (from `orbit score`); repeat for several systems")
+      ->required()
+      ->take_all();
+  app.add_option("--name", a->names,
+                 "Display name of the i-th scores file's system (default: its manifest's system "
+                 "name, else the file stem); repeat in --scores order");
+  app.add_option("--responses", a->responses,
+                 "Responses JSONL of the i-th system, for example responses in the report "
+                 "(default: the one recorded in the scores manifest, when present and unchanged)");
+  app.add_option("--out", a->out, "Output directory (metrics.json, report.md, report.html, report.tex)")
+      ->required();
+  app.add_option("--bootstrap", a->bootstrap, "Base-clustered bootstrap draws for gap intervals")
+      ->capture_default_str();
+  app.add_option("--seed", a->seed, "Seed of the bootstrap streams")->capture_default_str();
+  app.add_option("--threads", a->threads, "Threads for the bootstrap (0 = all cores)")->capture_default_str();
+  app.add_option("--level", a->level, "Interval level (bootstrap percentile and Wilson)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 0.9999));
+  app.add_option("--examples", a->examples, "Residual-failure example responses per system and view")
+      ->capture_default_str();
+  app.footer(
+      "Writes metrics.json, report.md, report.html and report.tex into --out. Exit codes: 0 "
+      "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
+  app.callback([a] {
+    report::ReportInputs in;
+    in.bench_dir = a->bench;
+    for (const auto& s : a->scores) in.scores.emplace_back(s);
+    in.names = a->names;
+    for (const auto& r : a->responses) in.responses.emplace_back(r);
+    in.out_dir = a->out;
+    in.options.bootstrap_draws = a->bootstrap;
+    in.options.seed = a->seed;
+    in.options.threads = a->threads;
+    in.options.level = a->level;
+    in.examples_per_view = a->examples;
+    if (a->bootstrap == 0) fail(ErrorCode::kUsage, "--bootstrap must be at least 1");
+    const auto out = report::run_orbit_report(in);
+    for (const auto& name : out.metrics["system_order"]) {
+      const auto& s = out.metrics["systems"][name.get<std::string>()];
+      fmt::print("{}{}: strict orbit {:.3f}, audit orbit {:.3f}\n", name.get<std::string>(),
+                 s["simulated"].get<bool>() ? " (simulated)" : "",
+                 s["strict"]["orbit"]["rate"].is_number() ? s["strict"]["orbit"]["rate"].get<double>() : 0.0,
+                 s["audit"]["orbit"]["rate"].is_number() ? s["audit"]["orbit"]["rate"].get<double>() : 0.0);
+    }
+    for (const auto& f : out.files) fmt::print("wrote {}\n", f.string());
+  });
+}
+
+const CommandRegistration kRegistration{
+    {"orbit", "report",
+     "Metrics, statistics and the report (metrics.json, Markdown, HTML, LaTeX) for scored systems", setup}};
+
+}  // namespace
+}  // namespace numcheck::cli

@@ -1,0 +1,121 @@
+// numcheck orbit run: sends every prompt of a benchmark to a model behind an OpenAI-compatible
+// server (or to the built-in simulated reference system) and records the answers in a run
+// directory, crash-safe and resumable. See docs/runner.md.
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "io/sha256.hpp"
+#include "llm/options.hpp"
+#include "llm/reference.hpp"
+#include "llm/runner.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::cli {
+namespace {
+
+struct RunArgs {
+  std::string bench;
+  std::string out;
+  std::string views;  // comma-separated view names; "" = every non-paraphrase view, "all" = every view
+  std::optional<std::size_t> limit;
+  llm::RunOptions opts;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
+    while (!part.empty() && part.back() == ' ') part.pop_back();
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+void setup(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  app.add_option("--bench", args->bench, "Benchmark directory written by `numcheck orbit generate`")->required();
+  app.add_option("--out", args->out, "Run directory (run.json, responses.jsonl, errors.jsonl)")->required();
+  app.add_option("--views", args->views,
+                 "Comma-separated views to run (canonical, fraction, scientific, percent, words, unit, "
+                 "paraphrase1, paraphrase2) or 'all'; default: every view except the paraphrases");
+  app.add_option("--limit", args->limit, "Run only the first N selected prompts, in file order");
+  llm::add_run_options(app, args->opts);
+  app.footer(
+      "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see errors.jsonl; "
+      "run again with --resume to retry them).");
+  app.callback([args] {
+    auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(args->bench));
+    std::set<std::string> wanted;
+    const bool all = args->views == "all";
+    if (!all) {
+      for (const auto& v : split_list(args->views)) wanted.insert(v);
+    }
+    std::set<std::string> known;
+    for (const auto& v : bench->views) known.insert(v.view);
+    for (const auto& w : wanted) {
+      if (known.count(w) == 0) fail(ErrorCode::kUsage, "--views: the benchmark has no view '{}'", w);
+    }
+    std::vector<llm::WorkItem> items;
+    for (const auto& v : bench->views) {
+      const bool paraphrase = v.view.rfind("paraphrase", 0) == 0;
+      if (!all && (wanted.empty() ? paraphrase : wanted.count(v.view) == 0)) continue;
+      if (args->limit && items.size() >= *args->limit) break;
+      llm::WorkItem it;
+      it.item_id = v.prompt_id;
+      it.prompt = v.prompt;
+      it.fields["base_id"] = v.base_id;
+      it.fields["template"] = v.template_id;
+      it.fields["view"] = v.view;
+      items.push_back(std::move(it));
+    }
+    if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views and --limit)");
+
+    auto backend = llm::make_backend(args->opts, llm::benchmark_solver(bench));
+    llm::RunSettings s = llm::settings_from(args->opts);
+    s.kind = "orbit run";
+    s.id_field = "prompt_id";
+    io::OrderedJson files = io::OrderedJson::object();
+    for (const auto& [name, hash] : bench->file_sha256) files[name] = hash;
+    files["manifest.json"] = io::sha256_hex(bench->manifest_json);
+    s.binding["benchmark_sha256"] = files;
+    io::OrderedJson selection = io::OrderedJson::object();
+    selection["benchmark_dir"] = args->bench;
+    selection["views"] = all ? io::OrderedJson("all") : (wanted.empty() ? io::OrderedJson("default") : io::OrderedJson(wanted));
+    selection["limit"] = args->limit ? io::OrderedJson(*args->limit) : io::OrderedJson();
+    selection["prompts"] = items.size();
+    s.info["selection"] = selection;
+    if (backend->simulated()) {
+      s.info["inject"] = llm::to_json(llm::parse_fault_rates(args->opts.inject));
+    }
+
+    const llm::RunSummary r = llm::run_items(items, s, *backend, args->out);
+    fmt::print("{}: {} prompts, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} unanswered{}\n",
+               args->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
+               r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
+    if (r.torn_bytes_repaired > 0) {
+      fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n", r.torn_bytes_repaired);
+    }
+    if (r.unanswered > 0) {
+      throw Error(ErrorCode::kIncomplete,
+                  fmt::format("{} of {} prompts unanswered (see {}/errors.jsonl); run again with --resume to retry them",
+                              r.unanswered, r.total, args->out));
+    }
+  });
+}
+
+const CommandRegistration reg{{"orbit", "run",
+                               "Run a model (OpenAI-compatible endpoint or the simulated reference system) on a "
+                               "benchmark",
+                               setup}};
+
+}  // namespace
+}  // namespace numcheck::cli

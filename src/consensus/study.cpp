@@ -1,0 +1,662 @@
+#include "consensus/study.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+#include "report/html.hpp"
+
+namespace numcheck::consensus {
+
+namespace html = report::html;
+
+std::string arm_label(std::string_view arm) {
+  if (arm == "self_consistency") return "self-consistency";
+  return std::string(arm);
+}
+
+std::string layer_name(Layer l) { return l == Layer::kStrict ? "strict" : "audit"; }
+
+// ---- running the study -------------------------------------------------------------------------
+
+Analysis run_study(const StudyInputs& in) {
+  if (in.run_dirs.empty()) fail(ErrorCode::kUsage, "consensus analyze: give at least one --run directory");
+  if (!in.names.empty() && in.names.size() != in.run_dirs.size()) {
+    fail(ErrorCode::kUsage, "consensus analyze: {} --name values for {} --run directories", in.names.size(),
+         in.run_dirs.size());
+  }
+  if (!(in.options.level > 0 && in.options.level < 1)) {
+    fail(ErrorCode::kUsage, "consensus analyze: --level must be in (0, 1)");
+  }
+  Analysis a;
+  const std::string plan_text = io::read_file(in.plan_path, std::size_t{1} << 30);
+  a.plan_sha256 = io::sha256_hex(plan_text);
+  a.plan = plan_from_json(io::parse_json(plan_text, in.plan_path.string()), in.plan_path.string());
+  a.layer = in.layer;
+  a.options = in.options;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < in.run_dirs.size(); ++i) {
+    LoadedRun run = load_run(a.plan, a.plan_sha256, in.run_dirs[i], in.layer);
+    SystemRun sr;
+    if (!in.names.empty()) {
+      sr.name = in.names[i];
+    } else if (!run.model.empty()) {
+      sr.name = run.model;
+    } else {
+      sr.name = in.run_dirs[i].filename().string();
+      if (sr.name.empty()) sr.name = in.run_dirs[i].parent_path().filename().string();
+    }
+    if (sr.name.empty()) sr.name = fmt::format("system{}", i + 1);
+    if (!names.insert(sr.name).second) {
+      if (!in.names.empty())
+        fail(ErrorCode::kUsage, "consensus analyze: system name '{}' is given twice", sr.name);
+      // Two runs of the same model without --name: keep both, numbered.
+      std::string base = sr.name;
+      for (int k = 2; !names.insert(sr.name).second; ++k) sr.name = fmt::format("{} #{}", base, k);
+    }
+    sr.run_dir = in.run_dirs[i].string();
+    sr.model = run.model;
+    sr.simulated = run.simulated;
+    sr.records = run.records;
+    sr.missing_calls = run.missing;
+    if (run.missing > 0 && !in.allow_partial) {
+      fail(ErrorCode::kIncomplete,
+           "consensus analyze: {} of {} planned calls have no response in {} (finish the run with "
+           "`orbit consensus run --resume`, or pass --allow-partial to count them as unparsed)",
+           run.missing, a.plan.requests.size(), in.run_dirs[i].string());
+    }
+    a.systems.push_back(analyze_system(a.plan, sr.name, run.calls));
+    a.runs.push_back(std::move(sr));
+  }
+  for (auto& sys : a.systems) {
+    auto c = bootstrap_system(sys, a.options);
+    a.comparisons.insert(a.comparisons.end(), c.begin(), c.end());
+  }
+  return a;
+}
+
+// ---- JSON --------------------------------------------------------------------------------------
+
+namespace {
+
+io::OrderedJson opt_double(std::optional<double> v) { return v ? io::OrderedJson(*v) : io::OrderedJson(); }
+
+io::OrderedJson interval_json(const std::optional<stats::Interval>& i) {
+  if (!i) return io::OrderedJson();
+  return io::OrderedJson::array({i->lo, i->hi});
+}
+
+std::string threshold_name(std::int64_t t) {
+  switch (t) {
+    case 3:
+      return "3-of-3";
+    case 2:
+      return "2-of-3";
+    case 1:
+      return "any parse (fallback)";
+    default:
+      return "full coverage (fallback)";
+  }
+}
+
+io::OrderedJson order_json(const std::array<std::size_t, 3>& o) {
+  return io::OrderedJson::array({o[0] + 1, o[1] + 1, o[2] + 1});
+}
+
+io::OrderedJson arm_json(const ArmResult& r) {
+  io::OrderedJson j;
+  j["n_bases"] = r.n_bases;
+  j["agreement"] = {
+      {"3", r.agreement[3]}, {"2", r.agreement[2]}, {"1", r.agreement[1]}, {"0", r.agreement[0]}};
+  j["predictions"] = r.predictions;
+  j["abstentions"] = r.abstentions;
+  j["prediction_correct"] = r.prediction_correct;
+  j["prediction_wrong"] = r.prediction_wrong;
+  j["aurc"] = r.orders[0].aurc;
+  j["aurc_exact"] = r.orders[0].aurc_exact.str();
+  j["aurc_ci"] = interval_json(r.aurc_ci);
+  io::OrderedJson ops = io::OrderedJson::array();
+  for (const auto& p : r.operating_points) {
+    ops.push_back({{"threshold", p.threshold},
+                   {"name", threshold_name(p.threshold)},
+                   {"accepted", p.accepted},
+                   {"coverage", p.coverage()},
+                   {"errors", p.errors},
+                   {"selective_risk", opt_double(p.risk())}});
+  }
+  j["operating_points"] = std::move(ops);
+  j["unanimous"] = {{"decisions", r.unanimous_correct + r.unanimous_wrong},
+                    {"correct", r.unanimous_correct},
+                    {"wrong", r.unanimous_wrong}};
+  j["non_unanimous"] = r.non_unanimous;
+  j["fallback"] = {
+      {"order", order_json(r.orders[0].order)},
+      {"correct", r.orders[0].fallback_correct},
+      {"wrong", r.orders[0].fallback_wrong},
+      {"accuracy", r.n_bases == 0 ? io::OrderedJson()
+                                  : io::OrderedJson(static_cast<double>(r.orders[0].fallback_correct) /
+                                                    static_cast<double>(r.n_bases))}};
+  j["useful_flags"] = r.orders[0].useful_flags;
+  j["false_alarms"] = r.orders[0].false_alarms;
+  io::OrderedJson sens = io::OrderedJson::array();
+  for (const auto& o : r.orders) {
+    sens.push_back({{"order", order_json(o.order)},
+                    {"fallback_correct", o.fallback_correct},
+                    {"fallback_wrong", o.fallback_wrong},
+                    {"useful_flags", o.useful_flags},
+                    {"false_alarms", o.false_alarms},
+                    {"aurc", o.aurc},
+                    {"aurc_exact", o.aurc_exact.str()}});
+  }
+  j["sensitivity"] = std::move(sens);
+  io::OrderedJson curve = io::OrderedJson::array();
+  for (const auto& p : r.curve) curve.push_back(io::OrderedJson::array({p.coverage, p.risk}));
+  j["risk_coverage"] = std::move(curve);
+  j["calls"] = {{"answered", r.answered}, {"parsed", r.parsed}, {"correct", r.correct}};
+  j["missing_calls"] = r.missing_calls;
+  return j;
+}
+
+}  // namespace
+
+io::OrderedJson analysis_to_json(const Analysis& a) {
+  const PlanOptions& o = a.plan.options;
+  io::OrderedJson j;
+  j["kind"] = "numcheck.consensus_analysis";
+  j["version"] = 1;
+  io::OrderedJson tiers = io::OrderedJson::object();
+  for (const auto& t : o.tiers) {
+    const bool det = t == "deterministic";
+    tiers[t] = {{"arms", tier_arms(t)},
+                {"temperature", det ? 0.0 : o.stochastic.temperature},
+                {"top_p", det ? 1.0 : o.stochastic.top_p},
+                {"top_k", det ? 1 : o.stochastic.top_k}};
+  }
+  j["plan"] = {{"sha256", a.plan_sha256},
+               {"bases", a.plan.bases.size()},
+               {"templates", o.templates},
+               {"per_template", o.per_template},
+               {"seed", o.seed},
+               {"max_tokens", o.max_tokens},
+               {"requests", a.plan.requests.size()},
+               {"tiers", tiers}};
+  j["settings"] = {{"layer", layer_name(a.layer)},
+                   {"bootstrap", a.options.bootstrap},
+                   {"seed", a.options.seed},
+                   {"level", a.options.level}};
+  io::OrderedJson runs = io::OrderedJson::object();
+  for (const auto& r : a.runs) {
+    runs[r.name] = {{"run_dir", r.run_dir},
+                    {"model", r.model},
+                    {"simulated", r.simulated},
+                    {"records", r.records},
+                    {"missing_calls", r.missing_calls}};
+  }
+  j["runs"] = std::move(runs);
+  io::OrderedJson systems = io::OrderedJson::object();
+  for (const auto& sys : a.systems) {
+    io::OrderedJson sj = io::OrderedJson::object();
+    for (const auto& t : o.tiers) {
+      auto tit = sys.tiers.find(t);
+      if (tit == sys.tiers.end()) continue;
+      io::OrderedJson tj = io::OrderedJson::object();
+      for (const auto& arm : tier_arms(t)) {
+        auto ait = tit->second.find(arm);
+        if (ait != tit->second.end()) tj[arm] = arm_json(ait->second);
+      }
+      sj[t] = std::move(tj);
+    }
+    systems[sys.name] = std::move(sj);
+  }
+  j["systems"] = std::move(systems);
+  io::OrderedJson comps = io::OrderedJson::array();
+  for (const auto& c : a.comparisons) {
+    comps.push_back({{"system", c.system},
+                     {"tier", c.tier},
+                     {"arm", c.arm},
+                     {"baseline", c.baseline},
+                     {"aurc_difference", c.difference},
+                     {"aurc_difference_exact", c.difference_exact.str()},
+                     {"ci", interval_json(c.ci)}});
+  }
+  j["comparisons"] = std::move(comps);
+  return j;
+}
+
+// ---- tables shared by Markdown and HTML ---------------------------------------------------------
+
+namespace {
+
+struct SimpleTable {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<bool> numeric;  // per column
+  std::vector<std::vector<std::string>> rows;
+  std::string note;
+};
+
+// Escapes text for a Markdown table cell: characters with Markdown or HTML meaning are
+// backslash-escaped or written as entities, line breaks become spaces.
+std::string md_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '|':
+      case '\\':
+      case '*':
+      case '_':
+      case '`':
+      case '[':
+      case ']':
+      case '#':
+        out += '\\';
+        out += c;
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += ' ';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string md_table(const SimpleTable& t) {
+  std::string s;
+  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", md_escape(t.caption));
+  s += "|";
+  for (const auto& h : t.header) s += " " + md_escape(h) + " |";
+  s += "\n|";
+  for (std::size_t c = 0; c < t.header.size(); ++c)
+    s += c < t.numeric.size() && t.numeric[c] ? "---:|" : "---|";
+  s += "\n";
+  for (const auto& row : t.rows) {
+    s += "|";
+    for (const auto& cell : row) s += " " + md_escape(cell) + " |";
+    s += "\n";
+  }
+  if (!t.note.empty()) s += "\n" + md_escape(t.note) + "\n";
+  return s + "\n";
+}
+
+std::string html_table(const SimpleTable& t, std::string id) {
+  html::Table ht;
+  ht.caption = t.caption;
+  ht.header = t.header;
+  ht.note = t.note;
+  ht.id = std::move(id);
+  for (const auto& row : t.rows) {
+    std::vector<html::Cell> cells;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      cells.push_back(c < t.numeric.size() && t.numeric[c] ? html::Cell::num(row[c])
+                                                           : html::Cell::txt(row[c]));
+    }
+    ht.rows.push_back(std::move(cells));
+  }
+  return html::render_table(ht);
+}
+
+std::string n(std::uint64_t v) { return std::to_string(v); }
+std::string aurc_text(double v) { return html::fixed(v, 6); }
+std::string ci_text(const std::optional<stats::Interval>& i) {
+  return i ? html::interval_text(i->lo, i->hi, 6) : std::string("-");
+}
+std::string risk_text(const stats::OperatingPoint& p) {
+  const auto r = p.risk();
+  return r ? fmt::format("{} ({}/{})", html::fixed(*r, 4), p.errors, p.accepted)
+           : std::string("- (0 accepted)");
+}
+std::string order_text(const std::array<std::size_t, 3>& o) {
+  return fmt::format("{}-{}-{}", o[0] + 1, o[1] + 1, o[2] + 1);
+}
+
+std::string system_label(const Analysis& a, const SystemResult& sys) {
+  for (const auto& r : a.runs) {
+    if (r.name == sys.name && r.simulated) return sys.name + " (simulated)";
+  }
+  return sys.name;
+}
+
+const ArmResult* find_arm(const SystemResult& sys, const std::string& tier, const std::string& arm) {
+  auto t = sys.tiers.find(tier);
+  if (t == sys.tiers.end()) return nullptr;
+  auto it = t->second.find(arm);
+  return it == t->second.end() ? nullptr : &it->second;
+}
+
+SimpleTable design_table(const Analysis& a) {
+  const PlanOptions& o = a.plan.options;
+  SimpleTable t;
+  t.caption = "Design";
+  t.header = {"tier", "arms", "calls per arm", "temperature", "top_p", "top_k", "seeds", "max_tokens"};
+  t.numeric = {false, false, true, true, true, true, false, true};
+  for (const auto& tier : o.tiers) {
+    const bool det = tier == "deterministic";
+    std::string arms;
+    for (const auto& arm : tier_arms(tier)) arms += (arms.empty() ? "" : ", ") + arm_label(arm);
+    t.rows.push_back(
+        {tier, arms, n(kCalls), html::fixed(det ? 0.0 : o.stochastic.temperature, 2),
+         html::fixed(det ? 1.0 : o.stochastic.top_p, 2), std::to_string(det ? 1 : o.stochastic.top_k),
+         fmt::format("{}, {}, {}", o.seed, o.seed + 1, o.seed + 2), std::to_string(o.max_tokens)});
+  }
+  std::string tmpl;
+  for (const auto& x : o.templates) tmpl += (tmpl.empty() ? "" : ", ") + x;
+  t.note = fmt::format(
+      "{} bases: the first {} by id of {}. Arms: self-consistency = canonical x3; paraphrase = canonical, "
+      "paraphrase 1, paraphrase 2; representation = canonical, fraction, unit (percent for FC). Call i of "
+      "every "
+      "arm uses seed s+i. Grading layer: {}.",
+      a.plan.bases.size(), o.per_template, tmpl, layer_name(a.layer));
+  return t;
+}
+
+SimpleTable arms_table(const Analysis& a, const std::string& tier) {
+  SimpleTable t;
+  t.caption = fmt::format("Arms, {} tier", tier);
+  t.header = {"system",
+              "arm",
+              "bases",
+              "3/3",
+              "2/3",
+              "1",
+              "0 parsed",
+              "predictions",
+              "abstentions",
+              "risk at 3-of-3",
+              "risk at 2-of-3",
+              "AURC",
+              "AURC 95% CI",
+              "fallback wrong",
+              "non-unanimous",
+              "useful flags",
+              "false alarms"};
+  t.numeric = {false, false, true, true, true, true, true, true, true,
+               true,  true,  true, true, true, true, true, true};
+  for (const auto& sys : a.systems) {
+    for (const auto& arm : tier_arms(tier)) {
+      const ArmResult* r = find_arm(sys, tier, arm);
+      if (r == nullptr) continue;
+      t.rows.push_back({system_label(a, sys), arm_label(arm), n(r->n_bases), n(r->agreement[3]),
+                        n(r->agreement[2]), n(r->agreement[1]), n(r->agreement[0]), n(r->predictions),
+                        n(r->abstentions), risk_text(r->operating_points[0]),
+                        risk_text(r->operating_points[1]), aurc_text(r->orders[0].aurc), ci_text(r->aurc_ci),
+                        n(r->orders[0].fallback_wrong), n(r->non_unanimous), n(r->orders[0].useful_flags),
+                        n(r->orders[0].false_alarms)});
+    }
+  }
+  t.note =
+      "3/3, 2/3, 1, 0 parsed: bases by agreement level (largest number of equal canonicalized values). A "
+      "prediction "
+      "needs 2 or more equal values; otherwise the arm abstains. Risk = wrong / accepted at the operating "
+      "point. "
+      "AURC: bases ranked by agreement, loss = no-abstention fallback wrong, averaged exactly over orderings "
+      "within "
+      "ties; interval: paired base bootstrap. Useful flag = non-unanimous and fallback wrong; false alarm = "
+      "non-unanimous and fallback correct (call priority 1-2-3).";
+  return t;
+}
+
+SimpleTable operating_table(const Analysis& a, const std::string& tier) {
+  SimpleTable t;
+  t.caption = fmt::format("Risk-coverage operating points, {} tier", tier);
+  t.header = {"system", "arm", "operating point", "accepted", "coverage", "errors", "selective risk"};
+  t.numeric = {false, false, false, true, true, true, true};
+  t.note =
+      "3-of-3: unanimous bases only; 2-of-3: bases with a prediction (two or more equal values); any parse: "
+      "bases "
+      "with at least one parsed call, answered with the fallback; full coverage: every base, fallback (no "
+      "parse "
+      "is wrong).";
+  for (const auto& sys : a.systems) {
+    for (const auto& arm : tier_arms(tier)) {
+      const ArmResult* r = find_arm(sys, tier, arm);
+      if (r == nullptr) continue;
+      for (const auto& p : r->operating_points) {
+        const auto risk = p.risk();
+        t.rows.push_back({system_label(a, sys), arm_label(arm),
+                          p.threshold == 0
+                              ? std::string("always (fallback)")
+                              : fmt::format("agreement >= {} ({})", p.threshold, threshold_name(p.threshold)),
+                          n(p.accepted), html::fixed(p.coverage(), 3), n(p.errors),
+                          risk ? html::fixed(*risk, 4) : std::string("-")});
+      }
+    }
+  }
+  return t;
+}
+
+SimpleTable comparison_table(const Analysis& a) {
+  SimpleTable t;
+  t.caption = "AURC differences between arms (paired base bootstrap)";
+  t.header = {"system", "tier", "difference", "AURC difference", "exact", "95% CI", "resolved"};
+  t.numeric = {false, false, false, true, false, true, false};
+  for (const auto& c : a.comparisons) {
+    std::string resolved = "-";
+    if (c.ci)
+      resolved = c.ci->lo > 0 ? "arm worse" : (c.ci->hi < 0 ? "arm better" : "no (interval includes 0)");
+    std::string label;
+    for (const auto& s : a.systems) {
+      if (s.name == c.system) label = system_label(a, s);
+    }
+    t.rows.push_back({label, c.tier, arm_label(c.arm) + " - " + arm_label(c.baseline),
+                      aurc_text(c.difference), c.difference_exact.str(), ci_text(c.ci), resolved});
+  }
+  t.note = fmt::format("{} bootstrap draws over bases (seed {}), percentile interval at level {}.",
+                       a.options.bootstrap, a.options.seed, a.options.level);
+  return t;
+}
+
+SimpleTable sensitivity_table(const Analysis& a) {
+  SimpleTable t;
+  t.caption = "Fallback-order sensitivity (cyclic call-priority orders)";
+  t.header = {"system",       "tier",           "arm", "priority order", "non-unanimous", "useful flags",
+              "false alarms", "fallback wrong", "AURC"};
+  t.numeric = {false, false, false, false, true, true, true, true, true};
+  for (const auto& sys : a.systems) {
+    for (const auto& tier : a.plan.options.tiers) {
+      for (const auto& arm : tier_arms(tier)) {
+        const ArmResult* r = find_arm(sys, tier, arm);
+        if (r == nullptr) continue;
+        for (const auto& o : r->orders) {
+          t.rows.push_back({system_label(a, sys), tier, arm_label(arm), order_text(o.order),
+                            n(r->non_unanimous), n(o.useful_flags), n(o.false_alarms), n(o.fallback_wrong),
+                            aurc_text(o.aurc)});
+        }
+      }
+    }
+  }
+  t.note =
+      "The fallback is the modal value, else the first parsed call in the priority order, else wrong; only "
+      "bases "
+      "whose parsed values all differ depend on the order.";
+  return t;
+}
+
+SimpleTable calls_table(const Analysis& a) {
+  SimpleTable t;
+  t.caption = "Calls by position";
+  t.header = {"system", "tier", "arm", "position", "view", "answered", "parsed", "correct"};
+  t.numeric = {false, false, false, true, false, true, true, true};
+  for (const auto& sys : a.systems) {
+    for (const auto& tier : a.plan.options.tiers) {
+      for (const auto& arm : tier_arms(tier)) {
+        const ArmResult* r = find_arm(sys, tier, arm);
+        if (r == nullptr) continue;
+        for (std::size_t c = 0; c < kCalls; ++c) {
+          std::string view = "canonical";
+          if (arm == "paraphrase" && c > 0) view = c == 1 ? "paraphrase1" : "paraphrase2";
+          if (arm == "representation" && c > 0) view = c == 1 ? "fraction" : "unit / percent";
+          t.rows.push_back({system_label(a, sys), tier, arm_label(arm), n(c + 1), view, n(r->answered[c]),
+                            n(r->parsed[c]), n(r->correct[c])});
+        }
+      }
+    }
+  }
+  return t;
+}
+
+html::LineChart rc_chart(const SystemResult& sys, const std::string& tier, const std::string& title) {
+  html::LineChart c;
+  c.title = title;
+  c.x_label = "coverage";
+  c.y_label = "selective risk (tie-averaged)";
+  c.x_min = 0;
+  c.x_max = 1;
+  c.y_min = 0;
+  c.x_percent = true;
+  double ymax = 0;
+  auto t = sys.tiers.find(tier);
+  if (t != sys.tiers.end()) {
+    std::size_t k = 0;
+    for (const char* arm : kArms) {
+      auto it = t->second.find(arm);
+      if (it == t->second.end()) continue;
+      html::LineSeries s;
+      s.name = arm_label(arm);
+      s.color = std::string(html::palette(k++));
+      s.dashed = std::string(arm) == "self_consistency";
+      for (const auto& p : it->second.curve) {
+        s.points.emplace_back(p.coverage, p.risk);
+        ymax = std::max(ymax, p.risk);
+      }
+      c.series.push_back(std::move(s));
+    }
+  }
+  c.y_max = ymax > 0 ? std::min(1.0, ymax * 1.1) : 0.05;
+  return c;
+}
+
+std::string chart_title(const Analysis& a, const SystemResult& sys, const std::string& tier) {
+  return fmt::format("Risk-coverage, {}, {} tier", system_label(a, sys), tier);
+}
+
+}  // namespace
+
+std::string risk_coverage_svg(const SystemResult& sys, const std::string& tier) {
+  html::LineChart c = rc_chart(sys, tier, fmt::format("Risk-coverage, {}, {} tier", sys.name, tier));
+  const std::string fig = html::line_chart(c);
+  // The toolkit draws <figure><svg ...>...</svg><figcaption>; keep the <svg> element and give it
+  // the stylesheet the page would otherwise provide, so the file renders on its own.
+  const auto b = fig.find("<svg");
+  const auto e = fig.rfind("</svg>");
+  if (b == std::string::npos || e == std::string::npos || e < b)
+    fail("risk-coverage chart: unexpected markup");
+  std::string svg = fig.substr(b, e + 6 - b);
+  const auto open_end = svg.find('>');
+  static constexpr std::string_view kStyle =
+      "<style>text{font-family:system-ui,sans-serif;fill:#1b1f24}.lg,.tl,.vl{font-size:11px}"
+      ".rl,.al{font-size:11.5px}.al{fill:#57606a}.ax{stroke:#57606a;stroke-width:1}.tk{stroke:#57606a}"
+      ".gr{stroke:#eaeef2}.ref{stroke:#1b1f24;stroke-width:1}</style><rect width=\"100%\" height=\"100%\" "
+      "fill=\"#fff\"/>";
+  svg.insert(open_end + 1, kStyle);
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg + "\n";
+}
+
+std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files) {
+  std::string s = "# Consensus study (H3): does disagreement across representations predict errors?\n\n";
+  bool simulated = false;
+  for (const auto& r : a.runs) simulated |= r.simulated;
+  if (simulated) {
+    s += "> Systems marked (simulated) are the built-in reference system with injected faults, not a "
+         "model.\n\n";
+  }
+  s += md_table(design_table(a));
+  for (const auto& tier : a.plan.options.tiers) {
+    s += fmt::format("## {} tier\n\n", tier == "stochastic" ? "Stochastic" : "Deterministic (greedy)");
+    s += md_table(arms_table(a, tier));
+    s += md_table(operating_table(a, tier));
+  }
+  s += "## AURC differences\n\n" + md_table(comparison_table(a));
+  s += "## Sensitivity\n\n" + md_table(sensitivity_table(a));
+  s += "## Risk-coverage figures\n\n";
+  std::size_t f = 0;
+  for (const auto& sys : a.systems) {
+    for (const auto& tier : a.plan.options.tiers) {
+      if (f < figure_files.size()) {
+        s += fmt::format("![{}]({})\n\n", md_escape(chart_title(a, sys, tier)), figure_files[f]);
+      }
+      ++f;
+    }
+  }
+  s += "## Calls\n\n" + md_table(calls_table(a));
+  return s;
+}
+
+std::string render_html_section(const Analysis& a) {
+  std::string body;
+  bool simulated = false;
+  for (const auto& r : a.runs) simulated |= r.simulated;
+  if (simulated) {
+    body += html::paragraph(
+        "Systems marked (simulated) are the built-in reference system with injected faults, not a model.");
+  }
+  body += html_table(design_table(a), "consensus-design");
+  for (const auto& tier : a.plan.options.tiers) {
+    body += fmt::format(
+        "<h3>{}</h3>\n",
+        html::html_escape(tier == "stochastic" ? "Stochastic tier" : "Deterministic (greedy) tier"));
+    body += html_table(arms_table(a, tier), "consensus-arms-" + tier);
+    for (std::size_t i = 0; i < a.systems.size(); ++i) {
+      html::LineChart c = rc_chart(a.systems[i], tier, chart_title(a, a.systems[i], tier));
+      c.id = fmt::format("consensus-rc-{}-{}", i + 1, tier);
+      body += html::line_chart(c);
+    }
+    body += html_table(operating_table(a, tier), "consensus-operating-" + tier);
+  }
+  body += "<h3>AURC differences</h3>\n" + html_table(comparison_table(a), "consensus-differences");
+  body += "<h3>Sensitivity</h3>\n" + html_table(sensitivity_table(a), "consensus-sensitivity");
+  body += "<h3>Calls</h3>\n" + html_table(calls_table(a), "consensus-calls");
+  return html::section("consensus", "Consensus study (H3): does disagreement predict errors?", body);
+}
+
+std::string render_html_page(const Analysis& a) {
+  return html::page("numcheck consensus study", render_html_section(a));
+}
+
+std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", dir.string(), ec.message());
+  std::vector<fs::path> written;
+  std::vector<std::string> figures;
+  for (std::size_t i = 0; i < a.systems.size(); ++i) {
+    for (const auto& tier : a.plan.options.tiers) {
+      const std::string name = fmt::format("consensus_rc_{}_{}.svg", i + 1, tier);
+      io::write_file_atomic(dir / name, risk_coverage_svg(a.systems[i], tier));
+      written.push_back(dir / name);
+      figures.push_back(name);
+    }
+  }
+  io::write_file_atomic(dir / "consensus.json", io::to_pretty(analysis_to_json(a)));
+  written.push_back(dir / "consensus.json");
+  io::write_file_atomic(dir / "consensus.md", render_markdown(a, figures));
+  written.push_back(dir / "consensus.md");
+  io::write_file_atomic(dir / "consensus.html", render_html_page(a));
+  written.push_back(dir / "consensus.html");
+  return written;
+}
+
+}  // namespace numcheck::consensus

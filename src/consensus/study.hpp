@@ -1,0 +1,63 @@
+#pragma once
+// The consensus study's analysis outputs: running the analysis over one or more run directories
+// (one per system) and writing consensus.json, consensus.md (with standalone SVG figures) and a
+// self-contained consensus.html. Formats are documented in docs/consensus.md.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "consensus/analyze.hpp"
+#include "consensus/plan.hpp"
+#include "consensus/runs.hpp"
+#include "io/json.hpp"
+
+namespace numcheck::consensus {
+
+struct SystemRun {
+  std::string name;
+  std::string run_dir;
+  std::string model;
+  bool simulated = false;
+  std::size_t records = 0;
+  std::size_t missing_calls = 0;
+};
+
+struct Analysis {
+  Plan plan;
+  std::string plan_sha256;
+  Layer layer = Layer::kStrict;
+  AnalysisOptions options;
+  std::vector<SystemRun> runs;
+  std::vector<SystemResult> systems;  // same order as runs
+  std::vector<Comparison> comparisons;
+};
+
+struct StudyInputs {
+  std::filesystem::path plan_path;
+  std::vector<std::filesystem::path> run_dirs;
+  std::vector<std::string> names;  // optional, i-th names the i-th run
+  Layer layer = Layer::kStrict;
+  AnalysisOptions options;
+  bool allow_partial = false;  // missing calls count as unparsed instead of failing
+};
+
+// Loads the plan and every run, grades, analyses and bootstraps. Throws Error for unreadable or
+// foreign inputs, duplicate system names, and (unless allow_partial) runs with missing calls.
+[[nodiscard]] Analysis run_study(const StudyInputs& in);
+
+[[nodiscard]] io::OrderedJson analysis_to_json(const Analysis& a);
+[[nodiscard]] std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files);
+// The report section (toolkit markup, everything escaped) and the whole page.
+[[nodiscard]] std::string render_html_section(const Analysis& a);
+[[nodiscard]] std::string render_html_page(const Analysis& a);
+// A standalone SVG (own stylesheet) of the risk-coverage curves of one system and tier.
+[[nodiscard]] std::string risk_coverage_svg(const SystemResult& sys, const std::string& tier);
+
+// Writes DIR/consensus.json, DIR/consensus.md, DIR/consensus.html and the SVG figures
+// DIR/consensus_rc_<system index>_<tier>.svg; returns the paths written.
+std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::filesystem::path& dir);
+
+[[nodiscard]] std::string arm_label(std::string_view arm);
+[[nodiscard]] std::string layer_name(Layer l);
+
+}  // namespace numcheck::consensus

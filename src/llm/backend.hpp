@@ -1,0 +1,113 @@
+#pragma once
+// What the runner talks to: a Backend answers one request at a time per Session. Two backends
+// exist: the OpenAI-compatible HTTP backend (llm/http_backend.hpp: llama-server, vLLM, Ollama,
+// hosted APIs) and the built-in simulated reference system (llm/reference.hpp). The runner owns
+// retries, caching, records and concurrency; a backend only performs single attempts and says
+// whether a failed attempt is worth retrying.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json.hpp"
+
+namespace numcheck::llm {
+
+// Sampling settings. Every one of them is sent explicitly with every request (servers' defaults
+// differ: llama-server samples at temperature 0.8, top_k 40). Defaults are the seed's greedy
+// settings; max_tokens is the generation cap.
+struct Sampling {
+  double temperature = 0.0;
+  double top_p = 1.0;
+  std::int64_t top_k = 1;
+  std::uint64_t seed = 20260725;
+  std::int64_t max_tokens = 1024;
+};
+
+// Per-item overrides of the run's sampling settings (the consensus study varies seed and
+// temperature per call). Unset fields keep the run's value.
+struct SamplingOverride {
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<std::int64_t> top_k;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::int64_t> max_tokens;
+  [[nodiscard]] Sampling apply(Sampling s) const;
+};
+
+// Which OpenAI route the HTTP backend posts to.
+enum class Api : std::uint8_t { kChat, kCompletions };  // /chat/completions, /completions
+
+// One request, ready to send: the exact JSON body (also what the record stores and what the cache
+// key hashes) plus the context the simulated backend needs.
+struct Request {
+  std::string item_id;
+  std::string body;      // the exact bytes POSTed (compact JSON)
+  io::Json body_json;    // the same body, parsed
+  std::string prompt;    // user prompt text (for the reference system)
+  Sampling sampling;     // effective sampling settings (already in body)
+};
+
+// The parts of a successful answer that records keep.
+struct Completion {
+  std::string content;                   // message content ("response" in records)
+  std::optional<std::string> reasoning;  // reasoning_content / reasoning, when sent separately
+  std::string finish_reason;             // "stop", "length", ... ("" if the server sent none)
+  io::Json usage;                        // server "usage" object, or null
+  io::Json timings;                      // llama-server "timings" object, or null
+  std::string model;                     // "model" field of the response ("" when absent)
+  std::string system_fingerprint;        // "" when absent
+  std::string simulated_fault;           // reference system only: the injected fault ("none", ...)
+};
+
+// The result of one attempt.
+struct Attempt {
+  enum class Status : std::uint8_t {
+    kOk,         // completion is set
+    kRetryable,  // connection error, timeout, 429, 5xx, malformed body: try again after a delay
+    kFatal,      // 4xx other than 429, oversized body, unsolvable prompt: fail the item now
+  };
+  Status status = Status::kFatal;
+  Completion completion;
+  std::string raw_body;                      // response body as received (kOk only; for the cache)
+  std::string error;                         // one line, never contains the API key
+  long http_status = 0;                      // 0 when no HTTP response arrived
+  std::optional<double> retry_after_s;       // server's Retry-After, when given
+  std::chrono::milliseconds latency{0};
+};
+
+// What the backend learned about the server(s) before the run. `identity` goes into the cache key
+// and the resume check; `info` goes into run.json as is.
+struct ServerInfo {
+  std::string model;   // model id as the server reports it (best knowledge before any answer)
+  io::Json identity;   // model identity + build: equal identities give equal answers
+  io::OrderedJson info;  // everything probed (per endpoint: /v1/models, /props, ...)
+};
+
+// A session is one worker's connection(s). Sessions are used from one thread at a time.
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Performs one attempt against endpoint number `endpoint` (0-based, < Backend::endpoints()).
+  [[nodiscard]] virtual Attempt send(const Request& request, std::size_t endpoint) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "openai" or "reference".
+  [[nodiscard]] virtual std::string kind() const = 0;
+  [[nodiscard]] virtual bool simulated() const = 0;
+  // Endpoint display names for records (URLs without credentials), at least one.
+  [[nodiscard]] virtual std::vector<std::string> endpoints() const = 0;
+  // Contacts the server(s) once before the run. Throws Error (kNetwork) when a server cannot be
+  // reached or does not serve the model; the message names the endpoint.
+  [[nodiscard]] virtual ServerInfo probe() = 0;
+  [[nodiscard]] virtual std::unique_ptr<Session> open_session() = 0;
+  // The route requests go to, for records ("/v1/chat/completions").
+  [[nodiscard]] virtual Api api() const = 0;
+};
+
+}  // namespace numcheck::llm

@@ -1,0 +1,225 @@
+#include "llm/cache.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::llm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+sqlite3* db_of(void* p) { return static_cast<sqlite3*>(p); }
+
+std::string now_iso() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql, const fs::path& path) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) {
+      fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sqlite3_errmsg(db));
+    }
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  sqlite3_stmt* get() { return s_; }
+  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const char* sql, const fs::path& path) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err != nullptr ? err : "unknown error";
+    sqlite3_free(err);
+    fail(ErrorCode::kIo, "response cache {}: {}", path.string(), msg);
+  }
+}
+
+std::string column_text(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
+}
+
+}  // namespace
+
+fs::path default_cache_path(const fs::path& dir) {
+  fs::path base;
+  if (!dir.empty()) {
+    base = dir;
+  } else if (const char* d = std::getenv("NUMCHECK_CACHE_DIR"); d != nullptr && *d != 0) {
+    base = d;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) {
+    base = fs::path(x) / "numcheck";
+  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) {
+    base = fs::path(h) / ".cache" / "numcheck";
+  } else {
+    base = fs::temp_directory_path() / "numcheck-cache";
+  }
+  return base / "responses.sqlite3";
+}
+
+std::string cache_key(const io::Json& identity, const io::Json& request_body) {
+  // io::Json has sorted object keys, so the dump is a canonical form of the JSON value.
+  const io::Json k = {{"identity", identity}, {"request", request_body}};
+  return io::sha256_hex(k.dump(-1, ' ', false, io::Json::error_handler_t::replace));
+}
+
+io::Json completion_to_json(const Completion& c) {
+  io::Json j = {{"content", c.content}, {"finish_reason", c.finish_reason}, {"usage", c.usage},
+                {"timings", c.timings}, {"model", c.model}, {"system_fingerprint", c.system_fingerprint}};
+  j["reasoning"] = c.reasoning ? io::Json(*c.reasoning) : io::Json();
+  return j;
+}
+
+Completion completion_from_json(const io::Json& j) {
+  Completion c;
+  c.content = j.value("content", std::string());
+  c.finish_reason = j.value("finish_reason", std::string());
+  if (j.contains("usage")) c.usage = j["usage"];
+  if (j.contains("timings")) c.timings = j["timings"];
+  c.model = j.value("model", std::string());
+  c.system_fingerprint = j.value("system_fingerprint", std::string());
+  if (j.contains("reasoning") && j["reasoning"].is_string()) c.reasoning = j["reasoning"].get<std::string>();
+  return c;
+}
+
+ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create the cache folder {}: {}", path.parent_path().string(), ec.message());
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    fail(ErrorCode::kIo, "cannot open the response cache {}: {}", path.string(), msg);
+  }
+  db_ = db;
+  sqlite3_busy_timeout(db, 10000);
+  try {
+    exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", path_);
+    exec(db,
+         "CREATE TABLE IF NOT EXISTS responses ("
+         " key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL, completion TEXT NOT NULL,"
+         " created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
+         "CREATE INDEX IF NOT EXISTS responses_model ON responses(model);",
+         path_);
+  } catch (...) {
+    sqlite3_close(db);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+ResponseCache::~ResponseCache() {
+  if (db_ == nullptr) return;
+  try {
+    commit();
+  } catch (const Error&) {  // NOLINT(bugprone-empty-catch): nothing to do in a destructor
+  }
+  sqlite3_close(db_of(db_));
+}
+
+std::optional<Completion> ResponseCache::get(const std::string& key) {
+  Stmt s(db_of(db_), "SELECT completion FROM responses WHERE key = ?1", path_);
+  s.text(1, key);
+  if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
+  io::Json j = io::Json::parse(column_text(s.get(), 0), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;  // a damaged entry is a miss
+  Stmt u(db_of(db_), "UPDATE responses SET hits = hits + 1 WHERE key = ?1", path_);
+  u.text(1, key);
+  sqlite3_step(u.get());
+  return completion_from_json(j);
+}
+
+void ResponseCache::put(const std::string& key, const std::string& model, const io::Json& identity,
+                        const Completion& completion) {
+  if (!in_tx_) {
+    exec(db_of(db_), "BEGIN IMMEDIATE", path_);
+    in_tx_ = true;
+  }
+  Stmt s(db_of(db_),
+         "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+         path_);
+  s.text(1, key);
+  s.text(2, model);
+  s.text(3, identity.dump(-1, ' ', false, io::Json::error_handler_t::replace));
+  s.text(4, completion_to_json(completion).dump(-1, ' ', false, io::Json::error_handler_t::replace));
+  s.text(5, now_iso());
+  if (sqlite3_step(s.get()) != SQLITE_DONE) {
+    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
+  }
+  if (++pending_ >= 256) commit();
+}
+
+void ResponseCache::commit() {
+  if (!in_tx_) return;
+  in_tx_ = false;
+  pending_ = 0;
+  exec(db_of(db_), "COMMIT", path_);
+}
+
+CacheStats ResponseCache::stats() {
+  commit();
+  CacheStats st;
+  {
+    Stmt s(db_of(db_), "SELECT COUNT(*), COALESCE(SUM(hits), 0), COALESCE(MIN(created), ''), COALESCE(MAX(created), '') FROM responses",
+           path_);
+    if (sqlite3_step(s.get()) == SQLITE_ROW) {
+      st.entries = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
+      st.hits = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1));
+      st.oldest = column_text(s.get(), 2);
+      st.newest = column_text(s.get(), 3);
+    }
+  }
+  {
+    Stmt s(db_of(db_), "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model", path_);
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      st.per_model.emplace_back(column_text(s.get(), 0), static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1)));
+    }
+  }
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal"}) {
+    const auto sz = fs::file_size(fs::path(path_.string() + suffix), ec);
+    if (!ec) st.bytes += sz;
+  }
+  return st;
+}
+
+std::uint64_t ResponseCache::clear(const std::string& model) {
+  commit();
+  if (model.empty()) {
+    exec(db_of(db_), "DELETE FROM responses", path_);
+  } else {
+    Stmt s(db_of(db_), "DELETE FROM responses WHERE model = ?1", path_);
+    s.text(1, model);
+    sqlite3_step(s.get());
+  }
+  const auto n = static_cast<std::uint64_t>(sqlite3_changes(db_of(db_)));
+  exec(db_of(db_), "PRAGMA wal_checkpoint(TRUNCATE)", path_);
+  if (model.empty()) exec(db_of(db_), "VACUUM", path_);
+  return n;
+}
+
+}  // namespace numcheck::llm

@@ -1,0 +1,494 @@
+#include "llm/http_backend.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+namespace numcheck::llm {
+
+namespace {
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+std::string redact(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  std::size_t pos = 0;
+  while ((pos = text.find(secret, pos)) != std::string::npos) {
+    text.replace(pos, secret.size(), "[redacted]");
+    pos += 10;
+  }
+  return text;
+}
+
+// One line, bounded: server error texts go into records and error messages.
+std::string one_line(std::string_view s, std::size_t max = 500) {
+  std::string out;
+  out.reserve(std::min(s.size(), max));
+  for (char c : s) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return out;
+}
+
+std::string strip_trailing_slash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// The server root for non-OpenAI routes (/props, /version): the base URL without a final "/v1".
+std::string root_of(const std::string& base) {
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base.substr(0, base.size() - 3);
+  return base;
+}
+
+struct Transfer {
+  std::string body;
+  std::size_t limit = 0;
+  bool too_large = false;
+  std::optional<std::string> retry_after;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t bytes = size * n;
+  if (t->body.size() + bytes > t->limit) {
+    t->too_large = true;
+    return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  t->body.append(data, bytes);
+  return bytes;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t bytes = size * n;
+  std::string_view line(data, bytes);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    bool match = true;
+    for (std::size_t i = 0; i < kName.size(); ++i) {
+      const char c = line[i];
+      if (static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c) != kName[i]) {
+        match = false;
+        break;
+      }
+    }
+    if (match) {
+      std::string_view v = line.substr(kName.size());
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+      t->retry_after = std::string(v);
+    }
+  }
+  return bytes;
+}
+
+struct Response {
+  CURLcode code = CURLE_OK;
+  long status = 0;
+  std::string body;
+  bool too_large = false;
+  std::optional<std::string> retry_after;
+  std::string curl_error;
+  std::chrono::milliseconds latency{0};
+};
+
+class Handle {
+ public:
+  Handle() {
+    global_init();
+    h_ = curl_easy_init();
+    if (h_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a handle");
+  }
+  ~Handle() {
+    if (h_ != nullptr) curl_easy_cleanup(h_);
+    if (headers_ != nullptr) curl_slist_free_all(headers_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  void set_headers(const std::string& api_key, bool json_body) {
+    if (headers_ != nullptr) curl_slist_free_all(headers_);
+    headers_ = nullptr;
+    headers_ = curl_slist_append(headers_, "Accept: application/json");
+    if (json_body) headers_ = curl_slist_append(headers_, "Content-Type: application/json");
+    headers_ = curl_slist_append(headers_, "Expect:");
+    if (!api_key.empty()) headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
+  }
+
+  // POST (body != nullptr) or GET.
+  Response perform(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
+                   std::chrono::milliseconds connect_timeout, std::size_t limit) {
+    Transfer t;
+    t.limit = limit;
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    curl_easy_setopt(h_, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h_, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
+    curl_easy_setopt(h_, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::max<std::int64_t>(1, std::min(timeout, connect_timeout).count())));
+    curl_easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(h_, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
+    curl_easy_setopt(h_, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(h_, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
+    curl_easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
+    if (body != nullptr) {
+      curl_easy_setopt(h_, CURLOPT_POST, 1L);
+      curl_easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
+      curl_easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    } else {
+      curl_easy_setopt(h_, CURLOPT_HTTPGET, 1L);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Response r;
+    r.code = curl_easy_perform(h_);
+    r.latency = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    curl_easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
+    r.body = std::move(t.body);
+    r.too_large = t.too_large;
+    r.retry_after = std::move(t.retry_after);
+    r.curl_error = errbuf[0] != 0 ? std::string(errbuf) : std::string(curl_easy_strerror(r.code));
+    return r;
+  }
+
+ private:
+  CURL* h_ = nullptr;
+  curl_slist* headers_ = nullptr;
+};
+
+bool retryable_curl(CURLcode c) {
+  switch (c) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_BAD_CONTENT_ENCODING:
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_SSL_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string request_path(Api api) { return api == Api::kChat ? "/chat/completions" : "/completions"; }
+
+class HttpBackend;
+
+class HttpSession : public Session {
+ public:
+  explicit HttpSession(const HttpConfig& cfg) : cfg_(cfg) {
+    handles_.resize(cfg_.endpoints.size());
+  }
+
+  Attempt send(const Request& request, std::size_t endpoint) override {
+    const std::size_t e = endpoint % cfg_.endpoints.size();
+    if (!handles_[e]) {
+      handles_[e] = std::make_unique<Handle>();
+      handles_[e]->set_headers(cfg_.api_key, true);
+    }
+    const std::string url = strip_trailing_slash(cfg_.endpoints[e]) + request_path(cfg_.api);
+    Response r = handles_[e]->perform(url, &request.body, cfg_.timeout, cfg_.connect_timeout, cfg_.max_response_bytes);
+    Attempt a;
+    a.latency = r.latency;
+    a.http_status = r.status;
+    if (r.code != CURLE_OK) {
+      if (r.too_large) {
+        a.status = Attempt::Status::kFatal;
+        a.error = fmt::format("response body larger than {} bytes (--max-response-mb)", cfg_.max_response_bytes);
+      } else if (r.code == CURLE_OPERATION_TIMEDOUT) {
+        a.status = Attempt::Status::kRetryable;
+        a.error = fmt::format("timeout after {:.3g} s", static_cast<double>(cfg_.timeout.count()) / 1000.0);
+      } else {
+        a.status = retryable_curl(r.code) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
+        a.error = fmt::format("connection error: {}", one_line(r.curl_error));
+      }
+      a.error = redact(a.error, cfg_.api_key);
+      return a;
+    }
+    if (r.retry_after) a.retry_after_s = parse_retry_after(*r.retry_after);
+    if (r.status >= 200 && r.status < 300) {
+      ParsedBody p = parse_completion_body(r.body, cfg_.api);
+      if (p.ok) {
+        a.status = Attempt::Status::kOk;
+        a.completion = std::move(p.completion);
+        return a;
+      }
+      a.status = Attempt::Status::kRetryable;
+      a.error = redact("malformed response: " + p.error, cfg_.api_key);
+      return a;
+    }
+    const std::string msg = error_message_from_body(r.body);
+    a.error = redact(fmt::format("HTTP {}{}{}", r.status, msg.empty() ? "" : ": ", msg), cfg_.api_key);
+    a.status = (r.status == 429 || r.status >= 500) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
+    return a;
+  }
+
+ private:
+  const HttpConfig& cfg_;
+  std::vector<std::unique_ptr<Handle>> handles_;
+};
+
+io::Json parse_or_null(const std::string& body) {
+  io::Json j = io::Json::parse(body, nullptr, false);
+  return j.is_discarded() ? io::Json() : j;
+}
+
+class HttpBackend : public Backend {
+ public:
+  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)) {}
+  [[nodiscard]] std::string kind() const override { return "openai"; }
+  [[nodiscard]] bool simulated() const override { return false; }
+  [[nodiscard]] Api api() const override { return cfg_.api; }
+  [[nodiscard]] std::vector<std::string> endpoints() const override {
+    std::vector<std::string> out;
+    for (const auto& e : cfg_.endpoints) out.push_back(strip_credentials(e));
+    return out;
+  }
+  [[nodiscard]] std::unique_ptr<Session> open_session() override { return std::make_unique<HttpSession>(cfg_); }
+
+  [[nodiscard]] ServerInfo probe() override {
+    ServerInfo s;
+    s.info = io::OrderedJson::object();
+    io::OrderedJson per = io::OrderedJson::array();
+    std::optional<io::Json> first_identity;
+    std::string first_endpoint;
+    const auto probe_timeout = std::min(cfg_.timeout, std::chrono::milliseconds(30000));
+    for (const auto& ep : cfg_.endpoints) {
+      const std::string shown = strip_credentials(ep);
+      const std::string base = strip_trailing_slash(ep);
+      Handle h;
+      h.set_headers(cfg_.api_key, false);
+      io::OrderedJson info = io::OrderedJson::object();
+      info["endpoint"] = shown;
+      // GET /models: the one probe that must work at the connection level.
+      Response models = h.perform(base + "/models", nullptr, probe_timeout, cfg_.connect_timeout, 4u << 20);
+      if (models.code != CURLE_OK) {
+        fail(ErrorCode::kNetwork, "cannot reach endpoint {}: {}", shown, redact(one_line(models.curl_error), cfg_.api_key));
+      }
+      io::Json model_entry;
+      std::vector<std::string> ids;
+      if (models.status >= 200 && models.status < 300) {
+        io::Json j = parse_or_null(models.body);
+        if (j.is_object() && j.contains("data") && j["data"].is_array()) {
+          for (const auto& m : j["data"]) {
+            if (!m.is_object() || !m.contains("id") || !m["id"].is_string()) continue;
+            ids.push_back(m["id"].get<std::string>());
+            if (ids.back() == cfg_.model) model_entry = m;
+          }
+        }
+        io::Json shown_models = j;
+        info["models"] = shown_models.is_null() ? io::Json(one_line(models.body)) : shown_models;
+      } else if (models.status == 401 || models.status == 403) {
+        fail(ErrorCode::kNetwork, "endpoint {} refused the credentials (HTTP {}): {}", shown, models.status,
+             redact(error_message_from_body(models.body), cfg_.api_key));
+      } else {
+        info["models"] = fmt::format("HTTP {}", models.status);
+      }
+      if (model_entry.is_null() && ids.size() == 1) {
+        // llama-server serves one model whatever name a request gives; its id is the file/alias.
+        io::Json j = parse_or_null(models.body);
+        model_entry = j["data"][0];
+      }
+      std::string reported = model_entry.is_object() ? model_entry["id"].get<std::string>() : cfg_.model;
+      info["model_listed"] = std::find(ids.begin(), ids.end(), cfg_.model) != ids.end();
+      // llama-server: GET /props (build_info, model_path); vLLM: GET /version.
+      const std::string root = root_of(base);
+      io::Json build;
+      io::Json model_path;
+      Response props = h.perform(root + "/props", nullptr, probe_timeout, cfg_.connect_timeout, 4u << 20);
+      if (props.code == CURLE_OK && props.status >= 200 && props.status < 300) {
+        io::Json p = parse_or_null(props.body);
+        if (p.is_object()) {
+          info["props"] = p;
+          if (p.contains("build_info")) build = p["build_info"];
+          if (p.contains("model_path")) model_path = p["model_path"];
+        }
+      }
+      if (build.is_null()) {
+        Response ver = h.perform(root + "/version", nullptr, probe_timeout, cfg_.connect_timeout, 1u << 20);
+        if (ver.code == CURLE_OK && ver.status >= 200 && ver.status < 300) {
+          io::Json v = parse_or_null(ver.body);
+          if (v.is_object()) {
+            info["version"] = v;
+            if (v.contains("version")) build = v["version"];
+          }
+        }
+      }
+      io::Json entry = model_entry;
+      if (entry.is_object()) entry.erase("created");  // a timestamp some servers set per call
+      io::Json identity = {{"model", reported}, {"model_entry", entry}, {"build", build}, {"model_path", model_path}};
+      info["identity"] = identity;
+      per.push_back(info);
+      if (!first_identity) {
+        first_identity = identity;
+        first_endpoint = shown;
+        s.model = reported;
+      } else if (*first_identity != identity) {
+        fail(ErrorCode::kUsage, "endpoints {} and {} serve different models or builds ({} vs {}); run them separately",
+             first_endpoint, shown, io::to_line(*first_identity), io::to_line(identity));
+      }
+    }
+    s.identity = *first_identity;
+    s.info["endpoints"] = per;
+    return s;
+  }
+
+ private:
+  HttpConfig cfg_;
+};
+
+}  // namespace
+
+std::string strip_credentials(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  const std::size_t host_start = scheme + 3;
+  const std::size_t path = url.find('/', host_start);
+  const std::size_t at = url.rfind('@', path == std::string_view::npos ? url.size() : path);
+  if (at == std::string_view::npos || at < host_start) return std::string(url);
+  return std::string(url.substr(0, host_start)) + std::string(url.substr(at + 1));
+}
+
+std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
+  if (config.endpoints.empty()) fail(ErrorCode::kUsage, "give --endpoint URL (or --system reference)");
+  if (config.model.empty()) fail(ErrorCode::kUsage, "--endpoint needs --model NAME");
+  for (const auto& e : config.endpoints) {
+    if (!(e.rfind("http://", 0) == 0 || e.rfind("https://", 0) == 0) || e.size() <= 8) {
+      fail(ErrorCode::kUsage, "--endpoint '{}' is not an http:// or https:// URL", strip_credentials(e));
+    }
+  }
+  global_init();
+  return std::make_unique<HttpBackend>(std::move(config));
+}
+
+ParsedBody parse_completion_body(std::string_view body, Api api) {
+  ParsedBody p;
+  io::Json j = io::Json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    p.error = "not JSON (" + one_line(body.substr(0, 80)) + ")";
+    return p;
+  }
+  if (!j.is_object()) {
+    p.error = "not a JSON object";
+    return p;
+  }
+  if (j.contains("error")) {
+    p.error = "error object: " + error_message_from_body(body);
+    return p;
+  }
+  auto choices = j.find("choices");
+  if (choices == j.end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
+    p.error = "no choices";
+    return p;
+  }
+  const io::Json& c = (*choices)[0];
+  Completion& out = p.completion;
+  if (api == Api::kChat) {
+    auto msg = c.find("message");
+    if (msg == c.end() || !msg->is_object()) {
+      p.error = "choices[0] has no message";
+      return p;
+    }
+    auto content = msg->find("content");
+    if (content != msg->end() && content->is_string()) {
+      out.content = content->get<std::string>();
+    } else if (content != msg->end() && !content->is_null()) {
+      p.error = "choices[0].message.content is not a string";
+      return p;
+    }
+    for (const char* key : {"reasoning_content", "reasoning"}) {
+      auto r = msg->find(key);
+      if (r != msg->end() && r->is_string()) {
+        out.reasoning = r->get<std::string>();
+        break;
+      }
+    }
+  } else {
+    auto text = c.find("text");
+    if (text == c.end() || !text->is_string()) {
+      p.error = "choices[0] has no text";
+      return p;
+    }
+    out.content = text->get<std::string>();
+  }
+  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) out.finish_reason = fr->get<std::string>();
+  if (auto u = j.find("usage"); u != j.end() && u->is_object()) out.usage = *u;
+  if (auto t = j.find("timings"); t != j.end() && t->is_object()) out.timings = *t;
+  if (auto m = j.find("model"); m != j.end() && m->is_string()) out.model = m->get<std::string>();
+  if (auto f = j.find("system_fingerprint"); f != j.end() && f->is_string()) out.system_fingerprint = f->get<std::string>();
+  p.ok = true;
+  return p;
+}
+
+std::string error_message_from_body(std::string_view body) {
+  io::Json j = io::Json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object()) {
+    auto e = j.find("error");
+    if (e != j.end()) {
+      if (e->is_string()) return one_line(e->get<std::string>());
+      if (e->is_object()) {
+        auto m = e->find("message");
+        if (m != e->end() && m->is_string()) return one_line(m->get<std::string>());
+      }
+      return one_line(e->dump());
+    }
+    auto m = j.find("message");
+    if (m != j.end() && m->is_string()) return one_line(m->get<std::string>());
+    auto d = j.find("detail");
+    if (d != j.end()) return one_line(d->is_string() ? d->get<std::string>() : d->dump());
+  }
+  return one_line(body.substr(0, 200));
+}
+
+std::optional<double> parse_retry_after(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  if (value.empty()) return std::nullopt;
+  bool numeric = true;
+  int dots = 0;
+  for (char c : value) {
+    if (c == '.') {
+      ++dots;
+    } else if (c < '0' || c > '9') {
+      numeric = false;
+    }
+  }
+  if (numeric && dots <= 1 && value.size() < 20) {
+    const double v = std::strtod(std::string(value).c_str(), nullptr);
+    return v >= 0 ? std::optional<double>(v) : std::nullopt;
+  }
+  const std::string s(value);
+  const time_t when = curl_getdate(s.c_str(), nullptr);
+  if (when < 0) return std::nullopt;
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  return std::max(0.0, static_cast<double>(when - now));
+}
+
+}  // namespace numcheck::llm

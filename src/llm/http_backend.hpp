@@ -1,0 +1,47 @@
+#pragma once
+// The OpenAI-compatible HTTP backend on libcurl: POST {base}/chat/completions (or /completions),
+// GET {base}/models, and llama-server's GET {root}/props (and vLLM's GET {root}/version) when
+// present. One libcurl easy handle per endpoint per session, so connections are kept alive.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm/backend.hpp"
+
+namespace numcheck::llm {
+
+struct HttpConfig {
+  std::vector<std::string> endpoints;  // base URLs including /v1 ("http://localhost:8080/v1")
+  std::string model;
+  std::string api_key;  // the key itself ("" = none); never logged, recorded or put in errors
+  Api api = Api::kChat;
+  std::chrono::milliseconds timeout{600000};
+  std::chrono::milliseconds connect_timeout{10000};
+  std::size_t max_response_bytes = std::size_t{16} << 20;
+};
+
+// Throws Error (kUsage) for an endpoint that is not an http(s) URL.
+[[nodiscard]] std::unique_ptr<Backend> make_http_backend(HttpConfig config);
+
+// The URL without user:password@ (what records and run.json show).
+[[nodiscard]] std::string strip_credentials(std::string_view url);
+
+// Parses an OpenAI-shaped response body (chat or completions). Returns the error text instead
+// when the body is not a well-formed completion.
+struct ParsedBody {
+  bool ok = false;
+  Completion completion;
+  std::string error;
+};
+[[nodiscard]] ParsedBody parse_completion_body(std::string_view body, Api api);
+
+// The message of an OpenAI-shaped error body ({"error": {"message": ...}}) or a short prefix of
+// the body when it has none.
+[[nodiscard]] std::string error_message_from_body(std::string_view body);
+
+// Retry-After as seconds (delta-seconds or HTTP-date); nullopt when absent or malformed.
+[[nodiscard]] std::optional<double> parse_retry_after(std::string_view value);
+
+}  // namespace numcheck::llm

@@ -1,0 +1,134 @@
+#pragma once
+// The runner: a list of work items -> a run directory, crash-safe and resumable. Used by
+// `numcheck orbit run` (one item per benchmark prompt) and `numcheck orbit consensus run` (one
+// item per planned call). See docs/runner.md for the record formats and every decision.
+//
+// A run directory holds
+//   run.json         manifest: settings, server identity, sessions, counts (rewritten atomically
+//                    at the start and end of every session; never holds an API key)
+//   responses.jsonl  exactly one record per answered item, appended + flushed as each completes
+//   errors.jsonl     one record per item whose attempts ran out in a session (a log across
+//                    sessions: an item answered later also has its earlier error records)
+//
+// Usage (what `orbit consensus run` does):
+//
+//   std::vector<llm::WorkItem> items;
+//   for (const auto& call : plan.calls) {
+//     llm::WorkItem it;
+//     it.item_id = call.call_id;                  // unique within the run
+//     it.prompt = call.prompt;
+//     it.sampling.seed = call.seed;               // per-call overrides
+//     it.sampling.temperature = call.temperature;
+//     it.fields = {{"base_id", call.base_id}, {"arm", call.arm}, {"call", call.index}};
+//     items.push_back(std::move(it));
+//   }
+//   llm::RunSettings s = llm::settings_from(opts);   // opts: llm::RunOptions from the CLI flags
+//   s.kind = "orbit consensus run";
+//   s.id_field = "call_id";
+//   s.binding = {{"plan_sha256", plan_hash}};        // must match on --resume
+//   auto backend = llm::make_backend(opts);          // HTTP or reference, from the same flags
+//   llm::RunSummary sum = llm::run_items(items, s, *backend, out_dir);
+//   // sum.unanswered > 0 -> the CLI exits 3 (ErrorCode::kIncomplete)
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json.hpp"
+#include "llm/backend.hpp"
+
+namespace numcheck::llm {
+
+// One unit of work: one prompt to send, one record to get back.
+struct WorkItem {
+  // Unique key within the run (resume skips items whose key already has a response record). It is
+  // written into records under RunSettings::id_field ("prompt_id" for `orbit run`).
+  std::string item_id;
+  std::string prompt;                        // user message (chat) / prompt text (completions)
+  std::optional<std::string> system_prompt;  // overrides RunSettings::system_prompt when set
+  SamplingOverride sampling;                 // per-item overrides (seed, temperature, ...)
+  // Extra fields copied into the item's response/error record right after the id field (e.g.
+  // base_id, arm). Must be an object; keys must not collide with the runner's record fields.
+  io::OrderedJson fields = io::OrderedJson::object();
+};
+
+struct RetryPolicy {
+  int retries = 4;  // extra attempts after the first (so at most retries + 1 attempts)
+  // Exponential backoff: attempt k (1-based failed attempt) waits
+  //   min(max_delay, base_delay * 2^(k-1)) * (0.5 + 0.5 * u), u uniform [0, 1) from numcheck::Rng
+  // or, after a 429/503 with Retry-After, max(Retry-After (capped at max_retry_after), that).
+  std::chrono::milliseconds base_delay{1000};
+  std::chrono::milliseconds max_delay{30000};
+  std::chrono::milliseconds max_retry_after{300000};
+};
+
+enum class ProgressMode : std::uint8_t {
+  kAuto,   // a live line on a terminal (stderr is a TTY), plain periodic lines otherwise
+  kLive,   // always the live "\r" line
+  kPlain,  // a plain line every `progress_interval`
+  kNone,
+};
+
+struct RunSettings {
+  std::string kind = "orbit run";     // run.json "kind"
+  std::string id_field = "prompt_id";  // record field holding WorkItem::item_id
+  std::string model;                   // model name sent in every request body ("reference" for
+                                       // the reference system)
+
+  Sampling sampling;                          // run-wide sampling (items may override)
+  std::optional<std::string> system_prompt;   // run-wide system prompt
+  io::Json extra_body = io::Json::object();   // merged into every request body (may not set the
+                                              // fields the runner owns: model, messages/prompt,
+                                              // temperature, top_p, top_k, seed, max_tokens)
+  std::size_t concurrency = 1;                // requests in flight per endpoint
+  RetryPolicy retry;
+  std::optional<std::size_t> max_errors;      // stop the session after this many failed items
+  bool use_cache = true;
+  std::filesystem::path cache_path;           // SQLite file (see llm/cache.hpp default_cache_path)
+  bool resume = false;                        // continue an existing run dir (fresh dir: just start)
+  ProgressMode progress = ProgressMode::kAuto;
+  std::chrono::milliseconds progress_interval{10000};
+  bool fsync = true;  // fdatasync responses.jsonl/errors.jsonl at most once a second and at the end
+
+  // Caller's settings that must match on --resume (benchmark hashes, plan hash, ...). Together
+  // with the runner's own binding settings (backend, model, api, sampling, system prompt, extra
+  // body, server identity) they are compared key by key; a mismatch is an Error naming the key.
+  io::OrderedJson binding = io::OrderedJson::object();
+  // Caller's run.json fields that may change between sessions (selection, limit, views).
+  io::OrderedJson info = io::OrderedJson::object();
+  // Settings recorded in run.json that do not bind resume (timeouts, retries, endpoints shown).
+  io::OrderedJson recorded = io::OrderedJson::object();
+};
+
+struct RunSummary {
+  std::size_t total = 0;             // items given
+  std::size_t answered_before = 0;   // items with a response record from earlier sessions
+  std::size_t answered = 0;          // items answered in this session (including cache hits)
+  std::size_t from_cache = 0;        // of which served from the response cache
+  std::size_t failed = 0;            // items that got an error record in this session
+  std::size_t unanswered = 0;        // items without a response record at the end
+  bool stopped_early = false;        // --max-errors reached
+  std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
+  std::string model;                 // model id as the server reported it
+};
+
+// Runs the items into out_dir (created if missing). Throws Error for a mismatching resume, an
+// existing run dir without resume, unreadable/corrupt records, duplicate item ids, or a backend
+// probe failure. Failed items are not exceptions: they are counted in the summary.
+[[nodiscard]] RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& settings,
+                                   Backend& backend, const std::filesystem::path& out_dir);
+
+// Builds the exact request body for an item (what run_items sends and records): model, messages
+// (system then user) or prompt, every sampling field, then extra_body merged in.
+[[nodiscard]] io::Json build_request_body(const WorkItem& item, const RunSettings& settings,
+                                          const std::string& model, Api api);
+
+// Reads a responses.jsonl (or errors.jsonl) file: calls fn(record, line_number) for every record.
+// A torn last line is ignored (and reported via the return value, the number of torn bytes).
+std::size_t read_records(const std::filesystem::path& path,
+                         const std::function<void(const io::Json&, std::size_t)>& fn);
+
+}  // namespace numcheck::llm

@@ -1,0 +1,421 @@
+#include "orbit/generate.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <unistd.h>
+#include <unordered_set>
+
+#include "core/error.hpp"
+#include "core/prng.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "io/sha256.hpp"
+#include "orbit/benchmark.hpp"
+#include "orbit/render.hpp"
+
+namespace numcheck::orbit {
+
+namespace {
+
+// Draws one value and appends a key that identifies the value (not the draw) to `key`: the grid
+// or set index, or the normalized (mantissa, exponent) pair, so duplicate tuples are found without
+// printing rationals.
+num::Rational draw(Rng& rng, const Domain& d, std::string& key) {
+  auto put = [&key](std::uint64_t x) {
+    char buf[sizeof x];
+    std::memcpy(buf, &x, sizeof x);
+    key.append(buf, sizeof x);
+  };
+  switch (d.kind) {
+    case Domain::Kind::kGrid: {
+      const auto k = rng.below(d.size);
+      put(k);
+      return d.min + d.step * num::Rational(static_cast<long long>(k));
+    }
+    case Domain::Kind::kSet: {
+      const auto k = rng.below(d.size);
+      put(k);
+      return d.values[static_cast<std::size_t>(k)];
+    }
+    case Domain::Kind::kScaled: {
+      auto m = rng.between(d.mantissa_min, d.mantissa_max);
+      auto e = rng.between(d.exponent_min, d.exponent_max);
+      const num::Rational v =
+          num::Rational(static_cast<long long>(m)) * num::Rational::pow10(static_cast<int>(e));
+      while (m % 10 == 0) m /= 10, ++e;
+      put(static_cast<std::uint64_t>(m));
+      put(static_cast<std::uint64_t>(e));
+      return v;
+    }
+  }
+  return {};
+}
+
+bool domain_allows(const Domain& d, const num::Rational& v) { return d.integers || !v.is_integer(); }
+
+struct Drawn {
+  std::vector<num::Rational> values;
+  num::Rational answer;
+};
+
+// Draws `t.bases` distinct argument tuples from the template's stream.
+std::vector<Drawn> draw_bases(const TemplateSpec& t, Rng& rng) {
+  std::vector<Drawn> out;
+  out.reserve(t.bases);
+  std::unordered_set<std::string> seen;
+  seen.reserve(t.bases * 2);
+  const std::size_t limit = t.bases * 200 + 10000;
+  std::size_t attempts = 0;
+  std::vector<num::Rational> vals(t.params.size());
+  std::vector<num::Rational> with_answer(t.params.size() + 1);
+  std::string key;
+  while (out.size() < t.bases) {
+    if (++attempts > limit)
+      fail(
+          "template {}: found only {} of {} distinct argument tuples that satisfy the constraints after {} "
+          "draws; "
+          "widen the parameter domains or lower 'bases'",
+          t.id, out.size(), t.bases, limit);
+    bool ok = true;
+    key.clear();
+    for (std::size_t i = 0; i < t.params.size(); ++i) {
+      vals[i] = draw(rng, t.params[i].domain, key);
+      ok = ok && domain_allows(t.params[i].domain, vals[i]);
+    }
+    if (!ok) continue;
+    const auto answer = t.program.eval(vals);
+    if (!answer) continue;  // division by zero
+    if (t.answer_finite_decimal && !answer->has_finite_decimal()) continue;
+    if (!t.constraints.empty()) {
+      std::copy(vals.begin(), vals.end(), with_answer.begin());
+      with_answer.back() = *answer;
+      if (!std::all_of(t.constraints.begin(), t.constraints.end(),
+                       [&](const Constraint& c) { return c.holds(with_answer); }))
+        continue;
+    }
+    if (!seen.insert(key).second) continue;  // duplicate argument tuple
+    out.push_back({vals, *answer});
+  }
+  return out;
+}
+
+// eligible[f][i]: base i has the view of t.views[f]. The consensus subset (the first
+// consensus_bases bases) always has its consensus views; the rest of each quota is the head of a
+// shuffle of the remaining indices by the template's stream, taken in family order.
+std::vector<std::vector<char>> assign_quotas(const TemplateSpec& t, Rng& rng) {
+  std::vector<std::vector<char>> elig;
+  for (const auto& v : t.views) {
+    std::vector<char> e(t.bases, 0);
+    const bool consensus =
+        std::find(t.consensus_views.begin(), t.consensus_views.end(), v.family) != t.consensus_views.end();
+    const std::size_t forced = consensus ? std::min(t.consensus_bases, v.quota) : 0;
+    for (std::size_t i = 0; i < forced; ++i) e[i] = 1;
+    std::vector<std::size_t> rest;
+    rest.reserve(t.bases - forced);
+    for (std::size_t i = forced; i < t.bases; ++i) rest.push_back(i);
+    if (v.quota - forced < rest.size()) rng.shuffle(rest);  // a full quota needs no draw
+    for (std::size_t k = 0; k < v.quota - forced; ++k) e[rest[k]] = 1;
+    elig.push_back(std::move(e));
+  }
+  return elig;
+}
+
+std::string base_id(const TemplateSpec& t, std::size_t index) {
+  const std::size_t width = std::max<std::size_t>(4, std::to_string(t.bases).size());
+  return fmt::format("{}-{:0{}}", t.id, index + 1, width);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  std::size_t run = 0;  // start of the pending run of bytes that need no escape
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions& opts,
+                                   const GenerateSink& sink, const num::UnitRegistry& units) {
+  GeneratedBenchmark g;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  io::Sha256 bases_hash, views_hash;
+  std::size_t bases_bytes = 0, views_bytes = 0;
+  std::string B, V;
+  B.reserve(kChunk + 4096);
+  V.reserve(kChunk + 4096);
+  auto flush = [&](bool force) {
+    if (!B.empty() && (force || B.size() >= kChunk)) {
+      bases_hash.update(B);
+      bases_bytes += B.size();
+      if (sink.bases) sink.bases(B);
+      B.clear();
+    }
+    if (!V.empty() && (force || V.size() >= kChunk)) {
+      views_hash.update(V);
+      views_bytes += V.size();
+      if (sink.views) sink.views(V);
+      V.clear();
+    }
+  };
+  // View names in output order; counts are indexed like this list.
+  std::vector<std::string> all_views = {"canonical"};
+  for (const char* f : kFamilies) all_views.emplace_back(f);
+  all_views.emplace_back("paraphrase1");
+  all_views.emplace_back("paraphrase2");
+  const std::size_t kViews = all_views.size();
+  auto is_family = [&](std::size_t v) { return v >= 1 && v <= std::size(kFamilies); };
+  std::vector<std::size_t> per_view(kViews, 0);
+  io::OrderedJson per_template = io::OrderedJson::object();
+  io::OrderedJson consensus = io::OrderedJson::object();
+
+  std::vector<std::size_t> base_views;  // indexes into all_views
+  std::string id, answer, prompt_id, prompt;
+  std::vector<std::string> canonical;
+  for (const auto& t : spec.templates) {
+    Rng rng(opts.seed, t.id);
+    const auto drawn = draw_bases(t, rng);
+    const auto elig = assign_quotas(t, rng);
+    std::vector<std::size_t> family_index;  // t.views[f] -> index into all_views
+    for (const auto& v : t.views)
+      family_index.push_back(static_cast<std::size_t>(
+          std::find(all_views.begin(), all_views.end(), v.family) - all_views.begin()));
+    std::vector<std::size_t> tcounts(kViews, 0);
+    std::size_t tprompts = 0;
+    const bool para = opts.paraphrases && t.consensus_bases > 0;
+    if (t.consensus_bases > 0) consensus[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
+
+    for (std::size_t i = 0; i < drawn.size(); ++i) {
+      id = base_id(t, i);
+      answer = drawn[i].answer.str();
+      base_views.clear();
+      base_views.push_back(0);
+      for (std::size_t f = 0; f < t.views.size(); ++f)
+        if (elig[f][i]) base_views.push_back(family_index[f]);
+      const bool in_consensus = i < t.consensus_bases;
+      if (para && in_consensus) {
+        base_views.push_back(kViews - 2);
+        base_views.push_back(kViews - 1);
+      }
+
+      B += "{\"base_id\":";
+      append_json_string(B, id);
+      B += ",\"template\":";
+      append_json_string(B, t.id);
+      B += ",\"dimension\":";
+      append_json_string(B, t.dimension);
+      B += ",\"canonical_unit\":";
+      append_json_string(B, t.canonical_unit);
+      B += ",\"params\":{";
+      for (std::size_t p = 0; p < t.params.size(); ++p) {
+        if (p) B += ',';
+        append_json_string(B, t.params[p].name);
+        B += ':';
+        append_json_string(B, drawn[i].values[p].str());
+      }
+      B += "},\"answer\":";
+      append_json_string(B, answer);
+      B += ",\"views\":[";
+      for (std::size_t k = 0; k < base_views.size(); ++k) {
+        if (k) B += ',';
+        append_json_string(B, all_views[base_views[k]]);
+      }
+      B += "],\"consensus_subset\":";
+      B += in_consensus ? "true" : "false";
+      B += "}\n";
+
+      canonical.clear();
+      for (std::size_t p = 0; p < t.params.size(); ++p)
+        canonical.push_back(render_quantity(spec, t, p, drawn[i].values[p], "canonical", units));
+      for (const std::size_t vi : base_views) {
+        const std::string& vn = all_views[vi];
+        prompt_id.assign(id).append(":").append(vn);
+        V += "{\"prompt_id\":";
+        append_json_string(V, prompt_id);
+        V += ",\"base_id\":";
+        append_json_string(V, id);
+        V += ",\"template\":";
+        append_json_string(V, t.id);
+        V += ",\"view\":";
+        append_json_string(V, vn);
+        V += ",\"family\":";
+        if (is_family(vi)) {
+          append_json_string(V, vn);
+        } else {
+          V += "null";
+        }
+        V += ",\"prompt\":";
+        prompt.clear();
+        render_prompt_into(prompt, spec, t, vn, drawn[i].values, &canonical, units);
+        append_json_string(V, prompt);
+        V += ",\"expected\":";
+        append_json_string(V, answer);
+        V += ",\"answer_unit\":";
+        append_json_string(V, t.canonical_unit);
+        V += "}\n";
+        ++tcounts[vi];
+        ++per_view[vi];
+        ++tprompts;
+      }
+      flush(false);
+    }
+    io::OrderedJson tviews = io::OrderedJson::object();
+    tviews["canonical"] = tcounts[0];
+    for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts[family_index[f]];
+    if (para) {
+      tviews["paraphrase1"] = tcounts[kViews - 2];
+      tviews["paraphrase2"] = tcounts[kViews - 1];
+    }
+    per_template[t.id] = {{"bases", t.bases}, {"prompts", tprompts}, {"views", std::move(tviews)}};
+    g.bases += t.bases;
+    g.prompts += tprompts;
+  }
+
+  flush(true);
+  io::OrderedJson families = io::OrderedJson::object();
+  io::OrderedJson views = io::OrderedJson::object();
+  for (std::size_t v = 0; v < kViews; ++v) {
+    if (is_family(v)) families[all_views[v]] = per_view[v];
+    if (v < kViews - 2 || opts.paraphrases) views[all_views[v]] = per_view[v];
+  }
+  io::OrderedJson m;
+  m["format"] = kBenchmarkFormat;
+  m["generator_version"] = kGeneratorVersion;
+  m["prompt_version"] = spec.prompt_version;
+  m["seed"] = opts.seed;
+  m["spec_name"] = spec.name;
+  m["spec_sha256"] = spec.sha256;
+  m["paraphrases"] = opts.paraphrases;
+  m["counts"] = {{"bases", g.bases},
+                 {"prompts", g.prompts},
+                 {"families", std::move(families)},
+                 {"views", std::move(views)},
+                 {"templates", std::move(per_template)}};
+  m["consensus_subset"] = consensus;
+  m["files"] = {
+      {"bases.jsonl", {{"sha256", bases_hash.hex_digest()}, {"bytes", bases_bytes}, {"records", g.bases}}},
+      {"views.jsonl", {{"sha256", views_hash.hex_digest()}, {"bytes", views_bytes}, {"records", g.prompts}}}};
+  m["spec"] = io::parse_ordered_json(spec.canonical_json, "spec");
+  g.manifest_json = io::to_pretty(m);
+  return g;
+}
+
+GeneratedBenchmark generate(const OrbitSpec& spec, const GenerateOptions& opts,
+                            const num::UnitRegistry& units) {
+  std::string bases, views;
+  GenerateSink sink;
+  sink.bases = [&bases](std::string_view chunk) { bases += chunk; };
+  sink.views = [&views](std::string_view chunk) { views += chunk; };
+  GeneratedBenchmark g = generate_stream(spec, opts, sink, units);
+  g.bases_jsonl = std::move(bases);
+  g.views_jsonl = std::move(views);
+  return g;
+}
+
+namespace {
+
+// A file written in pieces to "<path>.tmp.<pid>", synced and renamed over `path` on commit.
+class StreamFile {
+ public:
+  explicit StreamFile(std::filesystem::path path) : path_(std::move(path)) {
+    tmp_ = path_;
+    tmp_ += fmt::format(".tmp.{}", ::getpid());
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_) fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(errno));
+  }
+  StreamFile(const StreamFile&) = delete;
+  StreamFile& operator=(const StreamFile&) = delete;
+  ~StreamFile() {
+    if (f_) {
+      std::fclose(f_);
+      std::error_code ec;
+      std::filesystem::remove(tmp_, ec);
+    }
+  }
+  void write(std::string_view bytes) {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size())
+      fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(errno));
+  }
+  void commit() {
+    const bool ok = std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0;
+    const int err = errno;
+    std::fclose(f_);
+    f_ = nullptr;
+    if (!ok) fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(err));
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) fail(ErrorCode::kIo, "cannot rename {} to {}: {}", tmp_.string(), path_.string(), ec.message());
+  }
+
+ private:
+  std::filesystem::path path_, tmp_;
+  std::FILE* f_ = nullptr;
+};
+
+}  // namespace
+
+GeneratedBenchmark generate_to_dir(const std::filesystem::path& dir, const OrbitSpec& spec,
+                                   const GenerateOptions& opts, const num::UnitRegistry& units) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail(ErrorCode::kIo, "{}: cannot create directory: {}", dir.string(), ec.message());
+  std::filesystem::remove(dir / "manifest.json", ec);
+  StreamFile bases(dir / "bases.jsonl"), views(dir / "views.jsonl");
+  GenerateSink sink;
+  sink.bases = [&bases](std::string_view chunk) { bases.write(chunk); };
+  sink.views = [&views](std::string_view chunk) { views.write(chunk); };
+  GeneratedBenchmark g = generate_stream(spec, opts, sink, units);
+  bases.commit();
+  views.commit();
+  io::write_file_atomic(dir / "manifest.json", g.manifest_json);
+  return g;
+}
+
+void write_benchmark(const std::filesystem::path& dir, const GeneratedBenchmark& g) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail(ErrorCode::kIo, "{}: cannot create directory: {}", dir.string(), ec.message());
+  // The manifest goes last and is removed first: a directory with a manifest is a finished one.
+  std::filesystem::remove(dir / "manifest.json", ec);
+  io::write_file_atomic(dir / "bases.jsonl", g.bases_jsonl);
+  io::write_file_atomic(dir / "views.jsonl", g.views_jsonl);
+  io::write_file_atomic(dir / "manifest.json", g.manifest_json);
+}
+
+}  // namespace numcheck::orbit

@@ -1,0 +1,63 @@
+#pragma once
+// Benchmark generation: draws each template's bases from its own private stream
+// Rng(seed, template id), rejects duplicate argument tuples and tuples that break the template's
+// constraints, assigns view eligibility by fixed quotas (the consensus subset first, the rest by a
+// shuffle of the template's stream), and renders every view. Output is a pure function of
+// (spec, seed, paraphrases): byte-identical on every machine.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "num/units.hpp"
+#include "orbit/spec.hpp"
+
+namespace numcheck::orbit {
+
+inline constexpr const char* kGeneratorVersion = "1.0.0";
+inline constexpr std::uint64_t kDefaultSeed = 20260725;
+inline constexpr const char* kBenchmarkFormat = "numcheck-orbit-benchmark";
+
+struct GenerateOptions {
+  std::uint64_t seed = kDefaultSeed;
+  bool paraphrases = false;  // also write paraphrase1/paraphrase2 for each template's consensus subset
+};
+
+// The three files of a benchmark, in memory.
+struct GeneratedBenchmark {
+  std::string bases_jsonl;
+  std::string views_jsonl;
+  std::string manifest_json;
+  std::size_t bases = 0;
+  std::size_t prompts = 0;
+};
+
+// Where streamed generation sends the two JSONL files, in chunks of about a megabyte, in order.
+struct GenerateSink {
+  std::function<void(std::string_view)> bases;
+  std::function<void(std::string_view)> views;
+};
+
+// Streams the benchmark to `sink` (memory stays bounded whatever the spec's size) and returns the
+// manifest, whose hashes cover exactly the bytes sent. bases_jsonl/views_jsonl stay empty.
+[[nodiscard]] GeneratedBenchmark generate_stream(
+    const OrbitSpec& spec, const GenerateOptions& opts, const GenerateSink& sink,
+    const num::UnitRegistry& units = num::UnitRegistry::builtin());
+
+// The whole benchmark in memory.
+[[nodiscard]] GeneratedBenchmark generate(const OrbitSpec& spec, const GenerateOptions& opts = {},
+                                          const num::UnitRegistry& units = num::UnitRegistry::builtin());
+
+// Writes bases.jsonl, views.jsonl, then manifest.json (each atomically) into dir, creating it.
+void write_benchmark(const std::filesystem::path& dir, const GeneratedBenchmark& g);
+
+// Generates straight into dir: the JSONL files are streamed to temporary files that are renamed
+// into place, and manifest.json is written last. Returns the counts and the manifest.
+GeneratedBenchmark generate_to_dir(const std::filesystem::path& dir, const OrbitSpec& spec,
+                                   const GenerateOptions& opts = {},
+                                   const num::UnitRegistry& units = num::UnitRegistry::builtin());
+
+// JSON string literal with the escapes nlohmann::json uses (UTF-8 passed through).
+void append_json_string(std::string& out, std::string_view s);
+
+}  // namespace numcheck::orbit

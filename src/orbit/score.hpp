@@ -1,0 +1,94 @@
+#pragma once
+// Scoring a responses file against a benchmark (`numcheck orbit score`, docs/grading.md): every
+// response record is graded by the strict parser and the audit layer, and every problem with the
+// file (a malformed line, an unknown or duplicate prompt_id, a benchmark prompt without a record)
+// is reported with its line number. Nothing is dropped or counted twice without being reported.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grade/grade.hpp"
+#include "io/json.hpp"
+#include "num/units.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::orbit {
+
+enum class ScoreIssueKind : std::uint8_t {
+  kMalformed,      // not a JSON object with the required fields of the required types
+  kUnknownPrompt,  // prompt_id is not in the benchmark
+  kDuplicate,      // a second record for a prompt (the first record is the one scored)
+  kMissing,        // a benchmark prompt without a record (line 0)
+};
+// "malformed", "unknown_prompt", "duplicate", "missing".
+[[nodiscard]] std::string_view issue_kind_name(ScoreIssueKind k) noexcept;
+
+struct ScoreIssue {
+  ScoreIssueKind kind = ScoreIssueKind::kMalformed;
+  std::size_t line = 0;   // 1-based line of the responses file; 0 for a missing prompt
+  std::string prompt_id;  // when known
+  std::string message;    // what is wrong, without the file:line prefix
+};
+
+// One graded prompt.
+struct ScoredPrompt {
+  std::size_t view_index = 0;  // index into Benchmark::views
+  std::size_t line = 0;        // line of the responses file the record came from
+  std::string finish_reason;   // "" when the record had null
+  std::optional<std::int64_t> completion_tokens;
+  grade::Grade grade;
+};
+
+struct Scores {
+  std::vector<ScoredPrompt> records;  // benchmark (views.jsonl) order
+  std::vector<ScoreIssue> issues;     // file order; missing prompts last, in benchmark order
+  std::size_t lines = 0;              // lines read from the responses file
+  std::size_t blank_lines = 0;        // whitespace-only lines (not records; counted, not graded)
+
+  [[nodiscard]] std::size_t count(ScoreIssueKind k) const;
+};
+
+// Grades every record of `responses` (JSONL). Throws Error only when the file cannot be read or a
+// benchmark view asks for a unit the registry does not know; everything wrong with a record is
+// an issue.
+[[nodiscard]] Scores score_responses(const Benchmark& bench, const std::filesystem::path& responses,
+                                     const num::UnitRegistry& units = num::UnitRegistry::builtin());
+
+// "responses.jsonl:12: duplicate prompt_id 'CV-0001:canonical' (first record at line 3)".
+[[nodiscard]] std::string format_issue(const ScoreIssue& issue, const std::filesystem::path& responses);
+
+// When there are issues: throws the Error `orbit score` fails with (kInvalidInput for malformed,
+// unknown or duplicate records; kIncomplete when prompts are only missing). No-op otherwise.
+void check_complete(const Scores& scores, const std::filesystem::path& responses);
+
+// One score record: prompt_id, base_id, view, family, template, expected, answer_unit,
+// finish_reason, completion_tokens (when present), line, strict, audit.
+[[nodiscard]] io::OrderedJson score_record(const Benchmark& bench, const ScoredPrompt& p);
+
+// The system that produced a responses file: run.json next to it (fields "model" and
+// "simulated") when present, else the file's stem.
+struct SystemInfo {
+  std::string name;
+  bool simulated = false;
+  std::string source;  // "run.json" or "file_name"
+};
+[[nodiscard]] SystemInfo read_system_info(const std::filesystem::path& responses);
+
+// The sidecar manifest written next to the scores (<out>.manifest.json).
+[[nodiscard]] io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores,
+                                             const std::filesystem::path& responses,
+                                             const std::filesystem::path& out, std::string_view scores_sha256,
+                                             bool allow_partial);
+
+// Path of the sidecar: "<out>.manifest.json".
+[[nodiscard]] std::filesystem::path score_manifest_path(const std::filesystem::path& out);
+
+// Writes the scores (one JSON line per record, benchmark order) and the sidecar, both atomically.
+void write_scores(const Benchmark& bench, const Scores& scores, const std::filesystem::path& responses,
+                  const std::filesystem::path& out, bool allow_partial);
+
+}  // namespace numcheck::orbit

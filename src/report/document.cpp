@@ -1,0 +1,325 @@
+#include "report/document.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace numcheck::report {
+
+namespace {
+
+// Replaces invalid UTF-8 and control characters (except \n and \t) by U+FFFD, via html_escape's
+// validator: unescape its five entities afterwards. Keeps the other escapers simple and safe.
+std::string clean_utf8(std::string_view text) {
+  std::string e = html::html_escape(text);
+  std::string out;
+  out.reserve(e.size());
+  for (std::size_t i = 0; i < e.size();) {
+    if (e[i] == '&') {
+      static constexpr std::pair<std::string_view, char> kEnt[] = {
+          {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}};
+      bool done = false;
+      for (const auto& [ent, ch] : kEnt) {
+        if (std::string_view(e).substr(i, ent.size()) == ent) {
+          out += ch;
+          i += ent.size();
+          done = true;
+          break;
+        }
+      }
+      if (done) continue;
+    }
+    out += e[i++];
+  }
+  return out;
+}
+
+std::string cell_text(const html::Cell& c) { return c.text; }
+
+}  // namespace
+
+std::string markdown_escape(std::string_view text) {
+  const std::string clean = clean_utf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '#':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string latex_escape(std::string_view text) {
+  const std::string clean = clean_utf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    switch (c) {
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '{':
+      case '}':
+      case '$':
+      case '&':
+      case '#':
+      case '_':
+      case '%':
+        out += '\\';
+        out += c;
+        break;
+      case '^':
+        out += "\\textasciicircum{}";
+        break;
+      case '~':
+        out += "\\textasciitilde{}";
+        break;
+      case '<':
+        out += "\\textless{}";
+        break;
+      case '>':
+        out += "\\textgreater{}";
+        break;
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void Document::heading(int level, std::string id, std::string text) {
+  Block b;
+  b.kind = Block::Kind::kHeading;
+  b.level = level;
+  b.id = std::move(id);
+  b.text = std::move(text);
+  blocks_.push_back(std::move(b));
+}
+
+void Document::paragraph(std::string text) {
+  Block b;
+  b.kind = Block::Kind::kParagraph;
+  b.text = std::move(text);
+  blocks_.push_back(std::move(b));
+}
+
+void Document::warning(std::string text) {
+  Block b;
+  b.kind = Block::Kind::kWarning;
+  b.text = std::move(text);
+  blocks_.push_back(std::move(b));
+}
+
+void Document::table(html::Table t, bool in_latex) {
+  Block b;
+  b.kind = Block::Kind::kTable;
+  b.table = std::move(t);
+  b.in_latex = in_latex;
+  blocks_.push_back(std::move(b));
+}
+
+void Document::figure(std::string html) {
+  Block b;
+  b.kind = Block::Kind::kFigure;
+  b.figure_html = std::move(html);
+  blocks_.push_back(std::move(b));
+}
+
+void Document::verbatim(std::string text) {
+  Block b;
+  b.kind = Block::Kind::kVerbatim;
+  b.text = std::move(text);
+  blocks_.push_back(std::move(b));
+}
+
+std::string Document::to_markdown() const {
+  std::string s;
+  for (const auto& b : blocks_) {
+    switch (b.kind) {
+      case Block::Kind::kHeading:
+        s += fmt::format("{} {}\n\n", std::string(static_cast<std::size_t>(b.level), '#'),
+                         markdown_escape(b.text));
+        break;
+      case Block::Kind::kParagraph:
+        s += markdown_escape(b.text) + "\n\n";
+        break;
+      case Block::Kind::kWarning:
+        s += "> **Note:** " + markdown_escape(b.text) + "\n\n";
+        break;
+      case Block::Kind::kTable: {
+        const auto& t = b.table;
+        if (!t.caption.empty()) s += "**" + markdown_escape(t.caption) + "**\n\n";
+        if (t.header.empty()) break;
+        s += "|";
+        for (const auto& h : t.header) s += " " + markdown_escape(h) + " |";
+        s += "\n|";
+        for (std::size_t i = 0; i < t.header.size(); ++i) {
+          const bool numeric = !t.rows.empty() && i < t.rows[0].size() && t.rows[0][i].numeric;
+          s += numeric ? "---:|" : "---|";
+        }
+        s += "\n";
+        for (const auto& row : t.rows) {
+          s += "|";
+          for (std::size_t i = 0; i < t.header.size(); ++i) {
+            const std::string txt = i < row.size() ? markdown_escape(cell_text(row[i])) : "";
+            const bool emph = i < row.size() && row[i].emphasis && !txt.empty();
+            s += " " + (emph ? "**" + txt + "**" : txt) + " |";
+          }
+          s += "\n";
+        }
+        s += "\n";
+        if (!t.note.empty()) s += "_" + markdown_escape(t.note) + "_\n\n";
+        break;
+      }
+      case Block::Kind::kFigure:
+        break;  // figures are in report.html
+      case Block::Kind::kVerbatim: {
+        const std::string clean = clean_utf8(b.text);
+        // A fence longer than any backtick run inside, so the text cannot close it.
+        std::size_t longest = 0, run = 0;
+        for (char c : clean) {
+          run = c == '`' ? run + 1 : 0;
+          longest = std::max(longest, run);
+        }
+        const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+        s += fence + "text\n" + clean + (clean.empty() || clean.back() != '\n' ? "\n" : "") + fence + "\n\n";
+        break;
+      }
+    }
+  }
+  return s;
+}
+
+std::string Document::to_html(std::string_view title) const {
+  std::string toc = "<nav><ul>";
+  bool any = false;
+  for (const auto& b : blocks_) {
+    if (b.kind == Block::Kind::kHeading && b.level == 2 && !b.id.empty()) {
+      toc +=
+          fmt::format("<li><a href=\"#{}\">{}</a></li>", html::html_escape(b.id), html::html_escape(b.text));
+      any = true;
+    }
+  }
+  toc += "</ul></nav>\n";
+  std::string body;
+  bool toc_done = !any;
+  for (const auto& b : blocks_) {
+    switch (b.kind) {
+      case Block::Kind::kHeading: {
+        if (!toc_done && b.level == 2) {
+          body += toc;
+          toc_done = true;
+        }
+        const int lvl = std::clamp(b.level, 1, 4);
+        if (b.id.empty()) {
+          body += fmt::format("<h{0}>{1}</h{0}>\n", lvl, html::html_escape(b.text));
+        } else {
+          body += fmt::format("<h{0} id=\"{1}\">{2}</h{0}>\n", lvl, html::html_escape(b.id),
+                              html::html_escape(b.text));
+        }
+        break;
+      }
+      case Block::Kind::kParagraph:
+        body += html::paragraph(b.text);
+        break;
+      case Block::Kind::kWarning:
+        body += fmt::format("<p class=\"warn\"><span class=\"badge\">Note</span> {}</p>\n",
+                            html::html_escape(b.text));
+        break;
+      case Block::Kind::kTable:
+        body += html::render_table(b.table);
+        break;
+      case Block::Kind::kFigure:
+        body += b.figure_html;
+        break;
+      case Block::Kind::kVerbatim:
+        body += fmt::format("<pre class=\"resp\">{}</pre>\n", html::html_escape(b.text));
+        break;
+    }
+  }
+  return html::page(title, body);
+}
+
+std::string Document::to_latex(std::string_view preamble_comment) const {
+  std::string s;
+  for (std::size_t i = 0; i < preamble_comment.size();) {
+    const auto nl = preamble_comment.find('\n', i);
+    const auto line = preamble_comment.substr(i, nl == std::string_view::npos ? nl : nl - i);
+    std::string clean = clean_utf8(line);
+    std::replace_if(
+        clean.begin(), clean.end(), [](char ch) { return ch == '\r' || ch == '\t'; }, ' ');
+    s += "% " + clean + "\n";
+    if (nl == std::string_view::npos) break;
+    i = nl + 1;
+  }
+  s += "\n";
+  std::size_t n = 0;
+  for (const auto& b : blocks_) {
+    if (b.kind != Block::Kind::kTable || !b.in_latex) continue;
+    const auto& t = b.table;
+    if (t.header.empty()) continue;
+    ++n;
+    std::string spec;
+    for (std::size_t c = 0; c < t.header.size(); ++c) {
+      const bool numeric = !t.rows.empty() && c < t.rows[0].size() && t.rows[0][c].numeric;
+      spec += numeric ? 'r' : 'l';
+    }
+    s += "\\begin{table}[htbp]\n\\centering\n\\small\n";
+    if (!t.caption.empty()) s += "\\caption{" + latex_escape(t.caption) + "}\n";
+    if (!t.id.empty()) s += "\\label{tab:" + latex_escape(t.id) + "}\n";
+    s += "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n";
+    s += "\\begin{tabular}{" + spec + "}\n\\toprule\n";
+    for (std::size_t c = 0; c < t.header.size(); ++c) {
+      s += (c ? " & " : "") + latex_escape(t.header[c]);
+    }
+    s += " \\\\\n\\midrule\n";
+    for (const auto& row : t.rows) {
+      for (std::size_t c = 0; c < t.header.size(); ++c) {
+        std::string txt = c < row.size() ? latex_escape(row[c].text) : "";
+        if (c < row.size() && row[c].emphasis && !txt.empty()) txt = "\\textbf{" + txt + "}";
+        s += (c ? " & " : "") + txt;
+      }
+      s += " \\\\\n";
+    }
+    s += "\\bottomrule\n\\end{tabular}}\n";
+    if (!t.note.empty()) {
+      s += "\\par\\smallskip{\\footnotesize " + latex_escape(t.note) + "}\n";
+    }
+    s += "\\end{table}\n\n";
+  }
+  if (n == 0) s += "% (no tables)\n";
+  return s;
+}
+
+}  // namespace numcheck::report

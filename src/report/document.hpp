@@ -1,0 +1,49 @@
+#pragma once
+// A report as a list of blocks (headings, paragraphs, tables, figures, verbatim text) rendered
+// three ways from the same content: Markdown, self-contained HTML, and LaTeX tables. Text in every
+// block is untrusted and escaped by each renderer for its format.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/html.hpp"
+
+namespace numcheck::report {
+
+struct Block {
+  enum class Kind { kHeading, kParagraph, kWarning, kTable, kFigure, kVerbatim };
+  Kind kind = Kind::kParagraph;
+  int level = 2;            // headings: 1..3
+  std::string id;           // headings: anchor id
+  std::string text;         // heading, paragraph, warning or verbatim text
+  html::Table table;        // tables
+  std::string figure_html;  // figures (HTML only; toolkit markup)
+  bool in_latex = true;     // tables: exported to report.tex
+};
+
+class Document {
+ public:
+  void heading(int level, std::string id, std::string text);
+  void paragraph(std::string text);
+  void warning(std::string text);
+  void table(html::Table t, bool in_latex = true);
+  void figure(std::string html);
+  void verbatim(std::string text);
+
+  [[nodiscard]] const std::vector<Block>& blocks() const noexcept { return blocks_; }
+
+  [[nodiscard]] std::string to_markdown() const;
+  // A full HTML page; level-2 headings get a table of contents.
+  [[nodiscard]] std::string to_html(std::string_view title) const;
+  // The tables only, each a `table` float with booktabs rules (needs \usepackage{booktabs}).
+  [[nodiscard]] std::string to_latex(std::string_view preamble_comment) const;
+
+ private:
+  std::vector<Block> blocks_;
+};
+
+// Escapers for the two text formats (HTML is html::html_escape).
+[[nodiscard]] std::string markdown_escape(std::string_view text);
+[[nodiscard]] std::string latex_escape(std::string_view text);
+
+}  // namespace numcheck::report

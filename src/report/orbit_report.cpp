@@ -1,0 +1,678 @@
+#include "report/orbit_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+
+namespace numcheck::report {
+
+namespace {
+
+using OJ = io::OrderedJson;
+using html::Cell;
+using html::Table;
+
+double num(const OJ& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+std::uint64_t cnt(const OJ& j) { return j.is_number() ? j.get<std::uint64_t>() : 0; }
+
+std::string rate(const OJ& j) { return html::fixed(num(j), 3); }
+std::string interval(const OJ& j) {
+  if (!j.is_array() || j.size() != 2) return "n/a";
+  return html::interval_text(num(j[0]), num(j[1]), 3);
+}
+std::string pts(const OJ& j) { return html::signed_points(num(j), 1); }
+std::string pts_interval(const OJ& j) {
+  if (!j.is_array() || j.size() != 2) return "n/a";
+  return fmt::format("[{}, {}]", html::signed_points(num(j[0]), 1), html::signed_points(num(j[1]), 1));
+}
+std::string pvalue(const OJ& j) {
+  const double p = num(j);
+  if (!std::isfinite(p)) return "n/a";
+  if (p == 0.0) return "<1e-300";
+  if (p < 0.001) return fmt::format("{:.1e}", p);
+  return fmt::format("{:.3f}", p);
+}
+std::string rate_with_ci(const OJ& r, const OJ& ci) { return rate(r) + " " + interval(ci); }
+std::string yes_no(bool b) { return b ? "yes" : "no"; }
+
+struct Ctx {
+  const OJ& m;
+  std::vector<std::string> order;
+  std::map<std::string, bool> simulated;
+  std::vector<std::string> views;  // canonical and families present
+  std::vector<std::string> templates;
+
+  [[nodiscard]] std::string label(const std::string& name) const {
+    auto it = simulated.find(name);
+    return it != simulated.end() && it->second ? name + " (simulated)" : name;
+  }
+  [[nodiscard]] const OJ& layer(const std::string& name, std::size_t l) const {
+    return m["systems"][name][kLayerNames[l]];
+  }
+};
+
+std::string layer_title(std::size_t l) {
+  return l == 0 ? "strict parser" : "audit layer (audit_v2, descriptive)";
+}
+
+// Stacked bars per view for one system: strict-correct, audit-recovered, residual failures by
+// audit outcome (value errors split into exact power-of-ten drops and others).
+std::string outcome_chart(const Ctx& c, const std::string& name) {
+  html::StackedBarChart ch;
+  ch.title = fmt::format(
+      "{}: responses by view (strict correct, audit recovered, residual "
+      "failures by outcome)",
+      c.label(name));
+  ch.id = "fig-outcomes-" + name;
+  ch.segments = {{"strict correct", "#0072B2"},
+                 {"audit recovered", "#56B4E9"},
+                 {"truncation_error", "#E69F00"},
+                 {"format_error", "#CC79A7"},
+                 {"parse_error", "#F0E442"},
+                 {"unit_error", "#009E73"},
+                 {"value_error: power of ten", "#D55E00"},
+                 {"value_error: other", "#7A2E00"},
+                 {"missing", "#999999"}};
+  const OJ& strict = c.layer(name, 0);
+  const OJ& audit = c.layer(name, 1);
+  for (const auto& v : c.views) {
+    const double sc = num(strict["views"][v]["correct"]);
+    const double ac = num(audit["views"][v]["correct"]);
+    const OJ& f = audit["failures"][v];
+    double mag = 0;
+    if (audit["magnitude_drops"]["by_view"].contains(v)) {
+      mag = num(audit["magnitude_drops"]["by_view"][v]["total"]);
+    }
+    const double ve = num(f["value_error"]);
+    ch.row_labels.push_back(fmt::format("{} (n={})", v, cnt(strict["views"][v]["n"])));
+    ch.values.push_back({sc, std::max(0.0, ac - sc), num(f["truncation_error"]), num(f["format_error"]),
+                         num(f["parse_error"]), num(f["unit_error"]), mag, std::max(0.0, ve - mag),
+                         num(f["missing"])});
+  }
+  return html::stacked_bar_chart(ch);
+}
+
+std::string gap_chart(const Ctx& c, std::size_t l) {
+  html::IntervalChart ch;
+  ch.title = fmt::format(
+      "Gaps ({}): canonical minus transformed (families) or orbit correctness, "
+      "percentage points, 95% base-bootstrap intervals; dashed line = 3 points",
+      layer_title(l));
+  ch.id = fmt::format("fig-gaps-{}", kLayerNames[l]);
+  ch.thresholds = {0.03};
+  ch.axis_label = "gap (percentage points)";
+  for (const auto& name : c.order) {
+    const OJ& lj = c.layer(name, l);
+    html::IntervalRow r;
+    r.label = fmt::format("{} · orbit", c.label(name));
+    r.estimate = num(lj["orbit_gap"]["value"]);
+    r.lo = lj["orbit_gap"]["ci"].is_array() ? num(lj["orbit_gap"]["ci"][0]) : std::nan("");
+    r.hi = lj["orbit_gap"]["ci"].is_array() ? num(lj["orbit_gap"]["ci"][1]) : std::nan("");
+    r.highlight = lj["orbit_gap"]["material"].get<bool>();
+    ch.rows.push_back(r);
+    for (const auto& [fam, fj] : lj["families"].items()) {
+      html::IntervalRow fr;
+      fr.label = fmt::format("{} · {}", c.label(name), fam);
+      fr.estimate = num(fj["gap"]);
+      fr.lo = fj["ci"].is_array() ? num(fj["ci"][0]) : std::nan("");
+      fr.hi = fj["ci"].is_array() ? num(fj["ci"][1]) : std::nan("");
+      fr.highlight = fj["material"].get<bool>();
+      ch.rows.push_back(fr);
+    }
+  }
+  return html::interval_chart(ch);
+}
+
+std::string view_bar_chart(const Ctx& c, std::size_t l) {
+  html::BarChart ch;
+  ch.title = fmt::format("Correctness by view ({})", layer_title(l));
+  ch.id = fmt::format("fig-views-{}", kLayerNames[l]);
+  ch.groups = c.views;
+  for (const auto& name : c.order) ch.series.push_back(c.label(name));
+  ch.y_label = "correct (%)";
+  ch.y_percent = true;
+  ch.y_max = 1.0;
+  for (const auto& v : c.views) {
+    std::vector<double> row;
+    for (const auto& name : c.order) row.push_back(num(c.layer(name, l)["views"][v]["rate"]));
+    ch.values.push_back(row);
+  }
+  return html::bar_chart(ch);
+}
+
+std::string k_list(const OJ& by_k) {
+  std::string s;
+  for (const auto& [k, v] : by_k.items()) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("k={}: {}", k, cnt(v));
+  }
+  return s.empty() ? "-" : s;
+}
+
+std::string truncate_utf8(const std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + fmt::format("\n[... truncated: {} bytes in all]", s.size());
+}
+
+}  // namespace
+
+Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::vector<SystemScores>& systems,
+                        std::size_t examples_per_view) {
+  Ctx c{m, {}, {}, {}, {}};
+  for (const auto& n : m["system_order"]) c.order.push_back(n.get<std::string>());
+  for (const auto& n : c.order) c.simulated[n] = m["systems"][n]["simulated"].get<bool>();
+  for (const auto& [v, _] : m["benchmark"]["views"].items()) c.views.push_back(v);
+  for (const auto& t : m["benchmark"]["templates"]) c.templates.push_back(t.get<std::string>());
+  const bool several = c.order.size() > 1;
+
+  Document d;
+  d.heading(1, "top", "Orbit benchmark report");
+  d.paragraph(fmt::format(
+      "Benchmark {}: {} bases, {} prompts (bases.jsonl sha256 {}). {} system(s). Intervals: {} "
+      "base-clustered bootstrap draws (seed {}) for gaps, Wilson score intervals for rates, "
+      "level {}. Generated by numcheck {}.",
+      m["benchmark"]["dir"].get<std::string>(), cnt(m["benchmark"]["bases"]), cnt(m["benchmark"]["prompts"]),
+      m["benchmark"]["file_sha256"].value("bases.jsonl", std::string("?")), c.order.size(),
+      cnt(m["settings"]["bootstrap_draws"]), cnt(m["settings"]["seed"]), num(m["settings"]["level"]),
+      m["numcheck_version"].get<std::string>()));
+  for (const auto& n : c.order) {
+    if (c.simulated[n]) {
+      d.warning(
+          fmt::format("{} is a SIMULATED system (the built-in reference solver with injected "
+                      "faults): its numbers test the pipeline and measure no model.",
+                      n));
+    }
+  }
+
+  // ---- systems ---------------------------------------------------------------------------------
+  d.heading(2, "systems", "Systems");
+  {
+    Table t;
+    t.caption = "Systems and their score files";
+    t.id = "systems";
+    t.header = {"System",         "Simulated",       "Score records",
+                "Scored prompts", "Missing prompts", "Other records (ignored)",
+                "Scores file"};
+    for (const auto& n : c.order) {
+      const OJ& s = m["systems"][n];
+      t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(yes_no(c.simulated[n])),
+                        Cell::num(std::to_string(cnt(s["records"]))),
+                        Cell::num(std::to_string(cnt(s["scored_prompts"]))),
+                        Cell::num(std::to_string(cnt(s["missing"])), cnt(s["missing"]) > 0),
+                        Cell::num(std::to_string(cnt(s["ignored_records"]))),
+                        Cell::txt(s["scores_file"].get<std::string>())});
+      if (cnt(s["missing"]) > 0) {
+        d.warning(
+            fmt::format("{}: {} prompts of the benchmark have no score record; they count "
+                        "as failures (outcome 'missing') in every metric.",
+                        c.label(n), cnt(s["missing"])));
+      }
+    }
+    t.note =
+        "Other records are scores for views outside the orbit metrics (the consensus "
+        "study's paraphrases).";
+    d.table(std::move(t));
+  }
+
+  // ---- hypotheses ------------------------------------------------------------------------------
+  d.heading(2, "hypotheses", "Operational hypotheses");
+  d.paragraph(
+      "H1: some strict-parser family gap is at least 3 points and Holm-significant "
+      "(adjusted p < 0.05). H2: the strict-parser orbit gap is at least 3 points. The same "
+      "criteria on the audit layer are descriptive, not a relabeling of H1/H2.");
+  {
+    Table t;
+    t.caption = "H1 and H2 by system and layer";
+    t.id = "hypotheses";
+    t.header = {"System", "Layer", "H1", "Material families", "H2", "Orbit gap (pts)"};
+    for (const auto& n : c.order) {
+      for (std::size_t l = 0; l < 2; ++l) {
+        const OJ& lj = c.layer(n, l);
+        std::string fams;
+        for (const auto& f : lj["h1"]["families"]) {
+          fams += (fams.empty() ? "" : ", ") + f.get<std::string>();
+        }
+        const bool h1 = lj["h1"]["holds"].get<bool>();
+        const bool h2 = lj["h2"]["holds"].get<bool>();
+        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(l == 0 ? "strict" : "audit (descriptive)"),
+                          Cell{yes_no(h1), false, h1, {}, {}}, Cell::txt(fams.empty() ? "-" : fams),
+                          Cell{yes_no(h2), false, h2, {}, {}}, Cell::num(pts(lj["orbit_gap"]["value"]))});
+      }
+    }
+    d.table(std::move(t));
+  }
+
+  // ---- per-view correctness --------------------------------------------------------------------
+  d.heading(2, "views", "Per-view correctness");
+  d.paragraph(
+      "Correct responses over the eligible bases of each view (strict / audit). "
+      "Denominators are the bases that have the view, not all bases.");
+  {
+    Table t;
+    t.caption = "Per-view correctness, strict / audit";
+    t.id = "views-summary";
+    t.header = {"System"};
+    for (const auto& v : c.views) {
+      t.header.push_back(fmt::format("{} (n={})", v, cnt(m["benchmark"]["views"][v])));
+    }
+    for (const auto& n : c.order) {
+      std::vector<Cell> row{Cell::txt(c.label(n))};
+      for (const auto& v : c.views) {
+        row.push_back(Cell::num(fmt::format("{} / {}", rate(c.layer(n, 0)["views"][v]["rate"]),
+                                            rate(c.layer(n, 1)["views"][v]["rate"]))));
+      }
+      t.rows.push_back(std::move(row));
+    }
+    d.table(std::move(t));
+  }
+  for (std::size_t l = 0; l < 2; ++l) d.figure(view_bar_chart(c, l));
+  {
+    Table t;
+    t.caption = "Per-view correctness with 95% Wilson intervals";
+    t.id = "views-detail";
+    t.header = {"System",
+                "View",
+                "n",
+                "Strict correct",
+                "Strict rate [Wilson]",
+                "Audit correct",
+                "Audit rate [Wilson]",
+                "Recovered by audit"};
+    for (const auto& n : c.order) {
+      for (const auto& v : c.views) {
+        const OJ& sv = c.layer(n, 0)["views"][v];
+        const OJ& av = c.layer(n, 1)["views"][v];
+        t.rows.push_back(
+            {Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(sv["n"]))),
+             Cell::num(std::to_string(cnt(sv["correct"]))), Cell::num(rate_with_ci(sv["rate"], sv["wilson"])),
+             Cell::num(std::to_string(cnt(av["correct"]))), Cell::num(rate_with_ci(av["rate"], av["wilson"])),
+             Cell::num(std::to_string(cnt(c.layer(n, 1)["recovery"][v]["recovered"])))});
+      }
+    }
+    d.table(std::move(t));
+  }
+  d.heading(3, "outcome-figures", "Outcomes by view");
+  for (const auto& n : c.order) d.figure(outcome_chart(c, n));
+
+  // ---- orbit metrics ---------------------------------------------------------------------------
+  d.heading(2, "orbit", "Orbit metrics");
+  d.paragraph(
+      "C = orbit correctness (every eligible view correct), I = invariance (every view "
+      "parsed and all canonicalized values equal, compared as exact rationals), CW = "
+      "consistent-wrong (invariant but wrong). Rates with 95% Wilson intervals; the gap is "
+      "canonical correctness minus orbit correctness with a 95% base-bootstrap interval.");
+  for (std::size_t l = 0; l < 2; ++l) {
+    Table t;
+    t.caption = fmt::format("Orbit metrics, {}", layer_title(l));
+    t.id = fmt::format("orbit-{}", kLayerNames[l]);
+    t.header = {"System",     "Bases",       "Canonical",         "C [Wilson]",
+                "I [Wilson]", "CW [Wilson]", "Gap (pts) [95% CI]"};
+    for (const auto& n : c.order) {
+      const OJ& o = c.layer(n, l)["orbit"];
+      const OJ& g = c.layer(n, l)["orbit_gap"];
+      t.rows.push_back({Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(o["n"]))),
+                        Cell::num(rate(o["canonical_rate"])), Cell::num(rate_with_ci(o["rate"], o["wilson"])),
+                        Cell::num(rate_with_ci(o["invariant_rate"], o["invariant_wilson"])),
+                        Cell::num(rate_with_ci(o["consistent_wrong_rate"], o["consistent_wrong_wilson"])),
+                        Cell::num(pts(g["value"]) + " " + pts_interval(g["ci"]), g["material"].get<bool>())});
+    }
+    t.note = "Bold gap: at least 3 points.";
+    d.table(std::move(t));
+  }
+
+  // ---- family tests ----------------------------------------------------------------------------
+  d.heading(2, "families", "Paired family tests");
+  d.paragraph(
+      "For each family, on the bases eligible for it: canonical (C) and transformed (T) "
+      "correctness, the gap C - T with a 95% base-bootstrap interval, discordance c "
+      "(canonical-only correct) and t (transformed-only correct), the exact two-sided "
+      "McNemar p and its Holm adjustment within the system and layer. Bold: gap >= 3 "
+      "points and adjusted p < 0.05.");
+  for (std::size_t l = 0; l < 2; ++l) {
+    d.figure(gap_chart(c, l));
+    Table t;
+    t.caption = fmt::format("Paired family results, {}", layer_title(l));
+    t.id = fmt::format("families-{}", kLayerNames[l]);
+    t.header = {"System", "Family", "n", "C", "T", "Gap (pts) [95% CI]", "c", "t", "p", "p (Holm)"};
+    for (const auto& n : c.order) {
+      for (const auto& [fam, fj] : c.layer(n, l)["families"].items()) {
+        const bool mat = fj["material"].get<bool>();
+        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(fam), Cell::num(std::to_string(cnt(fj["n"]))),
+                          Cell::num(rate(fj["canonical_rate"])), Cell::num(rate(fj["transformed_rate"])),
+                          Cell::num(pts(fj["gap"]) + " " + pts_interval(fj["ci"]), mat),
+                          Cell::num(std::to_string(cnt(fj["c"]))), Cell::num(std::to_string(cnt(fj["t"]))),
+                          Cell::num(pvalue(fj["p"])), Cell::num(pvalue(fj["p_holm"]), mat)});
+      }
+    }
+    d.table(std::move(t));
+  }
+
+  // ---- audit recovery / scientific notation -----------------------------------------------------
+  d.heading(2, "recovery", "Audit recovery and scientific notation");
+  {
+    Table t;
+    t.caption = "Scientific-notation responses under strict and audited scoring";
+    t.id = "scientific";
+    t.header = {"System",
+                "n",
+                "Strict correct",
+                "Audit correct",
+                "Recovered",
+                "Length finishes",
+                "Residual failures",
+                "Magnitude drops",
+                "Rules (recovered)"};
+    for (const auto& n : c.order) {
+      const OJ& rec = c.layer(n, 1)["recovery"];
+      if (!rec.contains("scientific")) continue;
+      const OJ& r = rec["scientific"];
+      const OJ& mv = c.layer(n, 1)["magnitude_drops"]["by_view"];
+      std::string rules;
+      for (const auto& [rule, k] : r["rules"].items()) {
+        rules += fmt::format("{}{}: {}", rules.empty() ? "" : ", ", rule, cnt(k));
+      }
+      t.rows.push_back(
+          {Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(r["n"]))),
+           Cell::num(fmt::format("{} ({})", cnt(r["strict_correct"]),
+                                 rate(c.layer(n, 0)["views"]["scientific"]["rate"]))),
+           Cell::num(fmt::format("{} ({})", cnt(r["audit_correct"]),
+                                 rate(c.layer(n, 1)["views"]["scientific"]["rate"]))),
+           Cell::num(std::to_string(cnt(r["recovered"]))),
+           Cell::num(std::to_string(cnt(r["length_finishes"]))),
+           Cell::num(std::to_string(cnt(r["residual_failures"]))),
+           Cell::num(std::to_string(mv.contains("scientific") ? cnt(mv["scientific"]["total"]) : 0)),
+           Cell::txt(rules.empty() ? "-" : rules)});
+    }
+    if (!t.rows.empty()) d.table(std::move(t));
+  }
+  {
+    Table t;
+    t.caption = "Audit recovery by view";
+    t.id = "recovery";
+    t.header = {"System",
+                "View",
+                "n",
+                "Strict correct",
+                "Audit correct",
+                "Recovered",
+                "Multiple FINAL lines",
+                "Rules that fired in recovered responses"};
+    for (const auto& n : c.order) {
+      for (const auto& [v, r] : c.layer(n, 1)["recovery"].items()) {
+        std::string rules;
+        for (const auto& [rule, k] : r["rules"].items()) {
+          rules += fmt::format("{}{}: {}", rules.empty() ? "" : ", ", rule, cnt(k));
+        }
+        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(r["n"]))),
+                          Cell::num(std::to_string(cnt(r["strict_correct"]))),
+                          Cell::num(std::to_string(cnt(r["audit_correct"]))),
+                          Cell::num(std::to_string(cnt(r["recovered"]))),
+                          Cell::num(std::to_string(cnt(r["multiple_final"]))),
+                          Cell::txt(rules.empty() ? "-" : rules)});
+      }
+    }
+    d.table(std::move(t));
+  }
+
+  // ---- magnitude drops --------------------------------------------------------------------------
+  d.heading(2, "magnitude", "Magnitude drops");
+  d.paragraph(
+      "Residual parseable wrong values with parsed x 10^k = expected for an integer "
+      "0 < |k| <= 15 (audit layer: the audit_v2 definition; strict layer: the same "
+      "relation on strict value errors).");
+  for (std::size_t l = 0; l < 2; ++l) {
+    Table t;
+    t.caption = fmt::format("Magnitude drops by view, k and template, {}", layer_title(l));
+    t.id = fmt::format("magnitude-{}", kLayerNames[l]);
+    t.header = {"System", "View", "Drops", "By k", "By template"};
+    for (const auto& n : c.order) {
+      const OJ& md = c.layer(n, l)["magnitude_drops"];
+      for (const auto& [v, e] : md["by_view"].items()) {
+        std::string tpl;
+        for (const auto& [tp, k] : e["by_template"].items()) {
+          tpl += fmt::format("{}{}: {}", tpl.empty() ? "" : ", ", tp, cnt(k));
+        }
+        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(e["total"]))),
+                          Cell::txt(k_list(e["by_k"])), Cell::txt(tpl)});
+      }
+      t.rows.push_back(
+          {Cell::txt(c.label(n)), Cell::txt("all views"),
+           Cell::num(fmt::format("{} of {} value errors", cnt(md["total"]), cnt(md["value_errors"]))),
+           Cell::txt(k_list(md["by_k"])), Cell::txt("")});
+    }
+    d.table(std::move(t));
+  }
+
+  // ---- template strata --------------------------------------------------------------------------
+  d.heading(2, "templates", "Template strata");
+  d.paragraph(
+      "Exploratory strata (no multiplicity adjustment, no gap intervals): per-view "
+      "correctness within each template and orbit metrics of the template's bases.");
+  for (std::size_t l = 0; l < 2; ++l) {
+    Table t;
+    t.caption = fmt::format("Template strata, {}", layer_title(l));
+    t.id = fmt::format("templates-{}", kLayerNames[l]);
+    t.header = {"System", "Template", "Bases"};
+    for (const auto& v : c.views) t.header.push_back(v);
+    for (const auto& h : {"Orbit C", "I", "CW", "Gap (pts)"}) t.header.emplace_back(h);
+    for (const auto& n : c.order) {
+      for (const auto& tp : c.templates) {
+        const OJ& tj = c.layer(n, l)["templates"][tp];
+        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(tp),
+                              Cell::num(std::to_string(cnt(tj["n_bases"])))};
+        for (const auto& v : c.views) {
+          if (tj["views"].contains(v)) {
+            row.push_back(
+                Cell::num(fmt::format("{} ({})", rate(tj["views"][v]["rate"]), cnt(tj["views"][v]["n"]))));
+          } else {
+            row.push_back(Cell::num("-"));
+          }
+        }
+        row.push_back(Cell::num(rate(tj["orbit"]["rate"])));
+        row.push_back(Cell::num(rate(tj["orbit"]["invariant_rate"])));
+        row.push_back(Cell::num(rate(tj["orbit"]["consistent_wrong_rate"])));
+        row.push_back(Cell::num(pts(tj["orbit_gap"])));
+        t.rows.push_back(std::move(row));
+      }
+    }
+    t.note = "View cells: rate (eligible bases of that view in the template).";
+    d.table(std::move(t));
+  }
+
+  // ---- failures --------------------------------------------------------------------------------
+  d.heading(2, "failures", "Outcomes per view");
+  for (std::size_t l = 0; l < 2; ++l) {
+    Table t;
+    t.caption = fmt::format("Outcome counts per view, {}", layer_title(l));
+    t.id = fmt::format("failures-{}", kLayerNames[l]);
+    t.header = {"System", "View"};
+    for (auto o : kOutcomeNames) t.header.emplace_back(o);
+    for (const auto& n : c.order) {
+      for (const auto& v : c.views) {
+        const OJ& f = c.layer(n, l)["failures"][v];
+        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(v)};
+        for (auto o : kOutcomeNames) row.push_back(Cell::num(std::to_string(cnt(f[std::string(o)]))));
+        t.rows.push_back(std::move(row));
+      }
+    }
+    d.table(std::move(t));
+  }
+
+  // ---- tokens ------------------------------------------------------------------------------------
+  d.heading(2, "tokens", "Completion length and truncation");
+  {
+    Table t;
+    t.caption = "Completion tokens: median [Q1, Q3] (inclusive quartiles) and length finishes";
+    t.id = "tokens";
+    t.header = {"System", "View", "Responses with counts", "Median [Q1, Q3]", "Length finishes"};
+    for (const auto& n : c.order) {
+      const OJ& lj = c.layer(n, 0);
+      if (!lj.contains("tokens")) continue;
+      for (const auto& [v, tv] : lj["tokens"].items()) {
+        const std::string q = tv["median"].is_null() ? "n/a"
+                                                     : fmt::format("{:g} [{:g}, {:g}]", num(tv["median"]),
+                                                                   num(tv["q1"]), num(tv["q3"]));
+        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v),
+                          Cell::num(fmt::format("{} of {}", cnt(tv["count"]), cnt(tv["records"]))),
+                          Cell::num(q), Cell::num(std::to_string(cnt(tv["length_finishes"])))});
+      }
+    }
+    t.note = "Comparable across views within a system; tokenizers differ across systems.";
+    if (t.rows.empty()) {
+      d.paragraph("No score record carries a completion token count.");
+    } else {
+      d.table(std::move(t));
+    }
+  }
+
+  // ---- comparisons --------------------------------------------------------------------------------
+  if (several) {
+    d.heading(2, "comparisons", "Cross-system comparisons");
+    d.paragraph(
+        "Differences A - B in percentage points with 95% paired base-bootstrap intervals "
+        "(both systems are evaluated on the same resampled bases in every draw). "
+        "Correctness columns compare rates; gap columns compare representation "
+        "sensitivity.");
+    for (std::size_t l = 0; l < 2; ++l) {
+      Table t;
+      t.caption = fmt::format("Paired differences between systems, {}", layer_title(l));
+      t.id = fmt::format("comparisons-{}", kLayerNames[l]);
+      t.header = {"A - B", "Canonical C", "Orbit C", "Orbit gap"};
+      std::vector<std::string> fams;
+      if (!m["comparisons"].empty()) {
+        for (const auto& [f, _] : m["comparisons"][0][kLayerNames[l]]["families"].items()) {
+          fams.push_back(f);
+          t.header.push_back(f + " gap");
+        }
+      }
+      for (const auto& cj : m["comparisons"]) {
+        const OJ& lj = cj[kLayerNames[l]];
+        auto cell = [&](const OJ& e) {
+          const bool excl = e["ci"].is_array() && (num(e["ci"][0]) > 0.0 || num(e["ci"][1]) < 0.0);
+          return Cell::num(pts(e["difference"]) + " " + pts_interval(e["ci"]), excl);
+        };
+        std::vector<Cell> row{Cell::txt(fmt::format("{} - {}", c.label(cj["a"].get<std::string>()),
+                                                    c.label(cj["b"].get<std::string>()))),
+                              cell(lj["canonical_correct"]), cell(lj["orbit_correct"]),
+                              cell(lj["orbit_gap"])};
+        for (const auto& f : fams) row.push_back(cell(lj["families"][f]["gap"]));
+        t.rows.push_back(std::move(row));
+      }
+      t.note = "Bold: the interval excludes 0.";
+      d.table(std::move(t));
+    }
+  }
+
+  // ---- examples ----------------------------------------------------------------------------------
+  d.heading(2, "examples", "Residual failures: example responses");
+  std::size_t shown_total = 0;
+  for (const auto& sys : systems) {
+    if (sys.responses_attached == 0) continue;
+    d.heading(3, "", fmt::format("{}", c.label(sys.name)));
+    for (const auto& v : c.views) {
+      std::size_t shown = 0;
+      for (std::size_t i = 0; i < bench.views.size() && shown < examples_per_view; ++i) {
+        const auto& view = bench.views[i];
+        const auto& sp = sys.by_view[i];
+        if (view.view != v || !sp.present || !sp.response) continue;
+        if (sp.layer[1].outcome == Outcome::kCorrect) continue;
+        ++shown;
+        ++shown_total;
+        d.paragraph(fmt::format(
+            "{}: strict {}, audit {}{}; expected {} {}; finish reason {}.", view.prompt_id,
+            outcome_name(sp.layer[0].outcome), outcome_name(sp.layer[1].outcome),
+            sp.layer[1].value ? fmt::format(" (value {})", sp.layer[1].value->str()) : "",
+            view.expected.str(), view.answer_unit, sp.finish_reason.empty() ? "unknown" : sp.finish_reason));
+        d.verbatim(truncate_utf8(*sp.response, 1500));
+      }
+    }
+  }
+  if (shown_total == 0) {
+    d.paragraph(
+        "No example responses: either every orbit response is audit-correct or the "
+        "response texts were not available (pass --responses, or record 'responses' in "
+        "the scores manifest).");
+  }
+
+  // ---- methods -----------------------------------------------------------------------------------
+  d.heading(2, "methods", "Definitions and methods");
+  d.paragraph(
+      "Per-view correctness: correct responses over the eligible bases of the view. "
+      "Orbit: a base's canonical view and its eligible family views. Orbit correct: "
+      "every view correct. Invariant: every view parsed (correct or value_error) and all "
+      "canonicalized values equal as exact rationals; a base with only its canonical view "
+      "is invariant when it parses. Consistent-wrong: invariant and wrong. A prompt "
+      "without a score record is a failure that never parses.");
+  d.paragraph(
+      "Family tests: exact two-sided McNemar test on the discordant pairs (binomial, "
+      "p capped at 1), Holm step-down adjustment within each system and layer over the "
+      "family tests. Material: gap >= 3 points (decided on exact counts) and Holm p < "
+      "0.05. Gap intervals: percentile intervals of a base-clustered bootstrap (all bases "
+      "for the orbit gap, the family's paired bases for a family gap); every system uses "
+      "the same draws, which makes cross-system differences paired. Rate intervals: "
+      "two-sided Wilson score intervals.");
+  return d;
+}
+
+ReportOutput run_orbit_report(const ReportInputs& in) {
+  if (in.scores.empty()) fail(ErrorCode::kUsage, "at least one --scores file is needed");
+  if (in.names.size() > in.scores.size()) {
+    fail(ErrorCode::kUsage, "{} --name values for {} --scores files", in.names.size(), in.scores.size());
+  }
+  if (in.responses.size() > in.scores.size()) {
+    fail(ErrorCode::kUsage, "{} --responses files for {} --scores files", in.responses.size(),
+         in.scores.size());
+  }
+  const orbit::Benchmark bench = orbit::load_benchmark(in.bench_dir);
+  std::vector<SystemScores> systems;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < in.scores.size(); ++i) {
+    std::optional<std::string> name;
+    if (i < in.names.size()) name = in.names[i];
+    std::optional<std::filesystem::path> resp;
+    if (i < in.responses.size()) resp = in.responses[i];
+    systems.push_back(load_scores(in.scores[i], bench, name, resp));
+    if (!names.insert(systems.back().name).second) {
+      fail(ErrorCode::kUsage, "two systems are named '{}' ({}); give each a --name", systems.back().name,
+           in.scores[i].string());
+    }
+  }
+  ReportOutput out;
+  out.metrics = compute_metrics(bench, systems, in.options);
+  const Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+
+  std::filesystem::create_directories(in.out_dir);
+  std::string sim_names;
+  for (const auto& s : systems) {
+    if (s.simulated) sim_names += (sim_names.empty() ? "" : ", ") + s.name;
+  }
+  const std::string title = sim_names.empty()
+                                ? std::string("Orbit benchmark report")
+                                : fmt::format("Orbit benchmark report (simulated: {})", sim_names);
+  const std::string tex_comment = fmt::format(
+      "Orbit benchmark report tables, generated by numcheck {}.\nNeeds \\usepackage{{booktabs}} "
+      "and \\usepackage{{graphicx}}; \\input this file.{}",
+      out.metrics["numcheck_version"].get<std::string>(),
+      sim_names.empty() ? "" : fmt::format("\nSIMULATED systems: {}", sim_names));
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"metrics.json", io::to_pretty(out.metrics)},
+      {"report.md", doc.to_markdown()},
+      {"report.html", doc.to_html(title)},
+      {"report.tex", doc.to_latex(tex_comment)},
+  };
+  for (const auto& [file, text] : files) {
+    io::write_file_atomic(in.out_dir / file, text);
+    out.files.push_back(in.out_dir / file);
+  }
+  return out;
+}
+
+}  // namespace numcheck::report

@@ -1,0 +1,41 @@
+#pragma once
+// `numcheck orbit report`: loads a benchmark and one scores file per system, computes the metrics
+// (report/metrics.hpp) and writes metrics.json, report.md, report.html (self-contained, inline
+// SVG, no scripts) and report.tex (LaTeX tables). See docs/report.md.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json.hpp"
+#include "orbit/benchmark.hpp"
+#include "report/document.hpp"
+#include "report/metrics.hpp"
+#include "report/scores.hpp"
+
+namespace numcheck::report {
+
+struct ReportInputs {
+  std::filesystem::path bench_dir;
+  std::vector<std::filesystem::path> scores;     // one per system
+  std::vector<std::string> names;                // optional; i-th names the i-th scores file
+  std::vector<std::filesystem::path> responses;  // optional; i-th for the i-th scores file
+  std::filesystem::path out_dir;
+  ReportOptions options;
+  std::size_t examples_per_view = 3;  // residual-failure examples per system and view
+};
+
+struct ReportOutput {
+  io::OrderedJson metrics;
+  std::vector<std::filesystem::path> files;  // written, in order
+};
+
+// Loads, checks, computes and writes. Throws Error (kUsage for inconsistent arguments).
+ReportOutput run_orbit_report(const ReportInputs& in);
+
+// The report's content from computed metrics (and the loaded scores, for examples).
+[[nodiscard]] Document build_document(const io::OrderedJson& metrics, const orbit::Benchmark& bench,
+                                      const std::vector<SystemScores>& systems,
+                                      std::size_t examples_per_view);
+
+}  // namespace numcheck::report

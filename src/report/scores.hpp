@@ -1,0 +1,95 @@
+#pragma once
+// Score files as the report reads them: the JSONL written by `numcheck orbit score` (one record
+// per prompt: prompt_id, base_id, view, family, template, finish_reason, completion_tokens,
+// strict{outcome, value, multiple_final}, audit{outcome, value, recovered, rules, magnitude_k})
+// and its sidecar manifest `<scores>.manifest.json` (`system`, `simulated`, optionally
+// `responses`). Records are checked against the benchmark they claim to score; see
+// docs/report.md for every rule.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/json.hpp"
+#include "num/rational.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::report {
+
+// Outcome codes: the grader's six outcomes in its precedence order, plus kMissing for a prompt of
+// the benchmark that has no score record (it counts as a failure, never as a drop).
+enum class Outcome : std::uint8_t {
+  kCorrect,
+  kTruncationError,
+  kFormatError,
+  kParseError,
+  kUnitError,
+  kValueError,
+  kMissing,
+};
+inline constexpr std::size_t kOutcomeCount = 7;
+inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
+    "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error", "missing"};
+[[nodiscard]] std::string_view outcome_name(Outcome o) noexcept;
+[[nodiscard]] std::optional<Outcome> outcome_from_name(std::string_view name) noexcept;
+
+enum class Layer : std::uint8_t { kStrict = 0, kAudit = 1 };
+inline constexpr std::array<std::string_view, 2> kLayerNames = {"strict", "audit"};
+
+struct LayerScore {
+  Outcome outcome = Outcome::kMissing;
+  std::optional<num::Rational> value;  // parsed value in the canonical unit (correct/value_error)
+  // Only for the parseable outcomes: the value parsed and converted. Invariance compares these.
+  [[nodiscard]] bool parsed() const noexcept {
+    return (outcome == Outcome::kCorrect || outcome == Outcome::kValueError) && value.has_value();
+  }
+};
+
+struct ScoredPrompt {
+  bool present = false;  // false: no record for this prompt (both layers kMissing)
+  std::size_t line = 0;  // line in the scores file
+  std::array<LayerScore, 2> layer;
+  std::string finish_reason;  // "" when the record has none
+  std::optional<std::uint64_t> completion_tokens;
+  bool multiple_final = false;
+  bool recovered = false;  // audit recovered a strict failure
+  std::vector<std::string> rules;
+  std::optional<int> magnitude_k;       // audit's, as recorded
+  std::optional<std::string> response;  // raw response text when known (record or responses file)
+};
+
+struct SystemScores {
+  std::string name;
+  bool simulated = false;
+  std::filesystem::path scores_path;
+  std::optional<std::filesystem::path> manifest_path;
+  io::OrderedJson manifest;              // the sidecar (null when absent)
+  std::vector<ScoredPrompt> by_view;     // indexed like Benchmark::views
+  std::size_t records = 0;               // records read
+  std::size_t scored_orbit_prompts = 0;  // records for canonical/family views
+  std::size_t ignored = 0;               // records for other views (paraphrases): not in metrics
+  std::size_t missing = 0;               // canonical/family prompts without a record
+  std::size_t responses_attached = 0;    // prompts with response text
+};
+
+// True for the views the orbit metrics use: "canonical" and the five families.
+[[nodiscard]] bool is_orbit_view(std::string_view view) noexcept;
+
+// Loads one scores file against `bench`. The name is `name` if given, else the sidecar's `system`,
+// else the file stem. `responses` (optional) is a responses JSONL (prompt_id, response) whose
+// text is attached for the report's examples; otherwise the records' own `response` fields, else
+// the sidecar's `responses` path when that file exists. Throws Error naming file:line for a
+// malformed record, an unknown prompt, a duplicate, a record that contradicts the benchmark
+// (base, view, template, or a `correct`/`value_error` whose value disagrees with the expected
+// answer).
+[[nodiscard]] SystemScores load_scores(const std::filesystem::path& scores, const orbit::Benchmark& bench,
+                                       const std::optional<std::string>& name = std::nullopt,
+                                       const std::optional<std::filesystem::path>& responses = std::nullopt);
+
+// The sidecar path of a scores file: `<scores>.manifest.json` if it exists, else
+// `<scores without extension>.manifest.json` if that exists, else nullopt.
+[[nodiscard]] std::optional<std::filesystem::path> find_sidecar(const std::filesystem::path& scores);
+
+}  // namespace numcheck::report

@@ -1,0 +1,103 @@
+#include "stats/bootstrap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/prng.hpp"
+#include "stats/descriptive.hpp"
+
+namespace numcheck::stats {
+
+void draw_counts(std::size_t n_clusters, std::uint64_t seed, std::uint64_t draw, ClusterCounts& counts) {
+  counts.assign(n_clusters, 0);
+  if (n_clusters == 0) return;
+  Rng rng = Rng(seed).split(draw);
+  const auto n = static_cast<std::uint64_t>(n_clusters);
+  for (std::size_t i = 0; i < n_clusters; ++i) ++counts[rng.below(n)];
+}
+
+namespace {
+
+unsigned resolve_threads(unsigned threads, std::size_t draws) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (draws < threads) threads = static_cast<unsigned>(std::max<std::size_t>(1, draws));
+  return threads;
+}
+
+// Runs body(first_draw, last_draw) on contiguous blocks of draws, one block per thread; the first
+// exception thrown by any block is rethrown after all threads have joined.
+void parallel_blocks(std::size_t draws, unsigned threads,
+                     const std::function<void(std::size_t, std::size_t)>& body) {
+  if (threads <= 1) {
+    body(0, draws);
+    return;
+  }
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t first = draws * t / threads;
+    const std::size_t last = draws * (t + 1) / threads;
+    pool.emplace_back([&, first, last] {
+      try {
+        body(first, last);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> bootstrap_counts_multi(
+    std::size_t n_clusters, std::size_t draws, std::uint64_t seed, std::size_t n_stats,
+    const std::function<void(const ClusterCounts& counts, std::span<double> out)>& stat, unsigned threads) {
+  std::vector<std::vector<double>> result(n_stats, std::vector<double>(draws, 0.0));
+  parallel_blocks(draws, resolve_threads(threads, draws), [&](std::size_t first, std::size_t last) {
+    ClusterCounts counts;
+    std::vector<double> out(n_stats, 0.0);
+    for (std::size_t d = first; d < last; ++d) {
+      draw_counts(n_clusters, seed, d, counts);
+      std::fill(out.begin(), out.end(), 0.0);
+      stat(counts, std::span<double>(out));
+      for (std::size_t s = 0; s < n_stats; ++s) result[s][d] = out[s];
+    }
+  });
+  return result;
+}
+
+std::vector<double> bootstrap_counts(std::size_t n_clusters, std::size_t draws, std::uint64_t seed,
+                                     const std::function<double(const ClusterCounts& counts)>& stat,
+                                     unsigned threads) {
+  std::vector<double> result(draws, 0.0);
+  parallel_blocks(draws, resolve_threads(threads, draws), [&](std::size_t first, std::size_t last) {
+    ClusterCounts counts;
+    for (std::size_t d = first; d < last; ++d) {
+      draw_counts(n_clusters, seed, d, counts);
+      result[d] = stat(counts);
+    }
+  });
+  return result;
+}
+
+Interval percentile_interval(std::vector<double> values, double level) {
+  if (values.empty()) fail("percentile interval of no bootstrap replicates");
+  if (!(level > 0.0 && level < 1.0)) fail("interval level {} is outside (0, 1)", level);
+  const double alpha = (1.0 - level) / 2.0;
+  for (double x : values) {
+    if (std::isnan(x)) fail("percentile interval: a bootstrap replicate is NaN");
+  }
+  std::sort(values.begin(), values.end());
+  return {quantile_sorted(values, alpha), quantile_sorted(values, 1.0 - alpha)};
+}
+
+}  // namespace numcheck::stats

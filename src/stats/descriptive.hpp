@@ -1,0 +1,29 @@
+#pragma once
+// Descriptive statistics: inclusive-method quantiles (medians and quartiles of completion
+// lengths, percentile bootstrap intervals).
+#include <vector>
+
+namespace numcheck::stats {
+
+// Sample quantile by the inclusive method: Hyndman & Fan (Am. Statist. 50:361-365, 1996) type 7,
+// i.e. numpy.quantile(method="linear"), R quantile(type = 7), Excel QUARTILE.INC/PERCENTILE.INC:
+// with the sorted values x_0 <= ... <= x_{n-1}, h = (n - 1) q, the result is
+// x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). q must be in [0, 1]; throws Error for
+// an empty vector, a NaN value or q outside [0, 1].
+[[nodiscard]] double quantile_inclusive(std::vector<double> v, double q);
+[[nodiscard]] double median(std::vector<double> v);
+[[nodiscard]] double q1(std::vector<double> v);  // quantile_inclusive(v, 0.25)
+[[nodiscard]] double q3(std::vector<double> v);  // quantile_inclusive(v, 0.75)
+
+// The same on an already sorted vector (no copy); the caller guarantees ascending order.
+[[nodiscard]] double quantile_sorted(const std::vector<double>& sorted, double q);
+
+// The three quartiles at once (one sort).
+struct Quartiles {
+  double q1 = 0.0;
+  double median = 0.0;
+  double q3 = 0.0;
+};
+[[nodiscard]] Quartiles quartiles_inclusive(std::vector<double> v);
+
+}  // namespace numcheck::stats

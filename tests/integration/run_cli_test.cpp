@@ -1,0 +1,328 @@
+// `numcheck orbit run` end to end: the simulated reference system (the main job's command), a real
+// HTTP run against the test server in another process, SIGKILL mid-run then --resume (exactly one
+// record per prompt and the same graded results as an uninterrupted run), exit codes, and
+// `numcheck cache stats|clear`.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli_support.hpp"
+#include "grade/grade.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_cli;
+
+const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
+
+// A child process started with fork/exec; killed (SIGTERM, then waited) when destroyed.
+class Child {
+ public:
+  // Starts argv; when capture_first_line, reads the first stdout line into first_line.
+  Child(const std::vector<std::string>& argv, bool capture_first_line, const std::map<std::string, std::string>& env = {}) {
+    int fds[2] = {-1, -1};
+    if (capture_first_line && ::pipe(fds) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork");
+    if (pid_ == 0) {
+      if (capture_first_line) {
+        ::dup2(fds[1], 1);
+        ::close(fds[0]);
+        ::close(fds[1]);
+      } else {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+      }
+      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    if (capture_first_line) {
+      ::close(fds[1]);
+      char c = 0;
+      while (::read(fds[0], &c, 1) == 1 && c != '\n') first_line += c;
+      ::close(fds[0]);
+    }
+  }
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGTERM);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  [[nodiscard]] bool running() {
+    if (reaped_) return false;
+    int st = 0;
+    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+      reaped_ = true;
+      return false;
+    }
+    return true;
+  }
+  void kill9() {
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    reaped_ = true;
+  }
+  std::string first_line;
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+std::size_t count_lines(const fs::path& p) {
+  if (!fs::exists(p)) return 0;
+  std::size_t n = 0;
+  io::for_each_line(p, [&](const io::Line& l) { n += l.terminated ? 1 : 0; });
+  return n;
+}
+
+std::vector<io::Json> read_jsonl(const fs::path& p) {
+  std::vector<io::Json> out;
+  if (!fs::exists(p)) return out;
+  io::for_each_line(p, [&](const io::Line& l) {
+    if (l.terminated && !l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
+  });
+  return out;
+}
+
+// prompt_id -> graded result (strict and audit JSON) of a run's responses.
+std::map<std::string, std::string> graded(const orbit::Benchmark& b, const fs::path& run) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : read_jsonl(run / "responses.jsonl")) {
+    const std::string id = r["prompt_id"];
+    const orbit::View* v = b.find_view(id);
+    EXPECT_NE(v, nullptr) << id;
+    if (v == nullptr) continue;
+    const grade::Grade g = grade::grade_response(r["response"].get<std::string>(),
+                                                 grade::Question{v->expected, v->answer_unit},
+                                                 r["finish_reason"].get<std::string>());
+    EXPECT_TRUE(out.emplace(id, io::to_line(grade::to_json(g))).second) << "second record for " << id;
+  }
+  return out;
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new fs::path(testing::fresh_dir("run_cli"));
+    const auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+  }
+  static fs::path bench() { return *root_ / "bench"; }
+  static fs::path dir(const std::string& name) { return *root_ / name; }
+  static fs::path* root_;
+};
+fs::path* RunCli::root_ = nullptr;
+
+TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
+  const fs::path out = dir("ref");
+  const std::string cmd = fmt::format("orbit run --bench '{}' --out '{}' --resume --system reference --inject '{}'",
+                                      bench().string(), out.string(), kInject);
+  auto r = run_cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const io::Json m = io::read_json_file(out / "run.json");
+  EXPECT_EQ(m["simulated"], true);
+  EXPECT_EQ(m["model"], "reference");
+  EXPECT_EQ(m["inject"]["times_ten"], 0.05);
+  EXPECT_EQ(m["complete"], true);
+  const auto b = orbit::load_benchmark(bench());
+  const auto recs = read_jsonl(out / "responses.jsonl");
+  ASSERT_EQ(recs.size(), b.views.size());
+  // Every record's grade is what its injected fault implies.
+  std::map<std::string, int> faults;
+  for (const auto& rec : recs) {
+    const orbit::View* v = b.find_view(rec["prompt_id"].get<std::string>());
+    ASSERT_NE(v, nullptr);
+    const auto g = grade::grade_response(rec["response"].get<std::string>(), {v->expected, v->answer_unit},
+                                         rec["finish_reason"].get<std::string>());
+    const std::string f = rec["simulated_fault"];
+    ++faults[f];
+    if (f == "none") {
+      EXPECT_EQ(g.strict.outcome, grade::Outcome::kCorrect) << rec["response"];
+    } else if (f == "markdown" || f == "times_ten") {
+      EXPECT_NE(g.strict.outcome, grade::Outcome::kCorrect);
+      EXPECT_EQ(g.audit.outcome, grade::Outcome::kCorrect) << rec["response"];
+    } else if (f == "unit_slip") {
+      EXPECT_EQ(g.strict.outcome, grade::Outcome::kValueError);
+      EXPECT_TRUE(g.audit.magnitude_k.has_value());
+    } else {
+      EXPECT_EQ(f, "truncation");
+      EXPECT_EQ(g.strict.outcome, grade::Outcome::kTruncationError);
+    }
+  }
+  EXPECT_EQ(faults.size(), 5u);
+  // The same command again has nothing left to do and writes nothing twice.
+  r = run_cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_lines(out / "responses.jsonl"), b.views.size());
+  // The run is byte-identical in what it answered: a second fresh run gives the same responses.
+  const fs::path out2 = dir("ref2");
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --limit 50",
+                          bench().string(), out2.string(), kInject));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs2 = read_jsonl(out2 / "responses.jsonl");
+  ASSERT_EQ(recs2.size(), 50u);
+  for (std::size_t i = 0; i < 50; ++i) EXPECT_EQ(recs2[i]["response"], recs[i]["response"]);
+}
+
+TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
+  auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}'", bench().string(), dir("u1").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --endpoint http://127.0.0.1:1/v1",
+                          bench().string(), dir("u2").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject 'bold=0.1'", bench().string(),
+                          dir("u3").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("bold"), std::string::npos);
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint http://127.0.0.1:1/v1 --model m "
+                          "--api-key-env NUMCHECK_SURELY_UNSET_VAR",
+                          bench().string(), dir("u4").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // Resuming with other fault rates would mix two systems.
+  const fs::path out = dir("u5");
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(), out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5 --resume --inject markdown=0.5",
+                          bench().string(), out.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(), out.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
+  Child server({kServer, "--bench", bench().string(), "--delay-ms", "2", "--fault", "length:0.05", "--fault",
+                "500:0.05"},
+               true);
+  ASSERT_NE(server.first_line.find("http://127.0.0.1:"), std::string::npos) << server.first_line;
+  const std::string url = server.first_line;
+  const std::string limit = "300";
+  const auto args = [&](const fs::path& out) {
+    return std::vector<std::string>{NUMCHECK_CLI, "orbit", "run", "--bench", bench().string(), "--out", out.string(),
+                                    "--endpoint", url, "--model", "test-model", "--limit", limit, "--no-cache",
+                                    "--retries", "10", "--retry-base-delay", "0.001", "--retry-max-delay", "0.01",
+                                    "--progress", "none", "--resume"};
+  };
+  auto join = [](const std::vector<std::string>& a) {
+    std::string s;
+    for (std::size_t i = 1; i < a.size(); ++i) s += "'" + a[i] + "' ";
+    return s;
+  };
+
+  // Uninterrupted.
+  const fs::path whole = dir("whole");
+  auto r = run_cli(join(args(whole)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  // Interrupted: SIGKILL once some records are written, then resume.
+  const fs::path cut = dir("cut");
+  {
+    auto a = args(cut);
+    a.push_back("--concurrency");
+    a.push_back("3");
+    Child run(a, false);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (count_lines(cut / "responses.jsonl") < 40 && run.running() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(run.running()) << "the run finished before it could be killed";
+    run.kill9();
+  }
+  const std::size_t before = count_lines(cut / "responses.jsonl");
+  EXPECT_LT(before, 300u);
+  r = run_cli(join(args(cut)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const auto b = orbit::load_benchmark(bench());
+  const auto g_whole = graded(b, whole);
+  const auto g_cut = graded(b, cut);
+  ASSERT_EQ(g_whole.size(), 300u);
+  ASSERT_EQ(g_cut.size(), 300u);
+  EXPECT_EQ(g_whole, g_cut);
+  // The graded results are not trivially equal: the length faults left truncated answers.
+  std::size_t truncated = 0;
+  for (const auto& [id, g] : g_whole) truncated += g.find("truncation_error") != std::string::npos ? 1 : 0;
+  EXPECT_GT(truncated, 0u);
+  EXPECT_LT(truncated, 300u);
+  // Records of both sessions carry their session number; request indexes never repeat.
+  std::set<std::uint64_t> idx;
+  std::set<int> sessions;
+  for (const auto& rec : read_jsonl(cut / "responses.jsonl")) {
+    EXPECT_TRUE(idx.insert(rec["request_index"].get<std::uint64_t>()).second);
+    sessions.insert(rec["session"].get<int>());
+  }
+  EXPECT_EQ(sessions.size(), 2u);
+  const io::Json m = io::read_json_file(cut / "run.json");
+  EXPECT_EQ(m["model"], "test-model");
+  EXPECT_EQ(m["simulated"], false);
+  EXPECT_EQ(m["complete"], true);
+  EXPECT_EQ(m["sessions"].size(), 2u);
+}
+
+TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
+  Child server({kServer, "--bench", bench().string(), "--fault", "400:0.2"}, true);
+  ASSERT_FALSE(server.first_line.empty());
+  const fs::path out = dir("partial");
+  const std::string run_cmd = fmt::format(
+      "orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --limit 40 --concurrency 4 "
+      "--progress none --resume",
+      bench().string(), out.string(), server.first_line);
+  // run_cli runs NUMCHECK_CLI itself, so the cache folder is given with --cache-dir.
+  const std::string with_cache = run_cmd + fmt::format(" --cache-dir '{}'", (dir("cache2")).string());
+  auto r = run_cli(with_cache);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("unanswered"), std::string::npos) << r.err;
+  const auto errs = read_jsonl(out / "errors.jsonl");
+  const auto oks = read_jsonl(out / "responses.jsonl");
+  EXPECT_GT(errs.size(), 0u);
+  EXPECT_EQ(errs.size() + oks.size(), 40u);
+  for (const auto& e : errs) EXPECT_EQ(e["http_status"], 400);
+
+  r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const io::Json st = io::parse_json(r.out, "stats");
+  EXPECT_EQ(st["entries"], oks.size());  // answers cached, errors never
+  EXPECT_EQ(st["models"]["test-model"], oks.size());
+  r = run_cli(fmt::format("cache clear --cache-dir '{}'", dir("cache2").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(fmt::format("removed {} ", oks.size())), std::string::npos) << r.out;
+  r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
+  EXPECT_EQ(io::parse_json(r.out, "stats")["entries"], 0);
+}
+
+}  // namespace
+}  // namespace numcheck

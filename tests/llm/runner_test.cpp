@@ -1,0 +1,449 @@
+// The runner against the OpenAI-compatible test server on 127.0.0.1: explicit sampling fields,
+// no mixed-up answers, request order, retries and their records, error records, resume, the
+// cache key, credentials. Retry delays are shortened (base delay 1 ms) so the suite stays fast.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "llm/cache.hpp"
+#include "llm/http_backend.hpp"
+#include "llm/runner.hpp"
+#include "test_server.hpp"
+
+namespace numcheck::llm {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FaultKind;
+using testing::FaultRule;
+using testing::TestServer;
+
+fs::path fresh_dir(const std::string& name) {
+  static int counter = 0;
+  const fs::path d = fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<WorkItem> make_items(int n, const std::string& prefix = "q") {
+  std::vector<WorkItem> items;
+  for (int i = 0; i < n; ++i) {
+    WorkItem it;
+    it.item_id = fmt::format("{}-{:03}", prefix, i);
+    it.prompt = fmt::format("Question {}-{:03}: how many?", prefix, i);
+    it.fields["n"] = i;
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+std::vector<io::Json> records(const fs::path& p) {
+  std::vector<io::Json> out;
+  if (!fs::exists(p)) return out;
+  (void)read_records(p, [&](const io::Json& j, std::size_t) { out.push_back(j); });
+  return out;
+}
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir("run");
+    server_ = std::make_unique<TestServer>(testing::ServerOptions{}, SolveFn{});
+    server_->start();
+  }
+  void TearDown() override {
+    server_->stop();
+    fs::remove_all(dir_);
+  }
+
+  RunSettings settings() const {
+    RunSettings s;
+    s.model = "test-model";
+    s.retry.base_delay = std::chrono::milliseconds(1);
+    s.retry.max_delay = std::chrono::milliseconds(5);
+    s.retry.retries = 3;
+    s.progress = ProgressMode::kNone;
+    s.use_cache = false;
+    s.cache_path = dir_ / "cache" / "responses.sqlite3";
+    s.fsync = false;
+    return s;
+  }
+  std::unique_ptr<Backend> backend(std::vector<std::string> endpoints = {}, double timeout_s = 10,
+                                   std::string api_key = {}, Api api = Api::kChat) const {
+    HttpConfig cfg;
+    cfg.endpoints = endpoints.empty() ? std::vector<std::string>{server_->base_url()} : endpoints;
+    cfg.model = "test-model";
+    cfg.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    cfg.max_response_bytes = std::size_t{4} << 20;
+    cfg.api_key = std::move(api_key);
+    cfg.api = api;
+    return make_http_backend(cfg);
+  }
+  RunSummary run(const std::vector<WorkItem>& items, const RunSettings& s, const std::string& sub = "r") {
+    auto b = backend();
+    return run_items(items, s, *b, dir_ / sub);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_F(RunnerTest, EveryRequestCarriesExplicitSamplingAndEveryAnswerBelongsToItsPrompt) {
+  // Two replicas, four requests in flight each.
+  TestServer second(testing::ServerOptions{}, SolveFn{});
+  second.start();
+  auto s = settings();
+  s.concurrency = 4;
+  s.sampling.seed = 99;
+  s.extra_body = {{"cache_prompt", false}, {"chat_template_kwargs", {{"enable_thinking", false}}}};
+  const auto items = make_items(120);
+  auto b = backend({server_->base_url(), second.base_url()});
+  const RunSummary sum = run_items(items, s, *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 120u);
+  EXPECT_EQ(sum.unanswered, 0u);
+  EXPECT_EQ(server_->missing_sampling() + second.missing_sampling(), 0u);
+  EXPECT_GT(server_->post_count(), 0u);
+  EXPECT_GT(second.post_count(), 0u);
+  std::vector<io::Json> all = server_->requests();
+  for (const auto& r : second.requests()) all.push_back(r);
+  ASSERT_EQ(all.size(), 120u);
+  for (const auto& body : all) {
+    EXPECT_EQ(body["temperature"], 0.0);
+    EXPECT_EQ(body["top_p"], 1.0);
+    EXPECT_EQ(body["top_k"], 1);
+    EXPECT_EQ(body["seed"], 99);
+    EXPECT_EQ(body["max_tokens"], 1024);
+    EXPECT_EQ(body["model"], "test-model");
+    EXPECT_EQ(body["cache_prompt"], false);
+    EXPECT_EQ(body["chat_template_kwargs"]["enable_thinking"], false);
+  }
+  const auto recs = records(dir_ / "r" / "responses.jsonl");
+  ASSERT_EQ(recs.size(), 120u);
+  std::set<std::string> ids;
+  std::set<std::uint64_t> indexes;
+  for (const auto& r : recs) {
+    const std::string id = r["prompt_id"];
+    ids.insert(id);
+    indexes.insert(r["request_index"].get<std::uint64_t>());
+    // The echo server answers "You asked: <prompt>": the record's answer is its own prompt's.
+    EXPECT_EQ(r["response"], "You asked: " + r["request"]["messages"][0]["content"].get<std::string>());
+    EXPECT_EQ(r["request"]["messages"][0]["content"], fmt::format("Question {}: how many?", id));
+    EXPECT_EQ(r["n"], std::stoi(id.substr(2)));
+    EXPECT_EQ(r["finish_reason"], "stop");
+    EXPECT_EQ(r["model"], "test-model");
+    EXPECT_EQ(r["system_fingerprint"], "fp_b0001-test");
+    EXPECT_EQ(r["attempts"], 1);
+    EXPECT_TRUE(r["usage"].is_object());
+    EXPECT_TRUE(r["timings"].is_object());
+  }
+  EXPECT_EQ(ids.size(), 120u);
+  EXPECT_EQ(indexes.size(), 120u);
+  EXPECT_EQ(*indexes.rbegin(), 119u);
+  const io::Json manifest = io::read_json_file(dir_ / "r" / "run.json");
+  EXPECT_EQ(manifest["model"], "test-model");
+  EXPECT_EQ(manifest["simulated"], false);
+  EXPECT_EQ(manifest["complete"], true);
+  EXPECT_EQ(manifest["endpoints"].size(), 2u);
+  EXPECT_EQ(manifest["server"]["endpoints"][0]["props"]["build_info"], "b0001-test");
+  second.stop();
+}
+
+TEST_F(RunnerTest, OneRequestInFlightKeepsItemOrder) {
+  const auto items = make_items(30);
+  (void)run(items, settings());
+  const auto bodies = server_->requests();
+  ASSERT_EQ(bodies.size(), 30u);
+  const auto recs = records(dir_ / "r" / "responses.jsonl");
+  for (std::size_t i = 0; i < 30; ++i) {
+    EXPECT_EQ(bodies[i]["messages"][0]["content"], items[i].prompt);
+    EXPECT_EQ(recs[i]["prompt_id"], items[i].item_id);
+    EXPECT_EQ(recs[i]["request_index"], i);
+  }
+}
+
+TEST_F(RunnerTest, SystemPromptOverridesAndCompletionsRoute) {
+  auto items = make_items(3);
+  items[1].system_prompt = "Be brief.";
+  items[2].sampling.seed = 7;
+  items[2].sampling.temperature = 0.7;
+  auto s = settings();
+  s.system_prompt = "You are careful.";
+  (void)run(items, s);
+  const auto bodies = server_->requests();
+  ASSERT_EQ(bodies.size(), 3u);
+  EXPECT_EQ(bodies[0]["messages"][0]["role"], "system");
+  EXPECT_EQ(bodies[0]["messages"][0]["content"], "You are careful.");
+  EXPECT_EQ(bodies[1]["messages"][0]["content"], "Be brief.");
+  EXPECT_EQ(bodies[2]["seed"], 7);
+  EXPECT_EQ(bodies[2]["temperature"], 0.7);
+  EXPECT_EQ(bodies[0]["seed"], 20260725);
+
+  auto b = backend({}, 10, {}, Api::kCompletions);
+  const auto sum = run_items(make_items(2, "c"), settings(), *b, dir_ / "c");
+  EXPECT_EQ(sum.answered, 2u);
+  const auto recs = records(dir_ / "c" / "responses.jsonl");
+  EXPECT_EQ(recs[0]["request"]["prompt"], "Question c-000: how many?");
+  EXPECT_EQ(recs[0]["response"], "You asked: Question c-000: how many?");
+}
+
+TEST_F(RunnerTest, TransientFaultsAreRetriedAndRecorded) {
+  server_->set_faults({
+      FaultRule{"q-000", FaultKind::k500, 2},
+      FaultRule{"q-001", FaultKind::k429, 1, 1.0, 0.05},
+      FaultRule{"q-002", FaultKind::kDrop, 1},
+      FaultRule{"q-003", FaultKind::kMalformed, 2},
+      FaultRule{"q-004", FaultKind::kSlow, 1, 1.0, 1, 3000},
+  });
+  auto s = settings();
+  auto b = backend({}, 0.3);
+  const auto sum = run_items(make_items(6), s, *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 6u);
+  EXPECT_EQ(sum.failed, 0u);
+  std::map<std::string, io::Json> by_id;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) by_id[r["prompt_id"]] = r;
+  ASSERT_EQ(by_id.size(), 6u);
+  EXPECT_EQ(by_id["q-000"]["attempts"], 3);
+  ASSERT_EQ(by_id["q-000"]["attempt_errors"].size(), 2u);
+  EXPECT_EQ(by_id["q-000"]["attempt_errors"][0]["http_status"], 500);
+  EXPECT_NE(by_id["q-000"]["attempt_errors"][0]["error"].get<std::string>().find("internal server error"),
+            std::string::npos);
+  // 429: Retry-After honoured (the wait is at least what the server asked for).
+  EXPECT_EQ(by_id["q-001"]["attempts"], 2);
+  EXPECT_EQ(by_id["q-001"]["attempt_errors"][0]["http_status"], 429);
+  EXPECT_EQ(by_id["q-001"]["attempt_errors"][0]["retry_after_s"], 0.05);
+  EXPECT_GE(by_id["q-001"]["attempt_errors"][0]["retry_in_ms"], 50);
+  EXPECT_EQ(by_id["q-002"]["attempts"], 2);
+  EXPECT_NE(by_id["q-002"]["attempt_errors"][0]["error"].get<std::string>().find("connection error"),
+            std::string::npos);
+  EXPECT_EQ(by_id["q-003"]["attempts"], 3);
+  EXPECT_NE(by_id["q-003"]["attempt_errors"][0]["error"].get<std::string>().find("malformed"), std::string::npos);
+  EXPECT_EQ(by_id["q-004"]["attempts"], 2);
+  EXPECT_NE(by_id["q-004"]["attempt_errors"][0]["error"].get<std::string>().find("timeout"), std::string::npos);
+  EXPECT_EQ(by_id["q-005"]["attempts"], 1);
+  EXPECT_TRUE(by_id["q-005"]["attempt_errors"].empty());
+  for (auto& [id, r] : by_id) EXPECT_EQ(r["response"], "You asked: Question " + id + ": how many?");
+  EXPECT_FALSE(fs::exists(dir_ / "r" / "errors.jsonl") && fs::file_size(dir_ / "r" / "errors.jsonl") > 0);
+}
+
+TEST_F(RunnerTest, ExhaustedAndFatalFailuresGoToErrorsOnlyAndResumeRetriesThem) {
+  server_->set_faults({
+      FaultRule{"q-001", FaultKind::k500, -1},
+      FaultRule{"q-003", FaultKind::k400, -1},
+      FaultRule{"q-004", FaultKind::kHuge, -1},
+      FaultRule{"q-005", FaultKind::kLength, -1},
+  });
+  auto s = settings();
+  const auto items = make_items(7);
+  const auto sum = run(items, s);
+  EXPECT_EQ(sum.answered, 4u);
+  EXPECT_EQ(sum.failed, 3u);
+  EXPECT_EQ(sum.unanswered, 3u);
+  std::map<std::string, io::Json> errs;
+  for (const auto& r : records(dir_ / "r" / "errors.jsonl")) errs[r["prompt_id"]] = r;
+  ASSERT_EQ(errs.size(), 3u);
+  EXPECT_EQ(errs["q-001"]["attempts"], 4);  // 1 + 3 retries
+  EXPECT_EQ(errs["q-001"]["http_status"], 500);
+  EXPECT_EQ(errs["q-003"]["attempts"], 1);  // 4xx other than 429: no retry
+  EXPECT_EQ(errs["q-003"]["http_status"], 400);
+  EXPECT_NE(errs["q-003"]["error"].get<std::string>().find("exceeds the available context size"), std::string::npos);
+  EXPECT_EQ(errs["q-004"]["attempts"], 1);
+  EXPECT_NE(errs["q-004"]["error"].get<std::string>().find("larger than"), std::string::npos);
+  std::map<std::string, io::Json> ok;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) ok[r["prompt_id"]] = r;
+  EXPECT_EQ(ok.size(), 4u);
+  EXPECT_EQ(ok.count("q-001") + ok.count("q-003") + ok.count("q-004"), 0u);
+  EXPECT_EQ(ok["q-005"]["finish_reason"], "length");  // an answer, graded later as truncated
+  io::Json manifest = io::read_json_file(dir_ / "r" / "run.json");
+  EXPECT_EQ(manifest["counts"]["unanswered"], 3);
+  EXPECT_EQ(manifest["complete"], false);
+
+  // The server recovers; --resume asks only the three unanswered prompts, once each.
+  server_->set_faults({});
+  const std::size_t before = server_->post_count();
+  s.resume = true;
+  const auto sum2 = run(items, s);
+  EXPECT_EQ(sum2.answered_before, 4u);
+  EXPECT_EQ(sum2.answered, 3u);
+  EXPECT_EQ(sum2.unanswered, 0u);
+  EXPECT_EQ(server_->post_count() - before, 3u);
+  std::map<std::string, int> count;
+  std::set<std::uint64_t> indexes;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) {
+    ++count[r["prompt_id"]];
+    EXPECT_TRUE(indexes.insert(r["request_index"].get<std::uint64_t>()).second);
+  }
+  EXPECT_EQ(count.size(), 7u);
+  for (const auto& [id, n] : count) EXPECT_EQ(n, 1) << id;
+  manifest = io::read_json_file(dir_ / "r" / "run.json");
+  EXPECT_EQ(manifest["complete"], true);
+  EXPECT_EQ(manifest["sessions"].size(), 2u);
+
+  // A third session has nothing to do and sends nothing.
+  const std::size_t after = server_->post_count();
+  const auto sum3 = run(items, s);
+  EXPECT_EQ(sum3.answered, 0u);
+  EXPECT_EQ(server_->post_count(), after);
+}
+
+TEST_F(RunnerTest, MaxErrorsStopsTheSessionEarly) {
+  server_->set_faults({FaultRule{"", FaultKind::k400, -1}});
+  auto s = settings();
+  s.max_errors = 2;
+  const auto sum = run(make_items(50), s);
+  EXPECT_TRUE(sum.stopped_early);
+  // The request in flight when the limit is reached still finishes (and is recorded).
+  EXPECT_GE(sum.failed, 2u);
+  EXPECT_LE(sum.failed, 3u);
+  EXPECT_EQ(records(dir_ / "r" / "errors.jsonl").size(), sum.failed);
+  EXPECT_EQ(sum.unanswered, 50u);
+  EXPECT_LT(server_->post_count(), 50u);
+}
+
+TEST_F(RunnerTest, ResumeRefusesDifferentSettingsAndRepairsATornLine) {
+  const auto items = make_items(5);
+  auto s = settings();
+  (void)run(items, s);
+  // Without --resume an existing run directory is an error.
+  EXPECT_THROW((void)run(items, s), Error);
+  s.resume = true;
+  auto changed = s;
+  changed.sampling.temperature = 0.5;
+  try {
+    (void)run(items, changed);
+    ADD_FAILURE() << "a different temperature was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+    EXPECT_NE(std::string(e.what()).find("sampling"), std::string::npos) << e.what();
+  }
+  changed = s;
+  changed.binding["benchmark_sha256"] = "other";
+  EXPECT_THROW((void)run(items, changed), Error);
+  // The server now reports another build: a resumed run would mix two systems.
+  server_->set_model("test-model", "b0002-test");
+  EXPECT_THROW((void)run(items, s), Error);
+  server_->set_model("test-model", "b0001-test");
+
+  // A crash mid-write: drop the last record's tail, as a torn line.
+  const fs::path resp = dir_ / "r" / "responses.jsonl";
+  std::string text = io::read_file(resp);
+  const std::size_t last_start = text.rfind('\n', text.size() - 2) + 1;
+  const std::string last_id = io::parse_json(text.substr(last_start), "x")["prompt_id"];
+  text.resize(last_start + 25);
+  io::write_file_atomic(resp, text);
+  const auto sum = run(items, s);
+  EXPECT_GT(sum.torn_bytes_repaired, 0u);
+  EXPECT_EQ(sum.answered, 1u);
+  const auto recs = records(resp);
+  ASSERT_EQ(recs.size(), 5u);
+  EXPECT_EQ(recs.back()["prompt_id"], last_id);
+}
+
+TEST_F(RunnerTest, ResumeOnAFreshDirectorySimplyStarts) {
+  auto s = settings();
+  s.resume = true;
+  const auto sum = run(make_items(3), s, "fresh");
+  EXPECT_EQ(sum.answered, 3u);
+}
+
+TEST_F(RunnerTest, CacheServesOnlyTheSameModelBuildAndBodyAndNeverErrors) {
+  auto s = settings();
+  s.use_cache = true;
+  const auto items = make_items(6);
+  server_->set_faults({FaultRule{"q-005", FaultKind::k500, -1}});
+  auto sum = run(items, s, "a");
+  EXPECT_EQ(sum.answered, 5u);
+  EXPECT_EQ(sum.from_cache, 0u);
+
+  // Same model, build and bodies: the five answers come from the cache; the failed one was not
+  // cached, so it goes to the server (which now answers).
+  server_->set_faults({});
+  std::size_t before = server_->post_count();
+  sum = run(items, s, "b");
+  EXPECT_EQ(sum.answered, 6u);
+  EXPECT_EQ(sum.from_cache, 5u);
+  EXPECT_EQ(server_->post_count() - before, 1u);
+  for (const auto& r : records(dir_ / "b" / "responses.jsonl")) {
+    if (r["prompt_id"] == "q-005") {
+      EXPECT_EQ(r["cached"], false);
+    } else {
+      EXPECT_EQ(r["cached"], true);
+      EXPECT_EQ(r["response"], "You asked: Question " + r["prompt_id"].get<std::string>() + ": how many?");
+    }
+  }
+
+  // Another seed is another request body: no hits.
+  auto other_seed = s;
+  other_seed.sampling.seed = 1;
+  before = server_->post_count();
+  sum = run(items, other_seed, "c");
+  EXPECT_EQ(sum.from_cache, 0u);
+  EXPECT_EQ(server_->post_count() - before, 6u);
+
+  // Another build of the server: no hits either, even with identical bodies.
+  server_->set_model("test-model", "b0002-test");
+  before = server_->post_count();
+  sum = run(items, s, "d");
+  EXPECT_EQ(sum.from_cache, 0u);
+  EXPECT_EQ(server_->post_count() - before, 6u);
+
+  ResponseCache cache(s.cache_path);
+  const auto st = cache.stats();
+  EXPECT_EQ(st.entries, 18u);
+  EXPECT_EQ(st.hits, 5u);
+  EXPECT_EQ(cache.clear("nobody"), 0u);
+  EXPECT_EQ(cache.clear("test-model"), 18u);
+  EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+TEST_F(RunnerTest, TheApiKeyIsSentButNeverWritten) {
+  const std::string key = "sk-test-5f1d2c3b4a";
+  auto s = settings();
+  server_->set_faults({FaultRule{"q-001", FaultKind::k500, 1}});
+  auto b = backend({"http://user:pw@127.0.0.1:" + std::to_string(server_->port()) + "/v1"}, 10, key);
+  const auto sum = run_items(make_items(2), s, *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 2u);
+  EXPECT_EQ(server_->last_headers()["authorization"], "Bearer " + key);
+  for (const char* f : {"run.json", "responses.jsonl", "errors.jsonl"}) {
+    if (!fs::exists(dir_ / "r" / f)) continue;
+    const std::string text = io::read_file(dir_ / "r" / f);
+    EXPECT_EQ(text.find(key), std::string::npos) << f;
+    EXPECT_EQ(text.find("user:pw"), std::string::npos) << f;
+  }
+}
+
+TEST_F(RunnerTest, BadInputsAreErrors) {
+  auto s = settings();
+  auto items = make_items(2);
+  items[1].item_id = items[0].item_id;
+  EXPECT_THROW((void)run(items, s, "dup"), Error);
+  items = make_items(1);
+  items[0].fields["response"] = "x";
+  EXPECT_THROW((void)run(items, s, "reserved"), Error);
+  s.extra_body = {{"temperature", 1}};
+  EXPECT_THROW((void)run(make_items(1), s, "extra"), Error);
+  // An unreachable endpoint fails the probe with a network error naming it.
+  TestServer gone(testing::ServerOptions{}, SolveFn{});
+  const int port = gone.start();
+  gone.stop();
+  auto b = backend({fmt::format("http://127.0.0.1:{}/v1", port)}, 2);
+  try {
+    (void)run_items(make_items(1), settings(), *b, dir_ / "gone");
+    ADD_FAILURE() << "no error for an unreachable endpoint";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNetwork);
+    EXPECT_NE(std::string(e.what()).find(std::to_string(port)), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace numcheck::llm

@@ -1,0 +1,85 @@
+#include "num/write.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace numcheck::num {
+namespace {
+
+Rational q(const char* s) { return *Rational::from_string(s); }
+std::string w(const char* v, NumberForm f, WriteOptions o = {}) {
+  return write_number(q(v), f, o).value_or("<refused>");
+}
+
+TEST(WriteNumber, Examples) {
+  WriteOptions grouped;
+  grouped.group_thousands = true;
+  WriteOptions ascii;
+  ascii.unicode_times = false;
+  EXPECT_EQ(w("14940", NumberForm::kInteger), "14940");
+  EXPECT_EQ(w("14940", NumberForm::kInteger, grouped), "14,940");
+  EXPECT_EQ(w("-1234567", NumberForm::kInteger, grouped), "-1,234,567");
+  EXPECT_EQ(w("999", NumberForm::kInteger, grouped), "999");
+  EXPECT_EQ(w("11/4", NumberForm::kDecimal), "2.75");
+  EXPECT_EQ(w("-1/8", NumberForm::kDecimal), "-0.125");
+  EXPECT_EQ(w("2469/2", NumberForm::kDecimal, grouped), "1,234.5");
+  EXPECT_EQ(w("3/4", NumberForm::kFraction), "3/4");
+  EXPECT_EQ(w("-7/2", NumberForm::kFraction), "-7/2");
+  EXPECT_EQ(w("11/4", NumberForm::kMixed), "2 3/4");
+  EXPECT_EQ(w("-11/4", NumberForm::kMixed), "-2 3/4");
+  EXPECT_EQ(w("14940", NumberForm::kENotation), "1.494e4");
+  EXPECT_EQ(w("5000", NumberForm::kENotation), "5e3");
+  EXPECT_EQ(w("3/2000", NumberForm::kENotation), "1.5e-3");
+  EXPECT_EQ(w("0", NumberForm::kENotation), "0e0");
+  EXPECT_EQ(w("-7", NumberForm::kENotation), "-7e0");
+  EXPECT_EQ(w("14940", NumberForm::kTimesTen), "1.494 \xC3\x97 10^4");
+  EXPECT_EQ(w("14940", NumberForm::kTimesTen, ascii), "1.494 x 10^4");
+  EXPECT_EQ(w("1/400", NumberForm::kTimesTen), "2.5 \xC3\x97 10^-3");
+  EXPECT_EQ(w("3/4", NumberForm::kPercent), "75%");
+  EXPECT_EQ(w("1/8", NumberForm::kPercent), "12.5%");
+  EXPECT_EQ(w("25", NumberForm::kPercent, grouped), "2,500%");
+  EXPECT_EQ(w("27", NumberForm::kWords), "twenty-seven");
+  EXPECT_EQ(w("105", NumberForm::kWords), "one hundred five");
+  EXPECT_EQ(w("-42", NumberForm::kWords), "minus forty-two");
+  EXPECT_EQ(w("0", NumberForm::kWords), "zero");
+  EXPECT_EQ(w("1200003", NumberForm::kWords), "one million two hundred thousand three");
+  EXPECT_EQ(w("3/4", NumberForm::kWords), "three quarters");
+  EXPECT_EQ(w("1/2", NumberForm::kWords), "one half");
+  EXPECT_EQ(w("5/2", NumberForm::kWords), "two and a half");
+  EXPECT_EQ(w("-7/3", NumberForm::kWords), "minus two and a third");
+  EXPECT_EQ(w("999/10", NumberForm::kWords), "ninety-nine and nine tenths");
+  EXPECT_EQ(
+      w("999999999999999", NumberForm::kWords),
+      "nine hundred ninety-nine trillion nine hundred ninety-nine billion nine hundred ninety-nine million "
+      "nine hundred ninety-nine thousand nine hundred ninety-nine");
+}
+
+TEST(WriteNumber, Refusals) {
+  EXPECT_FALSE(write_number(q("1/2"), NumberForm::kInteger));
+  EXPECT_FALSE(write_number(q("3"), NumberForm::kDecimal));    // integers are kInteger
+  EXPECT_FALSE(write_number(q("1/3"), NumberForm::kDecimal));  // no finite decimal
+  EXPECT_FALSE(write_number(q("1/3"), NumberForm::kENotation));
+  EXPECT_FALSE(write_number(q("1/3"), NumberForm::kTimesTen));
+  EXPECT_FALSE(write_number(q("1/3"), NumberForm::kPercent));  // 33.33...%
+  EXPECT_FALSE(write_number(q("4"), NumberForm::kFraction));   // an integer is not a fraction
+  EXPECT_FALSE(write_number(q("3/4"), NumberForm::kMixed));    // |v| <= 1
+  EXPECT_FALSE(write_number(q("-1/2"), NumberForm::kMixed));
+  EXPECT_FALSE(write_number(q("7"), NumberForm::kMixed));
+  EXPECT_FALSE(write_number(q("1/11"), NumberForm::kWords));   // denominator > 10
+  EXPECT_FALSE(write_number(q("201/2"), NumberForm::kWords));  // |v| >= 100
+  EXPECT_FALSE(write_number(Rational::pow10(15), NumberForm::kWords));
+  EXPECT_FALSE(integer_to_words(mpz_class("-1000000000000000")));
+  // Outside the readers' range (digits beyond 10^1000 or 10^-1000).
+  EXPECT_FALSE(write_number(Rational::pow10(1001), NumberForm::kInteger));
+  EXPECT_TRUE(write_number(Rational::pow10(1000), NumberForm::kInteger));
+  EXPECT_FALSE(write_number(Rational::pow10(-1001), NumberForm::kDecimal));
+  EXPECT_TRUE(write_number(Rational::pow10(-1000), NumberForm::kDecimal));
+  EXPECT_FALSE(write_number(Rational::pow10(1001), NumberForm::kENotation));
+  EXPECT_FALSE(write_number(Rational::pow10(-1001), NumberForm::kTimesTen));
+  EXPECT_FALSE(write_number(Rational::pow10(-1003), NumberForm::kPercent));  // 10^-1001 %
+  EXPECT_TRUE(write_number(Rational::pow10(-1002), NumberForm::kPercent));   // 10^-1000 %
+}
+
+}  // namespace
+}  // namespace numcheck::num

@@ -1,0 +1,134 @@
+// Loading score files: names from --name, the sidecar or the stem; the simulated flag; every kind
+// of bad record is an error naming the file and line, never a silent drop.
+#include "report/scores.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "fixture.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::report {
+namespace {
+
+using namespace numcheck::report::testing;
+using ::testing::HasSubstr;
+
+class Scores : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fresh_dir("scores");
+    write_bench(dir_ / "bench", {{"CV-0001", "CV", "5/4", {"canonical", "fraction"}},
+                                 {"CV-0002", "CV", "2", {"canonical", "paraphrase1"}}});
+    bench_ = orbit::load_benchmark(dir_ / "bench");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string error_of(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    io::write_file_atomic(dir_ / "bad.jsonl", text);
+    try {
+      (void)load_scores(dir_ / "bad.jsonl", bench_);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+  std::filesystem::path dir_;
+  orbit::Benchmark bench_;
+};
+
+TEST_F(Scores, NamesSimulatedFlagAndCounts) {
+  const std::vector<FxScore> s = {both("CV-0001:canonical", "correct", "5/4"),
+                                  both("CV-0001:fraction", "value_error", "5/2"),
+                                  both("CV-0002:paraphrase1", "correct", "2")};
+  write_scores(dir_ / "plain.jsonl", s);
+  auto sys = load_scores(dir_ / "plain.jsonl", bench_);
+  EXPECT_EQ(sys.name, "plain");
+  EXPECT_FALSE(sys.simulated);
+  EXPECT_EQ(sys.records, 3u);
+  EXPECT_EQ(sys.ignored, 1u) << "paraphrase records are not orbit metrics";
+  EXPECT_EQ(sys.missing, 1u) << "CV-0002:canonical";
+  EXPECT_EQ(sys.by_view[1].layer[0].outcome, Outcome::kValueError);
+
+  // The sidecar as `orbit score` writes it.
+  write_scores(dir_ / "ref.jsonl", s,
+               R"({"system": {"name": "reference <b>", "simulated": true, "source": "run.json"}})");
+  sys = load_scores(dir_ / "ref.jsonl", bench_);
+  EXPECT_EQ(sys.name, "reference <b>");
+  EXPECT_TRUE(sys.simulated);
+  sys = load_scores(dir_ / "ref.jsonl", bench_, std::string("renamed"));
+  EXPECT_EQ(sys.name, "renamed");
+  EXPECT_TRUE(sys.simulated) << "--name does not hide that a system is simulated";
+
+  // A sidecar for another benchmark is refused.
+  write_scores(dir_ / "other.jsonl", s,
+               R"({"system": {"name": "x"}, "benchmark": {"files": {"views.jsonl": "00ff"}}})");
+  try {
+    (void)load_scores(dir_ / "other.jsonl", bench_);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("different views.jsonl"));
+  }
+}
+
+TEST_F(Scores, ResponsesAttachFromAFile) {
+  write_scores(dir_ / "s.jsonl", {both("CV-0001:canonical", "correct", "5/4")});
+  io::write_file_atomic(dir_ / "responses.jsonl",
+                        "{\"prompt_id\": \"CV-0001:canonical\", \"response\": \"FINAL: 1.25 L\"}\n"
+                        "{\"prompt_id\": \"ZZ-0001:canonical\", \"response\": \"x\"}\n");
+  const auto sys = load_scores(dir_ / "s.jsonl", bench_, std::nullopt, dir_ / "responses.jsonl");
+  ASSERT_TRUE(sys.by_view[0].response.has_value());
+  EXPECT_EQ(*sys.by_view[0].response, "FINAL: 1.25 L");
+  EXPECT_EQ(sys.responses_attached, 1u);
+}
+
+TEST_F(Scores, BadRecordsAreErrorsNamingTheLine) {
+  const std::string ok = score_line(both("CV-0001:canonical", "correct", "5/4"));
+  const std::string ok_line = ok.substr(0, ok.size() - 1);
+  EXPECT_THAT(error_of({ok_line, "{not json"}), HasSubstr("bad.jsonl:2"));
+  EXPECT_THAT(error_of({ok_line, ok_line}), HasSubstr("duplicate record"));
+  EXPECT_THAT(error_of({score_line(both("XX-0009:canonical", "correct", "1")).substr(0, 10) + "\"}"}),
+              HasSubstr("bad.jsonl:1"));
+  auto unknown = score_line(both("XX-0009:canonical", "correct", "1"));
+  unknown.pop_back();
+  EXPECT_THAT(error_of({unknown}), HasSubstr("not in the benchmark"));
+  auto wrong = score_line(both("CV-0001:canonical", "correct", "5/2"));
+  wrong.pop_back();
+  EXPECT_THAT(error_of({wrong}), HasSubstr("differs from the benchmark's expected 5/4"));
+  auto not_wrong = score_line(both("CV-0001:canonical", "value_error", "10/8"));
+  not_wrong.pop_back();
+  EXPECT_THAT(error_of({not_wrong}), HasSubstr("equals the expected answer"));
+  auto bad_outcome = score_line(both("CV-0001:canonical", "sort_of_right", "5/4"));
+  bad_outcome.pop_back();
+  EXPECT_THAT(error_of({bad_outcome}), HasSubstr("is not one of"));
+  auto bad_value = score_line(both("CV-0001:canonical", "value_error", "1.5"));
+  bad_value.pop_back();
+  EXPECT_THAT(error_of({bad_value}), HasSubstr("not an exact 'p/q'"));
+  auto zero_den = score_line(both("CV-0001:canonical", "value_error", "1/0"));
+  zero_den.pop_back();
+  EXPECT_THAT(error_of({zero_den}), HasSubstr("not an exact 'p/q'"));
+  EXPECT_THAT(
+      error_of(
+          {R"({"prompt_id": "CV-0001:canonical", "view": "fraction", "strict": {"outcome": "correct", "value": "5/4"}, "audit": {"outcome": "correct", "value": "5/4"}})"}),
+      HasSubstr("view 'fraction' does not match"));
+  EXPECT_THAT(
+      error_of({R"({"prompt_id": "CV-0001:canonical", "strict": {"outcome": "correct", "value": "5/4"}})"}),
+      HasSubstr("missing object 'audit'"));
+  EXPECT_THAT(error_of({R"([1, 2])"}), HasSubstr("expected a JSON object"));
+  EXPECT_THAT(
+      error_of(
+          {R"({"prompt_id": "CV-0001:canonical", "completion_tokens": -3, "strict": {"outcome": "correct", "value": "5/4"}, "audit": {"outcome": "correct", "value": "5/4"}})"}),
+      HasSubstr("completion_tokens"));
+  EXPECT_THAT(error_of({ok_line, ""}), HasSubstr("empty line"));
+  // A torn last line (no newline) is an error, not a silent drop.
+  io::write_file_atomic(dir_ / "torn.jsonl", ok + ok_line.substr(0, 20));
+  EXPECT_THROW((void)load_scores(dir_ / "torn.jsonl", bench_), Error);
+  EXPECT_THROW((void)load_scores(dir_ / "absent.jsonl", bench_), Error);
+}
+
+}  // namespace
+}  // namespace numcheck::report

@@ -1,0 +1,315 @@
+#include "test_server.hpp"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/prng.hpp"
+
+namespace numcheck::testing {
+
+std::optional<FaultKind> fault_kind_from_name(std::string_view name) {
+  if (name == "429") return FaultKind::k429;
+  if (name == "500") return FaultKind::k500;
+  if (name == "400") return FaultKind::k400;
+  if (name == "slow") return FaultKind::kSlow;
+  if (name == "drop") return FaultKind::kDrop;
+  if (name == "malformed") return FaultKind::kMalformed;
+  if (name == "huge") return FaultKind::kHuge;
+  if (name == "length") return FaultKind::kLength;
+  if (name == "none") return FaultKind::kNone;
+  return std::nullopt;
+}
+
+struct TestServer::Impl {
+  ServerOptions opts;
+  llm::SolveFn solver;
+  httplib::Server svr;
+  std::thread thread;
+  mutable std::mutex m;
+  std::condition_variable stop_cv;
+  bool stopping = false;
+  std::vector<FaultRule> rules;
+  std::map<std::string, std::uint64_t> per_prompt;  // prompt -> requests seen
+  std::vector<io::Json> bodies;
+  std::map<std::string, std::string> last_headers;
+  std::atomic<std::uint64_t> next_id{0};
+
+  // Waits ms milliseconds, or less when the server stops.
+  void pause(int ms) {
+    std::unique_lock lock(m);
+    stop_cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping; });
+  }
+};
+
+namespace {
+
+void error_body(httplib::Response& res, int status, const std::string& message, const std::string& type) {
+  res.status = status;
+  const io::Json j = {{"error", {{"code", status}, {"message", message}, {"type", type}}}};
+  res.set_content(j.dump(), "application/json");
+}
+
+}  // namespace
+
+TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(options);
+  impl_->solver = std::move(solver);
+  Impl* im = impl_.get();
+  const std::size_t threads = im->opts.threads;
+  im->svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  im->svr.set_keep_alive_max_count(1000000);
+  im->svr.set_tcp_nodelay(true);
+  im->svr.set_keep_alive_timeout(10);
+  im->svr.set_payload_max_length(std::size_t{64} << 20);
+
+  im->svr.Get("/v1/models", [im](const httplib::Request&, httplib::Response& res) {
+    std::string model;
+    {
+      std::lock_guard lock(im->m);
+      model = im->opts.model;
+    }
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const io::Json j = {{"object", "list"},
+                        {"data",
+                         {{{"id", model},
+                           {"object", "model"},
+                           {"created", now},
+                           {"owned_by", "numcheck-test"},
+                           {"meta", {{"n_params", 1234}, {"n_ctx_train", 4096}}}}}}};
+    res.set_content(j.dump(), "application/json");
+  });
+  im->svr.Get("/props", [im](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(im->m);
+    if (!im->opts.props) {
+      error_body(res, 404, "File Not Found", "not_found_error");
+      return;
+    }
+    const io::Json j = {{"build_info", im->opts.build},
+                        {"model_path", "/models/" + im->opts.model + ".gguf"},
+                        {"total_slots", im->opts.threads}};
+    res.set_content(j.dump(), "application/json");
+  });
+
+  auto complete = [this, im](const httplib::Request& req, httplib::Response& res, bool chat) {
+    ++posts_;
+    io::Json body = io::Json::parse(req.body, nullptr, false);
+    {
+      std::lock_guard lock(im->m);
+      if (im->opts.record) im->bodies.push_back(body.is_discarded() ? io::Json(req.body) : body);
+      im->last_headers.clear();
+      for (const auto& [k, v] : req.headers) {
+        std::string key = k;
+        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        im->last_headers[key] = v;
+      }
+    }
+    if (body.is_discarded() || !body.is_object()) {
+      error_body(res, 400, "request body is not a JSON object", "invalid_request_error");
+      return;
+    }
+    for (const char* f : {"model", "temperature", "top_p", "top_k", "seed", "max_tokens"}) {
+      if (!body.contains(f) || !(body[f].is_number() || (std::string_view(f) == "model" && body[f].is_string()))) {
+        ++missing_sampling_;
+        error_body(res, 400, fmt::format("request lacks an explicit '{}'", f), "invalid_request_error");
+        return;
+      }
+    }
+    std::string prompt;
+    if (chat) {
+      const auto& msgs = body.value("messages", io::Json::array());
+      for (const auto& m : msgs) {
+        if (m.is_object() && m.value("role", "") == "user" && m.contains("content") && m["content"].is_string()) {
+          prompt = m["content"].get<std::string>();
+        }
+      }
+    } else if (body.contains("prompt") && body["prompt"].is_string()) {
+      prompt = body["prompt"].get<std::string>();
+    }
+    const std::int64_t max_tokens = body["max_tokens"].is_number_integer() ? body["max_tokens"].get<std::int64_t>() : 0;
+
+    // Which fault, if any.
+    FaultRule rule;
+    std::string model;
+    std::string build;
+    {
+      std::lock_guard lock(im->m);
+      const std::uint64_t n = im->per_prompt[prompt]++;
+      for (const auto& r : im->rules) {
+        if (!r.match.empty() && prompt.find(r.match) == std::string::npos) continue;
+        if (r.times >= 0 && n >= static_cast<std::uint64_t>(r.times)) continue;
+        if (r.rate < 1.0) {
+          // Content faults (length, 400, huge) stick to a prompt, as a deterministic model's would;
+          // transport faults are drawn per request, so retries can get through.
+          const bool sticky = r.kind == FaultKind::kLength || r.kind == FaultKind::k400 || r.kind == FaultKind::kHuge;
+          Rng rng(fnv1a64(prompt), sticky ? std::string("fault") : fmt::format("fault#{}", n));
+          if (rng.unit() >= r.rate) continue;
+        }
+        rule = r;
+        break;
+      }
+      model = im->opts.model;
+      build = im->opts.build;
+    }
+    if (im->opts.delay_ms > 0) im->pause(im->opts.delay_ms);
+    switch (rule.kind) {
+      case FaultKind::k429:
+        res.set_header("Retry-After", fmt::format("{}", rule.retry_after_s));
+        error_body(res, 429, "rate limit reached (injected)", "rate_limit_error");
+        return;
+      case FaultKind::k500:
+        error_body(res, 500, "internal server error (injected)", "server_error");
+        return;
+      case FaultKind::k400:
+        error_body(res, 400, "the request exceeds the available context size (injected)", "invalid_request_error");
+        return;
+      case FaultKind::kSlow:
+        im->pause(rule.slow_ms);
+        break;
+      case FaultKind::kDrop: {
+        // Promise a body, send a piece of it, then fail: the connection closes mid-response.
+        res.set_content_provider(
+            1000, "application/json",
+            [](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+              if (offset == 0) {
+                sink.write("{\"choices\": [", 13);
+                return true;
+              }
+              return false;
+            });
+        return;
+      }
+      case FaultKind::kMalformed:
+        res.set_content("{\"choices\": [{\"message\": {\"content\": \"FINAL: 1", "application/json");
+        return;
+      case FaultKind::kHuge: {
+        constexpr std::size_t kSize = std::size_t{50} << 20;
+        res.set_content_provider(kSize, "application/json",
+                                 [](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                   static const std::string chunk(65536, 'x');
+                                   const std::size_t n = std::min(length, chunk.size());
+                                   if (offset == 0) {
+                                     std::string p = "{\"choices\": [{\"message\": {\"content\": \"";
+                                     p += chunk.substr(0, n - std::min(n, p.size()));
+                                     return sink.write(p.data(), p.size());
+                                   }
+                                   return sink.write(chunk.data(), n);
+                                 });
+        return;
+      }
+      case FaultKind::kNone:
+      case FaultKind::kLength:
+        break;
+    }
+
+    // The answer.
+    std::string content;
+    std::string finish = "stop";
+    std::int64_t completion_tokens = 0;
+    std::string why;
+    std::optional<llm::SolvedAnswer> ans;
+    if (im->solver) ans = im->solver("", prompt, &why);
+    if (ans) {
+      const llm::ReferenceReply r = llm::reference_reply(*ans, llm::Fault::kNone, max_tokens);
+      content = r.content;
+      finish = r.finish_reason;
+      completion_tokens = r.completion_tokens;
+    } else if (im->solver) {
+      content = "I cannot determine the answer from the question.";
+      completion_tokens = 10;
+    } else {
+      content = "You asked: " + prompt;
+      completion_tokens = static_cast<std::int64_t>(content.size() / 4 + 1);
+    }
+    if (rule.kind == FaultKind::kLength) {
+      content = content.substr(0, content.size() / 3);
+      finish = "length";
+      completion_tokens = max_tokens;
+    }
+    const std::int64_t prompt_tokens = static_cast<std::int64_t>(prompt.size() / 4 + 1);
+    io::Json choice = {{"index", 0}, {"finish_reason", finish}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", content}};
+    } else {
+      choice["text"] = content;
+    }
+    const io::Json out = {
+        {"id", fmt::format("chatcmpl-{}", im->next_id++)},
+        {"object", chat ? "chat.completion" : "text_completion"},
+        {"created", 0},
+        {"model", model},
+        {"system_fingerprint", "fp_" + build},
+        {"choices", io::Json::array({choice})},
+        {"usage",
+         {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}}},
+        {"timings", {{"prompt_n", prompt_tokens}, {"predicted_n", completion_tokens}}}};
+    res.set_content(out.dump(), "application/json");
+  };
+  im->svr.Post("/v1/chat/completions",
+               [complete](const httplib::Request& req, httplib::Response& res) { complete(req, res, true); });
+  im->svr.Post("/v1/completions",
+               [complete](const httplib::Request& req, httplib::Response& res) { complete(req, res, false); });
+}
+
+TestServer::~TestServer() { stop(); }
+
+int TestServer::start(int port) {
+  Impl* im = impl_.get();
+  if (port == 0) {
+    port_ = im->svr.bind_to_any_port("127.0.0.1");
+  } else {
+    port_ = im->svr.bind_to_port("127.0.0.1", port) ? port : -1;
+  }
+  if (port_ <= 0) throw std::runtime_error("test server: cannot bind 127.0.0.1");
+  im->thread = std::thread([im] { im->svr.listen_after_bind(); });
+  // Wait until the accept loop runs.
+  for (int i = 0; i < 2000 && !im->svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return port_;
+}
+
+void TestServer::stop() {
+  Impl* im = impl_.get();
+  {
+    std::lock_guard lock(im->m);
+    im->stopping = true;
+  }
+  im->stop_cv.notify_all();
+  if (im->thread.joinable()) {
+    im->svr.stop();
+    im->thread.join();
+  }
+}
+
+std::string TestServer::base_url() const { return fmt::format("http://127.0.0.1:{}/v1", port_); }
+
+void TestServer::set_faults(std::vector<FaultRule> rules) {
+  std::lock_guard lock(impl_->m);
+  impl_->rules = std::move(rules);
+  impl_->per_prompt.clear();
+}
+
+void TestServer::set_model(std::string model, std::string build) {
+  std::lock_guard lock(impl_->m);
+  impl_->opts.model = std::move(model);
+  impl_->opts.build = std::move(build);
+}
+
+std::vector<io::Json> TestServer::requests() const {
+  std::lock_guard lock(impl_->m);
+  return impl_->bodies;
+}
+
+std::map<std::string, std::string> TestServer::last_headers() const {
+  std::lock_guard lock(impl_->m);
+  return impl_->last_headers;
+}
+
+}  // namespace numcheck::testing

@@ -1,0 +1,96 @@
+#pragma once
+// An OpenAI-compatible test server on 127.0.0.1 (cpp-httplib): POST /v1/chat/completions and
+// /v1/completions, GET /v1/models and llama-server's GET /props. It answers from the reference
+// solver (llm::SolveFn, e.g. llm::benchmark_solver over a generated benchmark) in the reference
+// system's words, or, without a solver, with an echo of the prompt ("You asked: ...") so tests can
+// check that no answer is ever given to another prompt. It can be told to misbehave per prompt:
+// 429 with Retry-After, 500, 400, slow answers, dropped connections, malformed JSON, a 50 MB body,
+// finish_reason "length". It rejects (400) any request without explicit sampling fields and counts
+// them, so tests can assert that none was ever sent.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/json.hpp"
+#include "llm/reference.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace numcheck::testing {
+
+enum class FaultKind : std::uint8_t {
+  kNone,
+  k429,        // 429 with Retry-After: retry_after_s
+  k500,        // 500 with an OpenAI-shaped error body
+  k400,        // 400 with an OpenAI-shaped error body ("context length exceeded")
+  kSlow,       // waits slow_ms, then answers normally
+  kDrop,       // sends headers and part of the body, then closes the connection
+  kMalformed,  // 200 with a body that is not JSON
+  kHuge,       // 200 with a 50 MB body
+  kLength,     // answers with a cut response and finish_reason "length"
+};
+// "429", "500", "400", "slow", "drop", "malformed", "huge", "length"; nullopt for others.
+[[nodiscard]] std::optional<FaultKind> fault_kind_from_name(std::string_view name);
+
+struct FaultRule {
+  std::string match;  // applies to prompts containing this text ("" = every prompt)
+  FaultKind kind = FaultKind::kNone;
+  int times = -1;     // the first `times` requests of each matching prompt (-1: every request)
+  // Fraction of matching requests, deterministic: content faults (length, 400, huge) are drawn per
+  // prompt (a prompt always gets the same), transport faults per (prompt, request number).
+  double rate = 1.0;
+  double retry_after_s = 1;
+  int slow_ms = 3000;
+};
+
+struct ServerOptions {
+  std::string model = "test-model";
+  std::string build = "b0001-test";
+  std::size_t threads = 96;  // connections served at once (httplib keeps one thread per connection)
+  int delay_ms = 0;          // added to every answer
+  bool props = true;         // serve llama-server's /props
+  bool record = true;        // keep every POST body for requests() (off for benchmarks)
+};
+
+class TestServer {
+ public:
+  // solver may be empty (echo answers).
+  TestServer(ServerOptions options, llm::SolveFn solver);
+  ~TestServer();
+  TestServer(const TestServer&) = delete;
+  TestServer& operator=(const TestServer&) = delete;
+
+  // Binds 127.0.0.1:port (0 = ephemeral) and serves in a background thread; returns the port.
+  int start(int port = 0);
+  void stop();
+  [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] std::string base_url() const;  // "http://127.0.0.1:PORT/v1"
+
+  void set_faults(std::vector<FaultRule> rules);
+  void set_model(std::string model, std::string build);
+
+  // Every POST body received (parsed; a non-JSON body is stored as a string), in arrival order.
+  [[nodiscard]] std::vector<io::Json> requests() const;
+  [[nodiscard]] std::size_t post_count() const { return posts_.load(); }
+  // Requests that lacked an explicit sampling field (answered with 400).
+  [[nodiscard]] std::size_t missing_sampling() const { return missing_sampling_.load(); }
+  // Headers of the most recent POST (lower-case names), e.g. to check Authorization.
+  [[nodiscard]] std::map<std::string, std::string> last_headers() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+  std::atomic<std::size_t> posts_{0};
+  std::atomic<std::size_t> missing_sampling_{0};
+};
+
+}  // namespace numcheck::testing
