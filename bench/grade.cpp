@@ -2,7 +2,7 @@
 // of reasoning followed by a FINAL line. The strict path is what every response pays; the audit
 // path is what a strict failure pays on top (rewrite, rerun, magnitude check). Target: a million
 // responses per second per core on the strict path, i.e. the cost is the scan for the FINAL line.
-//   build/release/bench/bench_grade --benchmark_min_time=1s
+//   build/release/bench/bench_grade --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 
 #include <string>

@@ -39,9 +39,10 @@ Rational random_value(Rng& rng, NumberForm form) {
 
 // About `bytes` of text; `numbers` receives how many numbers were written into it.
 std::string mixed_text(std::size_t bytes, std::size_t* numbers) {
-  static const char* const kWords[] = {"the", "tank", "holds", "of", "water", "and", "loses", "per", "hour",
-                                       "Covid-19", "cases", "rose", "G7", "B737", "flights", "in", "total",
-                                       "about", "km", "L", "people", "said", "that", "was", "2nd"};
+  static const char* const kWords[] = {"the",     "tank", "holds",    "of",    "water", "and", "loses",
+                                       "per",     "hour", "Covid-19", "cases", "rose",  "G7",  "B737",
+                                       "flights", "in",   "total",    "about", "km",    "L",   "people",
+                                       "said",    "that", "was",      "2nd"};
   Rng rng(20261130, "bench-text");
   std::string s;
   *numbers = 0;
@@ -72,9 +73,8 @@ void BM_FindNumbers(benchmark::State& state) {
     benchmark::DoNotOptimize(m);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
-  state.counters["numbers/s"] =
-      benchmark::Counter(static_cast<double>(found) * static_cast<double>(state.iterations()),
-                         benchmark::Counter::kIsRate);
+  state.counters["numbers/s"] = benchmark::Counter(
+      static_cast<double>(found) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["found"] = static_cast<double>(found);
   state.counters["written"] = static_cast<double>(written);
 }
@@ -83,7 +83,8 @@ BENCHMARK(BM_FindNumbers)->Arg(64 << 10)->Arg(1 << 20);
 // Plain prose with few numbers: the cost of scanning words.
 void BM_FindNumbersProse(benchmark::State& state) {
   std::string text;
-  while (text.size() < (1u << 20)) text += "The quick brown fox jumps over the lazy dog while it rains in Spain. ";
+  while (text.size() < (1u << 20))
+    text += "The quick brown fox jumps over the lazy dog while it rains in Spain. ";
   for (auto _ : state) benchmark::DoNotOptimize(numcheck::num::find_numbers(text));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
@@ -103,9 +104,9 @@ void BM_ReadNumber(benchmark::State& state) {
   }
   state.SetLabel(std::string(numcheck::num::form_name(form)));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
-  state.counters["numbers/s"] = benchmark::Counter(static_cast<double>(texts.size()) *
-                                                       static_cast<double>(state.iterations()),
-                                                   benchmark::Counter::kIsRate);
+  state.counters["numbers/s"] =
+      benchmark::Counter(static_cast<double>(texts.size()) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ReadNumber)->DenseRange(0, numcheck::num::kNumberFormCount - 1);
 

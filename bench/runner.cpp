@@ -53,7 +53,8 @@ struct Server {
 std::unique_ptr<Server> start_server() {
   const fs::path self = fs::read_symlink("/proc/self/exe");
   const std::string bin =
-      env_or("NUMCHECK_TEST_SERVER", (self.parent_path().parent_path() / "tests/support/numcheck_test_server").string());
+      env_or("NUMCHECK_TEST_SERVER",
+             (self.parent_path().parent_path() / "tests/support/numcheck_test_server").string());
   int fds[2];
   if (::pipe(fds) != 0) return nullptr;
   auto s = std::make_unique<Server>();
@@ -86,8 +87,10 @@ std::vector<llm::WorkItem> make_items(std::size_t n) {
     llm::WorkItem it;
     it.item_id = fmt::format("BENCH-{:06}:canonical", i);
     it.prompt = fmt::format(
-        "A jug holds {}.4 liters of water and a bottle holds 4.4 liters of water. Both are emptied into a large "
-        "bucket that was empty before. How many liters of water are in the bucket?\nReturn exactly one final line "
+        "A jug holds {}.4 liters of water and a bottle holds 4.4 liters of water. Both are emptied into a "
+        "large "
+        "bucket that was empty before. How many liters of water are in the bucket?\nReturn exactly one final "
+        "line "
         "in this form: FINAL: <number> <unit>",
         i);
     items.push_back(std::move(it));
@@ -172,7 +175,8 @@ double wrk_rate(const std::string& url, int connections, const std::string& scri
     fmt::print(stderr, "wrk output without a rate:\n{}\n", out);
     return -1;
   }
-  if (out.find("Non-2xx") != std::string::npos) fmt::print(stderr, "warning: wrk saw non-2xx responses:\n{}\n", out);
+  if (out.find("Non-2xx") != std::string::npos)
+    fmt::print(stderr, "warning: wrk saw non-2xx responses:\n{}\n", out);
   return std::stod(m[1].str());
 }
 
@@ -189,8 +193,7 @@ int main(int argc, char** argv) {
 
   // wrk against the same server and route, POSTing the body the runner sends for the first item.
   const auto items = make_items(1);
-  const io::Json body =
-      llm::build_request_body(items[0], bench_settings(), "test-model", llm::Api::kChat);
+  const io::Json body = llm::build_request_body(items[0], bench_settings(), "test-model", llm::Api::kChat);
   const fs::path lua_template = fs::path(NUMCHECK_SOURCE_DIR) / "bench" / "wrk_post.lua";
   const fs::path script = fs::temp_directory_path() / fmt::format("numcheck_wrk_{}.lua", ::getpid());
   std::string lua = io::read_file(lua_template);

@@ -42,18 +42,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const auto r = numcheck::num::read_number(text, allowed);
   if (r) {
-    if (r.match->begin != 0 || r.match->end != text.size()) violated("read_number match is not the whole text");
+    if (r.match->begin != 0 || r.match->end != text.size())
+      violated("read_number match is not the whole text");
     if (!allowed.has(r.match->form)) violated("read_number returned a form that is not allowed");
     check_roundtrip(*r.match);
   }
 
   const auto p = numcheck::num::read_number_prefix(text, allowed);
-  if (p && (p.match->end > text.size() || p.match->begin >= p.match->end)) violated("prefix match out of bounds");
+  if (p && (p.match->end > text.size() || p.match->begin >= p.match->end))
+    violated("prefix match out of bounds");
 
   const auto found = numcheck::num::find_numbers(text, allowed, 1000);
   std::size_t last_end = 0;
   for (const auto& m : found) {
-    if (m.begin < last_end || m.end <= m.begin || m.end > text.size()) violated("find_numbers matches out of order");
+    if (m.begin < last_end || m.end <= m.begin || m.end > text.size())
+      violated("find_numbers matches out of order");
     if (!allowed.has(m.form)) violated("find_numbers returned a form that is not allowed");
     last_end = m.end;
     const auto alone = numcheck::num::read_number(text.substr(m.begin, m.end - m.begin), allowed);

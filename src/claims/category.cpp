@@ -85,7 +85,8 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
   // 2. interval
   for (const auto& s : segs) {
     if (s.kind == SegmentKind::kQuantity && s.is_range()) return {Category::kInterval, "interval:range"};
-    if (s.kind == SegmentKind::kTemporal && s.granularity == "years") return {Category::kInterval, "interval:year range"};
+    if (s.kind == SegmentKind::kTemporal && s.granularity == "years")
+      return {Category::kInterval, "interval:year range"};
     if (s.kind == SegmentKind::kQuantity && (s.lo || s.hi)) {
       for (const auto& ctx : R.interval_context) {
         const std::size_t q = s.begin;
@@ -104,7 +105,8 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
       continue;
     std::string mid = low.substr(a.end, b.begin - a.end);
     mid.erase(std::remove(mid.begin(), mid.end(), ' '), mid.end());
-    if (std::find(R.interval_connectors.begin(), R.interval_connectors.end(), mid) != R.interval_connectors.end())
+    if (std::find(R.interval_connectors.begin(), R.interval_connectors.end(), mid) !=
+        R.interval_connectors.end())
       return {Category::kInterval, "interval:date range"};
   }
   // 3. temporal
@@ -112,7 +114,8 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
     if (s.kind == SegmentKind::kTemporal && s.granularity != "relative")
       return {Category::kTemporal, fmt::format("temporal:{}", s.granularity)};
     if (s.kind == SegmentKind::kQuantity &&
-        std::find(R.temporal_dimensions.begin(), R.temporal_dimensions.end(), s.dimension) != R.temporal_dimensions.end())
+        std::find(R.temporal_dimensions.begin(), R.temporal_dimensions.end(), s.dimension) !=
+            R.temporal_dimensions.end())
       return {Category::kTemporal, fmt::format("temporal:duration in {}", s.dimension)};
   }
   // 4. statistical

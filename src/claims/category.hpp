@@ -13,7 +13,8 @@
 namespace numcheck::claims {
 
 struct CategoryRules {
-  std::vector<std::string> comparison_cues, comparison_units, interval_context, interval_connectors, temporal_dimensions;
+  std::vector<std::string> comparison_cues, comparison_units, interval_context, interval_connectors,
+      temporal_dimensions;
   Category fallback = Category::kStatistical;
   [[nodiscard]] static CategoryRules parse(std::string_view json_text, std::string_view where);
   [[nodiscard]] static const CategoryRules& builtin();

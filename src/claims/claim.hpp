@@ -27,19 +27,19 @@ struct Evidence {
 };
 
 struct Claim {
-  std::string source;        // file name the record came from
-  std::size_t record = 0;    // 1-based record number in that file (array element, CSV row, line)
-  std::string id;            // explicit id when the source has one (JSON "id", CSV index column)
-  std::string text;          // the claim, exactly as in the source
-  std::optional<Verdict> label;         // gold verdict, when the source has one
-  std::string label_original;          // the label as written in the source ("Half True/False")
-  std::optional<Category> category;    // taxonomy label, when the source has one
-  std::string doc;                      // fact-checker's justification (gold evidence)
+  std::string source;                // file name the record came from
+  std::size_t record = 0;            // 1-based record number in that file (array element, CSV row, line)
+  std::string id;                    // explicit id when the source has one (JSON "id", CSV index column)
+  std::string text;                  // the claim, exactly as in the source
+  std::optional<Verdict> label;      // gold verdict, when the source has one
+  std::string label_original;        // the label as written in the source ("Half True/False")
+  std::optional<Category> category;  // taxonomy label, when the source has one
+  std::string doc;                   // fact-checker's justification (gold evidence)
   std::string url, country_of_origin, crawled_date, fact_source, factchecker, lang;
   std::optional<bool> numerical;
-  std::vector<Evidence> evidences;           // CheckThat mapping
-  std::vector<std::string> questions;        // ClaimDecomp sub-questions
-  std::string pred_label;                    // an outside prediction carried in the file (gpt4o CSV)
+  std::vector<Evidence> evidences;     // CheckThat mapping
+  std::vector<std::string> questions;  // ClaimDecomp sub-questions
+  std::string pred_label;              // an outside prediction carried in the file (gpt4o CSV)
   std::vector<std::pair<std::string, std::string>> extra;  // other fields, kept as text
 };
 

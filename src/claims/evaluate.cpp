@@ -12,21 +12,24 @@
 
 namespace numcheck::claims {
 
-std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold, const std::vector<Claim>& preds,
-                                                     JoinReport& rep) {
+std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold,
+                                                     const std::vector<Claim>& preds, JoinReport& rep) {
   std::unordered_map<std::string, std::vector<std::size_t>> by_id, by_text;
   for (std::size_t i = 0; i < preds.size(); ++i) {
     if (!preds[i].id.empty()) by_id[preds[i].id].push_back(i);
     if (!preds[i].text.empty()) by_text[preds[i].text].push_back(i);
   }
+  auto vname = [](const std::optional<Verdict>& v) {
+    return v ? verdict_name(*v) : std::string_view("(none)");
+  };
   auto note_conflicts = [&](const auto& index, const char* what) {
     for (const auto& [key, idx] : index)
       for (std::size_t k = 1; k < idx.size(); ++k)
         if (preds[idx[k]].label != preds[idx[0]].label) {
           if (rep.conflicts.size() < 20)
             rep.conflicts.push_back(fmt::format("{} {:?} has predictions {} and {} (records {} and {})", what,
-                                                key.substr(0, 80), verdict_name(*preds[idx[0]].label),
-                                                verdict_name(*preds[idx[k]].label), preds[idx[0]].record,
+                                                key.substr(0, 80), vname(preds[idx[0]].label),
+                                                vname(preds[idx[k]].label), preds[idx[0]].record,
                                                 preds[idx[k]].record));
           break;
         }
@@ -58,14 +61,16 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
     }
     ++rep.gold_without_prediction;
     if (rep.examples.size() < 5)
-      rep.examples.push_back(fmt::format("gold {}:{} has no prediction: {:?}", c.source, c.record, c.text.substr(0, 80)));
+      rep.examples.push_back(
+          fmt::format("gold {}:{} has no prediction: {:?}", c.source, c.record, c.text.substr(0, 80)));
   }
   for (std::size_t i = 0; i < preds.size(); ++i) {
     if (used[i]) continue;
     ++rep.unused_predictions;
     if (rep.examples.size() < 10)
-      rep.examples.push_back(fmt::format("prediction {}:{} joins no gold claim: {:?}", preds[i].source, preds[i].record,
-                                         (preds[i].text.empty() ? preds[i].id : preds[i].text).substr(0, 80)));
+      rep.examples.push_back(
+          fmt::format("prediction {}:{} joins no gold claim: {:?}", preds[i].source, preds[i].record,
+                      (preds[i].text.empty() ? preds[i].id : preds[i].text).substr(0, 80)));
   }
   return out;
 }
@@ -84,7 +89,8 @@ int idx(Verdict v) { return static_cast<int>(v); }
 
 }  // namespace
 
-Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> systems, const EvaluateOptions& opt) {
+Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> systems,
+                    const EvaluateOptions& opt) {
   Evaluation e;
   e.gold_n = gold.size();
   std::vector<Category> cat(gold.size());
@@ -143,15 +149,16 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
       c.draws = opt.bootstrap_draws;
       c.seed = opt.seed;
       if (c.n > 0 && opt.bootstrap_draws > 0) {
-        const auto diffs = stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
-          stats::ConfusionMatrix ma(kVerdictCount), mb(kVerdictCount);
-          for (std::size_t i = 0; i < w.size(); ++i) {
-            if (w[i] == 0) continue;
-            ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
-            mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
-          }
-          return stats::macro_f1(ma) - stats::macro_f1(mb);
-        });
+        const auto diffs =
+            stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
+              stats::ConfusionMatrix ma(kVerdictCount), mb(kVerdictCount);
+              for (std::size_t i = 0; i < w.size(); ++i) {
+                if (w[i] == 0) continue;
+                ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
+                mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
+              }
+              return stats::macro_f1(ma) - stats::macro_f1(mb);
+            });
         const auto iv = stats::percentile_interval(diffs, 0.95);
         c.boot_lo = iv.lo;
         c.boot_hi = iv.hi;
@@ -160,7 +167,8 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
           if (d <= 0) ++le;
           if (d >= 0) ++ge;
         }
-        c.boot_p = std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
+        c.boot_p =
+            std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
       }
       if (c.n >= opt.folds && opt.folds >= 2) {
         c.ttest = stats::kfold_paired_t_test(g, pa, pb, kVerdictCount, opt.folds, opt.fold_seed);
@@ -202,7 +210,8 @@ io::OrderedJson scores_json(const Scores& s) {
   for (Verdict g : kVerdicts) {
     io::OrderedJson row = io::OrderedJson::object();
     for (Verdict p : kVerdicts)
-      row[std::string(verdict_name(p))] = s.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
+      row[std::string(verdict_name(p))] =
+          s.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
     conf[std::string(verdict_name(g))] = row;
   }
   j["confusion"] = conf;
@@ -247,14 +256,17 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
     o["accuracy_b"] = c.accuracy_b;
     o["macro_f1_a"] = c.macro_f1_a;
     o["macro_f1_b"] = c.macro_f1_b;
-    o["mcnemar"] = {{"a_only_correct", c.a_only_correct}, {"b_only_correct", c.b_only_correct}, {"p", c.mcnemar_p}};
-    o["bootstrap_macro_f1"] = {{"diff", c.boot_diff}, {"lo", c.boot_lo},     {"hi", c.boot_hi},
-                               {"p", c.boot_p},       {"draws", c.draws},    {"seed", c.seed}};
+    o["mcnemar"] = {
+        {"a_only_correct", c.a_only_correct}, {"b_only_correct", c.b_only_correct}, {"p", c.mcnemar_p}};
+    o["bootstrap_macro_f1"] = {{"diff", c.boot_diff}, {"lo", c.boot_lo},  {"hi", c.boot_hi},
+                               {"p", c.boot_p},       {"draws", c.draws}, {"seed", c.seed}};
     if (c.ttest_ran) {
       io::OrderedJson t;
       t["folds"] = c.ttest.folds;
       t["seed"] = 42;
-      t["macro_f1"] = {{"mean_diff", c.ttest.macro.mean_diff}, {"t", num_or_null(c.ttest.macro.t)}, {"p", num_or_null(c.ttest.macro.p)}};
+      t["macro_f1"] = {{"mean_diff", c.ttest.macro.mean_diff},
+                       {"t", num_or_null(c.ttest.macro.t)},
+                       {"p", num_or_null(c.ttest.macro.p)}};
       t["weighted_f1"] = {{"mean_diff", c.ttest.weighted.mean_diff},
                           {"t", num_or_null(c.ttest.weighted.t)},
                           {"p", num_or_null(c.ttest.weighted.p)}};
@@ -273,28 +285,37 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
 std::string evaluation_markdown(const Evaluation& e, bool by_category) {
   std::string md;
   md += fmt::format("# Claim verdict evaluation\n\nGold: `{}` ({} claims", e.gold_path, e.gold_n);
-  if (!e.gold_issues.empty()) md += fmt::format(", {} malformed records reported on stderr", e.gold_issues.size());
+  if (!e.gold_issues.empty())
+    md += fmt::format(", {} malformed records reported on stderr", e.gold_issues.size());
   md += ").\n\n";
-  md += "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | joined by id / text | gold unpredicted | unused predictions |\n";
+  md +=
+      "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | joined by id / text | gold unpredicted | "
+      "unused predictions |\n";
   md += "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
   for (const auto& s : e.systems) {
     const auto& r = s.all.report;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n, pct(r.accuracy),
-                      pct(r.macro_f1), pct(r.weighted_f1), pct(r.per_class[0].f1), pct(r.per_class[1].f1),
-                      pct(r.per_class[2].f1), s.join.by_id, s.join.by_text, s.join.gold_without_prediction,
-                      s.join.unused_predictions);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n,
+                      pct(r.accuracy), pct(r.macro_f1), pct(r.weighted_f1), pct(r.per_class[0].f1),
+                      pct(r.per_class[1].f1), pct(r.per_class[2].f1), s.join.by_id, s.join.by_text,
+                      s.join.gold_without_prediction, s.join.unused_predictions);
   }
   md += "\nScores in percent (F1 with scikit-learn's definitions; zero_division = 0).\n";
   for (const auto& s : e.systems) {
-    md += fmt::format("\n## {}\n\n| class | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n", s.name);
+    md += fmt::format("\n## {}\n\n| class | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
+                      s.name);
     for (Verdict v : kVerdicts) {
       const auto& c = s.all.report.per_class[static_cast<std::size_t>(v)];
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(v), pct(c.precision), pct(c.recall), pct(c.f1), c.support);
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(v), pct(c.precision), pct(c.recall),
+                        pct(c.f1), c.support);
     }
-    md += "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting |\n|---|---:|---:|---:|\n";
+    md +=
+        "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting "
+        "|\n|---|---:|---:|---:|\n";
     for (Verdict g : kVerdicts)
-      md += fmt::format("| {} | {} | {} | {} |\n", verdict_name(g), s.all.confusion.at(static_cast<std::size_t>(g), 0),
-                        s.all.confusion.at(static_cast<std::size_t>(g), 1), s.all.confusion.at(static_cast<std::size_t>(g), 2));
+      md += fmt::format("| {} | {} | {} | {} |\n", verdict_name(g),
+                        s.all.confusion.at(static_cast<std::size_t>(g), 0),
+                        s.all.confusion.at(static_cast<std::size_t>(g), 1),
+                        s.all.confusion.at(static_cast<std::size_t>(g), 2));
     for (const auto& c : s.join.conflicts) md += fmt::format("\n- conflicting duplicate: {}", c);
     if (!s.join.conflicts.empty()) md += "\n";
   }
@@ -305,7 +326,9 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
       md += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
       first = false;
     }
-    md += ".\n\n| system | Stat. M-F1 | Stat. W-F1 | Temp. M-F1 | Temp. W-F1 | Int. M-F1 | Int. W-F1 | Comp. M-F1 | Comp. W-F1 | T-F1 | F-F1 | C-F1 | Full M-F1 | Full W-F1 |\n";
+    md +=
+        ".\n\n| system | Stat. M-F1 | Stat. W-F1 | Temp. M-F1 | Temp. W-F1 | Int. M-F1 | Int. W-F1 | Comp. "
+        "M-F1 | Comp. W-F1 | T-F1 | F-F1 | C-F1 | Full M-F1 | Full W-F1 |\n";
     md += "|---|" + std::string("---:|") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& s : e.systems) {
       md += fmt::format("| {} ", s.name);
@@ -314,30 +337,37 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
         if (it == s.by_category.end())
           md += "| - | - ";
         else
-          md += fmt::format("| {} | {} ", pct(it->second.report.macro_f1), pct(it->second.report.weighted_f1));
+          md +=
+              fmt::format("| {} | {} ", pct(it->second.report.macro_f1), pct(it->second.report.weighted_f1));
       }
       const auto& r = s.all.report;
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", pct(r.per_class[0].f1), pct(r.per_class[1].f1), pct(r.per_class[2].f1),
-                        pct(r.macro_f1), pct(r.weighted_f1));
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", pct(r.per_class[0].f1), pct(r.per_class[1].f1),
+                        pct(r.per_class[2].f1), pct(r.macro_f1), pct(r.weighted_f1));
     }
     md += "\n| system | category | n |\n|---|---|---:|\n";
     for (const auto& s : e.systems)
-      for (const auto& [c, sc] : s.by_category) md += fmt::format("| {} | {} | {} |\n", s.name, category_name(c), sc.n);
+      for (const auto& [c, sc] : s.by_category)
+        md += fmt::format("| {} | {} | {} |\n", s.name, category_name(c), sc.n);
   }
   if (!e.comparisons.empty()) {
-    md += "\n## Paired comparisons\n\n| A | B | n | M-F1 A | M-F1 B | McNemar A-only / B-only | McNemar p | bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold t (M-F1) | t-test p (M-F1) | t-test p (W-F1) |\n";
+    md +=
+        "\n## Paired comparisons\n\n| A | B | n | M-F1 A | M-F1 B | McNemar A-only / B-only | McNemar p | "
+        "bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold t (M-F1) | t-test p (M-F1) | t-test p (W-F1) |\n";
     md += "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|\n";
     for (const auto& c : e.comparisons) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {} | {} [{}, {}] | {} | {} | {} | {} |\n", c.a, c.b, c.n,
-                        pct(c.macro_f1_a), pct(c.macro_f1_b), c.a_only_correct, c.b_only_correct, pval(c.mcnemar_p),
-                        pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi), pval(c.boot_p),
+      md += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {} | {} [{}, {}] | {} | {} | {} | {} |\n", c.a,
+                        c.b, c.n, pct(c.macro_f1_a), pct(c.macro_f1_b), c.a_only_correct, c.b_only_correct,
+                        pval(c.mcnemar_p), pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi), pval(c.boot_p),
                         c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a",
-                        c.ttest_ran ? pval(c.ttest.macro.p) : "n/a", c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a");
+                        c.ttest_ran ? pval(c.ttest.macro.p) : "n/a",
+                        c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a");
     }
     if (!e.comparisons.empty())
-      md += fmt::format("\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: 10 shuffled folds "
-                        "(numcheck::Rng seed 42), scipy's ttest_rel on per-fold scores.\n",
-                        e.comparisons.front().draws, e.comparisons.front().seed);
+      md += fmt::format(
+          "\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: 10 shuffled "
+          "folds "
+          "(numcheck::Rng seed 42), scipy's ttest_rel on per-fold scores.\n",
+          e.comparisons.front().draws, e.comparisons.front().seed);
   }
   return md;
 }

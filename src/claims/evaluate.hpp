@@ -22,7 +22,7 @@ struct JoinReport {
   std::size_t by_id = 0, by_text = 0;
   std::size_t gold_without_prediction = 0;
   std::size_t unused_predictions = 0;
-  std::vector<std::string> examples;  // a few unmatched items, for the report
+  std::vector<std::string> examples;   // a few unmatched items, for the report
   std::vector<std::string> conflicts;  // same key, different verdicts
 };
 
@@ -31,7 +31,8 @@ struct JoinReport {
 // claim text. When a text occurs k times in gold, its j-th occurrence takes the j-th prediction
 // with that text (the last one when there are fewer).
 [[nodiscard]] std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold,
-                                                                   const std::vector<Claim>& preds, JoinReport& report);
+                                                                   const std::vector<Claim>& preds,
+                                                                   JoinReport& report);
 
 struct Scores {
   std::size_t n = 0;
@@ -66,9 +67,9 @@ struct Comparison {
 struct EvaluateOptions {
   bool by_category = false;
   std::size_t bootstrap_draws = 10000;
-  std::uint64_t seed = 20240714;   // bootstrap seed
+  std::uint64_t seed = 20240714;  // bootstrap seed
   std::size_t folds = 10;
-  std::uint64_t fold_seed = 42;    // the QuanTemp code's KFold random_state
+  std::uint64_t fold_seed = 42;  // the QuanTemp code's KFold random_state
 };
 
 struct Evaluation {

@@ -94,9 +94,12 @@ LabelMap LabelMap::parse(std::string_view json_text, std::string_view where) {
     if (d.contains("resolved")) {
       if (!d["resolved"].is_object()) fail("{}: double_listed.resolved must be an object", where);
       for (auto it = d["resolved"].begin(); it != d["resolved"].end(); ++it) {
-        if (!it.value().is_string()) fail("{}: double_listed.resolved.{} must be a class name", where, it.key());
+        if (!it.value().is_string())
+          fail("{}: double_listed.resolved.{} must be a class name", where, it.key());
         const auto v = class_from_name(it.value().get<std::string>());
-        if (!v) fail("{}: double_listed.resolved.{}: unknown class '{}'", where, it.key(), it.value().get<std::string>());
+        if (!v)
+          fail("{}: double_listed.resolved.{}: unknown class '{}'", where, it.key(),
+               it.value().get<std::string>());
         resolved[normalize_label(it.key())] = *v;
       }
     }
@@ -114,14 +117,16 @@ LabelMap LabelMap::parse(std::string_view json_text, std::string_view where) {
     }
     auto r = resolved.find(label);
     if (r == resolved.end())
-      fail("{}: label '{}' is listed under several classes and has no entry in double_listed.resolved", where, label);
+      fail("{}: label '{}' is listed under several classes and has no entry in double_listed.resolved", where,
+           label);
     if (std::find(distinct.begin(), distinct.end(), r->second) == distinct.end())
       fail("{}: double_listed.resolved.{}: resolves to a class the label is not listed under", where, label);
     m.map_[label] = r->second;
     m.double_listed_.push_back({label, distinct, r->second});
   }
   for (const auto& [label, v] : resolved)
-    if (index.count(label) == 0) fail("{}: double_listed.resolved.{}: the label is not in 'classes'", where, label);
+    if (index.count(label) == 0)
+      fail("{}: double_listed.resolved.{}: the label is not in 'classes'", where, label);
   std::sort(m.double_listed_.begin(), m.double_listed_.end(),
             [](const DoubleListed& a, const DoubleListed& b) { return a.label < b.label; });
   std::sort(m.repeated_.begin(), m.repeated_.end());

@@ -23,7 +23,7 @@ inline constexpr std::array<Verdict, 3> kVerdicts = {Verdict::kTrue, Verdict::kF
 
 // A label listed under two different classes in the source table, and how it was resolved.
 struct DoubleListed {
-  std::string label;                 // normalized
+  std::string label;                  // normalized
   std::vector<Verdict> listed_under;  // distinct classes, in class-name order
   Verdict resolved = Verdict::kConflicting;
 };

@@ -76,7 +76,8 @@ std::vector<std::string> split_questions(std::string_view q) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t p = q.find(kSep, start);
-    const std::string piece = trim(q.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+    const std::string piece =
+        trim(q.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
     if (!piece.empty()) out.push_back(piece);
     if (p == std::string_view::npos) break;
     start = p + kSep.size();
@@ -118,7 +119,8 @@ void apply_category(Ctx& cx, Claim& c, const std::string& raw, std::size_t line)
   if (trim(raw).empty()) return;
   const auto cat = category_from_name(raw);
   if (!cat) {
-    cx.issue(c.record, line, fmt::format("unknown taxonomy label '{}' (category left unset)", trim(raw)), false);
+    cx.issue(c.record, line, fmt::format("unknown taxonomy label '{}' (category left unset)", trim(raw)),
+             false);
     return;
   }
   c.category = cat;
@@ -139,10 +141,12 @@ bool finish(Ctx& cx, Claim& c, std::size_t line) {
 
 // ---------------------------------------------------------------- JSON objects
 
-bool string_field(Ctx& cx, const io::Json& o, const char* key, std::string& dst, std::size_t rec, std::size_t line) {
+bool string_field(Ctx& cx, const io::Json& o, const char* key, std::string& dst, std::size_t rec,
+                  std::size_t line) {
   auto it = o.find(key);
   if (it == o.end() || it->is_null()) return true;
-  if (it->is_array() && std::all_of(it->begin(), it->end(), [](const io::Json& e) { return e.is_string(); })) {
+  if (it->is_array() &&
+      std::all_of(it->begin(), it->end(), [](const io::Json& e) { return e.is_string(); })) {
     // Some files hold a list of names ("factchecker": ["Por María Pascual"]): joined with "; ".
     dst.clear();
     for (const auto& e : *it) dst += (dst.empty() ? "" : "; ") + e.get<std::string>();
@@ -245,10 +249,12 @@ void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) 
       c.evidences.push_back(std::move(ev));
     }
   }
-  if (auto it = o.find("questions"); it != o.end() && it->is_string()) c.questions = split_questions(it->get<std::string>());
-  static const char* const kKnown[] = {"claim", "id", "label", "label_original", "taxonomy_label", "doc", "url",
-                                       "country_of_origin", "crawled_date", "fact_source", "factchecker",
-                                       "lang", "numerical", "evidences", "questions"};
+  if (auto it = o.find("questions"); it != o.end() && it->is_string())
+    c.questions = split_questions(it->get<std::string>());
+  static const char* const kKnown[] = {"claim",          "id",          "label",       "label_original",
+                                       "taxonomy_label", "doc",         "url",         "country_of_origin",
+                                       "crawled_date",   "fact_source", "factchecker", "lang",
+                                       "numerical",      "evidences",   "questions"};
   for (auto it = o.begin(); it != o.end(); ++it) {
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return it.key() == k; }) !=
         std::end(kKnown))
@@ -259,8 +265,18 @@ void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) 
   cx.out.claims.push_back(std::move(c));
 }
 
+// io::parse_json reports syntax errors as Error; nlohmann can also throw out_of_range (a number
+// like 1e999 overflows a double), which is turned into an Error naming the file here.
+io::Json parse_json_guarded(std::string_view bytes, std::string_view where) {
+  try {
+    return io::parse_json(bytes, where);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: {}", where, e.what());
+  }
+}
+
 void parse_json_array(Ctx& cx, std::string_view bytes) {
-  const io::Json j = io::parse_json(bytes, cx.name);
+  const io::Json j = parse_json_guarded(bytes, cx.name);
   if (!j.is_array()) fail("{}: expected a JSON array of claim objects", cx.name);
   bool mapping = false;
   std::size_t rec = 0;
@@ -286,7 +302,7 @@ void parse_jsonl(Ctx& cx, std::string_view bytes) {
     ++rec;
     io::Json o;
     try {
-      o = io::parse_json(l, fmt::format("{}:{}", cx.name, line));
+      o = parse_json_guarded(l, fmt::format("{}:{}", cx.name, line));
     } catch (const Error& err) {
       cx.issue(rec, line, fmt::format("not valid JSON: {}", err.what()), true);
       continue;
@@ -322,29 +338,62 @@ void parse_csv_claims(Ctx& cx, std::string_view bytes) {
   cx.out.format = sep == '\t' ? "csv:tab" : fmt::format("csv:{}", sep);
   CsvTable t = parse_csv(bytes, sep);
   for (const auto& is : t.issues) cx.issue(is.record, is.line, is.message, true);
-  enum Col { kIgnore, kId, kText, kFeatures, kLabel, kLabelOriginal, kTaxonomy, kQuestions, kPred, kDoc, kUrl,
-             kCountry, kDate, kFactSource, kFactChecker, kLang, kExtra };
+  enum Col {
+    kIgnore,
+    kId,
+    kText,
+    kFeatures,
+    kLabel,
+    kLabelOriginal,
+    kTaxonomy,
+    kQuestions,
+    kPred,
+    kDoc,
+    kUrl,
+    kCountry,
+    kDate,
+    kFactSource,
+    kFactChecker,
+    kLang,
+    kExtra
+  };
   std::vector<Col> cols;
   bool text_col = false;
   for (std::size_t i = 0; i < t.header.size(); ++i) {
     const std::string n = lower(trim(t.header[i]));
     Col c = kExtra;
-    if (n.empty() && i == 0) c = kId;
-    else if (n == "id") c = kId;
-    else if (n == "claim" || n == "claims") c = kText;
-    else if (n == "features") c = kFeatures;
-    else if (n == "label" || n == "true_label" || n == "verdict") c = kLabel;
-    else if (n == "label_original") c = kLabelOriginal;
-    else if (n == "taxonomy_label" || n == "taxonomy_labels") c = kTaxonomy;
-    else if (n == "questions") c = kQuestions;
-    else if (n == "pred_label") c = kPred;
-    else if (n == "doc") c = kDoc;
-    else if (n == "url") c = kUrl;
-    else if (n == "country_of_origin") c = kCountry;
-    else if (n == "crawled_date") c = kDate;
-    else if (n == "fact_source") c = kFactSource;
-    else if (n == "factchecker") c = kFactChecker;
-    else if (n == "lang") c = kLang;
+    if (n.empty() && i == 0)
+      c = kId;
+    else if (n == "id")
+      c = kId;
+    else if (n == "claim" || n == "claims")
+      c = kText;
+    else if (n == "features")
+      c = kFeatures;
+    else if (n == "label" || n == "true_label" || n == "verdict")
+      c = kLabel;
+    else if (n == "label_original")
+      c = kLabelOriginal;
+    else if (n == "taxonomy_label" || n == "taxonomy_labels")
+      c = kTaxonomy;
+    else if (n == "questions")
+      c = kQuestions;
+    else if (n == "pred_label")
+      c = kPred;
+    else if (n == "doc")
+      c = kDoc;
+    else if (n == "url")
+      c = kUrl;
+    else if (n == "country_of_origin")
+      c = kCountry;
+    else if (n == "crawled_date")
+      c = kDate;
+    else if (n == "fact_source")
+      c = kFactSource;
+    else if (n == "factchecker")
+      c = kFactChecker;
+    else if (n == "lang")
+      c = kLang;
     if (c == kText) text_col = true;
     cols.push_back(c);
   }
@@ -362,8 +411,12 @@ void parse_csv_claims(Ctx& cx, std::string_view bytes) {
     for (std::size_t i = 0; i < cols.size() && !skip; ++i) {
       const std::string& f = r.fields[i];
       switch (cols[i]) {
-        case kId: c.id = trim(f); break;
-        case kText: c.text = f; break;
+        case kId:
+          c.id = trim(f);
+          break;
+        case kText:
+          c.text = f;
+          break;
         case kFeatures:
           if (text_col) {
             c.extra.emplace_back(t.header[i], f);
@@ -376,20 +429,47 @@ void parse_csv_claims(Ctx& cx, std::string_view bytes) {
             c.doc = std::move(doc);
           }
           break;
-        case kLabel: label = f; break;
-        case kLabelOriginal: c.label_original = trim(f); break;
-        case kTaxonomy: tax = f; break;
-        case kQuestions: c.questions = split_questions(f); break;
-        case kPred: c.pred_label = trim(f); break;
-        case kDoc: c.doc = f; break;
-        case kUrl: c.url = f; break;
-        case kCountry: c.country_of_origin = f; break;
-        case kDate: c.crawled_date = f; break;
-        case kFactSource: c.fact_source = f; break;
-        case kFactChecker: c.factchecker = f; break;
-        case kLang: c.lang = f; break;
-        case kExtra: c.extra.emplace_back(t.header[i], f); break;
-        case kIgnore: break;
+        case kLabel:
+          label = f;
+          break;
+        case kLabelOriginal:
+          c.label_original = trim(f);
+          break;
+        case kTaxonomy:
+          tax = f;
+          break;
+        case kQuestions:
+          c.questions = split_questions(f);
+          break;
+        case kPred:
+          c.pred_label = trim(f);
+          break;
+        case kDoc:
+          c.doc = f;
+          break;
+        case kUrl:
+          c.url = f;
+          break;
+        case kCountry:
+          c.country_of_origin = f;
+          break;
+        case kDate:
+          c.crawled_date = f;
+          break;
+        case kFactSource:
+          c.fact_source = f;
+          break;
+        case kFactChecker:
+          c.factchecker = f;
+          break;
+        case kLang:
+          c.lang = f;
+          break;
+        case kExtra:
+          c.extra.emplace_back(t.header[i], f);
+          break;
+        case kIgnore:
+          break;
       }
     }
     if (skip) continue;

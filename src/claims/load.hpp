@@ -29,7 +29,7 @@ struct LoadIssue {
   std::size_t record = 0;  // 1-based record number; 0 = the file as a whole / the header
   std::size_t line = 0;    // 1-based line when known, else 0
   std::string message;
-  bool skipped = true;  // the record was left out; false = loaded, but a field was ignored
+  bool skipped = true;                    // the record was left out; false = loaded, but a field was ignored
   [[nodiscard]] std::string str() const;  // "file: record 12 (line 40): message"
 };
 
@@ -57,7 +57,8 @@ struct LoadResult {
 [[nodiscard]] LoadResult load_claims(const std::filesystem::path& path, const LoadOptions& opt = {});
 // The same over bytes in memory; `name` is used in messages and as Claim::source. `name`'s
 // extension decides the format under kAuto (.json, .jsonl, .csv), else the first byte.
-[[nodiscard]] LoadResult parse_claims(std::string_view bytes, std::string_view name, const LoadOptions& opt = {});
+[[nodiscard]] LoadResult parse_claims(std::string_view bytes, std::string_view name,
+                                      const LoadOptions& opt = {});
 
 // Splits "[Claim]:<claim>[Evidences]:<doc>" (the QuanTemp code's `features` column). Returns false
 // when the text does not have that shape.

@@ -44,18 +44,21 @@ std::vector<std::string> strings(const io::Json& j, const char* key, std::string
   return out;
 }
 
-std::map<std::string, Rational> rational_map(const io::Json& j, const char* key, std::string_view where, bool fold) {
+std::map<std::string, Rational> rational_map(const io::Json& j, const char* key, std::string_view where,
+                                             bool fold) {
   std::map<std::string, Rational> out;
   if (!j.contains(key)) return out;
   if (!j[key].is_object()) fail("{}: '{}' must be an object", where, key);
   for (auto it = j[key].begin(); it != j[key].end(); ++it)
-    out.emplace(fold ? lower(it.key()) : it.key(), rat(it.value(), fmt::format("{}: {}.{}", where, key, it.key())));
+    out.emplace(fold ? lower(it.key()) : it.key(),
+                rat(it.value(), fmt::format("{}: {}.{}", where, key, it.key())));
   return out;
 }
 
 template <typename T>
 void longest_first(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.phrase.size() > b.phrase.size(); });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const T& a, const T& b) { return a.phrase.size() > b.phrase.size(); });
 }
 
 }  // namespace
@@ -69,8 +72,9 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
     if (!j[key].is_array()) fail("{}: '{}' must be an array", where, key);
     for (const auto& e : j[key]) {
       Approx a{lower(io::require_string(e, "phrase", where)), io::require_string(e, "kind", where)};
-      static const std::array<std::string_view, 8> kKinds = {"lower", "lower_inclusive", "upper", "upper_inclusive",
-                                                             "approximate", "approximate_below", "some", "exact"};
+      static const std::array<std::string_view, 8> kKinds = {
+          "lower",       "lower_inclusive",   "upper", "upper_inclusive",
+          "approximate", "approximate_below", "some",  "exact"};
       if (std::find(kKinds.begin(), kKinds.end(), a.kind) == kKinds.end())
         fail("{}: {}: unknown approximator kind '{}'", where, key, a.kind);
       (std::string_view(key) == "approximators_before" ? L.before : L.after).push_back(std::move(a));
@@ -83,7 +87,8 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   L.multiplicative_trends = rational_map(j, "multiplicative_trends", where, true);
   L.calendar_units = rational_map(j, "calendar_units", where, true);
   if (j.contains("attached_scales_need_currency"))
-    for (const auto& e : j["attached_scales_need_currency"]) L.attached_need_currency.push_back(e.get<std::string>());
+    for (const auto& e : j["attached_scales_need_currency"])
+      L.attached_need_currency.push_back(e.get<std::string>());
   if (j.contains("vague_quantities")) {
     for (const auto& e : j["vague_quantities"]) {
       const std::string p = lower(io::require_string(e, "phrase", where));
@@ -97,7 +102,8 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
       L.multiplier_units[lower(it.key())] = it.value().get<std::string>();
   if (j.contains("trend_words")) {
     for (auto it = j["trend_words"].begin(); it != j["trend_words"].end(); ++it) {
-      if (it.key() != "up" && it.key() != "down") fail("{}: trend_words: unknown direction '{}'", where, it.key());
+      if (it.key() != "up" && it.key() != "down")
+        fail("{}: trend_words: unknown direction '{}'", where, it.key());
       for (const auto& w : it.value()) L.trend_direction[lower(w.get<std::string>())] = it.key();
     }
   }
@@ -119,7 +125,8 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
     for (auto it = j["period_modifiers"].begin(); it != j["period_modifiers"].end(); ++it) {
       if (!it.value().is_array() || it.value().size() != 2)
         fail("{}: period_modifiers.{}: expected [start MM-DD, end MM-DD]", where, it.key());
-      L.modifiers.push_back({lower(it.key()), it.value()[0].get<std::string>(), it.value()[1].get<std::string>()});
+      L.modifiers.push_back(
+          {lower(it.key()), it.value()[0].get<std::string>(), it.value()[1].get<std::string>()});
     }
     longest_first(L.modifiers);
   }
@@ -178,8 +185,19 @@ class Segmenter {
   void claim(std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e && i < used_.size(); ++i) used_[i] = true;
   }
-  bool boundary_before(std::size_t p) const { return p == 0 || !is_wordish(t_[p - 1]); }
-  bool boundary_after(std::size_t p) const { return p >= n() || !is_wordish(t_[p]); }
+  bool boundary_before(std::size_t p) const {
+    if (p >= 3 && t_.compare(p - 3, 2, "\xE2\x80") == 0) {
+      const unsigned char c = static_cast<unsigned char>(t_[p - 1]);
+      if (c == 0x98 || c == 0x99 || c == 0x9C || c == 0x9D || c == 0x93 || c == 0x94)
+        return true;  // quotes, dashes
+    }
+    return p == 0 || !is_wordish(t_[p - 1]);
+  }
+  // A right single quote (U+2019, "week’s") or a left one ends a word like ASCII "'" does.
+  bool boundary_after(std::size_t p) const {
+    return p >= n() || !is_wordish(t_[p]) || t_.compare(p, 3, "\xE2\x80\x99") == 0 ||
+           t_.compare(p, 3, "\xE2\x80\x9D") == 0;
+  }
   // Does low_ hold `w` at p as a whole word (phrase)?
   bool word_at(std::size_t p, std::string_view w) const {
     if (p + w.size() > n() || low_.compare(p, w.size(), w) != 0) return false;
@@ -241,7 +259,8 @@ class Segmenter {
 
   void numeric_dates_and_times() {
     for (std::size_t p = 0; p < n(); ++p) {
-      if (!is_digit(t_[p]) || (p > 0 && (is_wordish(t_[p - 1]) || t_[p - 1] == '.' || t_[p - 1] == '/'))) continue;
+      if (!is_digit(t_[p]) || (p > 0 && (is_wordish(t_[p - 1]) || t_[p - 1] == '.' || t_[p - 1] == '/')))
+        continue;
       int a = 0, b = 0, c = 0;
       const std::size_t la = digits_at(p, a);
       if (la == 0) continue;
@@ -310,6 +329,22 @@ class Segmenter {
         }
       }
       // fiscal years written FY2019 / FY19 / FY 2019
+    }
+    // "mid-2019": the number reader treats digits hyphenated to a word as part of a name.
+    for (const auto& m : L_.modifiers) {
+      if (m.phrase.back() != '-') continue;
+      for (std::size_t p = low_.find(m.phrase); p != std::string::npos; p = low_.find(m.phrase, p + 1)) {
+        int y = 0;
+        const std::size_t q = p + m.phrase.size();
+        if (!boundary_before(p) || digits_at(q, y) != 4 || !boundary_after(q + 4) || !free(p, q + 4))
+          continue;
+        if (y < L_.year_min || y > L_.year_max) continue;
+        Segment s = make(SegmentKind::kTemporal, p, q + 4);
+        s.granularity = "part";
+        s.period_start = fmt::format("{}-{}", ystr(y), m.start_md);
+        s.period_end = fmt::format("{}-{}", ystr(y), m.end_md);
+        push(std::move(s));
+      }
     }
     for (std::size_t p = low_.find("fy"); p != std::string::npos; p = low_.find("fy", p + 1)) {
       if (!boundary_before(p)) continue;
@@ -411,8 +446,8 @@ class Segmenter {
       }
       if (day == 0 && year == 0) {
         // A bare month only after a temporal preposition (and never for ambiguous words like "may").
-        static const std::array<std::string_view, 12> kPreps = {"in", "since", "during", "until", "till", "by",
-                                                                "from", "last", "next", "this", "early", "late"};
+        static const std::array<std::string_view, 12> kPreps = {
+            "in", "since", "during", "until", "till", "by", "from", "last", "next", "this", "early", "late"};
         bool prep = false;
         for (auto pr : kPreps) prep = prep || phrase_before(p, pr) != std::string_view::npos;
         if (!prep) {
@@ -441,7 +476,7 @@ class Segmenter {
 
   // ------------------------------------------------------------------ numbers
   struct Draft {
-    std::size_t b = 0, e = 0;  // segment extent
+    std::size_t b = 0, e = 0;    // segment extent
     std::size_t nb = 0, ne = 0;  // the number itself
     Rational value;
     num::NumberForm form = num::NumberForm::kInteger;
@@ -488,7 +523,9 @@ class Segmenter {
     int k = 0;
     for (; k < 3; ++k) {
       std::size_t r = q;
-      while (r < n() && (is_alpha(t_[r]) || t_[r] == '/' || t_[r] == '.' || static_cast<unsigned char>(t_[r]) >= 0x80)) ++r;
+      while (r < n() &&
+             (is_alpha(t_[r]) || t_[r] == '/' || t_[r] == '.' || static_cast<unsigned char>(t_[r]) >= 0x80))
+        ++r;
       if (r == q) break;
       while (r > q && t_[r - 1] == '.') --r;
       ends[static_cast<std::size_t>(k)] = r;
@@ -517,7 +554,8 @@ class Segmenter {
       }
       const num::Unit* u = U_.lookup(written);
       if (u == nullptr) continue;
-      const bool is_word = std::any_of(u->words.begin(), u->words.end(), [&](const std::string& w) { return lower(w) == lw; }) ||
+      const bool is_word = std::any_of(u->words.begin(), u->words.end(),
+                                       [&](const std::string& w) { return lower(w) == lw; }) ||
                            lw.size() > 3;
       if (!is_word && (written.size() < 2 || lw == "in" || lw == "mi")) continue;
       if (d.unit != nullptr) continue;  // currency prefix already set the unit
@@ -531,7 +569,8 @@ class Segmenter {
   void apply_scale_word(Draft& d) {
     const std::size_t p = skip_spaces(d.e);
     if (p == d.e) return;
-    for (const std::string w : {"lakh crore", "crore", "crores", "lakh", "lakhs", "lac", "dozen", "bn", "mn", "mln", "tn", "trn"}) {
+    for (const std::string w :
+         {"lakh crore", "crore", "crores", "lakh", "lakhs", "lac", "dozen", "bn", "mn", "mln", "tn", "trn"}) {
       if (!word_at(p, w)) continue;
       auto it = L_.scale_words.find(w);
       if (it == L_.scale_words.end()) continue;
@@ -607,7 +646,8 @@ class Segmenter {
         if (lrun == "s" && d.form == num::NumberForm::kInteger) {
           int y = 0;
           if (four && d.value.is_integer()) y = static_cast<int>(d.value.numerator().get_si());
-          const bool apos = d.nb > 0 && (t_[d.nb - 1] == '\'' || (d.nb >= 3 && t_.compare(d.nb - 3, 3, "\xE2\x80\x99") == 0));
+          const bool apos = d.nb > 0 && (t_[d.nb - 1] == '\'' ||
+                                         (d.nb >= 3 && t_.compare(d.nb - 3, 3, "\xE2\x80\x99") == 0));
           if (!four && apos && digits.size() == 2) {
             y = static_cast<int>(d.value.numerator().get_si());
             y += y >= 30 ? 1900 : 2000;
@@ -626,8 +666,8 @@ class Segmenter {
         std::size_t cur_b = d.b;
         const num::Unit* cur = currency_before(d.nb, cur_b);
         auto sc = L_.attached_scales.find(run);
-        const bool need_cur = std::find(L_.attached_need_currency.begin(), L_.attached_need_currency.end(), run) !=
-                              L_.attached_need_currency.end();
+        const bool need_cur = std::find(L_.attached_need_currency.begin(), L_.attached_need_currency.end(),
+                                        run) != L_.attached_need_currency.end();
         if (sc != L_.attached_scales.end() && (!need_cur || cur != nullptr)) {
           d.value *= sc->second;
           d.e = le;
@@ -736,14 +776,15 @@ class Segmenter {
       for (const auto& m : L_.modifiers) {
         std::size_t mb = phrase_before(b, m.phrase);
         if (mb == std::string_view::npos && m.phrase.back() == '-' && b >= m.phrase.size() &&
-            low_.compare(b - m.phrase.size(), m.phrase.size(), m.phrase) == 0 && boundary_before(b - m.phrase.size()))
+            low_.compare(b - m.phrase.size(), m.phrase.size(), m.phrase) == 0 &&
+            boundary_before(b - m.phrase.size()))
           mb = b - m.phrase.size();
         if (mb == std::string_view::npos || !free(mb, b)) continue;
         s = make(SegmentKind::kTemporal, mb, e);
         s.form = std::string(num::form_name(d.form));
         s.granularity = m.phrase[0] == 'q' || m.phrase.find("quarter") != std::string::npos ? "quarter"
                         : m.phrase[0] == 'h' || m.phrase.find("half") != std::string::npos  ? "half"
-                                                                                             : "part";
+                                                                                            : "part";
         s.period_start = fmt::format("{}-{}", ystr(y_from), m.start_md);
         const int mm = std::stoi(m.end_md.substr(0, 2));
         int dd = std::stoi(m.end_md.substr(3, 2));
@@ -768,14 +809,17 @@ class Segmenter {
           int y2 = -1;
           if (b.year) y2 = static_cast<int>(b.value.numerator().get_si());
           const std::string bd(t_.substr(b.nb, b.ne - b.nb));
-          if (!b.year && bd.size() == 2 && b.form == num::NumberForm::kInteger && b.unit == nullptr && b.e == b.ne) {
+          if (!b.year && bd.size() == 2 && b.form == num::NumberForm::kInteger && b.unit == nullptr &&
+              b.e == b.ne) {
             y2 = (y / 100) * 100 + static_cast<int>(b.value.numerator().get_si());
             if (y2 < y) y2 += 100;
           }
           if (y2 > y) {
             std::size_t begin = a.b;
-            if (between_and) begin = phrase_before(a.b, "between");
-            else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos) begin = f;
+            if (between_and)
+              begin = phrase_before(a.b, "between");
+            else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos)
+              begin = f;
             if (free(begin, b.e)) {
               emit_year(a, y, y2, begin, b.e);
               ++i;
@@ -799,8 +843,10 @@ class Segmenter {
           a.times = b.times;
         }
         std::size_t begin = a.b;
-        if (between_and) begin = phrase_before(a.b, "between");
-        else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos) begin = f;
+        if (between_and)
+          begin = phrase_before(a.b, "between");
+        else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos)
+          begin = f;
         if (free(begin, b.e) && a.value < b.value) {
           s = make(SegmentKind::kQuantity, begin, b.e);
           s.form = std::string(num::form_name(a.form));
@@ -846,8 +892,11 @@ class Segmenter {
       s.dimension = "ratio";
     } else if (!d.cal_unit.empty()) {
       const std::string& u = d.cal_unit;
-      s.unit = u.rfind("decade", 0) == 0 ? "decade" : u.rfind("centur", 0) == 0 ? "century"
-                   : u.rfind("month", 0) == 0 ? "month" : u.rfind("quarter", 0) == 0 ? "quarter" : "year";
+      s.unit = u.rfind("decade", 0) == 0    ? "decade"
+               : u.rfind("centur", 0) == 0  ? "century"
+               : u.rfind("month", 0) == 0   ? "month"
+               : u.rfind("quarter", 0) == 0 ? "quarter"
+                                            : "year";
       s.dimension = "calendar";
     } else if (d.unit != nullptr) {
       s.unit = d.unit->id;
@@ -861,11 +910,16 @@ class Segmenter {
     if (!s.value) return;
     const Rational& v = *s.value;
     const std::string& k = s.approximator_kind;
-    if (k == "lower") s.lo = Bound{v, false};
-    else if (k == "lower_inclusive") s.lo = Bound{v, true};
-    else if (k == "upper") s.hi = Bound{v, false};
-    else if (k == "upper_inclusive") s.hi = Bound{v, true};
-    else if (k == "approximate_below") s.hi = Bound{v, false};
+    if (k == "lower")
+      s.lo = Bound{v, false};
+    else if (k == "lower_inclusive")
+      s.lo = Bound{v, true};
+    else if (k == "upper")
+      s.hi = Bound{v, false};
+    else if (k == "upper_inclusive")
+      s.hi = Bound{v, true};
+    else if (k == "approximate_below")
+      s.hi = Bound{v, false};
     else if (k == "some" && v.is_integer() && v.sign() > 0) {
       // "20-some" = 21..29, "100-odd" = 101..199: the next unit of the last non-zero digit.
       mpz_class mag = 1;
@@ -897,7 +951,8 @@ class Segmenter {
         s.trend_direction = it->second;
         return;
       }
-      if (auto it = L_.multiplicative_trends.find(clean); it != L_.multiplicative_trends.end() && clean == w) {
+      if (auto it = L_.multiplicative_trends.find(clean);
+          it != L_.multiplicative_trends.end() && clean == w) {
         s.trend = clean;
         s.trend_direction = it->second < Rational(1) ? "down" : "up";
         return;
@@ -949,7 +1004,8 @@ std::string rstr(const Rational& r) { return r.str(); }
 
 }  // namespace
 
-std::vector<Segment> find_segments(std::string_view text, const Lexicon& lex, const num::UnitRegistry& units) {
+std::vector<Segment> find_segments(std::string_view text, const Lexicon& lex,
+                                   const num::UnitRegistry& units) {
   return Segmenter(text, lex, units).run();
 }
 
@@ -1007,7 +1063,8 @@ std::string segment_summary(const Segment& s) {
   std::string extra;
   if (!s.approximator.empty()) extra += fmt::format(" approx={}({})", s.approximator, s.approximator_kind);
   if (!s.trend.empty()) extra += fmt::format(" trend={}({})", s.trend, s.trend_direction);
-  return fmt::format("`{}` quantity {} {} [{}]{}", s.text, v, s.unit.empty() ? "-" : s.unit, s.dimension, extra);
+  return fmt::format("`{}` quantity {} {} [{}]{}", s.text, v, s.unit.empty() ? "-" : s.unit, s.dimension,
+                     extra);
 }
 
 }  // namespace numcheck::claims

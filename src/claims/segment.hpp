@@ -39,8 +39,8 @@ struct Segment {
   // interval's ends) times the unit's factor, in the dimension's canonical unit.
   std::optional<num::Rational> value;
   std::optional<Bound> lo, hi;
-  std::string unit;       // registry id ("%", "USD", "km"), "year"/"month"/... (calendar), "times", "" = count
-  std::string dimension;  // registry dimension, "calendar", "ratio" or "count"
+  std::string unit;  // registry id ("%", "USD", "km"), "year"/"month"/... (calendar), "times", "" = count
+  std::string dimension;          // registry dimension, "calendar", "ratio" or "count"
   std::string approximator;       // as written, lower case ("more than", "-some")
   std::string approximator_kind;  // lower, lower_inclusive, upper, upper_inclusive, approximate,
                                   // approximate_below, some, exact
@@ -87,13 +87,15 @@ struct Lexicon {
 };
 
 // Every segment of `text`, ordered by position, non-overlapping. Never throws on any input.
-[[nodiscard]] std::vector<Segment> find_segments(std::string_view text, const Lexicon& lex = Lexicon::builtin(),
-                                                 const num::UnitRegistry& units = num::UnitRegistry::builtin());
+[[nodiscard]] std::vector<Segment> find_segments(
+    std::string_view text, const Lexicon& lex = Lexicon::builtin(),
+    const num::UnitRegistry& units = num::UnitRegistry::builtin());
 
 // The seed's numerical-claim filter (QuanTemp Sec. 3.2): a claim qualifies when it has at least
 // `min_segments` quantitative segments, names with digits ("Covid-19") excluded. Temporal
 // expressions count as segments (the paper's segmenter keys on CD tokens, and years are CDs).
-[[nodiscard]] bool passes_numerical_filter(const std::vector<Segment>& segments, std::size_t min_segments = 1);
+[[nodiscard]] bool passes_numerical_filter(const std::vector<Segment>& segments,
+                                           std::size_t min_segments = 1);
 
 // JSON form of a segment (exact values as strings "p/q").
 [[nodiscard]] io::OrderedJson segment_json(const Segment& s);

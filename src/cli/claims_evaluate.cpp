@@ -29,23 +29,28 @@ void report_issues(const std::vector<claims::LoadIssue>& issues) {
   for (const auto& is : issues) {
     if (shown++ < 20) fmt::print(stderr, "numcheck: warning: {}\n", is.str());
   }
-  if (issues.size() > 20) fmt::print(stderr, "numcheck: warning: ... and {} more malformed records\n", issues.size() - 20);
+  if (issues.size() > 20)
+    fmt::print(stderr, "numcheck: warning: ... and {} more malformed records\n", issues.size() - 20);
 }
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
-  app.add_option("--gold", a->gold, "Gold claims with labels (QuanTemp JSON, CheckThat mapping JSON, JSONL or CSV)")
+  app.add_option("--gold", a->gold,
+                 "Gold claims with labels (QuanTemp JSON, CheckThat mapping JSON, JSONL or CSV)")
       ->required();
   app.add_option("--pred", a->preds,
-                 "Predictions: JSONL {\"claim\" or \"id\", \"label\"} or the QuanTemp code's CSV (claim,verdict); repeat "
+                 "Predictions: JSONL {\"claim\" or \"id\", \"label\"} or the QuanTemp code's CSV "
+                 "(claim,verdict); repeat "
                  "for several systems")
       ->required();
   app.add_flag("--by-category", a->by_category,
                "Per-category tables (gold taxonomy_label, else the rule-based categorizer)");
   app.add_option("--json", a->json_out, "Also write the results as JSON to this file");
-  app.add_option("--draws", a->draws, "Paired bootstrap resamples for macro-F1 differences")->capture_default_str();
+  app.add_option("--draws", a->draws, "Paired bootstrap resamples for macro-F1 differences")
+      ->capture_default_str();
   app.add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();
-  app.add_flag("--strict", a->strict, "Fail (exit 1) when any record is malformed or any prediction does not join");
+  app.add_flag("--strict", a->strict,
+               "Fail (exit 1) when any record is malformed or any prediction does not join");
   app.footer("Markdown on stdout; malformed records and join problems on stderr. See docs/claims.md.");
   app.callback([a] {
     claims::LoadOptions gopt;
@@ -63,20 +68,24 @@ void setup(CLI::App& app) {
       claims::SystemResult s;
       s.path = p;
       s.name = std::filesystem::path(p).stem().string();
-      for (int k = 2; std::any_of(systems.begin(), systems.end(), [&](const auto& o) { return o.name == s.name; }); ++k)
+      for (int k = 2;
+           std::any_of(systems.begin(), systems.end(), [&](const auto& o) { return o.name == s.name; }); ++k)
         s.name = std::filesystem::path(p).stem().string() + fmt::format("#{}", k);
       s.issues = pr.issues;
       s.pred = claims::join_predictions(gold.claims, pr.claims, s.join);
       for (const auto& ex : s.join.examples) fmt::print(stderr, "numcheck: warning: {}: {}\n", s.name, ex);
       for (const auto& c : s.join.conflicts) fmt::print(stderr, "numcheck: warning: {}: {}\n", s.name, c);
       if (s.join.gold_without_prediction + s.join.unused_predictions > 0)
-        fmt::print(stderr, "numcheck: warning: {}: {} gold claims without a prediction, {} predictions joined no gold claim\n",
+        fmt::print(stderr,
+                   "numcheck: warning: {}: {} gold claims without a prediction, {} predictions joined no "
+                   "gold claim\n",
                    s.name, s.join.gold_without_prediction, s.join.unused_predictions);
       if (a->strict && (!pr.issues.empty() || s.join.gold_without_prediction + s.join.unused_predictions > 0))
         fail("{}: malformed records or unjoined predictions (--strict)", p);
       systems.push_back(std::move(s));
     }
-    if (a->strict && !gold.issues.empty()) fail("{}: {} malformed records (--strict)", a->gold, gold.issues.size());
+    if (a->strict && !gold.issues.empty())
+      fail("{}: {} malformed records (--strict)", a->gold, gold.issues.size());
     claims::EvaluateOptions opt;
     opt.by_category = a->by_category;
     opt.bootstrap_draws = a->draws;
@@ -89,7 +98,8 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "evaluate", "Score verdict predictions against gold claim labels", setup});
+const CommandRegistration reg({"claims", "evaluate", "Score verdict predictions against gold claim labels",
+                               setup});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -44,10 +44,12 @@ void setup(CLI::App& app) {
   app.add_flag("--json", a->json, "One JSON object per claim (JSONL) with exact values as \"p/q\" strings");
   app.add_option("--limit", a->limit, "Print at most this many claims (0: all)")->capture_default_str();
   app.add_flag("--only-failing", a->only_failing, "Print only claims that fail the numerical-claim filter");
-  app.footer("Segments: quantities (value as written, interval, unit, dimension, approximator, trend) and temporal "
-             "expressions (granularity, ISO period). See docs/claims.md.");
+  app.footer(
+      "Segments: quantities (value as written, interval, unit, dimension, approximator, trend) and temporal "
+      "expressions (granularity, ISO period). See docs/claims.md.");
   app.callback([a] {
-    if (a->file.empty() == a->text.empty()) throw Error(ErrorCode::kUsage, "give a claim file or --text, not both");
+    if (a->file.empty() == a->text.empty())
+      throw Error(ErrorCode::kUsage, "give a claim file or --text, not both");
     if (!a->text.empty()) {
       print_claim("text", a->text, *a);
       return;

@@ -23,12 +23,14 @@ struct Args {
 
 void print_labels() {
   const auto& m = claims::LabelMap::builtin();
-  fmt::print("## Label map\n\n{} labels map to True / False / Conflicting.\n\nListed under two classes in Table 9 "
-             "(resolved by rule):\n\n",
-             m.size());
+  fmt::print(
+      "## Label map\n\n{} labels map to True / False / Conflicting.\n\nListed under two classes in Table 9 "
+      "(resolved by rule):\n\n",
+      m.size());
   for (const auto& d : m.double_listed()) {
     std::string under;
-    for (auto v : d.listed_under) under += (under.empty() ? "" : " and ") + std::string(claims::verdict_name(v));
+    for (auto v : d.listed_under)
+      under += (under.empty() ? "" : " and ") + std::string(claims::verdict_name(v));
     fmt::print("- `{}`: listed under {} -> {}\n", d.label, under, claims::verdict_name(d.resolved));
   }
   fmt::print("\nRule: {}\n\nRepeated within one class: ", m.rule());
@@ -41,7 +43,8 @@ void stats_for(const std::string& path) {
   for (std::size_t i = 0; i < r.issues.size() && i < 20; ++i)
     fmt::print(stderr, "numcheck: warning: {}\n", r.issues[i].str());
   if (r.issues.size() > 20) fmt::print(stderr, "numcheck: warning: ... and {} more\n", r.issues.size() - 20);
-  fmt::print("## {}\n\nformat {}, {} claims, {} malformed records\n\n", path, r.format, r.claims.size(), r.issues.size());
+  fmt::print("## {}\n\nformat {}, {} claims, {} malformed records\n\n", path, r.format, r.claims.size(),
+             r.issues.size());
   std::map<std::string, std::size_t> labels, cats;
   std::unordered_map<std::string, std::size_t> texts;
   std::size_t pass1 = 0, pass2 = 0, with_doc = 0, with_evidence = 0, empty_evidence = 0, snippets = 0;
@@ -73,23 +76,29 @@ void stats_for(const std::string& path) {
   fmt::print("\n| taxonomy | claims |\n|---|---:|\n");
   for (const auto& [k, v] : cats) fmt::print("| {} | {} |\n", k, v);
   fmt::print("\nduplicate claim texts: {} (distinct texts {})\n", dups, texts.size());
-  fmt::print("with gold evidence (doc): {}; with retrieved evidence: {} ({} snippets, {} claims with none)\n", with_doc,
-             with_evidence, snippets, empty_evidence);
-  fmt::print("numerical-claim filter: {} of {} pass with >= 1 segment, {} with >= 2\n\n", pass1, r.claims.size(), pass2);
+  fmt::print("with gold evidence (doc): {}; with retrieved evidence: {} ({} snippets, {} claims with none)\n",
+             with_doc, with_evidence, snippets, empty_evidence);
+  fmt::print("numerical-claim filter: {} of {} pass with >= 1 segment, {} with >= 2\n\n", pass1,
+             r.claims.size(), pass2);
   if (!gold_cat.empty()) {
     const auto m = stats::ConfusionMatrix::from_labels(gold_cat, pred_cat, 4);
     const auto rep = stats::classification_report(m);
-    fmt::print("### Rule-based categorizer vs taxonomy labels ({} claims)\n\naccuracy {:.4f}, macro-F1 {:.4f}, "
-               "weighted-F1 {:.4f}\n\n| category | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
-               rep.n, rep.accuracy, rep.macro_f1, rep.weighted_f1);
+    fmt::print(
+        "### Rule-based categorizer vs taxonomy labels ({} claims)\n\naccuracy {:.4f}, macro-F1 {:.4f}, "
+        "weighted-F1 {:.4f}\n\n| category | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
+        rep.n, rep.accuracy, rep.macro_f1, rep.weighted_f1);
     for (auto c : claims::kCategories) {
       const auto& s = rep.per_class[static_cast<std::size_t>(c)];
-      fmt::print("| {} | {:.4f} | {:.4f} | {:.4f} | {} |\n", claims::category_name(c), s.precision, s.recall, s.f1, s.support);
+      fmt::print("| {} | {:.4f} | {:.4f} | {:.4f} | {} |\n", claims::category_name(c), s.precision, s.recall,
+                 s.f1, s.support);
     }
-    fmt::print("\n| gold \\ predicted | statistical | temporal | interval | comparison |\n|---|---:|---:|---:|---:|\n");
+    fmt::print(
+        "\n| gold \\ predicted | statistical | temporal | interval | comparison "
+        "|\n|---|---:|---:|---:|---:|\n");
     for (auto g : claims::kCategories) {
       fmt::print("| {} ", claims::category_name(g));
-      for (auto p : claims::kCategories) fmt::print("| {} ", m.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p)));
+      for (auto p : claims::kCategories)
+        fmt::print("| {} ", m.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p)));
       fmt::print("|\n");
     }
     fmt::print("\n");
@@ -99,7 +108,8 @@ void stats_for(const std::string& path) {
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("files", a->files, "Claim files (any format the loaders read)");
-  app.add_flag("--labels", a->labels, "Also print the label map's double-listed labels and how they are resolved");
+  app.add_flag("--labels", a->labels,
+               "Also print the label map's double-listed labels and how they are resolved");
   app.callback([a] {
     if (a->files.empty() && !a->labels) throw Error(ErrorCode::kUsage, "give claim files and/or --labels");
     if (a->labels) print_labels();
@@ -107,8 +117,9 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "stats",
-                               "Counts, label/category distributions, filter pass counts, categorizer accuracy", setup});
+const CommandRegistration reg(
+    {"claims", "stats", "Counts, label/category distributions, filter pass counts, categorizer accuracy",
+     setup});
 
 }  // namespace
 }  // namespace numcheck::cli

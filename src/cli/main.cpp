@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-      return app.exit(e);
+      // --help and --version exit 0; every real usage error exits 2, whatever CLI11's own code.
+      return app.exit(e) == 0 ? 0 : 2;
     }
   } catch (const cli::ExitCode& e) {
     return e.code;

@@ -6,7 +6,10 @@
 #include <fmt/core.h>
 
 #include "cli/command.hpp"
+#include "consensus/study.hpp"
 #include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
 #include "report/orbit_report.hpp"
 
 namespace numcheck::cli {
@@ -23,6 +26,7 @@ struct ReportArgs {
   unsigned threads = 0;
   double level = 0.95;
   std::size_t examples = 3;
+  std::string consensus;
 };
 
 void setup(CLI::App& app) {
@@ -50,8 +54,11 @@ void setup(CLI::App& app) {
       ->check(CLI::Range(0.5, 0.9999));
   app.add_option("--examples", a->examples, "Residual-failure example responses per system and view")
       ->capture_default_str();
+  app.add_option("--consensus", a->consensus,
+                 "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus "
+                 "study section, with its risk-coverage figures, to the report");
   app.footer(
-      "Writes metrics.json, report.md, report.html and report.tex into --out. Exit codes: 0 "
+      "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. Exit codes: 0 "
       "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
   app.callback([a] {
     report::ReportInputs in;
@@ -66,6 +73,24 @@ void setup(CLI::App& app) {
     in.options.level = a->level;
     in.examples_per_view = a->examples;
     if (a->bootstrap == 0) fail(ErrorCode::kUsage, "--bootstrap must be at least 1");
+    if (!a->consensus.empty()) {
+      // Composed here: the report library does not link the consensus library (it is the other
+      // way round), so the CLI reads consensus.json and hands the report its blocks.
+      const std::filesystem::path file = std::filesystem::path(a->consensus) / "consensus.json";
+      if (!std::filesystem::is_regular_file(file)) {
+        fail(ErrorCode::kUsage,
+             "--consensus {}: no consensus.json there (run `orbit consensus analyze --out {}`)", a->consensus,
+             a->consensus);
+      }
+      const std::string text = io::read_file(file, std::size_t{1} << 30);
+      in.extra_sections.push_back(
+          consensus::report_section(consensus::analysis_from_json(text, file.string())));
+      io::OrderedJson src = io::OrderedJson::object();
+      src["section"] = "consensus";
+      src["file"] = file.string();
+      src["sha256"] = io::sha256_hex(text);
+      in.extra_sources.push_back(std::move(src));
+    }
     const auto out = report::run_orbit_report(in);
     for (const auto& name : out.metrics["system_order"]) {
       const auto& s = out.metrics["systems"][name.get<std::string>()];
@@ -74,7 +99,15 @@ void setup(CLI::App& app) {
                  s["strict"]["orbit"]["rate"].is_number() ? s["strict"]["orbit"]["rate"].get<double>() : 0.0,
                  s["audit"]["orbit"]["rate"].is_number() ? s["audit"]["orbit"]["rate"].get<double>() : 0.0);
     }
-    for (const auto& f : out.files) fmt::print("wrote {}\n", f.string());
+    std::size_t figures = 0;
+    for (const auto& f : out.files) {
+      if (f.extension() == ".svg") {
+        ++figures;
+      } else {
+        fmt::print("wrote {}\n", f.string());
+      }
+    }
+    fmt::print("wrote {} figures to {}\n", figures, (std::filesystem::path(a->out) / "figures").string());
   });
 }
 

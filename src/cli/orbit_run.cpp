@@ -42,7 +42,8 @@ std::vector<std::string> split_list(const std::string& s) {
 
 void setup(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  app.add_option("--bench", args->bench, "Benchmark directory written by `numcheck orbit generate`")->required();
+  app.add_option("--bench", args->bench, "Benchmark directory written by `numcheck orbit generate`")
+      ->required();
   app.add_option("--out", args->out, "Run directory (run.json, responses.jsonl, errors.jsonl)")->required();
   app.add_option("--views", args->views,
                  "Comma-separated views to run (canonical, fraction, scientific, percent, words, unit, "
@@ -50,10 +51,19 @@ void setup(CLI::App& app) {
   app.add_option("--limit", args->limit, "Run only the first N selected prompts, in file order");
   llm::add_run_options(app, args->opts);
   app.footer(
-      "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see errors.jsonl; "
+      "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
+      "errors.jsonl; "
       "run again with --resume to retry them).");
   app.callback([args] {
+    // Options first (a usage error should not wait for the benchmark to load); the reference
+    // system's solver is bound once the benchmark is loaded.
+    llm::SolveFn solver;
+    auto backend =
+        llm::make_backend(args->opts, [&solver](std::string_view id, std::string_view prompt,
+                                                std::string* why) { return solver(id, prompt, why); });
+    llm::RunSettings s = llm::settings_from(args->opts);
     auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(args->bench));
+    solver = llm::benchmark_solver(bench);
     std::set<std::string> wanted;
     const bool all = args->views == "all";
     if (!all) {
@@ -79,8 +89,6 @@ void setup(CLI::App& app) {
     }
     if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views and --limit)");
 
-    auto backend = llm::make_backend(args->opts, llm::benchmark_solver(bench));
-    llm::RunSettings s = llm::settings_from(args->opts);
     s.kind = "orbit run";
     s.id_field = "prompt_id";
     io::OrderedJson files = io::OrderedJson::object();
@@ -89,7 +97,8 @@ void setup(CLI::App& app) {
     s.binding["benchmark_sha256"] = files;
     io::OrderedJson selection = io::OrderedJson::object();
     selection["benchmark_dir"] = args->bench;
-    selection["views"] = all ? io::OrderedJson("all") : (wanted.empty() ? io::OrderedJson("default") : io::OrderedJson(wanted));
+    selection["views"] = all ? io::OrderedJson("all")
+                             : (wanted.empty() ? io::OrderedJson("default") : io::OrderedJson(wanted));
     selection["limit"] = args->limit ? io::OrderedJson(*args->limit) : io::OrderedJson();
     selection["prompts"] = items.size();
     s.info["selection"] = selection;
@@ -98,24 +107,30 @@ void setup(CLI::App& app) {
     }
 
     const llm::RunSummary r = llm::run_items(items, s, *backend, args->out);
-    fmt::print("{}: {} prompts, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} unanswered{}\n",
-               args->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
-               r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
+    fmt::print(
+        "{}: {} prompts, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} "
+        "unanswered{}\n",
+        args->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
+        r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
     if (r.torn_bytes_repaired > 0) {
-      fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n", r.torn_bytes_repaired);
+      fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n",
+                 r.torn_bytes_repaired);
     }
     if (r.unanswered > 0) {
-      throw Error(ErrorCode::kIncomplete,
-                  fmt::format("{} of {} prompts unanswered (see {}/errors.jsonl); run again with --resume to retry them",
-                              r.unanswered, r.total, args->out));
+      throw Error(
+          ErrorCode::kIncomplete,
+          fmt::format(
+              "{} of {} prompts unanswered (see {}/errors.jsonl); run again with --resume to retry them",
+              r.unanswered, r.total, args->out));
     }
   });
 }
 
-const CommandRegistration reg{{"orbit", "run",
-                               "Run a model (OpenAI-compatible endpoint or the simulated reference system) on a "
-                               "benchmark",
-                               setup}};
+const CommandRegistration reg{
+    {"orbit", "run",
+     "Run a model (OpenAI-compatible endpoint or the simulated reference system) on a "
+     "benchmark",
+     setup}};
 
 }  // namespace
 }  // namespace numcheck::cli

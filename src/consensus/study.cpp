@@ -301,7 +301,7 @@ std::string md_table(const SimpleTable& t) {
   return s + "\n";
 }
 
-std::string html_table(const SimpleTable& t, std::string id) {
+html::Table to_html_table(const SimpleTable& t, std::string id) {
   html::Table ht;
   ht.caption = t.caption;
   ht.header = t.header;
@@ -315,7 +315,11 @@ std::string html_table(const SimpleTable& t, std::string id) {
     }
     ht.rows.push_back(std::move(cells));
   }
-  return html::render_table(ht);
+  return ht;
+}
+
+std::string html_table(const SimpleTable& t, std::string id) {
+  return html::render_table(to_html_table(t, std::move(id)));
 }
 
 std::string n(std::uint64_t v) { return std::to_string(v); }
@@ -556,22 +560,7 @@ std::string chart_title(const Analysis& a, const SystemResult& sys, const std::s
 
 std::string risk_coverage_svg(const SystemResult& sys, const std::string& tier) {
   html::LineChart c = rc_chart(sys, tier, fmt::format("Risk-coverage, {}, {} tier", sys.name, tier));
-  const std::string fig = html::line_chart(c);
-  // The toolkit draws <figure><svg ...>...</svg><figcaption>; keep the <svg> element and give it
-  // the stylesheet the page would otherwise provide, so the file renders on its own.
-  const auto b = fig.find("<svg");
-  const auto e = fig.rfind("</svg>");
-  if (b == std::string::npos || e == std::string::npos || e < b)
-    fail("risk-coverage chart: unexpected markup");
-  std::string svg = fig.substr(b, e + 6 - b);
-  const auto open_end = svg.find('>');
-  static constexpr std::string_view kStyle =
-      "<style>text{font-family:system-ui,sans-serif;fill:#1b1f24}.lg,.tl,.vl{font-size:11px}"
-      ".rl,.al{font-size:11.5px}.al{fill:#57606a}.ax{stroke:#57606a;stroke-width:1}.tk{stroke:#57606a}"
-      ".gr{stroke:#eaeef2}.ref{stroke:#1b1f24;stroke-width:1}</style><rect width=\"100%\" height=\"100%\" "
-      "fill=\"#fff\"/>";
-  svg.insert(open_end + 1, kStyle);
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + svg + "\n";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + html::standalone_svg(html::line_chart(c));
 }
 
 std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files) {
@@ -629,6 +618,237 @@ std::string render_html_section(const Analysis& a) {
   body += "<h3>Sensitivity</h3>\n" + html_table(sensitivity_table(a), "consensus-sensitivity");
   body += "<h3>Calls</h3>\n" + html_table(calls_table(a), "consensus-calls");
   return html::section("consensus", "Consensus study (H3): does disagreement predict errors?", body);
+}
+
+report::Document report_section(const Analysis& a) {
+  report::Document d;
+  d.heading(2, "consensus", "Consensus study (H3): does disagreement predict errors?");
+  bool simulated = false;
+  for (const auto& r : a.runs) simulated |= r.simulated;
+  if (simulated) {
+    d.warning(
+        "Systems marked (simulated) are the built-in reference system with injected faults, not a model.");
+  }
+  d.paragraph(fmt::format(
+      "Agreement of three calls per base in each arm (self-consistency, paraphrase, representation) as a "
+      "signal of errors: {} bases, plan sha256 {}. From `numcheck orbit consensus analyze`; see "
+      "docs/consensus.md.",
+      a.plan.bases.size(), a.plan_sha256.substr(0, 12)));
+  d.table(to_html_table(design_table(a), "consensus-design"));
+  for (const auto& tier : a.plan.options.tiers) {
+    d.heading(3, "consensus-" + tier,
+              tier == "stochastic" ? "Consensus: stochastic tier" : "Consensus: deterministic (greedy) tier");
+    d.table(to_html_table(arms_table(a, tier), "consensus-arms-" + tier));
+    for (std::size_t i = 0; i < a.systems.size(); ++i) {
+      html::LineChart c = rc_chart(a.systems[i], tier, chart_title(a, a.systems[i], tier));
+      c.id = fmt::format("consensus-rc-{}-{}", i + 1, tier);
+      d.figure(html::line_chart(c));
+    }
+    d.table(to_html_table(operating_table(a, tier), "consensus-operating-" + tier));
+  }
+  d.heading(3, "consensus-differences", "Consensus: AURC differences");
+  d.table(to_html_table(comparison_table(a), "consensus-differences"));
+  d.heading(3, "consensus-sensitivity", "Consensus: fallback-order sensitivity");
+  d.table(to_html_table(sensitivity_table(a), "consensus-sensitivity"));
+  d.heading(3, "consensus-calls", "Consensus: calls by position");
+  d.table(to_html_table(calls_table(a), "consensus-calls"), false);
+  return d;
+}
+
+namespace {
+
+template <class J>
+const J& member(const J& j, std::string_view key, const std::string& where, std::string_view path) {
+  if (!j.is_object() || !j.contains(std::string(key))) {
+    fail("{}: field {}{}{} is missing", where, path, path.empty() ? "" : ".", key);
+  }
+  return j.at(std::string(key));
+}
+
+template <class T, class J>
+T value_of(const J& j, std::string_view key, const std::string& where, std::string_view path) {
+  const J& v = member(j, key, where, path);
+  try {
+    return v.template get<T>();
+  } catch (const std::exception&) {
+    fail("{}: field {}{}{} has the wrong type", where, path, path.empty() ? "" : ".", key);
+  }
+}
+
+template <class J>
+std::optional<stats::Interval> interval_of(const J& j, std::string_view key, const std::string& where,
+                                           std::string_view path) {
+  const J& v = member(j, key, where, path);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
+    fail("{}: field {}.{} is not null or [lo, hi]", where, path, key);
+  return stats::Interval{v[0].template get<double>(), v[1].template get<double>()};
+}
+
+num::Rational rational_of(const std::string& s, const std::string& where, std::string_view path) {
+  auto r = num::Rational::from_string(s);
+  if (!r) fail("{}: field {} is not an exact rational: '{}'", where, path, s);
+  return *r;
+}
+
+std::array<std::size_t, 3> order_of(const io::OrderedJson& j, const std::string& where,
+                                    std::string_view path) {
+  std::array<std::size_t, 3> o{};
+  if (!j.is_array() || j.size() != 3) fail("{}: field {} is not an order of three calls", where, path);
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!j[i].is_number_unsigned() || j[i].get<std::size_t>() < 1 || j[i].get<std::size_t>() > 3)
+      fail("{}: field {} is not an order of three calls", where, path);
+    o[i] = j[i].get<std::size_t>() - 1;
+  }
+  return o;
+}
+
+ArmResult arm_from_json(const io::OrderedJson& j, const std::string& tier, const std::string& arm,
+                        const std::string& where, const std::string& path) {
+  using U = std::uint64_t;
+  ArmResult r;
+  r.tier = tier;
+  r.arm = arm;
+  r.n_bases = value_of<U>(j, "n_bases", where, path);
+  const auto& ag = member(j, "agreement", where, path);
+  for (std::size_t l = 0; l < 4; ++l)
+    r.agreement[l] = value_of<U>(ag, std::to_string(l), where, path + ".agreement");
+  r.predictions = value_of<U>(j, "predictions", where, path);
+  r.abstentions = value_of<U>(j, "abstentions", where, path);
+  r.prediction_correct = value_of<U>(j, "prediction_correct", where, path);
+  r.prediction_wrong = value_of<U>(j, "prediction_wrong", where, path);
+  r.aurc_ci = interval_of(j, "aurc_ci", where, path);
+  const auto& un = member(j, "unanimous", where, path);
+  r.unanimous_correct = value_of<U>(un, "correct", where, path + ".unanimous");
+  r.unanimous_wrong = value_of<U>(un, "wrong", where, path + ".unanimous");
+  r.non_unanimous = value_of<U>(j, "non_unanimous", where, path);
+  for (const auto& p : member(j, "operating_points", where, path)) {
+    stats::OperatingPoint op;
+    const std::string pp = path + ".operating_points[]";
+    op.threshold = value_of<std::int64_t>(p, "threshold", where, pp);
+    op.accepted = value_of<U>(p, "accepted", where, pp);
+    op.errors = value_of<U>(p, "errors", where, pp);
+    op.n = r.n_bases;
+    r.operating_points.push_back(op);
+  }
+  if (r.operating_points.size() != kCalls + 1)
+    fail("{}: field {}.operating_points needs 4 entries", where, path);
+  for (const auto& o : member(j, "sensitivity", where, path)) {
+    const std::string op = path + ".sensitivity[]";
+    OrderResult orr;
+    orr.order = order_of(member(o, "order", where, op), where, op + ".order");
+    orr.fallback_correct = value_of<U>(o, "fallback_correct", where, op);
+    orr.fallback_wrong = value_of<U>(o, "fallback_wrong", where, op);
+    orr.useful_flags = value_of<U>(o, "useful_flags", where, op);
+    orr.false_alarms = value_of<U>(o, "false_alarms", where, op);
+    orr.aurc_exact =
+        rational_of(value_of<std::string>(o, "aurc_exact", where, op), where, op + ".aurc_exact");
+    orr.aurc = orr.aurc_exact.to_double();
+    r.orders.push_back(orr);
+  }
+  if (r.orders.empty()) fail("{}: field {}.sensitivity is empty", where, path);
+  for (const auto& p : member(j, "risk_coverage", where, path)) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+      fail("{}: field {}.risk_coverage holds a point that is not [coverage, risk]", where, path);
+    stats::CurvePoint c;
+    c.coverage = p[0].get<double>();
+    c.risk = p[1].get<double>();
+    r.curve.push_back(c);
+  }
+  const auto& calls = member(j, "calls", where, path);
+  for (const auto& [key, dst] : {std::pair<const char*, std::array<U, 3>*>{"answered", &r.answered},
+                                 {"parsed", &r.parsed},
+                                 {"correct", &r.correct}}) {
+    const auto& v = member(calls, key, where, path + ".calls");
+    if (!v.is_array() || v.size() != kCalls) fail("{}: field {}.calls.{} needs 3 counts", where, path, key);
+    for (std::size_t c = 0; c < kCalls; ++c) {
+      if (!v[c].is_number_unsigned()) fail("{}: field {}.calls.{} needs 3 counts", where, path, key);
+      (*dst)[c] = v[c].get<U>();
+    }
+  }
+  r.missing_calls = value_of<U>(j, "missing_calls", where, path);
+  return r;
+}
+
+}  // namespace
+
+Analysis analysis_from_json(std::string_view text, const std::string& where) {
+  (void)io::parse_json(text, where);                       // syntax errors with file:line
+  const io::OrderedJson j = io::OrderedJson::parse(text);  // keeps the systems' order
+  if (!j.is_object() || !j.contains("kind") || j["kind"] != "numcheck.consensus_analysis")
+    fail("{}: not a consensus analysis (kind is not numcheck.consensus_analysis)", where);
+  if (value_of<int>(j, "version", where, "") != 1) fail("{}: unsupported version (expected 1)", where);
+  Analysis a;
+  const auto& plan = member(j, "plan", where, "");
+  a.plan_sha256 = value_of<std::string>(plan, "sha256", where, "plan");
+  a.plan.bases.assign(value_of<std::size_t>(plan, "bases", where, "plan"), std::string());
+  PlanOptions& o = a.plan.options;
+  o.templates = value_of<std::vector<std::string>>(plan, "templates", where, "plan");
+  o.per_template = value_of<std::size_t>(plan, "per_template", where, "plan");
+  o.seed = value_of<std::uint64_t>(plan, "seed", where, "plan");
+  o.max_tokens = value_of<int>(plan, "max_tokens", where, "plan");
+  o.tiers.clear();
+  const auto& tiers = member(plan, "tiers", where, "plan");
+  if (!tiers.is_object() || tiers.empty()) fail("{}: field plan.tiers is not a non-empty object", where);
+  for (const auto& [tier, tj] : tiers.items()) {
+    if (tier != "stochastic" && tier != "deterministic")
+      fail("{}: unknown tier '{}' in plan.tiers", where, tier);
+    o.tiers.push_back(tier);
+    if (tier == "stochastic") {
+      o.stochastic.temperature = value_of<double>(tj, "temperature", where, "plan.tiers.stochastic");
+      o.stochastic.top_p = value_of<double>(tj, "top_p", where, "plan.tiers.stochastic");
+      o.stochastic.top_k = value_of<int>(tj, "top_k", where, "plan.tiers.stochastic");
+    }
+  }
+  const auto& st = member(j, "settings", where, "");
+  const std::string layer = value_of<std::string>(st, "layer", where, "settings");
+  if (layer != "strict" && layer != "audit") fail("{}: field settings.layer is '{}'", where, layer);
+  a.layer = layer == "audit" ? Layer::kAudit : Layer::kStrict;
+  a.options.bootstrap = value_of<std::size_t>(st, "bootstrap", where, "settings");
+  a.options.seed = value_of<std::uint64_t>(st, "seed", where, "settings");
+  a.options.level = value_of<double>(st, "level", where, "settings");
+  const auto& runs = member(j, "runs", where, "");
+  const auto& systems = member(j, "systems", where, "");
+  if (!runs.is_object() || !systems.is_object()) fail("{}: fields runs and systems must be objects", where);
+  for (const auto& [name, rj] : runs.items()) {
+    SystemRun r;
+    r.name = name;
+    r.run_dir = value_of<std::string>(rj, "run_dir", where, "runs." + name);
+    r.model = value_of<std::string>(rj, "model", where, "runs." + name);
+    r.simulated = value_of<bool>(rj, "simulated", where, "runs." + name);
+    r.records = value_of<std::size_t>(rj, "records", where, "runs." + name);
+    r.missing_calls = value_of<std::size_t>(rj, "missing_calls", where, "runs." + name);
+    a.runs.push_back(std::move(r));
+  }
+  for (const auto& [name, sj] : systems.items()) {
+    SystemResult sys;
+    sys.name = name;
+    for (const auto& tier : o.tiers) {
+      const auto& tj = member(sj, tier, where, "systems." + name);
+      for (const auto& arm : tier_arms(tier)) {
+        const std::string path = fmt::format("systems.{}.{}.{}", name, tier, arm);
+        sys.tiers[tier][arm] =
+            arm_from_json(member(tj, arm, where, "systems." + name + "." + tier), tier, arm, where, path);
+      }
+    }
+    a.systems.push_back(std::move(sys));
+  }
+  if (a.systems.size() != a.runs.size())
+    fail("{}: {} systems for {} runs", where, a.systems.size(), a.runs.size());
+  for (const auto& c : member(j, "comparisons", where, "")) {
+    Comparison cmp;
+    cmp.system = value_of<std::string>(c, "system", where, "comparisons[]");
+    cmp.tier = value_of<std::string>(c, "tier", where, "comparisons[]");
+    cmp.arm = value_of<std::string>(c, "arm", where, "comparisons[]");
+    cmp.baseline = value_of<std::string>(c, "baseline", where, "comparisons[]");
+    cmp.difference_exact =
+        rational_of(value_of<std::string>(c, "aurc_difference_exact", where, "comparisons[]"), where,
+                    "comparisons[].aurc_difference_exact");
+    cmp.difference = cmp.difference_exact.to_double();
+    cmp.ci = interval_of(c, "ci", where, "comparisons[]");
+    a.comparisons.push_back(std::move(cmp));
+  }
+  return a;
 }
 
 std::string render_html_page(const Analysis& a) {

@@ -10,6 +10,7 @@
 #include "consensus/plan.hpp"
 #include "consensus/runs.hpp"
 #include "io/json.hpp"
+#include "report/document.hpp"
 
 namespace numcheck::consensus {
 
@@ -46,6 +47,15 @@ struct StudyInputs {
 [[nodiscard]] Analysis run_study(const StudyInputs& in);
 
 [[nodiscard]] io::OrderedJson analysis_to_json(const Analysis& a);
+// The inverse for what the tables and figures need (not the per-base vectors, the plan's requests
+// or the exact curve inputs): reads DIR/consensus.json as written by write_outputs. Throws Error
+// naming the file and the field for anything else. `where` names the file in messages.
+[[nodiscard]] Analysis analysis_from_json(std::string_view text, const std::string& where);
+// The consensus section as report blocks (heading id "consensus", both tiers, every arm, AURC with
+// intervals, operating points, AURC differences, sensitivity, calls and one risk-coverage figure
+// per system and tier), for `numcheck orbit report --consensus DIR`. Same tables and charts as
+// consensus.md/consensus.html.
+[[nodiscard]] report::Document report_section(const Analysis& a);
 [[nodiscard]] std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files);
 // The report section (toolkit markup, everything escaped) and the whole page.
 [[nodiscard]] std::string render_html_section(const Analysis& a);

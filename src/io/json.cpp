@@ -24,6 +24,9 @@ static J parse_impl(std::string_view text, std::string_view where) {
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     fail(ErrorCode::kInvalidInput, "{}: invalid JSON at line {}, column {}: {}", where, line, col, what);
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range (a number such as 1e999 that no double holds) and any other library error.
+    fail(ErrorCode::kInvalidInput, "{}: invalid JSON: {}", where, e.what());
   }
 }
 

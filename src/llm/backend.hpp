@@ -44,10 +44,10 @@ enum class Api : std::uint8_t { kChat, kCompletions };  // /chat/completions, /c
 // key hashes) plus the context the simulated backend needs.
 struct Request {
   std::string item_id;
-  std::string body;      // the exact bytes POSTed (compact JSON)
-  io::Json body_json;    // the same body, parsed
-  std::string prompt;    // user prompt text (for the reference system)
-  Sampling sampling;     // effective sampling settings (already in body)
+  std::string body;    // the exact bytes POSTed (compact JSON)
+  io::Json body_json;  // the same body, parsed
+  std::string prompt;  // user prompt text (for the reference system)
+  Sampling sampling;   // effective sampling settings (already in body)
 };
 
 // The parts of a successful answer that records keep.
@@ -71,18 +71,18 @@ struct Attempt {
   };
   Status status = Status::kFatal;
   Completion completion;
-  std::string raw_body;                      // response body as received (kOk only; for the cache)
-  std::string error;                         // one line, never contains the API key
-  long http_status = 0;                      // 0 when no HTTP response arrived
-  std::optional<double> retry_after_s;       // server's Retry-After, when given
+  std::string raw_body;                 // response body as received (kOk only; for the cache)
+  std::string error;                    // one line, never contains the API key
+  long http_status = 0;                 // 0 when no HTTP response arrived
+  std::optional<double> retry_after_s;  // server's Retry-After, when given
   std::chrono::milliseconds latency{0};
 };
 
 // What the backend learned about the server(s) before the run. `identity` goes into the cache key
 // and the resume check; `info` goes into run.json as is.
 struct ServerInfo {
-  std::string model;   // model id as the server reports it (best knowledge before any answer)
-  io::Json identity;   // model identity + build: equal identities give equal answers
+  std::string model;     // model id as the server reports it (best knowledge before any answer)
+  io::Json identity;     // model identity + build: equal identities give equal answers
   io::OrderedJson info;  // everything probed (per endpoint: /v1/models, /props, ...)
 };
 
@@ -92,6 +92,20 @@ class Session {
   virtual ~Session() = default;
   // Performs one attempt against endpoint number `endpoint` (0-based, < Backend::endpoints()).
   [[nodiscard]] virtual Attempt send(const Request& request, std::size_t endpoint) = 0;
+};
+
+// Optional asynchronous sessions: many attempts in flight from one thread (the HTTP backend uses
+// the libcurl multi interface). The runner prefers them when a backend offers one: on a 2-core
+// machine 64 blocking threads spend their time switching, one event loop does not.
+class AsyncSession {
+ public:
+  virtual ~AsyncSession() = default;
+  // Starts one attempt; `tag` comes back with its result. The request is copied.
+  virtual void start(std::uint64_t tag, const Request& request, std::size_t endpoint) = 0;
+  // Waits up to `timeout` for attempts to finish and returns the finished ones (possibly none).
+  [[nodiscard]] virtual std::vector<std::pair<std::uint64_t, Attempt>> wait(
+      std::chrono::milliseconds timeout) = 0;
+  [[nodiscard]] virtual std::size_t in_flight() const = 0;
 };
 
 class Backend {
@@ -106,6 +120,9 @@ class Backend {
   // reached or does not serve the model; the message names the endpoint.
   [[nodiscard]] virtual ServerInfo probe() = 0;
   [[nodiscard]] virtual std::unique_ptr<Session> open_session() = 0;
+  // nullptr when the backend has no asynchronous interface (the runner then uses one thread per
+  // request in flight).
+  [[nodiscard]] virtual std::unique_ptr<AsyncSession> open_async_session() { return nullptr; }
   // The route requests go to, for records ("/v1/chat/completions").
   [[nodiscard]] virtual Api api() const = 0;
 };

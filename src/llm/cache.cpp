@@ -41,7 +41,9 @@ class Stmt {
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   sqlite3_stmt* get() { return s_; }
-  void text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
 
  private:
   sqlite3_stmt* s_ = nullptr;
@@ -58,7 +60,9 @@ void exec(sqlite3* db, const char* sql, const fs::path& path) {
 
 std::string column_text(sqlite3_stmt* s, int i) {
   const auto* p = sqlite3_column_text(s, i);
-  return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
+  return p == nullptr ? std::string()
+                      : std::string(reinterpret_cast<const char*>(p),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
 }
 
 }  // namespace
@@ -86,8 +90,9 @@ std::string cache_key(const io::Json& identity, const io::Json& request_body) {
 }
 
 io::Json completion_to_json(const Completion& c) {
-  io::Json j = {{"content", c.content}, {"finish_reason", c.finish_reason}, {"usage", c.usage},
-                {"timings", c.timings}, {"model", c.model}, {"system_fingerprint", c.system_fingerprint}};
+  io::Json j = {{"content", c.content}, {"finish_reason", c.finish_reason},
+                {"usage", c.usage},     {"timings", c.timings},
+                {"model", c.model},     {"system_fingerprint", c.system_fingerprint}};
   j["reasoning"] = c.reasoning ? io::Json(*c.reasoning) : io::Json();
   return j;
 }
@@ -107,10 +112,11 @@ Completion completion_from_json(const io::Json& j) {
 ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) fail(ErrorCode::kIo, "cannot create the cache folder {}: {}", path.parent_path().string(), ec.message());
+  if (ec)
+    fail(ErrorCode::kIo, "cannot create the cache folder {}: {}", path.parent_path().string(), ec.message());
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     fail(ErrorCode::kIo, "cannot open the response cache {}: {}", path.string(), msg);
@@ -160,7 +166,8 @@ void ResponseCache::put(const std::string& key, const std::string& model, const 
     in_tx_ = true;
   }
   Stmt s(db_of(db_),
-         "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits) VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+         "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits) VALUES (?1, ?2, "
+         "?3, ?4, ?5, 0)",
          path_);
   s.text(1, key);
   s.text(2, model);
@@ -184,7 +191,9 @@ CacheStats ResponseCache::stats() {
   commit();
   CacheStats st;
   {
-    Stmt s(db_of(db_), "SELECT COUNT(*), COALESCE(SUM(hits), 0), COALESCE(MIN(created), ''), COALESCE(MAX(created), '') FROM responses",
+    Stmt s(db_of(db_),
+           "SELECT COUNT(*), COALESCE(SUM(hits), 0), COALESCE(MIN(created), ''), COALESCE(MAX(created), '') "
+           "FROM responses",
            path_);
     if (sqlite3_step(s.get()) == SQLITE_ROW) {
       st.entries = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
@@ -196,7 +205,8 @@ CacheStats ResponseCache::stats() {
   {
     Stmt s(db_of(db_), "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model", path_);
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
-      st.per_model.emplace_back(column_text(s.get(), 0), static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1)));
+      st.per_model.emplace_back(column_text(s.get(), 0),
+                                static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1)));
     }
   }
   std::error_code ec;

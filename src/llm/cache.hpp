@@ -25,8 +25,8 @@ namespace numcheck::llm {
 
 struct CacheStats {
   std::uint64_t entries = 0;
-  std::uint64_t bytes = 0;  // file size on disk (plus WAL)
-  std::uint64_t hits = 0;   // total times entries were served
+  std::uint64_t bytes = 0;                                       // file size on disk (plus WAL)
+  std::uint64_t hits = 0;                                        // total times entries were served
   std::vector<std::pair<std::string, std::uint64_t>> per_model;  // model -> entries
   std::string oldest, newest;  // ISO-8601 UTC creation times ("" when empty)
 };

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -54,7 +55,8 @@ std::string strip_trailing_slash(std::string s) {
 
 // The server root for non-OpenAI routes (/props, /version): the base URL without a final "/v1".
 std::string root_of(const std::string& base) {
-  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base.substr(0, base.size() - 3);
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
+    return base.substr(0, base.size() - 3);
   return base;
 }
 
@@ -63,6 +65,8 @@ struct Transfer {
   std::size_t limit = 0;
   bool too_large = false;
   std::optional<std::string> retry_after;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  std::chrono::steady_clock::time_point start;
 };
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
@@ -130,28 +134,30 @@ class Handle {
     headers_ = curl_slist_append(headers_, "Accept: application/json");
     if (json_body) headers_ = curl_slist_append(headers_, "Content-Type: application/json");
     headers_ = curl_slist_append(headers_, "Expect:");
-    if (!api_key.empty()) headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
+    if (!api_key.empty())
+      headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
   }
 
-  // POST (body != nullptr) or GET.
-  Response perform(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
-                   std::chrono::milliseconds connect_timeout, std::size_t limit) {
-    Transfer t;
-    t.limit = limit;
-    char errbuf[CURL_ERROR_SIZE] = {0};
+  // Sets the handle up for one request: POST (body != nullptr; the bytes must outlive the
+  // transfer) or GET, writing into *t.
+  void prepare(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
+               std::chrono::milliseconds connect_timeout, Transfer* t) {
+    t->errbuf[0] = 0;
     curl_easy_setopt(h_, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h_, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
-    curl_easy_setopt(h_, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::max<std::int64_t>(1, std::min(timeout, connect_timeout).count())));
+    curl_easy_setopt(
+        h_, CURLOPT_CONNECTTIMEOUT_MS,
+        static_cast<long>(std::max<std::int64_t>(1, std::min(timeout, connect_timeout).count())));
     curl_easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
-    curl_easy_setopt(h_, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(h_, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
-    curl_easy_setopt(h_, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(h_, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h_, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(h_, CURLOPT_ERRORBUFFER, t->errbuf);
     curl_easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
     curl_easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
+    curl_easy_setopt(h_, CURLOPT_PRIVATE, t);
     if (body != nullptr) {
       curl_easy_setopt(h_, CURLOPT_POST, 1L);
       curl_easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
@@ -159,17 +165,36 @@ class Handle {
     } else {
       curl_easy_setopt(h_, CURLOPT_HTTPGET, 1L);
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    t->start = std::chrono::steady_clock::now();
+  }
+
+  Response finish(CURLcode code, Transfer& t) {
     Response r;
-    r.code = curl_easy_perform(h_);
-    r.latency = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    r.code = code;
+    r.latency =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.start);
     curl_easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
     r.body = std::move(t.body);
     r.too_large = t.too_large;
     r.retry_after = std::move(t.retry_after);
-    r.curl_error = errbuf[0] != 0 ? std::string(errbuf) : std::string(curl_easy_strerror(r.code));
+    r.curl_error = t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(curl_easy_strerror(code));
+    t.body.clear();
+    t.too_large = false;
+    t.retry_after.reset();
     return r;
   }
+
+  // POST (body != nullptr) or GET, blocking.
+  Response perform(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
+                   std::chrono::milliseconds connect_timeout, std::size_t limit) {
+    Transfer t;
+    t.limit = limit;
+    prepare(url, body, timeout, connect_timeout, &t);
+    const CURLcode code = curl_easy_perform(h_);
+    return finish(code, t);
+  }
+
+  [[nodiscard]] CURL* get() const { return h_; }
 
  private:
   CURL* h_ = nullptr;
@@ -201,11 +226,46 @@ std::string request_path(Api api) { return api == Api::kChat ? "/chat/completion
 
 class HttpBackend;
 
+// The attempt a finished transfer amounts to.
+Attempt classify(Response r, const HttpConfig& cfg) {
+  Attempt a;
+  a.latency = r.latency;
+  a.http_status = r.status;
+  if (r.code != CURLE_OK) {
+    if (r.too_large) {
+      a.status = Attempt::Status::kFatal;
+      a.error = fmt::format("response body larger than {} bytes (--max-response-mb)", cfg.max_response_bytes);
+    } else if (r.code == CURLE_OPERATION_TIMEDOUT) {
+      a.status = Attempt::Status::kRetryable;
+      a.error = fmt::format("timeout after {:.3g} s", static_cast<double>(cfg.timeout.count()) / 1000.0);
+    } else {
+      a.status = retryable_curl(r.code) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
+      a.error = fmt::format("connection error: {}", one_line(r.curl_error));
+    }
+    a.error = redact(a.error, cfg.api_key);
+    return a;
+  }
+  if (r.retry_after) a.retry_after_s = parse_retry_after(*r.retry_after);
+  if (r.status >= 200 && r.status < 300) {
+    ParsedBody p = parse_completion_body(r.body, cfg.api);
+    if (p.ok) {
+      a.status = Attempt::Status::kOk;
+      a.completion = std::move(p.completion);
+      return a;
+    }
+    a.status = Attempt::Status::kRetryable;
+    a.error = redact("malformed response: " + p.error, cfg.api_key);
+    return a;
+  }
+  const std::string msg = error_message_from_body(r.body);
+  a.error = redact(fmt::format("HTTP {}{}{}", r.status, msg.empty() ? "" : ": ", msg), cfg.api_key);
+  a.status = (r.status == 429 || r.status >= 500) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
+  return a;
+}
+
 class HttpSession : public Session {
  public:
-  explicit HttpSession(const HttpConfig& cfg) : cfg_(cfg) {
-    handles_.resize(cfg_.endpoints.size());
-  }
+  explicit HttpSession(const HttpConfig& cfg) : cfg_(cfg) { handles_.resize(cfg_.endpoints.size()); }
 
   Attempt send(const Request& request, std::size_t endpoint) override {
     const std::size_t e = endpoint % cfg_.endpoints.size();
@@ -214,45 +274,99 @@ class HttpSession : public Session {
       handles_[e]->set_headers(cfg_.api_key, true);
     }
     const std::string url = strip_trailing_slash(cfg_.endpoints[e]) + request_path(cfg_.api);
-    Response r = handles_[e]->perform(url, &request.body, cfg_.timeout, cfg_.connect_timeout, cfg_.max_response_bytes);
-    Attempt a;
-    a.latency = r.latency;
-    a.http_status = r.status;
-    if (r.code != CURLE_OK) {
-      if (r.too_large) {
-        a.status = Attempt::Status::kFatal;
-        a.error = fmt::format("response body larger than {} bytes (--max-response-mb)", cfg_.max_response_bytes);
-      } else if (r.code == CURLE_OPERATION_TIMEDOUT) {
-        a.status = Attempt::Status::kRetryable;
-        a.error = fmt::format("timeout after {:.3g} s", static_cast<double>(cfg_.timeout.count()) / 1000.0);
-      } else {
-        a.status = retryable_curl(r.code) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
-        a.error = fmt::format("connection error: {}", one_line(r.curl_error));
-      }
-      a.error = redact(a.error, cfg_.api_key);
-      return a;
-    }
-    if (r.retry_after) a.retry_after_s = parse_retry_after(*r.retry_after);
-    if (r.status >= 200 && r.status < 300) {
-      ParsedBody p = parse_completion_body(r.body, cfg_.api);
-      if (p.ok) {
-        a.status = Attempt::Status::kOk;
-        a.completion = std::move(p.completion);
-        return a;
-      }
-      a.status = Attempt::Status::kRetryable;
-      a.error = redact("malformed response: " + p.error, cfg_.api_key);
-      return a;
-    }
-    const std::string msg = error_message_from_body(r.body);
-    a.error = redact(fmt::format("HTTP {}{}{}", r.status, msg.empty() ? "" : ": ", msg), cfg_.api_key);
-    a.status = (r.status == 429 || r.status >= 500) ? Attempt::Status::kRetryable : Attempt::Status::kFatal;
-    return a;
+    return classify(
+        handles_[e]->perform(url, &request.body, cfg_.timeout, cfg_.connect_timeout, cfg_.max_response_bytes),
+        cfg_);
   }
 
  private:
   const HttpConfig& cfg_;
   std::vector<std::unique_ptr<Handle>> handles_;
+};
+
+// Many transfers in flight on one thread: libcurl's multi interface, which also shares one
+// connection cache between them (keep-alive).
+class HttpAsyncSession : public AsyncSession {
+ public:
+  explicit HttpAsyncSession(const HttpConfig& cfg) : cfg_(cfg) {
+    global_init();
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a multi handle");
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    for (const auto& e : cfg_.endpoints) urls_.push_back(strip_trailing_slash(e) + request_path(cfg_.api));
+  }
+  ~HttpAsyncSession() override {
+    for (auto& [h, x] : active_) curl_multi_remove_handle(multi_, h);
+    active_.clear();
+    idle_.clear();
+    curl_multi_cleanup(multi_);
+  }
+  HttpAsyncSession(const HttpAsyncSession&) = delete;
+  HttpAsyncSession& operator=(const HttpAsyncSession&) = delete;
+
+  void start(std::uint64_t tag, const Request& request, std::size_t endpoint) override {
+    auto x = std::make_unique<Xfer>();
+    if (!idle_.empty()) {
+      x->handle = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      x->handle = std::make_unique<Handle>();
+      x->handle->set_headers(cfg_.api_key, true);
+    }
+    x->tag = tag;
+    x->body = request.body;
+    x->t.limit = cfg_.max_response_bytes;
+    x->handle->prepare(urls_[endpoint % urls_.size()], &x->body, cfg_.timeout, cfg_.connect_timeout, &x->t);
+    CURL* h = x->handle->get();
+    active_.emplace(h, std::move(x));
+    curl_multi_add_handle(multi_, h);
+  }
+
+  std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds timeout) override {
+    std::vector<std::pair<std::uint64_t, Attempt>> done;
+    int running = 0;
+    curl_multi_perform(multi_, &running);
+    collect(done);
+    if (done.empty() && !active_.empty()) {
+      curl_multi_poll(multi_, nullptr, 0, static_cast<int>(std::max<std::int64_t>(0, timeout.count())),
+                      nullptr);
+      curl_multi_perform(multi_, &running);
+      collect(done);
+    }
+    return done;
+  }
+
+  [[nodiscard]] std::size_t in_flight() const override { return active_.size(); }
+
+ private:
+  struct Xfer {
+    std::uint64_t tag = 0;
+    std::unique_ptr<Handle> handle;
+    std::string body;
+    Transfer t;
+  };
+
+  void collect(std::vector<std::pair<std::uint64_t, Attempt>>& done) {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* h = msg->easy_handle;
+      const CURLcode code = msg->data.result;
+      curl_multi_remove_handle(multi_, h);
+      auto it = active_.find(h);
+      if (it == active_.end()) continue;
+      std::unique_ptr<Xfer> x = std::move(it->second);
+      active_.erase(it);
+      done.emplace_back(x->tag, classify(x->handle->finish(code, x->t), cfg_));
+      idle_.push_back(std::move(x->handle));
+    }
+  }
+
+  const HttpConfig& cfg_;
+  CURLM* multi_ = nullptr;
+  std::vector<std::string> urls_;
+  std::unordered_map<CURL*, std::unique_ptr<Xfer>> active_;
+  std::vector<std::unique_ptr<Handle>> idle_;
 };
 
 io::Json parse_or_null(const std::string& body) {
@@ -271,7 +385,12 @@ class HttpBackend : public Backend {
     for (const auto& e : cfg_.endpoints) out.push_back(strip_credentials(e));
     return out;
   }
-  [[nodiscard]] std::unique_ptr<Session> open_session() override { return std::make_unique<HttpSession>(cfg_); }
+  [[nodiscard]] std::unique_ptr<Session> open_session() override {
+    return std::make_unique<HttpSession>(cfg_);
+  }
+  [[nodiscard]] std::unique_ptr<AsyncSession> open_async_session() override {
+    return std::make_unique<HttpAsyncSession>(cfg_);
+  }
 
   [[nodiscard]] ServerInfo probe() override {
     ServerInfo s;
@@ -290,7 +409,8 @@ class HttpBackend : public Backend {
       // GET /models: the one probe that must work at the connection level.
       Response models = h.perform(base + "/models", nullptr, probe_timeout, cfg_.connect_timeout, 4u << 20);
       if (models.code != CURLE_OK) {
-        fail(ErrorCode::kNetwork, "cannot reach endpoint {}: {}", shown, redact(one_line(models.curl_error), cfg_.api_key));
+        fail(ErrorCode::kNetwork, "cannot reach endpoint {}: {}", shown,
+             redact(one_line(models.curl_error), cfg_.api_key));
       }
       io::Json model_entry;
       std::vector<std::string> ids;
@@ -343,7 +463,8 @@ class HttpBackend : public Backend {
       }
       io::Json entry = model_entry;
       if (entry.is_object()) entry.erase("created");  // a timestamp some servers set per call
-      io::Json identity = {{"model", reported}, {"model_entry", entry}, {"build", build}, {"model_path", model_path}};
+      io::Json identity = {
+          {"model", reported}, {"model_entry", entry}, {"build", build}, {"model_path", model_path}};
       info["identity"] = identity;
       per.push_back(info);
       if (!first_identity) {
@@ -351,7 +472,8 @@ class HttpBackend : public Backend {
         first_endpoint = shown;
         s.model = reported;
       } else if (*first_identity != identity) {
-        fail(ErrorCode::kUsage, "endpoints {} and {} serve different models or builds ({} vs {}); run them separately",
+        fail(ErrorCode::kUsage,
+             "endpoints {} and {} serve different models or builds ({} vs {}); run them separately",
              first_endpoint, shown, io::to_line(*first_identity), io::to_line(identity));
       }
     }
@@ -438,11 +560,13 @@ ParsedBody parse_completion_body(std::string_view body, Api api) {
     }
     out.content = text->get<std::string>();
   }
-  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) out.finish_reason = fr->get<std::string>();
+  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string())
+    out.finish_reason = fr->get<std::string>();
   if (auto u = j.find("usage"); u != j.end() && u->is_object()) out.usage = *u;
   if (auto t = j.find("timings"); t != j.end() && t->is_object()) out.timings = *t;
   if (auto m = j.find("model"); m != j.end() && m->is_string()) out.model = m->get<std::string>();
-  if (auto f = j.find("system_fingerprint"); f != j.end() && f->is_string()) out.system_fingerprint = f->get<std::string>();
+  if (auto f = j.find("system_fingerprint"); f != j.end() && f->is_string())
+    out.system_fingerprint = f->get<std::string>();
   p.ok = true;
   return p;
 }

@@ -19,11 +19,13 @@ std::chrono::milliseconds seconds_ms(double s) {
 
 std::unique_ptr<Backend> make_backend(const RunOptions& o, SolveFn reference_solver) {
   if (o.system == "reference") {
-    if (!o.endpoints.empty()) fail(ErrorCode::kUsage, "give either --system reference or --endpoint, not both");
+    if (!o.endpoints.empty())
+      fail(ErrorCode::kUsage, "give either --system reference or --endpoint, not both");
     if (!o.api_key_env.empty()) fail(ErrorCode::kUsage, "--api-key-env needs --endpoint");
     return make_reference_backend(parse_fault_rates(o.inject), std::move(reference_solver));
   }
-  if (!o.system.empty()) fail(ErrorCode::kUsage, "--system: unknown system '{}' (known: reference)", o.system);
+  if (!o.system.empty())
+    fail(ErrorCode::kUsage, "--system: unknown system '{}' (known: reference)", o.system);
   if (!o.inject.empty()) fail(ErrorCode::kUsage, "--inject works only with --system reference");
   if (o.endpoints.empty()) fail(ErrorCode::kUsage, "give --endpoint URL --model NAME, or --system reference");
   HttpConfig cfg;
@@ -53,7 +55,8 @@ RunSettings settings_from(const RunOptions& o) {
   if (!o.system_prompt.empty()) s.system_prompt = o.system_prompt;
   if (!o.extra_body.empty()) {
     io::Json j = io::Json::parse(o.extra_body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) fail(ErrorCode::kUsage, "--extra-body is not a JSON object: {}", o.extra_body);
+    if (j.is_discarded() || !j.is_object())
+      fail(ErrorCode::kUsage, "--extra-body is not a JSON object: {}", o.extra_body);
     s.extra_body = std::move(j);
   }
   s.concurrency = o.concurrency;

@@ -27,10 +27,10 @@ namespace numcheck::llm {
 struct RunOptions {
   std::vector<std::string> endpoints;  // base URLs including /v1
   std::string model;
-  std::string api_key_env;             // name of the environment variable holding the key
-  std::string api = "chat";            // "chat" or "completions"
-  std::string system;                  // "" (use --endpoint) or "reference"
-  std::string inject;                  // reference faults: "times_ten=0.05,markdown=0.03,..."
+  std::string api_key_env;   // name of the environment variable holding the key
+  std::string api = "chat";  // "chat" or "completions"
+  std::string system;        // "" (use --endpoint) or "reference"
+  std::string inject;        // reference faults: "times_ten=0.05,markdown=0.03,..."
   std::size_t concurrency = 1;
   double timeout_s = 600;
   int retries = 4;
@@ -46,7 +46,7 @@ struct RunOptions {
   std::string system_prompt;  // "" = none
   bool resume = false;
   bool no_cache = false;
-  std::string cache_dir;      // "" = default (NUMCHECK_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)
+  std::string cache_dir;  // "" = default (NUMCHECK_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)
   std::string progress = "auto";
   std::size_t max_response_mb = 16;
   bool no_fsync = false;
@@ -64,8 +64,9 @@ inline void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--system", o.system,
                  "Built-in system instead of an endpoint: 'reference' (the reference solver, simulated)")
       ->check(CLI::IsMember({"reference"}));
-  app.add_option("--inject", o.inject,
-                 "Faults for --system reference: times_ten=R,markdown=R,unit_slip=R,truncation=R (rates in [0,1])");
+  app.add_option(
+      "--inject", o.inject,
+      "Faults for --system reference: times_ten=R,markdown=R,unit_slip=R,truncation=R (rates in [0,1])");
   app.add_option("--concurrency", o.concurrency, "Requests in flight per endpoint")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->capture_default_str();
@@ -94,8 +95,9 @@ inline void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--system-prompt", o.system_prompt, "System message sent before every prompt");
   app.add_flag("--resume", o.resume, "Continue the run in --out (a fresh directory simply starts)");
   app.add_flag("--no-cache", o.no_cache, "Neither read nor write the response cache");
-  app.add_option("--cache-dir", o.cache_dir,
-                 "Response cache folder (default: $NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck, ~/.cache/numcheck)");
+  app.add_option(
+      "--cache-dir", o.cache_dir,
+      "Response cache folder (default: $NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck, ~/.cache/numcheck)");
   app.add_option("--progress", o.progress, "Progress display: auto, live, plain, none")
       ->check(CLI::IsMember({"auto", "live", "plain", "none"}))
       ->capture_default_str();

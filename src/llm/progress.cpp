@@ -20,23 +20,25 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
-Progress::Progress(ProgressMode mode, std::size_t total, std::chrono::milliseconds interval, std::string label,
-                   std::FILE* out)
+Progress::Progress(ProgressMode mode, std::size_t total, std::chrono::milliseconds interval,
+                   std::string label, std::FILE* out)
     : mode_(mode), total_(total), interval_(interval), label_(std::move(label)), out_(out) {
-  if (mode_ == ProgressMode::kAuto) mode_ = ::isatty(::fileno(out_)) != 0 ? ProgressMode::kLive : ProgressMode::kPlain;
+  if (mode_ == ProgressMode::kAuto)
+    mode_ = ::isatty(::fileno(out_)) != 0 ? ProgressMode::kLive : ProgressMode::kPlain;
   start_ = last_ = std::chrono::steady_clock::now();
 }
 
 std::string Progress::line() const {
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::size_t fetched = done_ - std::min(done_, cached_);
   const double rate = elapsed > 0 ? static_cast<double>(fetched) / elapsed : 0.0;
   const std::size_t remaining = total_ - std::min(total_, done_ + errors_);
-  const double pct = total_ == 0 ? 100.0 : 100.0 * static_cast<double>(done_ + errors_) / static_cast<double>(total_);
-  return fmt::format("{}/{} ({:.1f}%) {:.1f}/s ETA {} errors {} cached {}", done_ + errors_, total_, pct, rate,
-                     remaining == 0 ? "0s" : (rate > 0 ? duration_text(static_cast<double>(remaining) / rate) : "?"),
-                     errors_, cached_);
+  const double pct =
+      total_ == 0 ? 100.0 : 100.0 * static_cast<double>(done_ + errors_) / static_cast<double>(total_);
+  return fmt::format(
+      "{}/{} ({:.1f}%) {:.1f}/s ETA {} errors {} cached {}", done_ + errors_, total_, pct, rate,
+      remaining == 0 ? "0s" : (rate > 0 ? duration_text(static_cast<double>(remaining) / rate) : "?"),
+      errors_, cached_);
 }
 
 void Progress::update(std::size_t done, std::size_t errors, std::size_t cached) {

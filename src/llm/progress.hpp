@@ -13,8 +13,8 @@ namespace numcheck::llm {
 class Progress {
  public:
   // total: items this session must finish; label: prefix shown ("run").
-  Progress(ProgressMode mode, std::size_t total, std::chrono::milliseconds interval, std::string label = "run",
-           std::FILE* out = stderr);
+  Progress(ProgressMode mode, std::size_t total, std::chrono::milliseconds interval,
+           std::string label = "run", std::FILE* out = stderr);
   // Called whenever counts change (cheap: prints only when due).
   void update(std::size_t done, std::size_t errors, std::size_t cached);
   // Prints the final state and ends a live line.

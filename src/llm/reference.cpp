@@ -100,8 +100,8 @@ FaultRates parse_fault_rates(std::string_view spec) {
       idx = 3;
       r.truncation = v;
     } else {
-      fail(ErrorCode::kUsage, "--inject: unknown fault '{}' (known: times_ten, markdown, unit_slip, truncation)",
-           name);
+      fail(ErrorCode::kUsage,
+           "--inject: unknown fault '{}' (known: times_ten, markdown, unit_slip, truncation)", name);
     }
     if (seen[idx]) fail(ErrorCode::kUsage, "--inject: fault '{}' given twice", name);
     seen[idx] = true;
@@ -298,7 +298,8 @@ class ReferenceBackend : public Backend {
     s.info = io::OrderedJson::object();
     s.info["system"] = "reference";
     s.info["description"] =
-        "numcheck's built-in simulated system: the orbit reference solver's exact answer, with injected faults";
+        "numcheck's built-in simulated system: the orbit reference solver's exact answer, with injected "
+        "faults";
     s.info["inject"] = to_json(rates_);
     s.info["numcheck_version"] = kVersion;
     return s;

@@ -45,8 +45,8 @@ struct SolvedAnswer {
   std::string unit;  // unit symbol as written after the number ("L", "km/h"); "" dimensionless
 };
 // A solver: the answer to (item_id, prompt text), or nullopt with a reason in *why.
-using SolveFn =
-    std::function<std::optional<SolvedAnswer>(std::string_view item_id, std::string_view prompt, std::string* why)>;
+using SolveFn = std::function<std::optional<SolvedAnswer>(std::string_view item_id, std::string_view prompt,
+                                                          std::string* why)>;
 // The orbit reference solver (src/orbit/solver.hpp, solve_view) over a loaded benchmark: the
 // prompt text is looked up among the benchmark's views (exact text), else the item id as a
 // prompt_id, and that view is solved from its text. A prompt that is in neither is unsolvable.
@@ -55,11 +55,12 @@ using SolveFn =
 // The reference system's reply to one solved prompt with a given fault.
 struct ReferenceReply {
   std::string content;
-  std::string finish_reason;  // "stop", or "length" for kTruncation
-  Fault applied = Fault::kNone;  // kNone when the fault could not apply (e.g. times_ten on 1/3)
+  std::string finish_reason;           // "stop", or "length" for kTruncation
+  Fault applied = Fault::kNone;        // kNone when the fault could not apply (e.g. times_ten on 1/3)
   std::int64_t completion_tokens = 0;  // simulated: ceil(bytes / 4), max_tokens when truncated
 };
-[[nodiscard]] ReferenceReply reference_reply(const SolvedAnswer& answer, Fault fault, std::int64_t max_tokens);
+[[nodiscard]] ReferenceReply reference_reply(const SolvedAnswer& answer, Fault fault,
+                                             std::int64_t max_tokens);
 
 // "2.75", "14940", "1/3": the exact plain form the reference system writes.
 [[nodiscard]] std::string plain_number(const num::Rational& v);

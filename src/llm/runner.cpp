@@ -45,13 +45,13 @@ namespace {
 
 // Fields the runner writes into every record; WorkItem::fields may not use them.
 constexpr const char* kRecordFields[] = {
-    "request_index", "endpoint",    "request",       "response",       "reasoning",    "finish_reason",
-    "usage",         "timings",     "model",         "system_fingerprint", "simulated_fault", "latency_ms",
-    "attempts",      "attempt_errors", "cached",     "started_at",     "completed_at", "session",
-    "error",         "http_status"};
+    "request_index",   "endpoint",     "request",  "response",       "reasoning",
+    "finish_reason",   "usage",        "timings",  "model",          "system_fingerprint",
+    "simulated_fault", "latency_ms",   "attempts", "attempt_errors", "cached",
+    "started_at",      "completed_at", "session",  "error",          "http_status"};
 // Request fields the runner owns; --extra-body may not set them.
-constexpr const char* kOwnedBodyFields[] = {"model", "messages", "prompt", "temperature", "top_p",
-                                            "top_k", "seed",     "max_tokens"};
+constexpr const char* kOwnedBodyFields[] = {"model", "messages", "prompt", "temperature",
+                                            "top_p", "top_k",    "seed",   "max_tokens"};
 
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
@@ -89,18 +89,18 @@ class RecordFile {
       }
       off += static_cast<std::size_t>(n);
     }
-    dirty_ = true;
+    dirty_.store(true);
   }
   void sync() {
-    if (!dirty_) return;
-    dirty_ = false;
-    if (::fdatasync(fd_) != 0) fail(ErrorCode::kIo, "cannot sync {}: {}", path_.string(), std::strerror(errno));
+    if (!dirty_.exchange(false)) return;
+    if (::fdatasync(fd_) != 0)
+      fail(ErrorCode::kIo, "cannot sync {}: {}", path_.string(), std::strerror(errno));
   }
 
  private:
   fs::path path_;
   int fd_ = -1;
-  bool dirty_ = false;
+  std::atomic<bool> dirty_{false};
 };
 
 struct Job {
@@ -121,7 +121,8 @@ struct Outcome {
   std::string completed_at;
 };
 
-milliseconds backoff_delay(const RetryPolicy& p, int failed_attempt, Rng& rng, std::optional<double> retry_after) {
+milliseconds backoff_delay(const RetryPolicy& p, int failed_attempt, Rng& rng,
+                           std::optional<double> retry_after) {
   double base = static_cast<double>(p.base_delay.count());
   for (int i = 1; i < failed_attempt && base < static_cast<double>(p.max_delay.count()); ++i) base *= 2;
   base = std::min(base, static_cast<double>(p.max_delay.count()));
@@ -224,7 +225,8 @@ std::string short_json(const io::OrderedJson& j) {
 
 // Compares the binding settings of a run directory with this session's, key by key.
 void check_binding(const io::OrderedJson& old_binding, const io::OrderedJson& now, const fs::path& run_json) {
-  if (!old_binding.is_object()) fail("{}: missing field 'binding' (not a run directory written by numcheck?)", run_json.string());
+  if (!old_binding.is_object())
+    fail("{}: missing field 'binding' (not a run directory written by numcheck?)", run_json.string());
   for (auto it = now.begin(); it != now.end(); ++it) {
     auto o = old_binding.find(it.key());
     if (o == old_binding.end()) {
@@ -234,7 +236,8 @@ void check_binding(const io::OrderedJson& old_binding, const io::OrderedJson& no
     // Compare as sorted JSON so key order never matters.
     if (io::Json::parse(io::to_line(*o)) != io::Json::parse(io::to_line(it.value()))) {
       fail(ErrorCode::kUsage,
-           "--resume: setting '{}' differs from the run in {} (run: {}, now: {}); use the same settings or a new "
+           "--resume: setting '{}' differs from the run in {} (run: {}, now: {}); use the same settings or a "
+           "new "
            "--out",
            it.key(), run_json.parent_path().string(), short_json(*o), short_json(it.value()));
     }
@@ -262,7 +265,8 @@ std::string record_line(const io::OrderedJson& head, const std::string& body, co
 
 }  // namespace
 
-io::Json build_request_body(const WorkItem& item, const RunSettings& settings, const std::string& model, Api api) {
+io::Json build_request_body(const WorkItem& item, const RunSettings& settings, const std::string& model,
+                            Api api) {
   const Sampling s = item.sampling.apply(settings.sampling);
   io::Json body = io::Json::object();
   body["model"] = model;
@@ -284,7 +288,8 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
     for (auto it = settings.extra_body.begin(); it != settings.extra_body.end(); ++it) {
       for (const char* owned : kOwnedBodyFields) {
         if (it.key() == owned) {
-          fail(ErrorCode::kUsage, "--extra-body may not set '{}' (the runner sends it; use its own option)", it.key());
+          fail(ErrorCode::kUsage, "--extra-body may not set '{}' (the runner sends it; use its own option)",
+               it.key());
         }
       }
       body[it.key()] = it.value();
@@ -340,8 +345,8 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
          out_dir.string());
   }
   if (existing && !fs::exists(run_json)) {
-    fail(ErrorCode::kInvalidInput, "{} has records but no run.json; it is not a run directory numcheck can resume",
-         out_dir.string());
+    fail(ErrorCode::kInvalidInput,
+         "{} has records but no run.json; it is not a run directory numcheck can resume", out_dir.string());
   }
   fs::create_directories(out_dir, ec);
   if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", out_dir.string(), ec.message());
@@ -359,7 +364,8 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   binding["api"] = api == Api::kChat ? "chat" : "completions";
   binding["model_requested"] = request_model;
   binding["sampling"] = sampling_json(settings.sampling);
-  binding["system_prompt"] = settings.system_prompt ? io::OrderedJson(*settings.system_prompt) : io::OrderedJson();
+  binding["system_prompt"] =
+      settings.system_prompt ? io::OrderedJson(*settings.system_prompt) : io::OrderedJson();
   binding["extra_body"] = io::OrderedJson::parse(io::to_line(settings.extra_body));
   binding["server_identity"] = io::OrderedJson::parse(io::to_line(server.identity));
   for (auto it = settings.binding.begin(); it != settings.binding.end(); ++it) {
@@ -376,8 +382,10 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   if (existing) {
     old_manifest = io::parse_ordered_json(io::read_file(run_json), run_json.string());
     check_binding(old_manifest.value("binding", io::OrderedJson()), binding, run_json);
-    if (old_manifest.contains("sessions") && old_manifest["sessions"].is_array()) sessions = old_manifest["sessions"];
-    if (old_manifest.contains("model") && old_manifest["model"].is_string() && !old_manifest.value("model_from_probe", true)) {
+    if (old_manifest.contains("sessions") && old_manifest["sessions"].is_array())
+      sessions = old_manifest["sessions"];
+    if (old_manifest.contains("model") && old_manifest["model"].is_string() &&
+        !old_manifest.value("model_from_probe", true)) {
       reported_model = old_manifest["model"].get<std::string>();
     }
     summary.torn_bytes_repaired += io::repair_torn_tail(responses_path);
@@ -432,8 +440,10 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   recorded["retry_base_delay_ms"] = settings.retry.base_delay.count();
   recorded["retry_max_delay_ms"] = settings.retry.max_delay.count();
   recorded["max_errors"] = settings.max_errors ? io::OrderedJson(*settings.max_errors) : io::OrderedJson();
-  recorded["cache"] = settings.use_cache ? io::OrderedJson(settings.cache_path.string()) : io::OrderedJson(false);
-  for (auto it = settings.recorded.begin(); it != settings.recorded.end(); ++it) recorded[it.key()] = it.value();
+  recorded["cache"] =
+      settings.use_cache ? io::OrderedJson(settings.cache_path.string()) : io::OrderedJson(false);
+  for (auto it = settings.recorded.begin(); it != settings.recorded.end(); ++it)
+    recorded[it.key()] = it.value();
 
   auto write_manifest = [&](bool final_write) {
     io::OrderedJson m = io::OrderedJson::object();
@@ -453,8 +463,9 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     for (auto it = settings.info.begin(); it != settings.info.end(); ++it) m[it.key()] = it.value();
     m["settings"] = recorded;
     m["server"] = server.info;
-    m["started_at"] = old_manifest.is_object() && old_manifest.contains("started_at") ? old_manifest["started_at"]
-                                                                                       : io::OrderedJson(session_started);
+    m["started_at"] = old_manifest.is_object() && old_manifest.contains("started_at")
+                          ? old_manifest["started_at"]
+                          : io::OrderedJson(session_started);
     m["ended_at"] = final_write ? io::OrderedJson(iso_now()) : io::OrderedJson();
     io::OrderedJson counts = io::OrderedJson::object();
     counts["items"] = summary.total;
@@ -485,9 +496,10 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     return rec;
   };
 
-  auto write_response = [&](const Job& job, const Completion& c, const std::string& endpoint, std::int64_t latency_ms,
-                            int attempts, const io::OrderedJson& attempt_errors, bool cached,
-                            const std::string& completed_at) {
+  // The response record's line (formatted outside the state lock).
+  auto response_line = [&](const Job& job, const Completion& c, const std::string& endpoint,
+                           std::int64_t latency_ms, int attempts, const io::OrderedJson& attempt_errors,
+                           bool cached, const std::string& completed_at) {
     io::OrderedJson head = base_record(items[job.item], job.request_index);
     head["endpoint"] = cached ? io::OrderedJson() : io::OrderedJson(endpoint);
     io::OrderedJson rec = io::OrderedJson::object();  // after "request" (the exact body sent)
@@ -506,8 +518,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     rec["started_at"] = job.started_at;
     rec["completed_at"] = completed_at;
     rec["session"] = session_no;
-    responses.append(record_line(head, job.request.body, rec));
-    if (reported_model.empty() && !c.model.empty()) reported_model = c.model;
+    return record_line(head, job.request.body, rec);
   };
 
   // Workers: `concurrency` per endpoint, each with its own session (connection). Each worker takes
@@ -515,9 +526,23 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   // the state lock: no hand-off between threads per request. The main thread only shows progress
   // and syncs the files.
   const std::size_t n_endpoints = std::max<std::size_t>(1, endpoint_names.size());
-  const std::size_t n_workers = std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, pending.size()));
+  const std::size_t n_workers =
+      std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, pending.size()));
+  // With an asynchronous backend, a few event-loop threads (one per core, at most) carry all the
+  // requests in flight; otherwise one thread per request in flight.
+  std::vector<std::unique_ptr<AsyncSession>> async_sessions;
   std::vector<std::unique_ptr<Session>> worker_sessions;
-  for (std::size_t w = 0; w < n_workers; ++w) worker_sessions.push_back(backend.open_session());
+  std::size_t n_threads = n_workers;
+  std::size_t slots_per_thread = 1;
+  if (auto first = backend.open_async_session()) {
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    n_threads = std::min(n_workers, std::min<std::size_t>(cores, 4));
+    slots_per_thread = (n_workers + n_threads - 1) / n_threads;
+    async_sessions.push_back(std::move(first));
+    for (std::size_t t = 1; t < n_threads; ++t) async_sessions.push_back(backend.open_async_session());
+  } else {
+    for (std::size_t w = 0; w < n_workers; ++w) worker_sessions.push_back(backend.open_session());
+  }
 
   std::mutex state_m;  // records, cache, summary, request indexes
   std::atomic<std::size_t> next{0};
@@ -538,14 +563,18 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     return job;
   };
 
-  // Called with state_m held.
+  // Records an item's outcome: the line is formatted and appended outside the state lock (one
+  // O_APPEND write per line: concurrent appends never interleave), then counts and cache under it.
   auto handle = [&](const Job& job, Outcome& out) {
     if (out.abandoned) return;
     const std::string& ep = endpoint_names[out.endpoint % endpoint_names.size()];
     if (out.ok) {
-      write_response(job, out.last.completion, ep, out.last.latency.count(), out.attempts, out.attempt_errors, false,
-                     out.completed_at);
+      responses.append(response_line(job, out.last.completion, ep, out.last.latency.count(), out.attempts,
+                                     out.attempt_errors, false, out.completed_at));
+      std::lock_guard lock(state_m);
       ++summary.answered;
+      if (reported_model.empty() && !out.last.completion.model.empty())
+        reported_model = out.last.completion.model;
       if (cache) {
         cache->put(job.cache_key, reported_model.empty() ? server.model : reported_model, server.identity,
                    out.last.completion);
@@ -556,13 +585,15 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     head["endpoint"] = ep;
     io::OrderedJson rec = io::OrderedJson::object();
     rec["error"] = out.last.error;
-    rec["http_status"] = out.last.http_status == 0 ? io::OrderedJson() : io::OrderedJson(out.last.http_status);
+    rec["http_status"] =
+        out.last.http_status == 0 ? io::OrderedJson() : io::OrderedJson(out.last.http_status);
     rec["attempts"] = out.attempts;
     rec["attempt_errors"] = out.attempt_errors;
     rec["started_at"] = job.started_at;
     rec["completed_at"] = out.completed_at;
     rec["session"] = session_no;
     errors.append(record_line(head, job.request.body, rec));
+    std::lock_guard lock(state_m);
     ++summary.failed;
     if (settings.max_errors && summary.failed >= *settings.max_errors) {
       summary.stopped_early = true;
@@ -577,22 +608,23 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
         const std::size_t k = next.fetch_add(1);
         if (k >= pending.size()) break;
         Job job = make_job(pending[k]);
+        std::optional<Completion> hit;
         {
           std::lock_guard lock(state_m);
           job.request_index = next_request_index++;
-          job.started_at = iso_now();
-          if (cache) {
-            if (auto hit = cache->get(job.cache_key)) {
-              write_response(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at);
-              ++summary.answered;
-              ++summary.from_cache;
-              continue;
-            }
-          }
+          if (cache) hit = cache->get(job.cache_key);
         }
-        Outcome out = attempt_item(job.request, *worker_sessions[w], w % n_endpoints, n_endpoints, endpoint_names,
-                                   settings.retry, rng, stop);
-        std::lock_guard lock(state_m);
+        job.started_at = iso_now();
+        if (hit) {
+          responses.append(
+              response_line(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at));
+          std::lock_guard lock(state_m);
+          ++summary.answered;
+          ++summary.from_cache;
+          continue;
+        }
+        Outcome out = attempt_item(job.request, *worker_sessions[w], w % n_endpoints, n_endpoints,
+                                   endpoint_names, settings.retry, rng, stop);
         handle(job, out);
       }
     } catch (...) {
@@ -609,15 +641,157 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     stop.cv.notify_all();
   };
 
+  // Takes the next pending item: its job (with request index), or nullopt when none is left.
+  // Cache hits are answered here and never returned.
+  auto next_job = [&]() -> std::optional<Job> {
+    while (!stop.is_set()) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= pending.size()) return std::nullopt;
+      Job job = make_job(pending[k]);
+      std::optional<Completion> hit;
+      {
+        std::lock_guard lock(state_m);
+        job.request_index = next_request_index++;
+        if (cache) hit = cache->get(job.cache_key);
+      }
+      job.started_at = iso_now();
+      if (!hit) return job;
+      responses.append(response_line(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at));
+      std::lock_guard lock(state_m);
+      ++summary.answered;
+      ++summary.from_cache;
+    }
+    return std::nullopt;
+  };
+
+  // The event-loop worker: up to `slots_per_thread` items in flight, each with its retries.
+  auto async_worker = [&](std::size_t t) {
+    AsyncSession& session = *async_sessions[t];
+    Rng rng = jitter_root.split(t);
+    struct Slot {
+      Job job;
+      Outcome out;
+      std::size_t home = 0;
+      bool waiting = false;  // waiting for a retry at `due`
+      Clock::time_point due;
+    };
+    std::unordered_map<std::uint64_t, Slot> slots;
+    std::uint64_t next_tag = 0;
+    bool exhausted = false;
+    auto launch = [&](std::uint64_t tag, Slot& s) {
+      s.waiting = false;
+      const std::size_t ep = (s.home + static_cast<std::size_t>(s.out.attempts)) % n_endpoints;
+      s.out.endpoint = ep;
+      session.start(tag, s.job.request, ep);
+    };
+    try {
+      for (;;) {
+        const bool stopping = stop.is_set();
+        while (!stopping && !exhausted && slots.size() < slots_per_thread) {
+          std::optional<Job> job = next_job();
+          if (!job) {
+            exhausted = true;
+            break;
+          }
+          const std::uint64_t tag = next_tag++;
+          Slot& s = slots[tag];
+          s.home = (t * slots_per_thread + static_cast<std::size_t>(tag)) % n_endpoints;
+          s.job = std::move(*job);
+          launch(tag, s);
+        }
+        // Retries that are due; abandoned when the session stops (no record: --resume retries).
+        const auto now = Clock::now();
+        auto soonest = now + milliseconds(100);
+        for (auto it = slots.begin(); it != slots.end();) {
+          Slot& s = it->second;
+          if (s.waiting && stopping) {
+            it = slots.erase(it);
+            continue;
+          }
+          if (s.waiting) {
+            if (s.due <= now) {
+              launch(it->first, s);
+            } else {
+              soonest = std::min(soonest, s.due);
+            }
+          }
+          ++it;
+        }
+        if (slots.empty()) break;
+        const auto wait = std::chrono::duration_cast<milliseconds>(soonest - now);
+        std::vector<std::pair<std::uint64_t, Attempt>> finished;
+        if (session.in_flight() == 0) {
+          (void)stop.sleep_for(std::max(wait, milliseconds(1)));
+        } else {
+          finished = session.wait(std::max(wait, milliseconds(1)));
+        }
+        for (auto& [tag, a] : finished) {
+          auto it = slots.find(tag);
+          if (it == slots.end()) continue;
+          Slot& s = it->second;
+          const int attempt = s.out.attempts;  // 0-based number of this attempt
+          s.out.attempts = attempt + 1;
+          if (a.status == Attempt::Status::kOk) {
+            s.out.ok = true;
+            s.out.last = std::move(a);
+            s.out.completed_at = iso_now();
+            handle(s.job, s.out);
+            slots.erase(it);
+            continue;
+          }
+          io::OrderedJson err = io::OrderedJson::object();
+          err["attempt"] = attempt + 1;
+          err["endpoint"] = endpoint_names[s.out.endpoint];
+          err["error"] = a.error;
+          err["http_status"] = a.http_status == 0 ? io::OrderedJson() : io::OrderedJson(a.http_status);
+          err["latency_ms"] = a.latency.count();
+          err["at"] = iso_now();
+          const bool last_try = a.status == Attempt::Status::kFatal || attempt >= settings.retry.retries;
+          if (!last_try) {
+            const milliseconds delay = backoff_delay(settings.retry, attempt + 1, rng, a.retry_after_s);
+            if (a.retry_after_s) err["retry_after_s"] = *a.retry_after_s;
+            err["retry_in_ms"] = delay.count();
+            s.out.attempt_errors.push_back(std::move(err));
+            s.waiting = true;
+            s.due = Clock::now() + delay;
+            continue;
+          }
+          s.out.attempt_errors.push_back(std::move(err));
+          s.out.last = std::move(a);
+          s.out.completed_at = iso_now();
+          handle(s.job, s.out);
+          slots.erase(it);
+        }
+      }
+    } catch (...) {
+      {
+        std::lock_guard lock(state_m);
+        if (!failure) failure = std::current_exception();
+      }
+      stop.set();
+    }
+    {
+      std::lock_guard lock(stop.m);
+      ++stop.workers_done;
+    }
+    stop.cv.notify_all();
+  };
+
   std::vector<std::thread> threads;
-  threads.reserve(n_workers);
-  for (std::size_t w = 0; w < n_workers; ++w) threads.emplace_back(worker, w);
+  threads.reserve(n_threads);
+  for (std::size_t w = 0; w < n_threads; ++w) {
+    if (async_sessions.empty()) {
+      threads.emplace_back(worker, w);
+    } else {
+      threads.emplace_back(async_worker, w);
+    }
+  }
   auto last_sync = Clock::now();
   for (;;) {
     bool all_done = false;
     {
       std::unique_lock lock(stop.m);
-      all_done = stop.cv.wait_for(lock, milliseconds(250), [&] { return stop.workers_done == n_workers; });
+      all_done = stop.cv.wait_for(lock, milliseconds(250), [&] { return stop.workers_done == n_threads; });
     }
     std::size_t answered = 0, failed = 0, cached = 0;
     {

@@ -73,22 +73,22 @@ enum class ProgressMode : std::uint8_t {
 };
 
 struct RunSettings {
-  std::string kind = "orbit run";     // run.json "kind"
+  std::string kind = "orbit run";      // run.json "kind"
   std::string id_field = "prompt_id";  // record field holding WorkItem::item_id
   std::string model;                   // model name sent in every request body ("reference" for
                                        // the reference system)
 
-  Sampling sampling;                          // run-wide sampling (items may override)
-  std::optional<std::string> system_prompt;   // run-wide system prompt
-  io::Json extra_body = io::Json::object();   // merged into every request body (may not set the
-                                              // fields the runner owns: model, messages/prompt,
-                                              // temperature, top_p, top_k, seed, max_tokens)
-  std::size_t concurrency = 1;                // requests in flight per endpoint
+  Sampling sampling;                         // run-wide sampling (items may override)
+  std::optional<std::string> system_prompt;  // run-wide system prompt
+  io::Json extra_body = io::Json::object();  // merged into every request body (may not set the
+                                             // fields the runner owns: model, messages/prompt,
+                                             // temperature, top_p, top_k, seed, max_tokens)
+  std::size_t concurrency = 1;               // requests in flight per endpoint
   RetryPolicy retry;
-  std::optional<std::size_t> max_errors;      // stop the session after this many failed items
+  std::optional<std::size_t> max_errors;  // stop the session after this many failed items
   bool use_cache = true;
-  std::filesystem::path cache_path;           // SQLite file (see llm/cache.hpp default_cache_path)
-  bool resume = false;                        // continue an existing run dir (fresh dir: just start)
+  std::filesystem::path cache_path;  // SQLite file (see llm/cache.hpp default_cache_path)
+  bool resume = false;               // continue an existing run dir (fresh dir: just start)
   ProgressMode progress = ProgressMode::kAuto;
   std::chrono::milliseconds progress_interval{10000};
   bool fsync = true;  // fdatasync responses.jsonl/errors.jsonl at most once a second and at the end
@@ -104,15 +104,15 @@ struct RunSettings {
 };
 
 struct RunSummary {
-  std::size_t total = 0;             // items given
-  std::size_t answered_before = 0;   // items with a response record from earlier sessions
-  std::size_t answered = 0;          // items answered in this session (including cache hits)
-  std::size_t from_cache = 0;        // of which served from the response cache
-  std::size_t failed = 0;            // items that got an error record in this session
-  std::size_t unanswered = 0;        // items without a response record at the end
-  bool stopped_early = false;        // --max-errors reached
+  std::size_t total = 0;                // items given
+  std::size_t answered_before = 0;      // items with a response record from earlier sessions
+  std::size_t answered = 0;             // items answered in this session (including cache hits)
+  std::size_t from_cache = 0;           // of which served from the response cache
+  std::size_t failed = 0;               // items that got an error record in this session
+  std::size_t unanswered = 0;           // items without a response record at the end
+  bool stopped_early = false;           // --max-errors reached
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
-  std::string model;                 // model id as the server reported it
+  std::string model;                    // model id as the server reported it
 };
 
 // Runs the items into out_dir (created if missing). Throws Error for a mismatching resume, an

@@ -351,29 +351,43 @@ std::optional<Rational> numeral_value(std::string_view t, const Numeral& n, long
     bottom = tz;
   }
   if (top + shift > kMaxExponentMagnitude || bottom + shift < -kMaxExponentMagnitude) return std::nullopt;
-  // Significant digits from the first nonzero to the last kept digit, value digits * 10^bottom.
+  // Significant digits from the first nonzero to the last kept digit: value = digits * 10^bottom.
+  const long long count = top - bottom + 1;
   std::string digits;
-  digits.reserve(static_cast<size_t>(top - bottom + 1));
+  unsigned long long small = 0;  // the digits themselves when there are at most 18
+  const bool fast = count <= 18;
+  if (!fast) digits.reserve(static_cast<size_t>(count));
+  long long kept = 0;
   bool started = false;
   auto take = [&](size_t from, size_t to) {
-    for (size_t k = from; k < to; ++k) {
+    for (size_t k = from; k < to && kept < count; ++k) {
       const char c = t[k];
       if (c == ',') continue;
       if (!started && c == '0') continue;
       started = true;
-      digits.push_back(c);
+      ++kept;
+      if (fast)
+        small = small * 10 + static_cast<unsigned>(c - '0');
+      else
+        digits.push_back(c);
     }
   };
-  if (fe > fb) {
-    take(n.begin, n.int_end);
-    take(fb, fe);
-  } else {
-    // Integer without fraction digits: drop trailing zeros (counted in bottom).
-    take(n.begin, n.int_end);
-    digits.resize(digits.size() - static_cast<size_t>(bottom));
+  take(n.begin, n.int_end);
+  if (fe > fb) take(fb, fe);  // else: trailing integer zeros are counted in bottom, not taken
+  mpz_class m;
+  if (fast)
+    mpz_set_ui(m.get_mpz_t(), static_cast<unsigned long>(small));
+  else
+    m.set_str(digits, 10);
+  const long long e10 = bottom + shift;
+  if (e10 >= 0) {
+    mpz_class p;
+    mpz_ui_pow_ui(p.get_mpz_t(), 10, static_cast<unsigned long>(e10));
+    return Rational(mpz_class(m * p));
   }
-  const mpz_class m(digits, 10);
-  return Rational(m) * Rational::pow10(static_cast<int>(bottom + shift));
+  mpz_class p;
+  mpz_ui_pow_ui(p.get_mpz_t(), 10, static_cast<unsigned long>(-e10));
+  return Rational(m, p);
 }
 
 // A plain integer [b, e) with at most 1,001 significant digits (its top digit at most 10^1000).
@@ -749,8 +763,10 @@ void scan_at(std::string_view t, size_t pos, std::vector<Candidate>& out) {
     // The numeral alone may be out of range while its scientific form is not ("1.<1,200
     // digits>e300"), so an out-of-range base only rules out the readings built on its value.
     const auto base = numeral_value(t, n, 0);
-    if (base) ok(n.point ? NumberForm::kDecimal : NumberForm::kInteger, sgn(*base), n.end);
-    else bad(RejectReason::kExponentTooLarge, n.end);
+    if (base)
+      ok(n.point ? NumberForm::kDecimal : NumberForm::kInteger, sgn(*base), n.end);
+    else
+      bad(RejectReason::kExponentTooLarge, n.end);
     const bool plain = !n.grouped;
     const bool integer = plain && !n.point;
 
@@ -1039,7 +1055,8 @@ std::vector<NumberMatch> find_numbers(std::string_view t, FormSet allowed, std::
           i = skip_word(t, i);
           continue;
         }
-        if (!is_digit(pp)) start = i - 1;  // a sign; after a digit it is a range dash ("5-10")
+        // A sign, except after a digit or percent sign, where it is a range dash ("5-10", "5%-10%").
+        if (!is_digit(pp) && pp != '%') start = i - 1;
       } else if (i >= 3 && t.compare(i - 3, 3, "\xE2\x88\x92") == 0) {
         start = i - 3;  // U+2212 minus sign
       }

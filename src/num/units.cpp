@@ -140,7 +140,8 @@ UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view wh
   check_unique(reg.word_index_, "words");
 
   for (std::size_t i = 0; i < dim_canon.size(); ++i) {
-    const auto& [name, canon] = dim_canon[i];
+    const std::string& name = dim_canon[i].first;
+    const std::string& canon = dim_canon[i].second;
     auto it =
         std::find_if(reg.units_.begin(), reg.units_.end(), [&](const Unit& u) { return u.id == canon; });
     if (it == reg.units_.end())

@@ -139,6 +139,9 @@ Domain parse_domain(const Ctx& c, const Json& d, const std::string& prefix) {
       dom.integers = it->get<bool>();
     }
     if (dom.step.sign() <= 0) c.error(prefix + "step", "must be positive");
+    if (!dom.min.has_finite_decimal() || !dom.step.has_finite_decimal())
+      c.error(prefix + "step",
+              "min and step must be finite decimals, so that every value has an exact decimal form");
     if (dom.max < dom.min) c.error(prefix + "max", "must not be below min");
     const num::Rational n = (dom.max - dom.min) / dom.step;
     if (!n.is_integer()) c.error(prefix + "step", "(max - min) must be a whole number of steps");
@@ -155,6 +158,8 @@ Domain parse_domain(const Ctx& c, const Json& d, const std::string& prefix) {
       const auto v = get_rational(c, vals[i], fmt::format("{}values[{}]", prefix, i));
       if (!seen.insert(v).second)
         c.error(fmt::format("{}values[{}]", prefix, i), "duplicate value {}", v.str());
+      if (!v.has_finite_decimal())
+        c.error(fmt::format("{}values[{}]", prefix, i), "{} has no exact decimal form", v.str());
       dom.values.push_back(v);
     }
     dom.size = dom.values.size();
@@ -170,6 +175,34 @@ Domain parse_domain(const Ctx& c, const Json& d, const std::string& prefix) {
     c.error(prefix + "type", "must be \"grid\", \"set\" or \"scaled\", got \"{}\"", type);
   }
   return dom;
+}
+
+// Whether some value of the domain may be an integer (a grid without "integers": false, a set with
+// an integer, any scaled domain).
+bool domain_may_be_integer(const Domain& d) {
+  switch (d.kind) {
+    case Domain::Kind::kGrid:
+      return d.integers;
+    case Domain::Kind::kSet:
+      return std::any_of(d.values.begin(), d.values.end(),
+                         [](const num::Rational& v) { return v.is_integer(); });
+    case Domain::Kind::kScaled:
+      return true;
+  }
+  return true;
+}
+
+bool domain_all_integers(const Domain& d) {
+  switch (d.kind) {
+    case Domain::Kind::kGrid:
+      return d.integers && d.min.is_integer() && d.step.is_integer();
+    case Domain::Kind::kSet:
+      return std::all_of(d.values.begin(), d.values.end(),
+                         [](const num::Rational& v) { return v.is_integer(); });
+    case Domain::Kind::kScaled:
+      return true;
+  }
+  return false;
 }
 
 Skeleton parse_skeleton(const Ctx& c, const std::string& text, const std::string& name,
@@ -309,13 +342,14 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
       if (!idx) c.error(prefix + "params", "\"{}\" is not a parameter", pn);
       const ParamSpec& ps = ts.params[*idx];
       const std::string fam_s = fam;
-      if (fam_s == "fraction" && ps.domain.kind == Domain::Kind::kGrid && ps.domain.integers)
+      if (fam_s == "fraction" && domain_may_be_integer(ps.domain))
         c.error(prefix + "params",
-                "parameter \"{}\" can be an integer, which has no fraction form; set its domain's "
+                "parameter \"{}\" can be an integer, which has no fraction form; use a grid with "
                 "\"integers\": false",
                 pn);
-      if (fam_s == "scientific" && ps.domain.kind == Domain::Kind::kGrid && !ps.domain.step.is_integer())
-        c.error(prefix + "params", "parameter \"{}\" must be an integer for the scientific view", pn);
+      if ((fam_s == "scientific" || fam_s == "words") && !domain_all_integers(ps.domain))
+        c.error(prefix + "params", "parameter \"{}\" must take only integer values for the {} view", pn,
+                fam_s);
       if (fam_s == "unit" && ps.unit.empty())
         c.error(prefix + "params", "parameter \"{}\" has no unit to restate", pn);
     }

@@ -58,7 +58,7 @@ ValidationReport validate_benchmark(const Benchmark& b,
   const io::Json m = io::parse_json(b.manifest_json, mwhere);
 
   // Manifest: format, hashes, spec hash.
-  if (m.value("format", "") != kBenchmarkFormat)
+  if (!m.is_object() || !m.contains("format") || m["format"] != kBenchmarkFormat)
     r.issues.push_back({"manifest.json", "manifest", fmt::format("format is not \"{}\"", kBenchmarkFormat)});
   for (const char* name : {"bases.jsonl", "views.jsonl"}) {
     const auto files = m.find("files");
@@ -84,7 +84,7 @@ ValidationReport validate_benchmark(const Benchmark& b,
     r.issues.push_back({"manifest.json", "manifest", "spec_sha256 does not match the embedded spec"});
   if (m.contains("prompt_version") && m["prompt_version"] != spec.prompt_version)
     r.issues.push_back({"manifest.json", "manifest", "prompt_version does not match the embedded spec"});
-  const bool paraphrases = m.value("paraphrases", false);
+  const bool paraphrases = m.contains("paraphrases") && m["paraphrases"] == true;
 
   // Counts: from the records, from the manifest, and from the spec.
   Counts actual, demanded;

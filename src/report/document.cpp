@@ -36,6 +36,47 @@ std::string clean_utf8(std::string_view text) {
 
 std::string cell_text(const html::Cell& c) { return c.text; }
 
+// The value of the first id="..." attribute before the chart's <svg>, reduced to [A-Za-z0-9_-].
+std::string figure_slug(std::string_view fig) {
+  const auto svg = fig.find("<svg");
+  const auto head = fig.substr(0, svg == std::string_view::npos ? fig.size() : svg);
+  std::string slug;
+  const auto p = head.find(" id=\"");
+  if (p != std::string_view::npos) {
+    for (std::size_t i = p + 5; i < head.size() && head[i] != '"' && slug.size() < 60; ++i) {
+      const char c = head[i];
+      const bool ok =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      slug += ok ? c : '_';
+    }
+  }
+  return slug.empty() ? std::string("figure") : slug;
+}
+
+// The chart's <title> text (toolkit markup, so HTML-escaped), unescaped; empty when absent.
+std::string figure_title(std::string_view fig) {
+  const auto b = fig.find("<title>");
+  const auto e = fig.find("</title>");
+  if (b == std::string_view::npos || e == std::string_view::npos || e < b) return {};
+  const std::string_view t = fig.substr(b + 7, e - b - 7);
+  std::string out;
+  for (std::size_t i = 0; i < t.size();) {
+    static constexpr std::pair<std::string_view, char> kEnt[] = {
+        {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}};
+    bool done = false;
+    for (const auto& [ent, ch] : kEnt) {
+      if (t.substr(i, ent.size()) == ent) {
+        out += ch;
+        i += ent.size();
+        done = true;
+        break;
+      }
+    }
+    if (!done) out += t[i++];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string markdown_escape(std::string_view text) {
@@ -154,6 +195,31 @@ void Document::figure(std::string html) {
   b.kind = Block::Kind::kFigure;
   b.figure_html = std::move(html);
   blocks_.push_back(std::move(b));
+  number_figures();
+}
+
+void Document::number_figures() {
+  std::size_t n = 0;
+  for (auto& b : blocks_) {
+    if (b.kind != Block::Kind::kFigure) continue;
+    b.figure_file = fmt::format("{:02}-{}.svg", ++n, figure_slug(b.figure_html));
+  }
+}
+
+void Document::insert_before(std::string_view heading_id, const Document& other) {
+  auto it = std::find_if(blocks_.begin(), blocks_.end(), [&](const Block& b) {
+    return b.kind == Block::Kind::kHeading && !b.id.empty() && b.id == heading_id;
+  });
+  blocks_.insert(it, other.blocks_.begin(), other.blocks_.end());
+  number_figures();
+}
+
+std::vector<std::pair<std::string, std::string>> Document::figure_files() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& b : blocks_) {
+    if (b.kind == Block::Kind::kFigure) out.emplace_back(b.figure_file, html::standalone_svg(b.figure_html));
+  }
+  return out;
 }
 
 void Document::verbatim(std::string text) {
@@ -202,8 +268,13 @@ std::string Document::to_markdown() const {
         if (!t.note.empty()) s += "_" + markdown_escape(t.note) + "_\n\n";
         break;
       }
-      case Block::Kind::kFigure:
-        break;  // figures are in report.html
+      case Block::Kind::kFigure: {
+        const std::string title = figure_title(b.figure_html);
+        s += fmt::format("![{}]({}/{})\n\n", markdown_escape(title.empty() ? "figure" : title), kFigureDir,
+                         b.figure_file);
+        if (!title.empty()) s += "_" + markdown_escape(title) + "_\n\n";
+        break;
+      }
       case Block::Kind::kVerbatim: {
         const std::string clean = clean_utf8(b.text);
         // A fence longer than any backtick run inside, so the text cannot close it.

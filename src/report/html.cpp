@@ -1,5 +1,7 @@
 #include "report/html.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -592,6 +594,25 @@ std::string signed_points(double v, int decimals) {
 
 std::string interval_text(double lo, double hi, int decimals) {
   return fmt::format("[{}, {}]", fixed(lo, decimals), fixed(hi, decimals));
+}
+
+std::string standalone_svg(std::string_view figure_html) {
+  const auto b = figure_html.find("<svg");
+  const auto e = figure_html.rfind("</svg>");
+  if (b == std::string_view::npos || e == std::string_view::npos || e < b) {
+    fail("figure markup holds no <svg> element");
+  }
+  std::string svg(figure_html.substr(b, e + 6 - b));
+  const auto open_end = svg.find('>');
+  // The page stylesheet's chart rules, scoped to this file.
+  static constexpr std::string_view kStyle =
+      "<style>text{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;fill:#1b1f24}"
+      ".lg,.tl,.vl{font-size:11px}.rl{font-size:11.5px}.al{font-size:11.5px;fill:#57606a}"
+      ".ax{stroke:#57606a;stroke-width:1}.tk{stroke:#57606a}.gr{stroke:#eaeef2}"
+      ".ref{stroke:#1b1f24;stroke-width:1}.th{stroke:#D55E00;stroke-dasharray:4 3;stroke-width:1}</style>"
+      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>";
+  svg.insert(open_end + 1, kStyle);
+  return svg + "\n";
 }
 
 }  // namespace numcheck::report::html

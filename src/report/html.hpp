@@ -120,6 +120,11 @@ struct BarChart {
 };
 [[nodiscard]] std::string bar_chart(const BarChart& c);
 
+// A standalone SVG document (starts with <svg; UTF-8; own stylesheet, white background) made from a chart
+// this toolkit drew (`<figure><svg>...</svg><figcaption>`), so the figure renders on its own (e.g.
+// linked from Markdown). Throws numcheck::Error when the markup holds no <svg> element.
+[[nodiscard]] std::string standalone_svg(std::string_view figure_html);
+
 // ---- page --------------------------------------------------------------------------------------
 
 // A complete document: <!DOCTYPE html>, UTF-8, a restrictive Content-Security-Policy

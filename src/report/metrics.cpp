@@ -62,6 +62,9 @@ double z_for_level(double level) {
 // most common value m folded into `base` (sum of counts is always n), so only the clusters that
 // differ from m are visited per draw.
 struct SparseSum {
+  // A difference of the two quantities before it (gap = canonical - other): evaluated from their
+  // exact integer totals instead of a third pass over the clusters.
+  bool difference_of_previous_two = false;
   double base = 0;
   std::vector<std::uint32_t> idx;
   std::vector<double> w;
@@ -108,7 +111,10 @@ void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed) {
   fr.replicates = stats::bootstrap_counts_multi(
       fr.n, opt.bootstrap_draws, frame_seed, fr.quantities.size(),
       [&fr](const stats::ClusterCounts& c, std::span<double> out) {
-        for (std::size_t q = 0; q < fr.quantities.size(); ++q) out[q] = fr.quantities[q].eval(c);
+        for (std::size_t q = 0; q < fr.quantities.size(); ++q) {
+          out[q] = fr.quantities[q].difference_of_previous_two ? out[q - 2] - out[q - 1]
+                                                               : fr.quantities[q].eval(c);
+        }
       },
       opt.threads);
 }
@@ -287,27 +293,25 @@ OJ compute_metrics(const orbit::Benchmark& bench, const std::vector<SystemScores
   for (std::size_t s = 0; s < S; ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
       const auto& flags = work[s][l].flags;
-      std::vector<int> cc(nb), oc(nb), gap(nb);
+      std::vector<int> cc(nb), oc(nb);
       for (std::size_t b = 0; b < nb; ++b) {
         cc[b] = flags[b].canonical_correct ? 1 : 0;
         oc[b] = flags[b].orbit_correct ? 1 : 0;
-        gap[b] = cc[b] - oc[b];
       }
       frames[0].quantities.push_back(SparseSum::from(cc));
       frames[0].quantities.push_back(SparseSum::from(oc));
-      frames[0].quantities.push_back(SparseSum::from(gap));
+      frames[0].quantities.push_back(SparseSum{true, 0, {}, {}});
       for (std::size_t f = 0; f < kFamilyCount; ++f) {
         const auto& fb = L.family_bases[f];
-        std::vector<int> fc(fb.size()), ft(fb.size()), fg(fb.size());
+        std::vector<int> fc(fb.size()), ft(fb.size());
         for (std::size_t i = 0; i < fb.size(); ++i) {
           const auto& bv = L.bases[fb[i]];
           fc[i] = flags[fb[i]].canonical_correct ? 1 : 0;
           ft[i] = systems[s].by_view[bv.family[f]].layer[l].outcome == Outcome::kCorrect ? 1 : 0;
-          fg[i] = fc[i] - ft[i];
         }
         frames[1 + f].quantities.push_back(SparseSum::from(fc));
         frames[1 + f].quantities.push_back(SparseSum::from(ft));
-        frames[1 + f].quantities.push_back(SparseSum::from(fg));
+        frames[1 + f].quantities.push_back(SparseSum{true, 0, {}, {}});
       }
     }
   }

@@ -186,8 +186,9 @@ Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::v
   for (const auto& n : c.order) {
     if (c.simulated[n]) {
       d.warning(
-          fmt::format("{} is a SIMULATED system (the built-in reference solver with injected "
-                      "faults): its numbers test the pipeline and measure no model.",
+          fmt::format("{} is a SIMULATED system (so labelled by its run manifest, e.g. the built-in "
+                      "reference solver with injected faults): its numbers exercise the pipeline "
+                      "and measure no model.",
                       n));
     }
   }
@@ -647,7 +648,9 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   }
   ReportOutput out;
   out.metrics = compute_metrics(bench, systems, in.options);
-  const Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+  Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+  for (const auto& extra : in.extra_sections) doc.insert_before("methods", extra);
+  if (!in.extra_sources.empty()) out.metrics["extra_sections"] = in.extra_sources;
 
   std::filesystem::create_directories(in.out_dir);
   std::string sim_names;
@@ -668,6 +671,16 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
       {"report.html", doc.to_html(title)},
       {"report.tex", doc.to_latex(tex_comment)},
   };
+  // Figures first (report.md links them); drop figures of an earlier report in the same folder.
+  const std::filesystem::path fig_dir = in.out_dir / std::string(kFigureDir);
+  std::filesystem::create_directories(fig_dir);
+  for (const auto& e : std::filesystem::directory_iterator(fig_dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".svg") std::filesystem::remove(e.path());
+  }
+  for (const auto& [file, svg] : doc.figure_files()) {
+    io::write_file_atomic(fig_dir / file, svg);
+    out.files.push_back(fig_dir / file);
+  }
   for (const auto& [file, text] : files) {
     io::write_file_atomic(in.out_dir / file, text);
     out.files.push_back(in.out_dir / file);

@@ -1,7 +1,8 @@
 #pragma once
 // `numcheck orbit report`: loads a benchmark and one scores file per system, computes the metrics
 // (report/metrics.hpp) and writes metrics.json, report.md, report.html (self-contained, inline
-// SVG, no scripts) and report.tex (LaTeX tables). See docs/report.md.
+// SVG, no scripts), report.tex (LaTeX tables) and every figure as figures/NN-<id>.svg (linked from
+// report.md). See docs/report.md.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,6 +24,11 @@ struct ReportInputs {
   std::filesystem::path out_dir;
   ReportOptions options;
   std::size_t examples_per_view = 3;  // residual-failure examples per system and view
+  // Extra sections composed by the caller (e.g. the consensus study, which the report library does
+  // not link): inserted before "Definitions and methods", in all three formats.
+  std::vector<Document> extra_sections;
+  // Recorded in metrics.json under "extra_sections" (e.g. the consensus.json path and sha256).
+  io::OrderedJson extra_sources = io::OrderedJson::array();
 };
 
 struct ReportOutput {

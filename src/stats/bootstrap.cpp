@@ -96,8 +96,7 @@ Interval percentile_interval(std::vector<double> values, double level) {
   for (double x : values) {
     if (std::isnan(x)) fail("percentile interval: a bootstrap replicate is NaN");
   }
-  std::sort(values.begin(), values.end());
-  return {quantile_sorted(values, alpha), quantile_sorted(values, 1.0 - alpha)};
+  return {quantile_select(values, alpha), quantile_select(values, 1.0 - alpha)};
 }
 
 }  // namespace numcheck::stats

@@ -10,19 +10,23 @@
 
 namespace numcheck::stats {
 
-ConfusionMatrix ConfusionMatrix::from_labels(std::span<const int> gold, std::span<const int> pred, std::size_t k) {
+ConfusionMatrix ConfusionMatrix::from_labels(std::span<const int> gold, std::span<const int> pred,
+                                             std::size_t k) {
   if (gold.size() != pred.size())
     fail("confusion matrix: {} gold labels but {} predictions", gold.size(), pred.size());
   ConfusionMatrix m(k);
   for (std::size_t i = 0; i < gold.size(); ++i) {
-    if (gold[i] < 0 || static_cast<std::size_t>(gold[i]) >= k || pred[i] < 0 || static_cast<std::size_t>(pred[i]) >= k)
+    if (gold[i] < 0 || static_cast<std::size_t>(gold[i]) >= k || pred[i] < 0 ||
+        static_cast<std::size_t>(pred[i]) >= k)
       fail("confusion matrix: item {} has a class outside [0, {})", i, k);
     m.add(static_cast<std::size_t>(gold[i]), static_cast<std::size_t>(pred[i]));
   }
   return m;
 }
 
-std::uint64_t ConfusionMatrix::total() const { return std::accumulate(cells_.begin(), cells_.end(), std::uint64_t{0}); }
+std::uint64_t ConfusionMatrix::total() const {
+  return std::accumulate(cells_.begin(), cells_.end(), std::uint64_t{0});
+}
 std::uint64_t ConfusionMatrix::correct() const {
   std::uint64_t s = 0;
   for (std::size_t c = 0; c < k_; ++c) s += at(c, c);
@@ -126,9 +130,11 @@ double beta_cf(double a, double b, double x) {
 }  // namespace
 
 double incomplete_beta(double a, double b, double x) {
-  if (!(a > 0) || !(b > 0) || !(x >= 0) || !(x <= 1)) fail("incomplete_beta: bad arguments a={} b={} x={}", a, b, x);
+  if (!(a > 0) || !(b > 0) || !(x >= 0) || !(x <= 1))
+    fail("incomplete_beta: bad arguments a={} b={} x={}", a, b, x);
   if (x == 0 || x == 1) return x;
-  const double lbt = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  const double lbt =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   const double bt = std::exp(lbt);
   if (x < (a + 1.0) / (a + b + 2.0)) return bt * beta_cf(a, b, x) / a;
   return 1.0 - bt * beta_cf(b, a, 1.0 - x) / b;
@@ -183,15 +189,17 @@ std::vector<std::vector<std::size_t>> kfold_indices(std::size_t n, std::size_t k
   std::size_t pos = 0;
   for (std::size_t f = 0; f < k; ++f) {
     const std::size_t size = n / k + (f < n % k ? 1 : 0);
-    folds[f].assign(perm.begin() + static_cast<std::ptrdiff_t>(pos), perm.begin() + static_cast<std::ptrdiff_t>(pos + size));
+    folds[f].assign(perm.begin() + static_cast<std::ptrdiff_t>(pos),
+                    perm.begin() + static_cast<std::ptrdiff_t>(pos + size));
     std::sort(folds[f].begin(), folds[f].end());
     pos += size;
   }
   return folds;
 }
 
-KFoldTTest kfold_paired_t_test(std::span<const int> gold, std::span<const int> pred_a, std::span<const int> pred_b,
-                               std::size_t k_classes, std::size_t folds, std::uint64_t seed) {
+KFoldTTest kfold_paired_t_test(std::span<const int> gold, std::span<const int> pred_a,
+                               std::span<const int> pred_b, std::size_t k_classes, std::size_t folds,
+                               std::uint64_t seed) {
   if (gold.size() != pred_a.size() || gold.size() != pred_b.size())
     fail("k-fold t-test: {} gold labels, {} and {} predictions", gold.size(), pred_a.size(), pred_b.size());
   KFoldTTest r;
@@ -200,7 +208,8 @@ KFoldTTest kfold_paired_t_test(std::span<const int> gold, std::span<const int> p
     ConfusionMatrix ma(k_classes), mb(k_classes);
     for (std::size_t i : fold) {
       auto check = [&](int v) {
-        if (v < 0 || static_cast<std::size_t>(v) >= k_classes) fail("k-fold t-test: item {} has a class outside [0, {})", i, k_classes);
+        if (v < 0 || static_cast<std::size_t>(v) >= k_classes)
+          fail("k-fold t-test: item {} has a class outside [0, {})", i, k_classes);
         return static_cast<std::size_t>(v);
       };
       ma.add(check(gold[i]), check(pred_a[i]));

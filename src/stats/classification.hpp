@@ -23,10 +23,15 @@ class ConfusionMatrix {
   ConfusionMatrix() = default;
   explicit ConfusionMatrix(std::size_t k) : k_(k), cells_(k * k, 0) {}
   // Throws Error when gold and pred differ in length or hold a class outside [0, k).
-  [[nodiscard]] static ConfusionMatrix from_labels(std::span<const int> gold, std::span<const int> pred, std::size_t k);
+  [[nodiscard]] static ConfusionMatrix from_labels(std::span<const int> gold, std::span<const int> pred,
+                                                   std::size_t k);
 
-  void add(std::size_t gold, std::size_t pred, std::uint64_t weight = 1) { cells_[gold * k_ + pred] += weight; }
-  [[nodiscard]] std::uint64_t at(std::size_t gold, std::size_t pred) const { return cells_[gold * k_ + pred]; }
+  void add(std::size_t gold, std::size_t pred, std::uint64_t weight = 1) {
+    cells_[gold * k_ + pred] += weight;
+  }
+  [[nodiscard]] std::uint64_t at(std::size_t gold, std::size_t pred) const {
+    return cells_[gold * k_ + pred];
+  }
   [[nodiscard]] std::size_t classes() const noexcept { return k_; }
   [[nodiscard]] std::uint64_t total() const;
   [[nodiscard]] std::uint64_t correct() const;
@@ -76,7 +81,8 @@ struct PairedTTest {
 // permuted (here with numcheck::Rng(seed), Fisher-Yates) and cut into k consecutive folds, the
 // first n % k of size n / k + 1 and the rest n / k. Each fold lists item indices in ascending
 // order. Throws Error when k < 2 or k > n.
-[[nodiscard]] std::vector<std::vector<std::size_t>> kfold_indices(std::size_t n, std::size_t k, std::uint64_t seed);
+[[nodiscard]] std::vector<std::vector<std::size_t>> kfold_indices(std::size_t n, std::size_t k,
+                                                                  std::uint64_t seed);
 
 // The QuanTemp code's significance test (code/evaluation/statistical_tests.py): split the items
 // into 10 shuffled folds, compute each system's macro-F1 and weighted-F1 on every fold, and run a

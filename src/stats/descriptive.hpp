@@ -18,6 +18,10 @@ namespace numcheck::stats {
 // The same on an already sorted vector (no copy); the caller guarantees ascending order.
 [[nodiscard]] double quantile_sorted(const std::vector<double>& sorted, double q);
 
+// The same by selection (std::nth_element, linear time): reorders `v`, result identical to
+// quantile_inclusive. For the two ends of a bootstrap interval on 10,000 replicates.
+[[nodiscard]] double quantile_select(std::vector<double>& v, double q);
+
 // The three quartiles at once (one sort).
 struct Quartiles {
   double q1 = 0.0;

@@ -17,10 +17,11 @@ namespace fs = std::filesystem;
 
 fs::path data_dir() { return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp"; }
 
-#define REQUIRE_DATA(file)                                                                             \
-  const fs::path path = data_dir() / (file);                                                           \
-  if (!fs::exists(path)) GTEST_SKIP() << "QuanTemp data not found at " << path.string()                \
-                                      << " (tests read ../shared/data/quantemp next to the repository)"
+#define REQUIRE_DATA(file)                                       \
+  const fs::path path = data_dir() / (file);                     \
+  if (!fs::exists(path))                                         \
+  GTEST_SKIP() << "QuanTemp data not found at " << path.string() \
+               << " (tests read ../shared/data/quantemp next to the repository)"
 
 std::map<std::string, std::size_t> label_counts(const LoadResult& r) {
   std::map<std::string, std::size_t> m;
@@ -124,7 +125,8 @@ TEST(QuanTempData, PredictionsJoinAllLabelledTestClaims) {
   LoadOptions g;
   g.labels = LabelPolicy::kRequired;
   const auto gold = load_claims(path, g);
-  for (const char* f : {"finqa_roberta_claimdecomp_test.csv", "unified_claimdecomp_final.csv", "claim_only_numdecomp_final_5.csv"}) {
+  for (const char* f : {"finqa_roberta_claimdecomp_test.csv", "unified_claimdecomp_final.csv",
+                        "claim_only_numdecomp_final_5.csv"}) {
     const fs::path pp = data_dir() / "predictions" / f;
     if (!fs::exists(pp)) GTEST_SKIP() << "predictions missing: " << pp.string();
     LoadOptions po;

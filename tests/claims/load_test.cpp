@@ -36,7 +36,10 @@ TEST(Csv, MalformedRecordsAreReportedWithLines) {
 }
 
 TEST(Csv, LiteralQuoteInUnquotedFieldAndBom) {
-  const auto t = parse_csv("\xEF\xBB\xBF" "c\nsaid \"hi\" there\n", ',');
+  const auto t = parse_csv(
+      "\xEF\xBB\xBF"
+      "c\nsaid \"hi\" there\n",
+      ',');
   ASSERT_TRUE(t.issues.empty());
   EXPECT_EQ(t.header[0], "c");
   EXPECT_EQ(t.records[0].fields[0], "said \"hi\" there");
@@ -58,7 +61,8 @@ TEST(Labels, TableNineAndVariants) {
   EXPECT_EQ(m.map("misleading"), Verdict::kConflicting);
   std::vector<std::string> d;
   for (const auto& x : m.double_listed()) d.push_back(x.label);
-  EXPECT_EQ(d, (std::vector<std::string>{"edited video", "misleading", "not connected", "three pinocchios", "two pinocchios"}));
+  EXPECT_EQ(d, (std::vector<std::string>{"edited video", "misleading", "not connected", "three pinocchios",
+                                         "two pinocchios"}));
   EXPECT_FALSE(m.rule().empty());
   EXPECT_NE(std::find(m.repeated().begin(), m.repeated().end(), "ambiguous"), m.repeated().end());
 }
@@ -67,7 +71,8 @@ TEST(Labels, UnresolvedDoubleListingIsAnError) {
   EXPECT_THROW((void)LabelMap::parse(R"({"classes": {"True": ["x"], "False": ["x"]}})", "t.json"), Error);
   EXPECT_THROW((void)LabelMap::parse(R"({"classes": {"Maybe": ["x"]}})", "t.json"), Error);
   const auto m = LabelMap::parse(
-      R"({"classes": {"True": ["x"], "False": ["x"]}, "double_listed": {"resolved": {"x": "False"}}})", "t.json");
+      R"({"classes": {"True": ["x"], "False": ["x"]}, "double_listed": {"resolved": {"x": "False"}}})",
+      "t.json");
   EXPECT_EQ(m.map("X"), Verdict::kFalse);
 }
 
@@ -97,6 +102,8 @@ TEST(Loaders, JsonArrayRecordsAndIssues) {
   EXPECT_FALSE(r.issues[3].skipped);  // unknown taxonomy label: kept
   EXPECT_NE(r.issues[0].str().find("x.json: record 2"), std::string::npos);
   EXPECT_THROW((void)parse_claims("{not json", "y.json"), Error);
+  EXPECT_THROW((void)parse_claims("[{\"claim\": 1e999}]", "y.json"), Error);  // found by fuzz_claims_loaders
+  EXPECT_EQ(parse_claims("{\"claim\": 1e999}\n", "y.jsonl").issues.size(), 1u);
   EXPECT_THROW((void)parse_claims("{\"claim\": 1}", "y.json"), Error);  // a JSON file must be an array
 }
 
@@ -114,8 +121,8 @@ TEST(Loaders, JsonlPredictionsWithIdsAndLineNumbers) {
 }
 
 TEST(Loaders, CsvFormsOfTheQuanTempCode) {
-  const auto a = parse_claims(",features,true_label,pred_label\n0,\"[Claim]:\"\"X 5\"\"[Evidences]:doc text\",False,True\n",
-                              "g.csv");
+  const auto a = parse_claims(
+      ",features,true_label,pred_label\n0,\"[Claim]:\"\"X 5\"\"[Evidences]:doc text\",False,True\n", "g.csv");
   ASSERT_EQ(a.claims.size(), 1u);
   EXPECT_EQ(a.claims[0].id, "0");
   EXPECT_EQ(a.claims[0].text, "\"X 5\"");

@@ -12,13 +12,21 @@ namespace {
 
 using num::Rational;
 using namespace std::string_literals;
+}  // namespace
+}  // namespace numcheck::claims
+namespace numcheck::num {
+void PrintTo(const Rational& r, std::ostream* os) { *os << r.str(); }
+}  // namespace numcheck::num
+namespace numcheck::claims {
+namespace {
+using num::Rational;
 
 std::vector<Segment> segs(std::string_view t) { return find_segments(t); }
 
-const Segment& only(const std::vector<Segment>& s) {
+// By value: the vector passed in is usually a temporary.
+Segment only(const std::vector<Segment>& s) {
   EXPECT_EQ(s.size(), 1u);
-  static Segment empty;
-  return s.empty() ? empty : s[0];
+  return s.empty() ? Segment{} : s[0];
 }
 
 Rational q(long a, long b = 1) { return Rational(mpz_class(a), mpz_class(b)); }
@@ -44,7 +52,10 @@ TEST(Segments, PercentUnitsAndCurrencies) {
   EXPECT_EQ(d.trend, "increase");
   EXPECT_EQ(*only(segs("families making $86k")).value, q(86000));
   EXPECT_EQ(*only(segs("a $5.2bn deal")).value, q(5200000000));
-  EXPECT_EQ(only(segs("paid \xC2\xA3" "300")).unit, "GBP");
+  EXPECT_EQ(only(segs("paid \xC2\xA3"
+                      "300"))
+                .unit,
+            "GBP");
   EXPECT_EQ(*only(segs("35,000 crore LED bulbs")).value, q(350000000000));
   const auto& k = only(segs("ran 5 km"));
   EXPECT_EQ(k.unit, "km");
@@ -97,9 +108,9 @@ TEST(Segments, TrendWords) {
 }
 
 TEST(Segments, NamesWithDigitsAreNotQuantities) {
-  for (const char* t : {"Covid-19 vaccines", "the G7 summit", "a Boeing 737 crashed", "5G towers", "after 9/11",
-                        "open 24/7", "Section 230 repeal", "the one and only", "Henry VIII", "COVID 19 cases",
-                        "the 3D printer", "his 2nd term"})
+  for (const char* t : {"Covid-19 vaccines", "the G7 summit", "a Boeing 737 crashed", "5G towers",
+                        "after 9/11", "open 24/7", "Section 230 repeal", "the one and only", "Henry VIII",
+                        "COVID 19 cases", "the 3D printer", "his 2nd term"})
     EXPECT_TRUE(segs(t).empty()) << t << " -> " << (segs(t).empty() ? "" : segs(t)[0].text);
   EXPECT_EQ(segs("Covid-19 killed 500 people").size(), 1u);
 }
@@ -160,7 +171,8 @@ TEST(Segments, JsonHasExactValues) {
 }
 
 TEST(Categories, RulesOnHandWrittenClaims) {
-  EXPECT_EQ(categorize("vaccinated people are 13 times more likely to catch it").category, Category::kComparison);
+  EXPECT_EQ(categorize("vaccinated people are 13 times more likely to catch it").category,
+            Category::kComparison);
   EXPECT_EQ(categorize("states spend more on Medicaid than on schools").category, Category::kComparison);
   EXPECT_EQ(categorize("ObamaCare will cost more than 800,000 jobs").category, Category::kStatistical);
   EXPECT_EQ(categorize("UK to stop vaccinating children aged five to 11").category, Category::kInterval);

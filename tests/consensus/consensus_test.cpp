@@ -406,5 +406,59 @@ TEST(ConsensusOutputs, JsonShapeAndEscapedReports) {
   EXPECT_EQ(svg.find("<script>"), std::string::npos);
 }
 
+TEST(ConsensusOutputs, ReportSectionFromConsensusJson) {
+  Analysis an;
+  an.plan = make_plan(small_bench({"CV", "FC"}, 2), small_options({"CV", "FC"}, 2));
+  const std::string hostile = "<b>x</b>|y";
+  an.runs.push_back(SystemRun{hostile, "dir", "m", true, 48, 0});
+  an.systems.push_back(analyze_system(an.plan, hostile, scripted_calls(an.plan)));
+  an.runs.push_back(SystemRun{"a-second", "dir2", "m2", false, 48, 0});
+  an.systems.push_back(analyze_system(an.plan, "a-second", scripted_calls(an.plan)));
+  an.options.bootstrap = 100;
+  for (auto& sys : an.systems) {
+    auto c = bootstrap_system(sys, an.options);
+    an.comparisons.insert(an.comparisons.end(), c.begin(), c.end());
+  }
+  an.plan_sha256 = std::string(64, 'a');
+  const std::string text = io::to_pretty(analysis_to_json(an));
+  const Analysis back = analysis_from_json(text, "c.json");
+  // The systems keep their order (not sorted by name) and every table and figure is identical.
+  ASSERT_EQ(back.systems.size(), 2u);
+  EXPECT_EQ(back.systems[0].name, hostile);
+  EXPECT_EQ(back.systems[1].name, "a-second");
+  const report::Document d1 = report_section(an), d2 = report_section(back);
+  EXPECT_EQ(d1.to_markdown(), d2.to_markdown());
+  EXPECT_EQ(d1.to_html("t"), d2.to_html("t"));
+  EXPECT_EQ(d1.figure_files().size(), 4u);  // two systems x two tiers
+  const std::string md = d2.to_markdown();
+  EXPECT_NE(md.find("## Consensus study (H3)"), std::string::npos);
+  EXPECT_NE(md.find("&lt;b&gt;x&lt;/b&gt;\\|y"), std::string::npos);
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
+  EXPECT_NE(md.find("](figures/01-consensus-rc-1-stochastic.svg)"), std::string::npos);
+  const std::string html = d2.to_html("t");
+  EXPECT_EQ(html.find("<b>x"), std::string::npos);
+  EXPECT_NE(html.find("id=\"consensus-rc-2-deterministic\""), std::string::npos);
+
+  // Foreign or damaged files: one readable error naming the file and field.
+  auto j = analysis_to_json(an);
+  j["kind"] = "something";
+  EXPECT_THROW((void)analysis_from_json(io::to_pretty(j), "c.json"), Error);
+  j = analysis_to_json(an);
+  j["systems"][hostile]["stochastic"]["paraphrase"].erase("sensitivity");
+  try {
+    (void)analysis_from_json(io::to_pretty(j), "c.json");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("c.json: field systems."), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("stochastic.paraphrase.sensitivity is missing"), std::string::npos)
+        << e.what();
+  }
+  j = analysis_to_json(an);
+  j["comparisons"][0]["aurc_difference_exact"] = "0.1x";
+  EXPECT_THROW((void)analysis_from_json(io::to_pretty(j), "c.json"), Error);
+  EXPECT_THROW((void)analysis_from_json("{", "c.json"), Error);
+  EXPECT_THROW((void)analysis_from_json("[]", "c.json"), Error);
+}
+
 }  // namespace
 }  // namespace numcheck::consensus

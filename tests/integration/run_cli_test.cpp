@@ -38,7 +38,8 @@ const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncat
 class Child {
  public:
   // Starts argv; when capture_first_line, reads the first stdout line into first_line.
-  Child(const std::vector<std::string>& argv, bool capture_first_line, const std::map<std::string, std::string>& env = {}) {
+  Child(const std::vector<std::string>& argv, bool capture_first_line,
+        const std::map<std::string, std::string>& env = {}) {
     int fds[2] = {-1, -1};
     if (capture_first_line && ::pipe(fds) != 0) throw std::runtime_error("pipe");
     pid_ = ::fork();
@@ -122,9 +123,9 @@ std::map<std::string, std::string> graded(const orbit::Benchmark& b, const fs::p
     const orbit::View* v = b.find_view(id);
     EXPECT_NE(v, nullptr) << id;
     if (v == nullptr) continue;
-    const grade::Grade g = grade::grade_response(r["response"].get<std::string>(),
-                                                 grade::Question{v->expected, v->answer_unit},
-                                                 r["finish_reason"].get<std::string>());
+    const grade::Grade g =
+        grade::grade_response(r["response"].get<std::string>(), grade::Question{v->expected, v->answer_unit},
+                              r["finish_reason"].get<std::string>());
     EXPECT_TRUE(out.emplace(id, io::to_line(grade::to_json(g))).second) << "second record for " << id;
   }
   return out;
@@ -134,7 +135,8 @@ class RunCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = new fs::path(testing::fresh_dir("run_cli"));
-    const auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
+    const auto r =
+        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {
@@ -149,8 +151,9 @@ fs::path* RunCli::root_ = nullptr;
 
 TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   const fs::path out = dir("ref");
-  const std::string cmd = fmt::format("orbit run --bench '{}' --out '{}' --resume --system reference --inject '{}'",
-                                      bench().string(), out.string(), kInject);
+  const std::string cmd =
+      fmt::format("orbit run --bench '{}' --out '{}' --resume --system reference --inject '{}'",
+                  bench().string(), out.string(), kInject);
   auto r = run_cli(cmd);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::Json m = io::read_json_file(out / "run.json");
@@ -201,26 +204,31 @@ TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
 TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
   auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}'", bench().string(), dir("u1").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --endpoint http://127.0.0.1:1/v1",
-                          bench().string(), dir("u2").string()));
+  r = run_cli(
+      fmt::format("orbit run --bench '{}' --out '{}' --system reference --endpoint http://127.0.0.1:1/v1",
+                  bench().string(), dir("u2").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject 'bold=0.1'", bench().string(),
-                          dir("u3").string()));
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject 'bold=0.1'",
+                          bench().string(), dir("u3").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("bold"), std::string::npos);
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint http://127.0.0.1:1/v1 --model m "
+  r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint http://127.0.0.1:1/v1 --model m "
                           "--api-key-env NUMCHECK_SURELY_UNSET_VAR",
                           bench().string(), dir("u4").string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // Resuming with other fault rates would mix two systems.
   const fs::path out = dir("u5");
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(), out.string()));
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+                          out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5 --resume --inject markdown=0.5",
-                          bench().string(), out.string()));
+  r = run_cli(fmt::format(
+      "orbit run --bench '{}' --out '{}' --system reference --limit 5 --resume --inject markdown=0.5",
+      bench().string(), out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(), out.string()));
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+                          out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
@@ -232,10 +240,29 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
   const std::string url = server.first_line;
   const std::string limit = "300";
   const auto args = [&](const fs::path& out) {
-    return std::vector<std::string>{NUMCHECK_CLI, "orbit", "run", "--bench", bench().string(), "--out", out.string(),
-                                    "--endpoint", url, "--model", "test-model", "--limit", limit, "--no-cache",
-                                    "--retries", "10", "--retry-base-delay", "0.001", "--retry-max-delay", "0.01",
-                                    "--progress", "none", "--resume"};
+    return std::vector<std::string>{NUMCHECK_CLI,
+                                    "orbit",
+                                    "run",
+                                    "--bench",
+                                    bench().string(),
+                                    "--out",
+                                    out.string(),
+                                    "--endpoint",
+                                    url,
+                                    "--model",
+                                    "test-model",
+                                    "--limit",
+                                    limit,
+                                    "--no-cache",
+                                    "--retries",
+                                    "10",
+                                    "--retry-base-delay",
+                                    "0.001",
+                                    "--retry-max-delay",
+                                    "0.01",
+                                    "--progress",
+                                    "none",
+                                    "--resume"};
   };
   auto join = [](const std::vector<std::string>& a) {
     std::string s;
@@ -256,7 +283,8 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
     a.push_back("3");
     Child run(a, false);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (count_lines(cut / "responses.jsonl") < 40 && run.running() && std::chrono::steady_clock::now() < deadline) {
+    while (count_lines(cut / "responses.jsonl") < 40 && run.running() &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     ASSERT_TRUE(run.running()) << "the run finished before it could be killed";

@@ -73,3 +73,16 @@ TEST(Json, ErrorsNameTheLine) {
 
 }  // namespace
 }  // namespace numcheck::io
+
+namespace numcheck::io {
+namespace {
+
+// Found by fuzz_claims_loaders: nlohmann throws out_of_range (not parse_error) for numbers beyond
+// double range. It must surface as numcheck::Error like any other malformed input.
+TEST(Json, HugeNumberIsAnErrorNotACrash) {
+  EXPECT_THROW((void)parse_json("[1e999]", "t"), Error);
+  EXPECT_THROW((void)parse_ordered_json("{\"a\": -1e99999}", "t"), Error);
+}
+
+}  // namespace
+}  // namespace numcheck::io

@@ -25,18 +25,21 @@ TEST(ParseCompletion, ChatWithReasoningUsageTimings) {
 }
 
 TEST(ParseCompletion, CompletionsRouteAndNullContent) {
-  const auto p = parse_completion_body(R"({"choices":[{"text":"FINAL: 1","finish_reason":"stop"}]})", Api::kCompletions);
+  const auto p =
+      parse_completion_body(R"({"choices":[{"text":"FINAL: 1","finish_reason":"stop"}]})", Api::kCompletions);
   ASSERT_TRUE(p.ok);
   EXPECT_EQ(p.completion.content, "FINAL: 1");
-  const auto q = parse_completion_body(R"({"choices":[{"message":{"content":null},"finish_reason":"stop"}]})", Api::kChat);
+  const auto q = parse_completion_body(R"({"choices":[{"message":{"content":null},"finish_reason":"stop"}]})",
+                                       Api::kChat);
   ASSERT_TRUE(q.ok);
   EXPECT_EQ(q.completion.content, "");
 }
 
 TEST(ParseCompletion, MalformedBodiesAreErrorsNotCrashes) {
-  for (const char* bad : {"", "{", "[]", "{\"choices\": []}", "{\"choices\": [1]}", "{\"choices\": [{}]}",
-                          "{\"choices\": [{\"message\": {\"content\": 5}}]}", "{\"error\": {\"message\": \"x\"}}",
-                          "\xff\xfe", "{\"choices\": [{\"message\": {\"content\": \"\xff\"}}]}"}) {
+  for (const char* bad :
+       {"", "{", "[]", "{\"choices\": []}", "{\"choices\": [1]}", "{\"choices\": [{}]}",
+        "{\"choices\": [{\"message\": {\"content\": 5}}]}", "{\"error\": {\"message\": \"x\"}}", "\xff\xfe",
+        "{\"choices\": [{\"message\": {\"content\": \"\xff\"}}]}"}) {
     const auto p = parse_completion_body(bad, Api::kChat);
     EXPECT_FALSE(p.ok) << bad;
     EXPECT_FALSE(p.error.empty());
@@ -44,7 +47,8 @@ TEST(ParseCompletion, MalformedBodiesAreErrorsNotCrashes) {
 }
 
 TEST(ErrorMessage, OpenAiShapesAndRawText) {
-  EXPECT_EQ(error_message_from_body(R"({"error":{"message":"model not found","type":"x"}})"), "model not found");
+  EXPECT_EQ(error_message_from_body(R"({"error":{"message":"model not found","type":"x"}})"),
+            "model not found");
   EXPECT_EQ(error_message_from_body(R"({"error":"overloaded"})"), "overloaded");
   EXPECT_EQ(error_message_from_body(R"({"detail":"Not Found"})"), "Not Found");
   EXPECT_EQ(error_message_from_body("Bad Gateway\n"), "Bad Gateway ");
@@ -71,7 +75,8 @@ TEST(CacheKey, ModelIdentityBuildAndEveryBodyFieldCount) {
   const io::Json id1 = {{"model", "m"}, {"build", "b1"}};
   const io::Json id2 = {{"model", "m"}, {"build", "b2"}};
   const io::Json id3 = {{"model", "n"}, {"build", "b1"}};
-  const io::Json body = io::Json::parse(R"({"model":"m","seed":1,"temperature":0,"messages":[{"role":"user","content":"q"}]})");
+  const io::Json body =
+      io::Json::parse(R"({"model":"m","seed":1,"temperature":0,"messages":[{"role":"user","content":"q"}]})");
   const io::Json reordered =
       io::Json::parse(R"({"messages":[{"role":"user","content":"q"}],"temperature":0,"seed":1,"model":"m"})");
   io::Json other_seed = body;

@@ -25,8 +25,9 @@ TEST(FaultRates, ParsesTheMainJobSpec) {
 }
 
 TEST(FaultRates, RejectsBadSpecsAsUsageErrors) {
-  for (const char* bad : {"times_ten", "times_ten=", "times_ten=x", "times_ten=1.5", "times_ten=-0.1", "bold=0.1",
-                          "markdown=0.1,markdown=0.2", "times_ten=0.6,markdown=0.6", "truncation=0.1x"}) {
+  for (const char* bad :
+       {"times_ten", "times_ten=", "times_ten=x", "times_ten=1.5", "times_ten=-0.1", "bold=0.1",
+        "markdown=0.1,markdown=0.2", "times_ten=0.6,markdown=0.6", "truncation=0.1x"}) {
     try {
       (void)parse_fault_rates(bad);
       ADD_FAILURE() << "accepted " << bad;

@@ -29,7 +29,8 @@ using testing::TestServer;
 
 fs::path fresh_dir(const std::string& name) {
   static int counter = 0;
-  const fs::path d = fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
+  const fs::path d =
+      fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -226,13 +227,51 @@ TEST_F(RunnerTest, TransientFaultsAreRetriedAndRecorded) {
   EXPECT_NE(by_id["q-002"]["attempt_errors"][0]["error"].get<std::string>().find("connection error"),
             std::string::npos);
   EXPECT_EQ(by_id["q-003"]["attempts"], 3);
-  EXPECT_NE(by_id["q-003"]["attempt_errors"][0]["error"].get<std::string>().find("malformed"), std::string::npos);
+  EXPECT_NE(by_id["q-003"]["attempt_errors"][0]["error"].get<std::string>().find("malformed"),
+            std::string::npos);
   EXPECT_EQ(by_id["q-004"]["attempts"], 2);
-  EXPECT_NE(by_id["q-004"]["attempt_errors"][0]["error"].get<std::string>().find("timeout"), std::string::npos);
+  EXPECT_NE(by_id["q-004"]["attempt_errors"][0]["error"].get<std::string>().find("timeout"),
+            std::string::npos);
   EXPECT_EQ(by_id["q-005"]["attempts"], 1);
   EXPECT_TRUE(by_id["q-005"]["attempt_errors"].empty());
   for (auto& [id, r] : by_id) EXPECT_EQ(r["response"], "You asked: Question " + id + ": how many?");
   EXPECT_FALSE(fs::exists(dir_ / "r" / "errors.jsonl") && fs::file_size(dir_ / "r" / "errors.jsonl") > 0);
+}
+
+// The HTTP backend without its asynchronous interface: the runner's thread-per-request path.
+class BlockingOnly : public Backend {
+ public:
+  explicit BlockingOnly(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  [[nodiscard]] std::string kind() const override { return inner_->kind(); }
+  [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
+  [[nodiscard]] std::vector<std::string> endpoints() const override { return inner_->endpoints(); }
+  [[nodiscard]] ServerInfo probe() override { return inner_->probe(); }
+  [[nodiscard]] std::unique_ptr<Session> open_session() override { return inner_->open_session(); }
+  [[nodiscard]] Api api() const override { return inner_->api(); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+TEST_F(RunnerTest, ThreadPerRequestPathRetriesRecordsAndStopsToo) {
+  server_->set_faults({FaultRule{"q-000", FaultKind::k500, 2}, FaultRule{"q-001", FaultKind::kDrop, 1},
+                       FaultRule{"q-002", FaultKind::k400, -1}});
+  auto s = settings();
+  s.concurrency = 3;
+  BlockingOnly b(backend());
+  const auto sum = run_items(make_items(20), s, b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 19u);
+  EXPECT_EQ(sum.failed, 1u);
+  std::map<std::string, io::Json> by_id;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) by_id[r["prompt_id"]] = r;
+  ASSERT_EQ(by_id.size(), 19u);
+  EXPECT_EQ(by_id["q-000"]["attempts"], 3);
+  EXPECT_EQ(by_id["q-001"]["attempts"], 2);
+  for (auto& [id, r] : by_id) EXPECT_EQ(r["response"], "You asked: Question " + id + ": how many?");
+  const auto errs = records(dir_ / "r" / "errors.jsonl");
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0]["prompt_id"], "q-002");
+  EXPECT_EQ(server_->missing_sampling(), 0u);
 }
 
 TEST_F(RunnerTest, ExhaustedAndFatalFailuresGoToErrorsOnlyAndResumeRetriesThem) {
@@ -255,7 +294,8 @@ TEST_F(RunnerTest, ExhaustedAndFatalFailuresGoToErrorsOnlyAndResumeRetriesThem) 
   EXPECT_EQ(errs["q-001"]["http_status"], 500);
   EXPECT_EQ(errs["q-003"]["attempts"], 1);  // 4xx other than 429: no retry
   EXPECT_EQ(errs["q-003"]["http_status"], 400);
-  EXPECT_NE(errs["q-003"]["error"].get<std::string>().find("exceeds the available context size"), std::string::npos);
+  EXPECT_NE(errs["q-003"]["error"].get<std::string>().find("exceeds the available context size"),
+            std::string::npos);
   EXPECT_EQ(errs["q-004"]["attempts"], 1);
   EXPECT_NE(errs["q-004"]["error"].get<std::string>().find("larger than"), std::string::npos);
   std::map<std::string, io::Json> ok;

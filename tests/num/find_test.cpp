@@ -14,7 +14,8 @@ std::string summary(std::string_view text, FormSet allowed = FormSet::all()) {
   std::string out;
   for (const auto& m : find_numbers(text, allowed)) {
     if (!out.empty()) out += " ";
-    out += std::string(form_name(m.form)) + ":" + m.value.str() + "@" + std::string(text.substr(m.begin, m.end - m.begin));
+    out += std::string(form_name(m.form)) + ":" + m.value.str() + "@" +
+           std::string(text.substr(m.begin, m.end - m.begin));
   }
   return out;
 }
@@ -30,11 +31,18 @@ const std::vector<Case> kCases = {
     {"A tank holds 2.75 L and loses 1,250 mL.", "decimal:11/4@2.75 integer:1250@1,250"},
     {"Mix 2 3/4 cups with 1/2 cup.", "mixed:11/4@2 3/4 fraction:1/2@1/2"},
     {"about 1.494 \xC3\x97 10^4 liters", "times_ten:14940@1.494 \xC3\x97 10^4"},
-    {"about 1.494 x 10\xCB\x86" "4 liters", "times_ten:14940@1.494 x 10\xCB\x86" "4"},
-    {"about 1.494\xC3\x97" "10\xE2\x81\xB4 liters", "times_ten:14940@1.494\xC3\x97" "10\xE2\x81\xB4"},
+    {"about 1.494 x 10\xCB\x86"
+     "4 liters",
+     "times_ten:14940@1.494 x 10\xCB\x86"
+     "4"},
+    {"about 1.494\xC3\x97"
+     "10\xE2\x81\xB4 liters",
+     "times_ten:14940@1.494\xC3\x97"
+     "10\xE2\x81\xB4"},
     {"or 1.494e4 or 1.494E+04", "e_notation:14940@1.494e4 e_notation:14940@1.494E+04"},
     {"75% of 80 percent", "percent:3/4@75% percent:4/5@80 percent"},
-    {"twenty-seven people and one hundred and five cars", "words:27@twenty-seven words:105@one hundred and five"},
+    {"twenty-seven people and one hundred and five cars",
+     "words:27@twenty-seven words:105@one hundred and five"},
     {"three quarters of a million", "words:3/4@three quarters words:1000000@a million"},
     {"spent $1.5 million on it", "words:1500000@1.5 million"},
     {"two and a half hours", "words:5/2@two and a half"},
@@ -42,6 +50,8 @@ const std::vector<Case> kCases = {
     {"a half and a third", "words:1/2@a half words:1/3@a third"},
     {"It was -5 and then +3", "integer:-5@-5 integer:3@+3"},
     {"in 5-10 years", "integer:5@5 integer:10@10"},
+    {"rose 50%-60%", "percent:1/2@50% percent:3/5@60%"},
+    {"from 1 000 to 2", "integer:1@1 integer:0@000 integer:2@2"},  // no space grouping
     // Words with digits are not numbers.
     {"Covid-19 cases", ""},
     {"COVID-19 and SARS-CoV-2", ""},
@@ -52,7 +62,10 @@ const std::vector<Case> kCases = {
     {"a 4x4 truck, 0x1F", ""},
     // Attached units are fine.
     {"ran 5km in 30min", "integer:5@5 integer:30@30"},
-    {"costs \xE2\x82\xAC" "5 or \xC2\xA3" "7", "integer:5@5 integer:7@7"},
+    {"costs \xE2\x82\xAC"
+     "5 or \xC2\xA3"
+     "7",
+     "integer:5@5 integer:7@7"},
     {"$20", "integer:20@20"},
     // Invalid numerals are skipped whole, not split.
     {"version 1.2.3 and 12,34 and 3/0 then 8", "integer:8@8"},
@@ -65,7 +78,10 @@ const std::vector<Case> kCases = {
     {"someone gave none to everyone", ""},
     {"One day, zero nights", "words:1@One words:0@zero"},
     {"twenty-seventh in line", ""},
-    {"\xE2\x88\x92" "12 degrees", "integer:-12@\xE2\x88\x92" "12"},
+    {"\xE2\x88\x92"
+     "12 degrees",
+     "integer:-12@\xE2\x88\x92"
+     "12"},
     {"2\xC2\xBD cups", "mixed:5/2@2\xC2\xBD"},
 };
 

@@ -38,8 +38,9 @@ TEST(Hostile, TenMegabytesOfDigitsAreRefusedNotParsed) {
 }
 
 TEST(Hostile, HugeExponentsAreRefused) {
-  for (const char* text : {"1e999999999", "1E+999999999", "1e-999999999", "9.99e1001", "1 x 10^99999999999999999999",
-                           "1 \xC3\x97 10^-1001", "10^1001", "7.5 million e5"}) {
+  for (const char* text :
+       {"1e999999999", "1E+999999999", "1e-999999999", "9.99e1001", "1 x 10^99999999999999999999",
+        "1 \xC3\x97 10^-1001", "10^1001", "7.5 million e5"}) {
     SCOPED_TRACE(text);
     const auto r = read_number(text);
     if (std::string_view(text) == "7.5 million e5") {
@@ -66,10 +67,41 @@ TEST(Hostile, RandomBytes) {
     (void)exercise(s);
   }
   // Random text over the readers' own alphabet hits the grammar far more often.
-  const std::string alphabet[] = {"0", "1", "5", "9", ",", ".", "/", "-", "+", " ", "e", "E", "x", "^", "%",
-                                  "\xC3\x97", "\xCB\x86", "\xE2\x81\xB4", "\xE2\x81\xBB", "\xC2\xBD", "\xE2\x88\x92",
-                                  "one ", "hundred ", "and ", "a ", "half", "million ", "point ", "minus ", "twenty-",
-                                  "percent", "10", "\xE2", "\xC2", "\x81"};
+  const std::string alphabet[] = {"0",
+                                  "1",
+                                  "5",
+                                  "9",
+                                  ",",
+                                  ".",
+                                  "/",
+                                  "-",
+                                  "+",
+                                  " ",
+                                  "e",
+                                  "E",
+                                  "x",
+                                  "^",
+                                  "%",
+                                  "\xC3\x97",
+                                  "\xCB\x86",
+                                  "\xE2\x81\xB4",
+                                  "\xE2\x81\xBB",
+                                  "\xC2\xBD",
+                                  "\xE2\x88\x92",
+                                  "one ",
+                                  "hundred ",
+                                  "and ",
+                                  "a ",
+                                  "half",
+                                  "million ",
+                                  "point ",
+                                  "minus ",
+                                  "twenty-",
+                                  "percent",
+                                  "10",
+                                  "\xE2",
+                                  "\xC2",
+                                  "\x81"};
   std::size_t total = 0;
   for (int round = 0; round < 2000; ++round) {
     std::string s;
@@ -86,16 +118,23 @@ TEST(Hostile, RandomBytes) {
 }
 
 TEST(Hostile, InvalidAndTruncatedUtf8) {
-  for (const char* text : {"\xC3", "1 \xC3", "1 \xC3\x97", "1 \xC3\x97 10", "1 \xC3\x97 10\xE2\x81", "10\xE2\x81\xBB",
-                           "10\xE2", "\xE2\x88", "\xE2\x88\x92", "\xC2\xBD\xC2", "2\xC2", "\xFF\xFE 5 \xFF",
-                           "\xED\xA0\x80" "7", "\xC0\xAF" "9"}) {
+  for (const char* text :
+       {"\xC3", "1 \xC3", "1 \xC3\x97", "1 \xC3\x97 10", "1 \xC3\x97 10\xE2\x81", "10\xE2\x81\xBB", "10\xE2",
+        "\xE2\x88", "\xE2\x88\x92", "\xC2\xBD\xC2", "2\xC2", "\xFF\xFE 5 \xFF",
+        "\xED\xA0\x80"
+        "7",
+        "\xC0\xAF"
+        "9"}) {
     SCOPED_TRACE(text);
     (void)exercise(text);
   }
   EXPECT_EQ(read_number("1 \xC3\x97 10").reason, RejectReason::kTrailingText);
   EXPECT_EQ(read_number("10\xE2\x81\xBB").reason, RejectReason::kTrailingText);  // 10⁻ without digits
   EXPECT_EQ(find_numbers("\xFF\xFE 5 \xFF").size(), 1u);
-  const std::string nul("3\0" "4", 3);
+  const std::string nul(
+      "3\0"
+      "4",
+      3);
   EXPECT_EQ(find_numbers(nul).size(), 2u);
   EXPECT_EQ(read_number(nul).reason, RejectReason::kTrailingText);
 }
@@ -108,10 +147,10 @@ TEST(Hostile, LongRunsStayLinear) {
     while (s.size() < size) s += unit;
     return s;
   };
-  constexpr std::size_t kOneMB = std::size_t{1} << 20;  // word patterns: every word is a start
-  EXPECT_TRUE(find_numbers(repeat("1.")).empty());   // 1.1.1.1... is one bad token
-  EXPECT_TRUE(find_numbers(repeat("1/")).empty());   // 1/1/1/1... is a date-like token
-  EXPECT_TRUE(find_numbers(repeat("1,")).empty());   // bad grouping
+  constexpr std::size_t kOneMB = std::size_t{1} << 20;      // word patterns: every word is a start
+  EXPECT_TRUE(find_numbers(repeat("1.")).empty());          // 1.1.1.1... is one bad token
+  EXPECT_TRUE(find_numbers(repeat("1/")).empty());          // 1/1/1/1... is a date-like token
+  EXPECT_TRUE(find_numbers(repeat("1,")).empty());          // bad grouping
   EXPECT_TRUE(find_numbers("1" + repeat(",000")).empty());  // valid grouping, but out of range
   EXPECT_EQ(find_numbers(repeat("-")).size(), 0u);
   EXPECT_EQ(find_numbers(repeat(" ")).size(), 0u);

@@ -58,7 +58,8 @@ Rational generate(Rng& rng, NumberForm form) {
       return random_finite_decimal(rng) / Rational(100);
     case NumberForm::kFraction:
     case NumberForm::kMixed: {
-      mpz_class den = rng.below(4) == 0 ? random_magnitude(rng) : mpz_class(static_cast<long>(rng.between(2, 1000)));
+      mpz_class den =
+          rng.below(4) == 0 ? random_magnitude(rng) : mpz_class(static_cast<long>(rng.between(2, 1000)));
       if (den == 0) den = 7;
       return with_sign(rng, Rational(random_magnitude(rng), den));
     }
@@ -68,8 +69,9 @@ Rational generate(Rng& rng, NumberForm form) {
         return with_sign(rng, Rational(random_integer(rng, digits)));
       }
       const long den = static_cast<long>(rng.between(2, 10));
-      return with_sign(rng, Rational(mpz_class(static_cast<long>(rng.below(static_cast<std::uint64_t>(den) * 100))),
-                                     mpz_class(den)));
+      return with_sign(
+          rng, Rational(mpz_class(static_cast<long>(rng.below(static_cast<std::uint64_t>(den) * 100))),
+                        mpz_class(den)));
     }
   }
   return Rational(0);
@@ -126,7 +128,8 @@ TEST(RoundTripRefusals, WritersRefuseWhatTheyCannotShow) {
     EXPECT_EQ(write_number(v, NumberForm::kDecimal).has_value(), fin && !v.is_integer()) << v.str();
     EXPECT_EQ(write_number(v, NumberForm::kENotation).has_value(), fin) << v.str();
     EXPECT_EQ(write_number(v, NumberForm::kFraction).has_value(), !v.is_integer()) << v.str();
-    EXPECT_EQ(write_number(v, NumberForm::kMixed).has_value(), !v.is_integer() && v.abs() > Rational(1)) << v.str();
+    EXPECT_EQ(write_number(v, NumberForm::kMixed).has_value(), !v.is_integer() && v.abs() > Rational(1))
+        << v.str();
   }
 }
 

@@ -158,6 +158,28 @@ TEST(SpecErrors, SemanticMistakes) {
   }
   {
     auto j = default_json();
+    j["templates"][0]["params"][0]["domain"]["step"] = "1/3";
+    j["templates"][0]["params"][0]["domain"]["max"] = "2/3";
+    j["templates"][0]["params"][0]["domain"]["min"] = "1/3";
+    EXPECT_CONTAINS(error_of(j), "must be finite decimals");
+  }
+  {
+    auto j = default_json();
+    j["templates"][2]["params"][0]["domain"] = {{"type", "set"}, {"values", {"2", "3.5"}}};  // RL's n
+    EXPECT_CONTAINS(error_of(j), "\"n\" must take only integer values for the words view");
+  }
+  {
+    auto j = default_json();
+    j["templates"][5]["views"]["fraction"] = {{"quota", 10}, {"params", {"N1"}}};  // LV: scaled integers
+    EXPECT_CONTAINS(error_of(j), "\"N1\" can be an integer");
+  }
+  {
+    auto j = default_json();
+    j["templates"][0]["params"][0]["domain"] = {{"type", "set"}, {"values", {"0.5", "1/3"}}};
+    EXPECT_CONTAINS(error_of(j), "1/3 has no exact decimal form");
+  }
+  {
+    auto j = default_json();
     j["templates"][0]["views"]["unit"]["unit"] = "km";
     EXPECT_CONTAINS(error_of(j), "cannot restate parameter");
   }

@@ -41,8 +41,8 @@ TEST(Classification, ClassNeverPredictedHasZeroPrecisionAndF1) {
   EXPECT_DOUBLE_EQ(r.per_class[C].precision, 0.0);  // zero_division = 0
   EXPECT_DOUBLE_EQ(r.per_class[C].recall, 0.0);
   EXPECT_DOUBLE_EQ(r.per_class[C].f1, 0.0);
-  EXPECT_DOUBLE_EQ(r.macro_f1, 5.0 / 14.0);       // (1/2 + 4/7 + 0) / 3
-  EXPECT_DOUBLE_EQ(r.weighted_f1, 19.0 / 42.0);   // (2/2 + 3*4/7 + 0) / 6
+  EXPECT_DOUBLE_EQ(r.macro_f1, 5.0 / 14.0);      // (1/2 + 4/7 + 0) / 3
+  EXPECT_DOUBLE_EQ(r.weighted_f1, 19.0 / 42.0);  // (2/2 + 3*4/7 + 0) / 6
   EXPECT_DOUBLE_EQ(r.macro_precision, 1.0 / 3.0);
   EXPECT_DOUBLE_EQ(r.macro_recall, 7.0 / 18.0);
 }
@@ -134,8 +134,8 @@ TEST(KFold, CoversEveryItemOnceWithKFoldSizes) {
     for (auto i : folds[f]) EXPECT_TRUE(seen.insert(i).second);
   }
   EXPECT_EQ(seen.size(), 249u);
-  EXPECT_EQ(kfold_indices(249, 10, 42), folds);   // deterministic
-  EXPECT_NE(kfold_indices(249, 10, 43), folds);   // the seed matters
+  EXPECT_EQ(kfold_indices(249, 10, 42), folds);  // deterministic
+  EXPECT_NE(kfold_indices(249, 10, 43), folds);  // the seed matters
   EXPECT_THROW((void)kfold_indices(5, 10, 1), Error);
 }
 
@@ -143,7 +143,7 @@ TEST(KFold, PairedTestOnFoldScores) {
   std::vector<int> gold, a, b;
   for (int i = 0; i < 100; ++i) {
     gold.push_back(i % 3);
-    a.push_back(i % 3);                 // perfect
+    a.push_back(i % 3);                             // perfect
     b.push_back(i % 5 == 0 ? (i + 1) % 3 : i % 3);  // 20% wrong
   }
   const auto r = kfold_paired_t_test(gold, a, b, 3, 10, 7);

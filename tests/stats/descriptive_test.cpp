@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
 
 namespace numcheck::stats {
 namespace {
@@ -31,6 +32,18 @@ TEST(Quantile, MatchesNumpyLinearAndExcelInc) {
   EXPECT_DOUBLE_EQ(q.q1, 20.25);
   EXPECT_DOUBLE_EQ(q.median, 37.5);
   EXPECT_DOUBLE_EQ(q.q3, 39.75);
+}
+
+TEST(Quantile, SelectionAgreesWithSorting) {
+  Rng rng(3);
+  for (std::size_t n : {1u, 2u, 3u, 10u, 101u, 1000u}) {
+    std::vector<double> v(n);
+    for (auto& x : v) x = static_cast<double>(rng.below(50));  // many ties
+    for (double q : {0.0, 0.025, 0.25, 0.5, 0.75, 0.975, 1.0}) {
+      auto copy = v;
+      EXPECT_EQ(quantile_select(copy, q), quantile_inclusive(v, q)) << n << " " << q;
+    }
+  }
 }
 
 TEST(Quantile, RejectsBadInput) {

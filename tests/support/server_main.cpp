@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
 #include "llm/reference.hpp"
@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   testing::ServerOptions opts;
   opts.record = false;
   app.add_option("--port", port, "Port (0: an ephemeral port)")->capture_default_str();
-  app.add_option("--bench", bench_dir, "Answer from this benchmark's reference solver (default: echo answers)");
+  app.add_option("--bench", bench_dir,
+                 "Answer from this benchmark's reference solver (default: echo answers)");
   app.add_option("--model", opts.model, "Model id the server reports")->capture_default_str();
   app.add_option("--build", opts.build, "Build id the server reports in /props")->capture_default_str();
   app.add_option("--threads", opts.threads, "Connections served at once")->capture_default_str();
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
   try {
     llm::SolveFn solver;
     if (!bench_dir.empty()) {
-      solver = llm::benchmark_solver(std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(bench_dir)));
+      solver =
+          llm::benchmark_solver(std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(bench_dir)));
     }
     testing::TestServer server(opts, solver);
     server.set_faults(rules);

@@ -1,6 +1,7 @@
 #include "test_server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <stdexcept>
@@ -38,6 +39,7 @@ struct TestServer::Impl {
   std::vector<io::Json> bodies;
   std::map<std::string, std::string> last_headers;
   std::atomic<std::uint64_t> next_id{0};
+  int listen_fd = -1;
 
   // Waits ms milliseconds, or less when the server stops.
   void pause(int ms) {
@@ -64,6 +66,13 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
   im->svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   im->svr.set_keep_alive_max_count(1000000);
   im->svr.set_tcp_nodelay(true);
+  // httplib listens with a backlog of 5 (compiled into Debian's library): 16 or 64 clients
+  // connecting at once would see dropped SYNs and 1 s retransmits. Remember the listening socket
+  // and raise its backlog after bind (listen(2) may be called again on a listening socket).
+  im->svr.set_socket_options([im](int sock) {
+    httplib::default_socket_options(sock);
+    if (im->listen_fd < 0) im->listen_fd = sock;
+  });
   im->svr.set_keep_alive_timeout(10);
   im->svr.set_payload_max_length(std::size_t{64} << 20);
 
@@ -73,9 +82,9 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
       std::lock_guard lock(im->m);
       model = im->opts.model;
     }
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     const io::Json j = {{"object", "list"},
                         {"data",
                          {{{"id", model},
@@ -115,7 +124,8 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
       return;
     }
     for (const char* f : {"model", "temperature", "top_p", "top_k", "seed", "max_tokens"}) {
-      if (!body.contains(f) || !(body[f].is_number() || (std::string_view(f) == "model" && body[f].is_string()))) {
+      if (!body.contains(f) ||
+          !(body[f].is_number() || (std::string_view(f) == "model" && body[f].is_string()))) {
         ++missing_sampling_;
         error_body(res, 400, fmt::format("request lacks an explicit '{}'", f), "invalid_request_error");
         return;
@@ -125,14 +135,16 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     if (chat) {
       const auto& msgs = body.value("messages", io::Json::array());
       for (const auto& m : msgs) {
-        if (m.is_object() && m.value("role", "") == "user" && m.contains("content") && m["content"].is_string()) {
+        if (m.is_object() && m.value("role", "") == "user" && m.contains("content") &&
+            m["content"].is_string()) {
           prompt = m["content"].get<std::string>();
         }
       }
     } else if (body.contains("prompt") && body["prompt"].is_string()) {
       prompt = body["prompt"].get<std::string>();
     }
-    const std::int64_t max_tokens = body["max_tokens"].is_number_integer() ? body["max_tokens"].get<std::int64_t>() : 0;
+    const std::int64_t max_tokens =
+        body["max_tokens"].is_number_integer() ? body["max_tokens"].get<std::int64_t>() : 0;
 
     // Which fault, if any.
     FaultRule rule;
@@ -147,7 +159,8 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
         if (r.rate < 1.0) {
           // Content faults (length, 400, huge) stick to a prompt, as a deterministic model's would;
           // transport faults are drawn per request, so retries can get through.
-          const bool sticky = r.kind == FaultKind::kLength || r.kind == FaultKind::k400 || r.kind == FaultKind::kHuge;
+          const bool sticky =
+              r.kind == FaultKind::kLength || r.kind == FaultKind::k400 || r.kind == FaultKind::kHuge;
           Rng rng(fnv1a64(prompt), sticky ? std::string("fault") : fmt::format("fault#{}", n));
           if (rng.unit() >= r.rate) continue;
         }
@@ -167,22 +180,22 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
         error_body(res, 500, "internal server error (injected)", "server_error");
         return;
       case FaultKind::k400:
-        error_body(res, 400, "the request exceeds the available context size (injected)", "invalid_request_error");
+        error_body(res, 400, "the request exceeds the available context size (injected)",
+                   "invalid_request_error");
         return;
       case FaultKind::kSlow:
         im->pause(rule.slow_ms);
         break;
       case FaultKind::kDrop: {
         // Promise a body, send a piece of it, then fail: the connection closes mid-response.
-        res.set_content_provider(
-            1000, "application/json",
-            [](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-              if (offset == 0) {
-                sink.write("{\"choices\": [", 13);
-                return true;
-              }
-              return false;
-            });
+        res.set_content_provider(1000, "application/json",
+                                 [](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                                   if (offset == 0) {
+                                     sink.write("{\"choices\": [", 13);
+                                     return true;
+                                   }
+                                   return false;
+                                 });
         return;
       }
       case FaultKind::kMalformed:
@@ -239,24 +252,24 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     } else {
       choice["text"] = content;
     }
-    const io::Json out = {
-        {"id", fmt::format("chatcmpl-{}", im->next_id++)},
-        {"object", chat ? "chat.completion" : "text_completion"},
-        {"created", 0},
-        {"model", model},
-        {"system_fingerprint", "fp_" + build},
-        {"choices", io::Json::array({choice})},
-        {"usage",
-         {{"prompt_tokens", prompt_tokens},
-          {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}}},
-        {"timings", {{"prompt_n", prompt_tokens}, {"predicted_n", completion_tokens}}}};
+    const io::Json out = {{"id", fmt::format("chatcmpl-{}", im->next_id++)},
+                          {"object", chat ? "chat.completion" : "text_completion"},
+                          {"created", 0},
+                          {"model", model},
+                          {"system_fingerprint", "fp_" + build},
+                          {"choices", io::Json::array({choice})},
+                          {"usage",
+                           {{"prompt_tokens", prompt_tokens},
+                            {"completion_tokens", completion_tokens},
+                            {"total_tokens", prompt_tokens + completion_tokens}}},
+                          {"timings", {{"prompt_n", prompt_tokens}, {"predicted_n", completion_tokens}}}};
     res.set_content(out.dump(), "application/json");
   };
   im->svr.Post("/v1/chat/completions",
                [complete](const httplib::Request& req, httplib::Response& res) { complete(req, res, true); });
-  im->svr.Post("/v1/completions",
-               [complete](const httplib::Request& req, httplib::Response& res) { complete(req, res, false); });
+  im->svr.Post("/v1/completions", [complete](const httplib::Request& req, httplib::Response& res) {
+    complete(req, res, false);
+  });
 }
 
 TestServer::~TestServer() { stop(); }
@@ -269,9 +282,11 @@ int TestServer::start(int port) {
     port_ = im->svr.bind_to_port("127.0.0.1", port) ? port : -1;
   }
   if (port_ <= 0) throw std::runtime_error("test server: cannot bind 127.0.0.1");
+  if (im->listen_fd >= 0) ::listen(im->listen_fd, 4096);
   im->thread = std::thread([im] { im->svr.listen_after_bind(); });
   // Wait until the accept loop runs.
-  for (int i = 0; i < 2000 && !im->svr.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && !im->svr.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return port_;
 }
 

@@ -43,7 +43,7 @@ enum class FaultKind : std::uint8_t {
 struct FaultRule {
   std::string match;  // applies to prompts containing this text ("" = every prompt)
   FaultKind kind = FaultKind::kNone;
-  int times = -1;     // the first `times` requests of each matching prompt (-1: every request)
+  int times = -1;  // the first `times` requests of each matching prompt (-1: every request)
   // Fraction of matching requests, deterministic: content faults (length, 400, huge) are drawn per
   // prompt (a prompt always gets the same), transport faults per (prompt, request number).
   double rate = 1.0;

@@ -1,0 +1,79 @@
+// Joining predictions to gold claims and scoring them, against hand-computed values.
+#include "claims/evaluate.hpp"
+
+#include <gtest/gtest.h>
+
+namespace numcheck::claims {
+namespace {
+
+Claim gold(std::string text, Verdict v, std::string id = "") {
+  Claim c;
+  c.text = std::move(text);
+  c.label = v;
+  c.id = std::move(id);
+  return c;
+}
+
+TEST(Evaluate, JoinByIdThenExactTextWithDuplicates) {
+  const std::vector<Claim> g = {gold("a", Verdict::kTrue, "1"), gold("b", Verdict::kFalse),
+                                gold("b", Verdict::kFalse), gold("c", Verdict::kConflicting)};
+  std::vector<Claim> p = {gold("", Verdict::kTrue, "1"), gold("b", Verdict::kFalse),
+                          gold("b", Verdict::kTrue), gold("zzz", Verdict::kTrue), gold("B", Verdict::kTrue)};
+  JoinReport rep;
+  const auto j = join_predictions(g, p, rep);
+  EXPECT_EQ(j[0], Verdict::kTrue);
+  EXPECT_EQ(j[1], Verdict::kFalse);  // first occurrence -> first prediction with that text
+  EXPECT_EQ(j[2], Verdict::kTrue);   // second -> second
+  EXPECT_FALSE(j[3].has_value());    // exact text only: "c" has no prediction
+  EXPECT_EQ(rep.by_id, 1u);
+  EXPECT_EQ(rep.by_text, 2u);
+  EXPECT_EQ(rep.gold_without_prediction, 1u);
+  EXPECT_EQ(rep.unused_predictions, 2u);  // "zzz" and "B" (case differs)
+  EXPECT_EQ(rep.conflicts.size(), 1u);    // "b" predicted False and True
+}
+
+TEST(Evaluate, ScoresPairsAndCategories) {
+  // gold T T F F F C; system A predicts T F F F T F (Conflicting never predicted), B is perfect.
+  std::vector<Claim> g;
+  const Verdict gv[] = {Verdict::kTrue,  Verdict::kTrue,  Verdict::kFalse,
+                        Verdict::kFalse, Verdict::kFalse, Verdict::kConflicting};
+  const Verdict av[] = {Verdict::kTrue,  Verdict::kFalse, Verdict::kFalse,
+                        Verdict::kFalse, Verdict::kTrue,  Verdict::kFalse};
+  std::vector<SystemResult> systems(2);
+  systems[0].name = "a";
+  systems[1].name = "b";
+  for (int i = 0; i < 6; ++i) {
+    g.push_back(gold("claim " + std::to_string(i), gv[i]));
+    g.back().category = i < 3 ? Category::kTemporal : Category::kStatistical;
+    systems[0].pred.push_back(av[i]);
+    systems[1].pred.push_back(gv[i]);
+  }
+  EvaluateOptions opt;
+  opt.by_category = true;
+  opt.bootstrap_draws = 200;
+  opt.folds = 3;
+  const auto e = evaluate(g, systems, opt);
+  const auto& a = e.systems[0].all.report;
+  EXPECT_DOUBLE_EQ(a.macro_f1, 5.0 / 14.0);
+  EXPECT_DOUBLE_EQ(a.weighted_f1, 19.0 / 42.0);
+  EXPECT_DOUBLE_EQ(a.per_class[2].precision, 0.0);
+  EXPECT_EQ(e.systems[0].by_category.at(Category::kTemporal).n, 3u);
+  ASSERT_EQ(e.comparisons.size(), 1u);
+  const auto& c = e.comparisons[0];
+  EXPECT_EQ(c.a_only_correct, 0u);
+  EXPECT_EQ(c.b_only_correct, 3u);
+  EXPECT_DOUBLE_EQ(c.mcnemar_p, 0.25);  // 2 * (1/2)^3
+  EXPECT_DOUBLE_EQ(c.boot_diff, 5.0 / 14.0 - 1.0);
+  EXPECT_LE(c.boot_lo, c.boot_hi);
+  EXPECT_TRUE(c.ttest_ran);
+  const auto j = evaluation_json(e);
+  EXPECT_DOUBLE_EQ(j["systems"]["a"]["per_class"]["False"]["f1"].get<double>(), 4.0 / 7.0);
+  EXPECT_EQ(j["systems"]["a"]["confusion"]["Conflicting"]["False"].get<int>(), 1);
+  EXPECT_EQ(j["systems"]["a"]["per_class"]["True"]["support"].get<int>(), 2);
+  EXPECT_TRUE(j["systems"]["a"]["categories"].contains("temporal"));
+  EXPECT_EQ(j["comparisons"][0]["mcnemar"]["b_only_correct"].get<int>(), 3);
+  EXPECT_NE(evaluation_markdown(e, true).find("| a | 6 | 50.00 | 35.71 |"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace numcheck::claims
