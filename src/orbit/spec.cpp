@@ -320,7 +320,8 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
 
   const Json& views = field(c, t, "", "views");
   if (!views.is_object()) c.error("views", "must be an object keyed by family");
-  for (const auto& [fam, _] : views.items()) {
+  for (const auto& item : views.items()) {
+    const std::string& fam = item.key();
     if (std::find_if(std::begin(kViewFamilies), std::end(kViewFamilies),
                      [&](const char* f) { return fam == f; }) == std::end(kViewFamilies))
       c.error("views." + fam, "unknown family (use fraction, scientific, percent, words, unit)");

@@ -31,8 +31,8 @@ inline CliResult run_cli(const std::string& args, const std::string& stdin_text 
     std::fwrite(stdin_text.data(), 1, stdin_text.size(), f);
     std::fclose(f);
   }
-  const std::string cmd = fmt::format("'{}' {} <'{}' >'{}' 2>'{}'", NUMCHECK_CLI, args, in.string(),
-                                      out.string(), err.string());
+  const std::string cmd =
+      fmt::format("'{}' {} <'{}' >'{}' 2>'{}'", NUMCHECK_CLI, args, in.string(), out.string(), err.string());
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

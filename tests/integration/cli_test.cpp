@@ -39,7 +39,8 @@ TEST(Cli, EveryCommandHasHelp) {
     int seen = 0;
     while (start != std::string::npos && start + 1 < g.out.size()) {
       const std::size_t end = g.out.find('\n', start + 1);
-      std::string line = g.out.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+      std::string line =
+          g.out.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
       start = end;
       const auto first = line.find_first_not_of(' ');
       if (first == std::string::npos || first == 0) continue;
