@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
@@ -22,18 +23,6 @@
 
 namespace numcheck::cli {
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
-    while (!part.empty() && part.back() == ' ') part.pop_back();
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
 
 // ---- plan --------------------------------------------------------------------------------------
 

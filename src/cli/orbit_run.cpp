@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "io/sha256.hpp"
@@ -27,18 +28,6 @@ struct RunArgs {
   std::optional<std::size_t> limit;
   llm::RunOptions opts;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    while (!part.empty() && part.front() == ' ') part.erase(part.begin());
-    while (!part.empty() && part.back() == ' ') part.pop_back();
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
 
 void setup(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "report/document.hpp"
 #include "report/html.hpp"
 
 namespace numcheck::consensus {
@@ -240,64 +241,21 @@ struct SimpleTable {
   std::string note;
 };
 
-// Escapes text for a Markdown table cell: characters with Markdown or HTML meaning are
-// backslash-escaped or written as entities, line breaks become spaces.
-std::string md_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '|':
-      case '\\':
-      case '*':
-      case '_':
-      case '`':
-      case '[':
-      case ']':
-      case '#':
-        out += '\\';
-        out += c;
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '\n':
-      case '\r':
-      case '\t':
-        out += ' ';
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 std::string md_table(const SimpleTable& t) {
   std::string s;
-  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", md_escape(t.caption));
+  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", report::markdown_escape(t.caption));
   s += "|";
-  for (const auto& h : t.header) s += " " + md_escape(h) + " |";
+  for (const auto& h : t.header) s += " " + report::markdown_escape(h) + " |";
   s += "\n|";
   for (std::size_t c = 0; c < t.header.size(); ++c)
     s += c < t.numeric.size() && t.numeric[c] ? "---:|" : "---|";
   s += "\n";
   for (const auto& row : t.rows) {
     s += "|";
-    for (const auto& cell : row) s += " " + md_escape(cell) + " |";
+    for (const auto& cell : row) s += " " + report::markdown_escape(cell) + " |";
     s += "\n";
   }
-  if (!t.note.empty()) s += "\n" + md_escape(t.note) + "\n";
+  if (!t.note.empty()) s += "\n" + report::markdown_escape(t.note) + "\n";
   return s + "\n";
 }
 
@@ -584,7 +542,7 @@ std::string render_markdown(const Analysis& a, const std::vector<std::string>& f
   for (const auto& sys : a.systems) {
     for (const auto& tier : a.plan.options.tiers) {
       if (f < figure_files.size()) {
-        s += fmt::format("![{}]({})\n\n", md_escape(chart_title(a, sys, tier)), figure_files[f]);
+        s += fmt::format("![{}]({})\n\n", report::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
       }
       ++f;
     }
