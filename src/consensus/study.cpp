@@ -542,7 +542,8 @@ std::string render_markdown(const Analysis& a, const std::vector<std::string>& f
   for (const auto& sys : a.systems) {
     for (const auto& tier : a.plan.options.tiers) {
       if (f < figure_files.size()) {
-        s += fmt::format("![{}]({})\n\n", report::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
+        s +=
+            fmt::format("![{}]({})\n\n", report::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
       }
       ++f;
     }
