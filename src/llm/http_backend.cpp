@@ -64,7 +64,10 @@ struct Transfer {
   std::string body;
   std::size_t limit = 0;
   bool too_large = false;
-  std::optional<std::string> retry_after;
+  // A plain string and a flag, not std::optional<std::string>: g++ 12 -O2 reports a false
+  // -Wmaybe-uninitialized on the optional's destructor here.
+  std::string retry_after;
+  bool has_retry_after = false;
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::chrono::steady_clock::time_point start;
 };
@@ -99,6 +102,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
       while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
       while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
       t->retry_after = std::string(v);
+      t->has_retry_after = true;
     }
   }
   return bytes;
@@ -176,11 +180,12 @@ class Handle {
     curl_easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
     r.body = std::move(t.body);
     r.too_large = t.too_large;
-    r.retry_after = std::move(t.retry_after);
+    if (t.has_retry_after) r.retry_after = std::move(t.retry_after);
     r.curl_error = t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(curl_easy_strerror(code));
     t.body.clear();
     t.too_large = false;
-    t.retry_after.reset();
+    t.retry_after.clear();
+    t.has_retry_after = false;
     return r;
   }
 
