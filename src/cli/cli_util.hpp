@@ -1,8 +1,13 @@
 #pragma once
 // Small helpers shared by CLI commands.
 #include <sstream>
+
+#include <fmt/core.h>
+
 #include <string>
 #include <vector>
+#include "core/error.hpp"
+#include "llm/runner.hpp"
 
 namespace numcheck::cli {
 
@@ -17,6 +22,25 @@ inline std::vector<std::string> split_list(const std::string& s) {
     if (!part.empty()) out.push_back(part);
   }
   return out;
+}
+
+// Prints the summary of a runner session (`noun` is "prompts" or "calls") and throws
+// Error(kIncomplete, exit 3) when some items are still unanswered.
+inline void finish_run(const std::string& out, const llm::RunSummary& r, const char* noun) {
+  fmt::print(
+      "{}: {} {}, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} unanswered{}\n",
+      out, r.total, noun, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
+      r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
+  if (r.torn_bytes_repaired > 0) {
+    fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n",
+               r.torn_bytes_repaired);
+  }
+  if (r.unanswered > 0) {
+    throw Error(
+        ErrorCode::kIncomplete,
+        fmt::format("{} of {} {} unanswered (see {}/errors.jsonl); run again with --resume to retry them",
+                    r.unanswered, r.total, noun, out));
+  }
 }
 
 }  // namespace numcheck::cli

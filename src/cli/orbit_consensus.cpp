@@ -167,18 +167,7 @@ void setup_run(CLI::App& app) {
     if (backend->simulated()) s.info["inject"] = llm::to_json(llm::parse_fault_rates(a->opts.inject));
 
     const llm::RunSummary r = llm::run_items(items, s, *backend, a->out);
-    fmt::print(
-        "{}: {} calls, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} "
-        "unanswered{}\n",
-        a->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
-        r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
-    if (r.unanswered > 0) {
-      throw Error(
-          ErrorCode::kIncomplete,
-          fmt::format(
-              "{} of {} calls unanswered (see {}/errors.jsonl); run again with --resume to retry them",
-              r.unanswered, r.total, a->out));
-    }
+    finish_run(a->out, r, "calls");
   });
 }
 

@@ -96,22 +96,7 @@ void setup(CLI::App& app) {
     }
 
     const llm::RunSummary r = llm::run_items(items, s, *backend, args->out);
-    fmt::print(
-        "{}: {} prompts, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} "
-        "unanswered{}\n",
-        args->out, r.total, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
-        r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
-    if (r.torn_bytes_repaired > 0) {
-      fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n",
-                 r.torn_bytes_repaired);
-    }
-    if (r.unanswered > 0) {
-      throw Error(
-          ErrorCode::kIncomplete,
-          fmt::format(
-              "{} of {} prompts unanswered (see {}/errors.jsonl); run again with --resume to retry them",
-              r.unanswered, r.total, args->out));
-    }
+    finish_run(args->out, r, "prompts");
   });
 }
 
