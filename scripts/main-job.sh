@@ -34,7 +34,13 @@ else
 fi
 
 run_args=(--bench "$out/bench" --out "$out/run" --resume "${system_args[@]}")
-if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then run_args+=(--limit "$NUMCHECK_LIMIT"); fi
+if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then
+  echo "numcheck: NUMCHECK_LIMIT was replaced by NUMCHECK_BASES (a stratified sample of whole orbits)" >&2
+  exit 2
+fi
+# NUMCHECK_BASES=N: a quick smoke run on a stratified, seeded sample of N bases (whole orbits);
+# score and report are scoped to that selection.
+if [[ -n "${NUMCHECK_BASES:-}" ]]; then run_args+=(--bases "$NUMCHECK_BASES"); fi
 echo "== run: $system_name"
 "$nc" orbit run "${run_args[@]}"
 echo "== score"

@@ -193,12 +193,22 @@ TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   EXPECT_EQ(count_lines(out / "responses.jsonl"), b.views.size());
   // The run is byte-identical in what it answered: a second fresh run gives the same responses.
   const fs::path out2 = dir("ref2");
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --limit 50",
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --bases 20",
                           bench().string(), out2.string(), kInject));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto recs2 = read_jsonl(out2 / "responses.jsonl");
-  ASSERT_EQ(recs2.size(), 50u);
-  for (std::size_t i = 0; i < 50; ++i) EXPECT_EQ(recs2[i]["response"], recs[i]["response"]);
+  // 20 whole orbits, stratified across templates (so not the first prompts of the file).
+  const io::Json m2 = io::read_json_file(out2 / "run.json");
+  ASSERT_EQ(recs2.size(), m2["selection"]["prompts"].get<std::size_t>());
+  EXPECT_EQ(m2["selection"]["bases"], 20);
+  std::map<std::string, std::string> full_answers;
+  for (const auto& rec : recs) full_answers[rec["prompt_id"].get<std::string>()] = rec["response"];
+  std::set<std::string> templates;
+  for (const auto& rec : recs2) {
+    EXPECT_EQ(rec["response"], full_answers.at(rec["prompt_id"].get<std::string>()));
+    templates.insert(rec["template"].get<std::string>());
+  }
+  EXPECT_EQ(templates.size(), 6u);
 }
 
 TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
@@ -219,15 +229,15 @@ TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // Resuming with other fault rates would mix two systems.
   const fs::path out = dir("u5");
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 2", bench().string(),
                           out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_cli(fmt::format(
-      "orbit run --bench '{}' --out '{}' --system reference --limit 5 --resume --inject markdown=0.5",
+      "orbit run --bench '{}' --out '{}' --system reference --bases 2 --resume --inject markdown=0.5",
       bench().string(), out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 2", bench().string(),
                           out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
@@ -238,7 +248,7 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
                true);
   ASSERT_NE(server.first_line.find("http://127.0.0.1:"), std::string::npos) << server.first_line;
   const std::string url = server.first_line;
-  const std::string limit = "300";
+  const std::string limit = "120";
   const auto args = [&](const fs::path& out) {
     return std::vector<std::string>{NUMCHECK_CLI,
                                     "orbit",
@@ -251,7 +261,7 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
                                     url,
                                     "--model",
                                     "test-model",
-                                    "--limit",
+                                    "--bases",
                                     limit,
                                     "--no-cache",
                                     "--retries",
@@ -291,21 +301,23 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
     run.kill9();
   }
   const std::size_t before = count_lines(cut / "responses.jsonl");
-  EXPECT_LT(before, 300u);
+  const std::size_t n = io::read_json_file(whole / "run.json")["selection"]["prompts"].get<std::size_t>();
+  EXPECT_GT(n, 250u);
+  EXPECT_LT(before, n);
   r = run_cli(join(args(cut)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const auto b = orbit::load_benchmark(bench());
   const auto g_whole = graded(b, whole);
   const auto g_cut = graded(b, cut);
-  ASSERT_EQ(g_whole.size(), 300u);
-  ASSERT_EQ(g_cut.size(), 300u);
+  ASSERT_EQ(g_whole.size(), n);
+  ASSERT_EQ(g_cut.size(), n);
   EXPECT_EQ(g_whole, g_cut);
   // The graded results are not trivially equal: the length faults left truncated answers.
   std::size_t truncated = 0;
   for (const auto& [id, g] : g_whole) truncated += g.find("truncation_error") != std::string::npos ? 1 : 0;
   EXPECT_GT(truncated, 0u);
-  EXPECT_LT(truncated, 300u);
+  EXPECT_LT(truncated, n);
   // Records of both sessions carry their session number; request indexes never repeat.
   std::set<std::uint64_t> idx;
   std::set<int> sessions;
@@ -326,7 +338,7 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   ASSERT_FALSE(server.first_line.empty());
   const fs::path out = dir("partial");
   const std::string run_cmd = fmt::format(
-      "orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --limit 40 --concurrency 4 "
+      "orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 16 --concurrency 4 "
       "--progress none --resume",
       bench().string(), out.string(), server.first_line);
   // run_cli runs NUMCHECK_CLI itself, so the cache folder is given with --cache-dir.
@@ -337,7 +349,8 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   const auto errs = read_jsonl(out / "errors.jsonl");
   const auto oks = read_jsonl(out / "responses.jsonl");
   EXPECT_GT(errs.size(), 0u);
-  EXPECT_EQ(errs.size() + oks.size(), 40u);
+  EXPECT_EQ(errs.size() + oks.size(),
+            io::read_json_file(out / "run.json")["selection"]["prompts"].get<std::size_t>());
   for (const auto& e : errs) EXPECT_EQ(e["http_status"], 400);
 
   r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
