@@ -96,7 +96,7 @@ void setup(CLI::App& app) {
       s.info["inject"] = llm::to_json(llm::parse_fault_rates(args->opts.inject));
     }
 
-    const llm::RunSummary r = llm::run_items(items, s, *backend, args->out);
+    const llm::RunSummary r = run_session(items, s, *backend, args->out);
     finish_run(args->out, r, "prompts");
   });
 }

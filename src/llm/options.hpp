@@ -37,6 +37,7 @@ struct RunOptions {
   double retry_base_s = 1.0;
   double retry_max_s = 30.0;
   std::optional<std::size_t> max_errors;
+  std::size_t stop_after_same_errors = 5;
   double temperature = 0.0;
   double top_p = 1.0;
   std::int64_t top_k = 1;
@@ -83,6 +84,9 @@ inline void add_run_options(CLI::App& app, RunOptions& o) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--max-errors", o.max_errors, "Stop after this many prompts failed (default: never)");
+  app.add_option("--stop-after-same-errors", o.stop_after_same_errors,
+                 "Stop when the first K requests all fail with the same non-retryable error (0: never)")
+      ->capture_default_str();
   app.add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
   app.add_option("--top-p", o.top_p, "Nucleus sampling top_p")->capture_default_str();
   app.add_option("--top-k", o.top_k, "Top-k sampling")->capture_default_str();

@@ -158,6 +158,23 @@ struct StopFlag {
   }
 };
 
+// The first finished items of a session, while they all failed with one non-retryable error.
+struct SameErrors {
+  bool disarmed = false;  // an item succeeded (or failed otherwise): the rule no longer applies
+  std::size_t count = 0;
+  std::string error;
+  // Adds a failed item; true when the first `k` items failed alike (k = 0: never).
+  bool add(bool fatal, const std::string& e, std::size_t k) {
+    if (disarmed || k == 0) return false;
+    if (!fatal || (count > 0 && e != error)) {
+      disarmed = true;
+      return false;
+    }
+    error = e;
+    return ++count == k;
+  }
+};
+
 // One item's attempts: sends, retries with backoff, records each failed attempt.
 Outcome attempt_item(const Request& request, Session& session, std::size_t home, std::size_t n_endpoints,
                      const std::vector<std::string>& endpoint_names, const RetryPolicy& policy, Rng& rng,
@@ -545,6 +562,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   }
 
   std::mutex state_m;  // records, cache, summary, request indexes
+  SameErrors same_errors;
   std::atomic<std::size_t> next{0};
   StopFlag stop;
   std::exception_ptr failure;
@@ -572,6 +590,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
       responses.append(response_line(job, out.last.completion, ep, out.last.latency.count(), out.attempts,
                                      out.attempt_errors, false, out.completed_at));
       std::lock_guard lock(state_m);
+      same_errors.disarmed = true;
       ++summary.answered;
       if (reported_model.empty() && !out.last.completion.model.empty())
         reported_model = out.last.completion.model;
@@ -597,6 +616,17 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     ++summary.failed;
     if (settings.max_errors && summary.failed >= *settings.max_errors) {
       summary.stopped_early = true;
+      if (summary.stop_reason.empty())
+        summary.stop_reason = fmt::format("--max-errors {}", *settings.max_errors);
+      stop.set();
+    }
+    if (same_errors.add(out.last.status == Attempt::Status::kFatal, out.last.error,
+                        settings.stop_after_same_errors)) {
+      summary.stopped_early = true;
+      if (summary.stop_reason.empty()) {
+        summary.stop_reason = fmt::format("the first {} requests all failed with the same error: {}",
+                                          settings.stop_after_same_errors, out.last.error);
+      }
       stop.set();
     }
   };
@@ -621,6 +651,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
           std::lock_guard lock(state_m);
           ++summary.answered;
           ++summary.from_cache;
+          same_errors.disarmed = true;
           continue;
         }
         Outcome out = attempt_item(job.request, *worker_sessions[w], w % n_endpoints, n_endpoints,
@@ -660,6 +691,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
       std::lock_guard lock(state_m);
       ++summary.answered;
       ++summary.from_cache;
+      same_errors.disarmed = true;
     }
     return std::nullopt;
   };
@@ -801,6 +833,14 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
       cached = summary.from_cache;
       if (cache && !all_done) cache->commit();
     }
+    if (settings.interrupt != nullptr && settings.interrupt->load() && !stop.is_set()) {
+      {
+        std::lock_guard lock(state_m);
+        summary.interrupted = true;
+        if (summary.stop_reason.empty()) summary.stop_reason = "interrupted";
+      }
+      stop.set();
+    }
     progress.update(answered, failed, cached);
     if (settings.fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
       responses.sync();
@@ -825,6 +865,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   sessions.back()["from_cache"] = summary.from_cache;
   sessions.back()["failed"] = summary.failed;
   sessions.back()["stopped_early"] = summary.stopped_early;
+  if (!summary.stop_reason.empty()) sessions.back()["stop_reason"] = summary.stop_reason;
   write_manifest(true);
   return summary;
 }

@@ -86,6 +86,14 @@ class Child {
     }
     return true;
   }
+  // Sends `sig` and waits for the process; returns its exit status (-1 when killed by a signal).
+  int signal_and_wait(int sig) {
+    ::kill(pid_, sig);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    reaped_ = true;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
   void kill9() {
     ::kill(pid_, SIGKILL);
     int st = 0;
@@ -363,6 +371,129 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   EXPECT_NE(r.out.find(fmt::format("removed {} ", oks.size())), std::string::npos) << r.out;
   r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
   EXPECT_EQ(io::parse_json(r.out, "stats")["entries"], 0);
+}
+
+// ---- fail fast on set-up mistakes (llm/preflight.hpp) -------------------------------------------
+
+// A run against `server_args` that must stop before sending the benchmark: exit 1, the server's own
+// message and the hint on stderr, and no record of any prompt.
+void expect_stops_at_once(const fs::path& bench, const fs::path& out, const std::string& url,
+                          const std::string& model, const std::string& server_message,
+                          const std::string& hint) {
+  const auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model {} --bases 20 "
+                          "--progress none --no-cache --retries 0",
+                          bench.string(), out.string(), url, model));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(server_message), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(hint), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_FALSE(fs::exists(out / "responses.jsonl"));
+  EXPECT_FALSE(fs::exists(out / "errors.jsonl"));
+}
+
+TEST_F(RunCli, SetUpMistakesStopBeforeTheBenchmarkIsSent) {
+  {
+    Child server({kServer, "--bench", bench().string(), "--api-key", "sesame"}, true);
+    ASSERT_FALSE(server.first_line.empty());
+    // No key: 401 on GET /models, with the server's message and the --api-key-env hint.
+    expect_stops_at_once(bench(), dir("pf401"), server.first_line, "test-model", "Incorrect API key provided",
+                         "--api-key-env");
+    // A wrong key is refused the same way; the right one works (and never appears in any output).
+    ::setenv("NUMCHECK_TEST_WRONG_KEY", "open", 1);
+    ::setenv("NUMCHECK_TEST_KEY", "sesame", 1);
+    auto r =
+        run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 2 "
+                            "--progress none --no-cache --api-key-env NUMCHECK_TEST_WRONG_KEY",
+                            bench().string(), dir("pf401b").string(), server.first_line));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("refused the credentials (HTTP 401)"), std::string::npos) << r.err;
+    r =
+        run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 2 "
+                            "--progress none --no-cache --api-key-env NUMCHECK_TEST_KEY",
+                            bench().string(), dir("pf401c").string(), server.first_line));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(io::read_file(dir("pf401c") / "run.json").find("sesame"), std::string::npos);
+  }
+  {
+    // A model the server does not serve: its 404 message and the models it lists.
+    Child server({kServer, "--bench", bench().string(), "--strict-model"}, true);
+    expect_stops_at_once(bench(), dir("pf404m"), server.first_line, "qwen-typo",
+                         "The model 'qwen-typo' does not exist", "It lists: test-model");
+    // The base URL without /v1: GET /models is a 404, the hint says to add /v1.
+    std::string root = server.first_line;
+    root.resize(root.size() - 3);
+    expect_stops_at_once(bench(), dir("pfroot"), root, "test-model", "HTTP 404", "must include /v1");
+  }
+  {
+    // Not an OpenAI server at all: a 404 HTML page on every route.
+    Child server({kServer, "--foreign"}, true);
+    expect_stops_at_once(bench(), dir("pfweb"), server.first_line, "test-model", "HTTP 404",
+                         "not an OpenAI-compatible");
+  }
+}
+
+TEST_F(RunCli, TheSameNonRetryableErrorOnTheFirstRequestsStopsTheRun) {
+  // Every request gets the same 400 (not a set-up mistake the preflight may assume: a 400 can
+  // belong to one prompt), so the run stops after the first 5 instead of sending all of them.
+  Child server({kServer, "--bench", bench().string(), "--fault", "400:1"}, true);
+  const fs::path out = dir("same400");
+  auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 40 "
+                          "--progress none --no-cache",
+                          bench().string(), out.string(), server.first_line));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("the first 5 requests all failed with the same error: HTTP 400"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("to continue: numcheck orbit run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--resume"), std::string::npos) << r.out;
+  EXPECT_EQ(count_lines(out / "errors.jsonl"), 5u);
+  EXPECT_EQ(count_lines(out / "responses.jsonl"), 0u);
+  // --stop-after-same-errors 0 turns the rule off: every prompt is asked.
+  const fs::path all = dir("same400all");
+  r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 10 "
+                          "--progress none --no-cache --stop-after-same-errors 0",
+                          bench().string(), all.string(), server.first_line));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(count_lines(all / "errors.jsonl"),
+            io::read_json_file(all / "run.json")["selection"]["prompts"].get<std::size_t>());
+}
+
+TEST_F(RunCli, CtrlCStopsGracefullyAndLeavesAResumableRun) {
+  Child server({kServer, "--bench", bench().string(), "--delay-ms", "5"}, true);
+  const fs::path out = dir("sigint");
+  const std::vector<std::string> argv = {
+      NUMCHECK_CLI, "orbit",         "run",        "--bench",         bench().string(),
+      "--out",      out.string(),    "--endpoint", server.first_line, "--model",
+      "test-model", "--bases",       "200",        "--no-cache",      "--progress",
+      "none",       "--concurrency", "2"};
+  int code = 0;
+  {
+    Child run(argv, false);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (count_lines(out / "responses.jsonl") < 20 && run.running() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(run.running()) << "the run finished before it could be interrupted";
+    code = run.signal_and_wait(SIGINT);
+  }
+  EXPECT_EQ(code, 3);  // work left undone, not a crash
+  const io::Json m = io::read_json_file(out / "run.json");
+  EXPECT_EQ(m["complete"], false);
+  EXPECT_EQ(m["sessions"].back()["stop_reason"], "interrupted");
+  EXPECT_NE(m["sessions"].back()["ended_at"], nullptr);
+  // Every record is whole (nothing torn) and the same command with --resume finishes the run.
+  const std::size_t before = read_jsonl(out / "responses.jsonl").size();
+  EXPECT_EQ(before, count_lines(out / "responses.jsonl"));
+  std::string cmd;
+  for (std::size_t i = 1; i < argv.size(); ++i) cmd += "'" + argv[i] + "' ";
+  const auto r = run_cli(cmd + "--resume");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::size_t n = io::read_json_file(out / "run.json")["selection"]["prompts"].get<std::size_t>();
+  EXPECT_LT(before, n);
+  EXPECT_EQ(graded(orbit::load_benchmark(bench()), out).size(), n);
 }
 
 }  // namespace
