@@ -12,7 +12,7 @@
 # NUMCHECK_CONSENSUS_PER_TEMPLATE sets its bases per template (default 30: 120 bases, 1,440 calls).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-nc="$root/build/release/src/cli/numcheck"
+nc="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}"
 out="${NUMCHECK_OUT:-$root/out}"
 seed="${NUMCHECK_SEED:-20260725}"
 
@@ -65,3 +65,5 @@ echo "== report"
 "$nc" orbit report "${report_args[@]}"
 echo
 echo "report: $out/report/report.html (also report.md with figures/*.svg, report.tex, metrics.json)"
+echo "next: open the report; compare systems with numcheck orbit report --scores A.jsonl --scores B.jsonl;"
+echo "      a quick smoke run of another endpoint first: NUMCHECK_BASES=20 NUMCHECK_OUT=out/smoke make run"

@@ -1,6 +1,7 @@
 // numcheck orbit run: sends every prompt of a benchmark to a model behind an OpenAI-compatible
 // server (or to the built-in simulated reference system) and records the answers in a run
 // directory, crash-safe and resumable. See docs/runner.md.
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -11,9 +12,9 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "io/sha256.hpp"
-#include "llm/options.hpp"
 #include "llm/reference.hpp"
 #include "llm/runner.hpp"
 #include "orbit/benchmark.hpp"
@@ -46,7 +47,7 @@ void setup(CLI::App& app) {
       "Comma-separated views to run, canonical included (canonical, fraction, scientific, percent, "
       "words, unit, paraphrase1, paraphrase2) or 'all'; default: every view except the paraphrases");
   app.add_option("--base-ids", args->base_ids, "File with the base ids to run, one per line ('#' comments)");
-  llm::add_run_options(app, args->opts);
+  add_run_flags(app, args->opts);
   app.footer(
       "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
       "errors.jsonl; "
@@ -98,6 +99,9 @@ void setup(CLI::App& app) {
 
     const llm::RunSummary r = run_session(items, s, *backend, args->out);
     finish_run(args->out, r, "prompts");
+    const std::string responses = (std::filesystem::path(args->out) / "responses.jsonl").string();
+    fmt::print("next: numcheck orbit score --bench {} --responses {} --out {}\n", args->bench, responses,
+               (std::filesystem::path(args->out) / "scores.jsonl").string());
   });
 }
 

@@ -1,5 +1,6 @@
 // numcheck orbit score: grades a responses file against a benchmark and writes one score record
 // per prompt plus a sidecar manifest (docs/grading.md).
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -87,6 +88,8 @@ void setup(CLI::App& app) {
                strict, audit,
                scores.issues.empty() ? "" : fmt::format(" ({} problems reported)", scores.issues.size()),
                args->out, orbit::score_manifest_path(args->out).string());
+    fmt::print("next: numcheck orbit report --bench {} --scores {} --out {}\n", args->bench, args->out,
+               (std::filesystem::path(args->out).parent_path() / "report").string());
   });
 }
 
