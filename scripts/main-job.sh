@@ -34,7 +34,13 @@ else
 fi
 
 run_args=(--bench "$out/bench" --out "$out/run" --resume "${system_args[@]}")
-if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then run_args+=(--limit "$NUMCHECK_LIMIT"); fi
+if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then
+  echo "numcheck: NUMCHECK_LIMIT was replaced by NUMCHECK_BASES (a stratified sample of whole orbits)" >&2
+  exit 2
+fi
+# NUMCHECK_BASES=N: a quick smoke run on a stratified, seeded sample of N bases (whole orbits);
+# score and report are scoped to that selection.
+if [[ -n "${NUMCHECK_BASES:-}" ]]; then run_args+=(--bases "$NUMCHECK_BASES"); fi
 echo "== run: $system_name"
 "$nc" orbit run "${run_args[@]}"
 echo "== score"
@@ -59,3 +65,5 @@ echo "== report"
 "$nc" orbit report "${report_args[@]}"
 echo
 echo "report: $out/report/report.html (also report.md with figures/*.svg, report.tex, metrics.json)"
+echo "next: open the report; compare systems with numcheck orbit report --scores A.jsonl --scores B.jsonl;"
+echo "      a quick smoke run of another endpoint first: NUMCHECK_BASES=20 NUMCHECK_OUT=out/smoke make run"
