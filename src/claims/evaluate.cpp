@@ -139,6 +139,28 @@ double verdict_weighted_f1(const std::vector<int>& g, const std::vector<int>& p)
   return verdict_report(stats::ConfusionMatrix::from_labels(g, p, kVerdictCount + 1)).weighted_f1;
 }
 
+// Bootstrap (claims resampled with replacement) percentile intervals of macro- and weighted-F1.
+void add_intervals(Scores& sc, const std::vector<int>& g, const std::vector<int>& p,
+                   const EvaluateOptions& opt) {
+  sc.macro_lo = sc.macro_hi = sc.report.macro_f1;
+  sc.weighted_lo = sc.weighted_hi = sc.report.weighted_f1;
+  if (g.empty() || opt.bootstrap_draws == 0) return;
+  const auto b = stats::bootstrap_counts_multi(
+      g.size(), opt.bootstrap_draws, opt.seed, 2, [&](const stats::ClusterCounts& w, std::span<double> out) {
+        stats::ConfusionMatrix m(kVerdictCount + 1);
+        for (std::size_t i = 0; i < w.size(); ++i)
+          if (w[i] > 0) m.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(p[i]), w[i]);
+        const auto r = verdict_report(m);
+        out[0] = r.macro_f1;
+        out[1] = r.weighted_f1;
+      });
+  const auto a = stats::percentile_interval(b[0]), w = stats::percentile_interval(b[1]);
+  sc.macro_lo = a.lo;
+  sc.macro_hi = a.hi;
+  sc.weighted_lo = w.lo;
+  sc.weighted_hi = w.hi;
+}
+
 // 10 shuffled folds (stats::kfold_indices: sklearn KFold's sizes, numcheck::Rng's draw), both
 // systems' verdict macro/weighted F1 per fold, paired t-test over the folds.
 stats::KFoldTTest kfold_ttest(const std::vector<int>& g, const std::vector<int>& a, const std::vector<int>& b,
@@ -194,7 +216,11 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
       }
     }
     s.all = score(g, p);
-    for (auto& [c, gp] : per) s.by_category[c] = score(gp.first, gp.second);
+    add_intervals(s.all, g, p, opt);
+    for (auto& [c, gp] : per) {
+      s.by_category[c] = score(gp.first, gp.second);
+      add_intervals(s.by_category[c], gp.first, gp.second, opt);
+    }
   }
   // Paired comparisons: every pair (i < j), on the claims both systems predicted.
   for (std::size_t a = 0; a < systems.size(); ++a) {
@@ -273,7 +299,9 @@ io::OrderedJson scores_json(const Scores& s) {
   j["unparseable"] = s.unparseable;
   j["accuracy"] = s.report.accuracy;
   j["macro_f1"] = s.report.macro_f1;
+  j["macro_f1_ci95"] = {s.macro_lo, s.macro_hi};
   j["weighted_f1"] = s.report.weighted_f1;
+  j["weighted_f1_ci95"] = {s.weighted_lo, s.weighted_hi};
   io::OrderedJson pc = io::OrderedJson::object();
   for (Verdict v : kVerdicts) {
     const auto& c = s.report.per_class[static_cast<std::size_t>(v)];

@@ -51,6 +51,9 @@ struct Scores {
   std::size_t unparseable = 0;
   stats::ConfusionMatrix confusion{kVerdictCount + 1};  // last column: unparseable
   stats::ClassificationReport report;                   // over the three verdicts
+  // 95% percentile intervals of a bootstrap over claims (EvaluateOptions draws and seed); equal to
+  // the point value when there are no draws.
+  double macro_lo = 0, macro_hi = 0, weighted_lo = 0, weighted_hi = 0;
 };
 // pred values are verdict indices or kUnparseable.
 [[nodiscard]] Scores score(const std::vector<int>& gold, const std::vector<int>& pred);
