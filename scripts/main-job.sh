@@ -10,6 +10,10 @@
 # the default 3,600 bases / 8,600 prompts): it uses its own benchmark, generated with the same seed
 # plus --paraphrases, in $out/consensus/bench. NUMCHECK_CONSENSUS=0 skips the study;
 # NUMCHECK_CONSENSUS_PER_TEMPLATE sets its bases per template (default 30: 120 bases, 1,440 calls).
+#
+# The claim pipeline (scripts/claims-job.sh) runs when the QuanTemp data is found in
+# $NUMCHECK_QUANTEMP (default ../shared/data/quantemp relative to the repository) and adds a claims
+# section to the report; otherwise it prints one line saying where to get the data.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 nc="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}"
@@ -61,6 +65,10 @@ if [[ "${NUMCHECK_CONSENSUS:-1}" != 0 ]]; then
   "$nc" orbit consensus analyze --plan "$c/plan.json" --run "$c/run" --out "$c/analysis"
   report_args+=(--consensus "$c/analysis")
 fi
+# The claim pipeline (QuanTemp data in $NUMCHECK_QUANTEMP, default ../shared/data/quantemp): one
+# line saying where to get the data when it is absent.
+NUMCHECK_BIN="$nc" bash "$root/scripts/claims-job.sh" "$out"
+if [[ -f "$out/claims/section.json" ]]; then report_args+=(--claims "$out/claims/section.json"); fi
 echo "== report"
 "$nc" orbit report "${report_args[@]}"
 echo
