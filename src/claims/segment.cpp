@@ -118,6 +118,7 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   L.fraction_followers = strings(j, "fraction_followers", where);
   L.fraction_multiplier_followers = strings(j, "fraction_multiplier_followers", where);
   L.fraction_blocked_after = strings(j, "fraction_blocked_after", where);
+  L.name_exempt_before = strings(j, "name_exempt_before", where);
   std::stable_sort(L.relative_temporal.begin(), L.relative_temporal.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   if (j.contains("months"))
@@ -761,6 +762,42 @@ class Segmenter {
     }
   }
 
+  // "Atari 2600", "Flight 370", "The 700 Club": a plain integer (no grouping, no unit, currency or
+  // scale) right after a capitalized word inside a sentence is part of a name. Words in
+  // `name_exempt_before` ("In", "The" before a lower-case word...) do not count.
+  bool capitalized_before(const Draft& d) const {
+    if (d.form != num::NumberForm::kInteger || d.e != d.ne) return false;
+    std::size_t cb = 0;
+    if (currency_before(d.nb, cb) != nullptr) return false;
+    for (std::size_t i = d.nb; i < d.ne; ++i)
+      if (!is_digit(t_[i])) return false;
+    const std::size_t q = skip_spaces_back(d.nb);
+    if (q == d.nb || q == 0) return false;
+    std::size_t b = q;
+    while (b > 0 && is_alpha(t_[b - 1])) --b;
+    if (b == q || !(t_[b] >= 'A' && t_[b] <= 'Z')) return false;
+    // Inside a sentence: something other than sentence punctuation before the word.
+    const std::size_t pb = skip_spaces_back(b);
+    if (pb == 0) return false;
+    const char c = t_[pb - 1];
+    if (c == '.' || c == '!' || c == '?' || c == ':' || c == '"' || c == '\'' || c == '(' ||
+        static_cast<unsigned char>(c) >= 0x80)
+      return false;
+    const std::string w = low_.substr(b, q - b);
+    if (listed(L_.name_exempt_before, w) || L_.months.count(w) != 0) return false;
+    // A unit, currency or scale after the number makes it a quantity.
+    const std::size_t a = skip_spaces(d.e);
+    if (a < n() && is_alpha(t_[a])) {
+      std::size_t ae = a;
+      while (ae < n() && is_alpha(t_[ae])) ++ae;
+      const std::string next(t_.substr(a, ae - a));
+      if (U_.lookup(next) != nullptr || L_.scale_words.count(lower(next)) != 0 ||
+          L_.calendar_units.count(lower(next)) != 0 || L_.multiplier_units.count(lower(next)) != 0)
+        return false;
+    }
+    return true;
+  }
+
   void numbers() {
     auto matches = num::find_numbers(t_, num::FormSet::all(), 4096);
     indian_grouping(matches);
@@ -849,7 +886,7 @@ class Segmenter {
           d.e = le;
         }
       }
-      if (name_before(d.nb)) {
+      if (name_before(d.nb) || capitalized_before(d)) {
         claim(d.nb, d.e);
         continue;
       }

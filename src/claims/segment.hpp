@@ -91,6 +91,8 @@ struct Lexicon {
   // fraction_blocked_after ("the first half").
   std::map<std::string, num::Rational> fraction_words;
   std::vector<std::string> fraction_followers, fraction_multiplier_followers, fraction_blocked_after;
+  // Capitalized words after which a plain integer is still a quantity ("In 2019", "Only 5").
+  std::vector<std::string> name_exempt_before;
 
   [[nodiscard]] static Lexicon parse(std::string_view json_text, std::string_view where);
   [[nodiscard]] static Lexicon load(const std::filesystem::path& path);

@@ -127,6 +127,11 @@ TEST(Extraction, NumbersInNamesAndTitles) {
       {"Episode 4 aired", {}},
       {"Chapter 11 bankruptcy", {}},
       {"voters backed Three Mile Island", {}},
+      {"Stevie Wonder endorsed the Atari 2600 console", {}},
+      {"Malaysia Airlines Flight 370 vanished", {}},
+      // After an exempt capitalized word, or with a unit, it is a quantity.
+      {"Texas has 254 counties, and Only 5 voted", {"254|254 - count", "Only 5|5 - count"}},
+      {"Florida 500 miles away", {"500 miles|500 mi length"}},
       // A capitalized number word at a sentence start is still a number.
       {"Two people died. Three Americans were hurt", {"Two|2 - count", "Three|3 - count"}},
   });
