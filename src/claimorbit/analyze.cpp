@@ -1,6 +1,7 @@
 #include "claimorbit/analyze.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
