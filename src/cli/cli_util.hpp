@@ -6,6 +6,7 @@
 
 #include <string>
 #include <vector>
+#include "claims/load.hpp"
 #include "core/error.hpp"
 #include "llm/runner.hpp"
 
@@ -22,6 +23,16 @@ inline std::vector<std::string> split_list(const std::string& s) {
     if (!part.empty()) out.push_back(part);
   }
   return out;
+}
+
+// Prints malformed-record warnings of a claims file on stderr (the first 20, then a count).
+inline void report_issues(const std::vector<claims::LoadIssue>& issues) {
+  std::size_t shown = 0;
+  for (const auto& is : issues) {
+    if (shown++ < 20) fmt::print(stderr, "numcheck: warning: {}\n", is.str());
+  }
+  if (issues.size() > 20)
+    fmt::print(stderr, "numcheck: warning: ... and {} more malformed records\n", issues.size() - 20);
 }
 
 // Prints the summary of a runner session (`noun` is "prompts" or "calls") and throws

@@ -42,8 +42,10 @@ struct RunOptions {
   std::int64_t top_k = 1;
   std::uint64_t seed = 20260725;
   std::int64_t max_tokens = 1024;
-  std::string extra_body;     // JSON object text
-  std::string system_prompt;  // "" = none
+  std::optional<double> frequency_penalty;  // unset: not sent
+  std::optional<double> presence_penalty;   // unset: not sent
+  std::string extra_body;                   // JSON object text
+  std::string system_prompt;                // "" = none
   bool resume = false;
   bool no_cache = false;
   std::string cache_dir;  // "" = default (NUMCHECK_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)
@@ -90,6 +92,12 @@ inline void add_run_options(CLI::App& app, RunOptions& o) {
   app.add_option("--max-tokens", o.max_tokens, "Generation cap (max_tokens) for every request")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--frequency-penalty", o.frequency_penalty,
+                 "frequency_penalty sent with every request (default: not sent)")
+      ->check(CLI::Range(-2.0, 2.0));
+  app.add_option("--presence-penalty", o.presence_penalty,
+                 "presence_penalty sent with every request (default: not sent)")
+      ->check(CLI::Range(-2.0, 2.0));
   app.add_option("--extra-body", o.extra_body,
                  "JSON object merged into every request body, e.g. '{\"cache_prompt\": false}'");
   app.add_option("--system-prompt", o.system_prompt, "System message sent before every prompt");

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--build", opts.build, "Build id the server reports in /props")->capture_default_str();
   app.add_option("--threads", opts.threads, "Connections served at once")->capture_default_str();
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
+  app.add_flag("--claims", opts.claims,
+               "Canned claim-pipeline answers (decompositions, verdicts) instead of solver/echo answers");
   app.add_option("--fault", faults,
                  "KIND:RATE[:MATCH] with KIND one of 429, 500, 400, slow, drop, malformed, huge, length "
                  "(repeatable; first matching rule wins)");

@@ -58,7 +58,21 @@ struct ServerOptions {
   int delay_ms = 0;          // added to every answer
   bool props = true;         // serve llama-server's /props
   bool record = true;        // keep every POST body for requests() (off for benchmarks)
+  // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
+  bool claims = false;
 };
+
+// The canned answer of the claims mode to one chat request, from the last user message:
+//   decomposition (ClaimDecomp prompt ending "Questions:", ProgramFC prompt ending
+//   "def program():") and verification (prompt holding "[Evidences]:"); the claim is the text
+//   after the prompt's last "Claim: " / "# The claim is that " / "[Claim]:". Markers in the claim
+//   choose the answer: "[malformed]" an answer in the wrong format, "[refuse]" a refusal,
+//   "[true]"/"[false]"/"[conflicting]" the verdict (otherwise FNV-1a of the claim text mod 3).
+//   Well-formed answers are derived from the claim text only, so they are the same on every call.
+[[nodiscard]] std::string claims_answer(const std::string& user_prompt);
+// The claims mode's embedding of a text: 32 dimensions, +1 at FNV-1a(word) mod 32 for every
+// lower-cased word (a deterministic bag of words; cosine is word overlap).
+[[nodiscard]] std::vector<double> claims_embedding(const std::string& text);
 
 class TestServer {
  public:
