@@ -52,9 +52,9 @@ constexpr const char* kRecordFields[] = {
     "simulated_fault", "latency_ms",   "attempts", "attempt_errors", "cached",
     "started_at",      "completed_at", "session",  "error",          "http_status"};
 // Request fields the runner owns; --extra-body may not set them.
-constexpr const char* kOwnedBodyFields[] = {"model",      "messages",          "prompt",          "temperature",
-                                            "top_p",      "top_k",             "seed",            "max_tokens",
-                                            "frequency_penalty", "presence_penalty"};
+constexpr const char* kOwnedBodyFields[] = {
+    "model", "messages", "prompt",     "temperature",       "top_p",
+    "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
 
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
