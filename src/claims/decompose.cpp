@@ -241,17 +241,12 @@ std::vector<Decomposition> load_decompositions(const std::filesystem::path& path
   return out;
 }
 
-std::string record_claim_id(const Claim& c) {
-  if (!c.id.empty()) return c.id;
-  return fmt::format("{}:{}", std::filesystem::path(c.source).stem().string(), c.record);
-}
-
 std::vector<Decomposition> released_decompositions(const std::vector<Claim>& claims) {
   std::vector<Decomposition> out;
   out.reserve(claims.size());
   for (const auto& c : claims) {
     Decomposition d;
-    d.id = record_claim_id(c);
+    d.id = claim_id(c);
     d.claim = c.text;
     d.method = "claimdecomp-released";
     for (const auto& q : c.questions) {

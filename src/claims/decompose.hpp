@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "claims/claim.hpp"
+#include "claims/evidence.hpp"
 #include "claims/prompt.hpp"
 #include "io/json.hpp"
 
@@ -64,12 +65,8 @@ struct Decomposition {
 // Reads a decompositions JSONL file.
 [[nodiscard]] std::vector<Decomposition> load_decompositions(const std::filesystem::path& path);
 
-// Claim ids for records numcheck writes: the claim's explicit id when the file has one, else
-// "<file stem>:<record number>".
-[[nodiscard]] std::string record_claim_id(const Claim& c);
-
 // The released ClaimDecomp questions (e.g. QuanTemp's test_claimdecomp.csv, loaded by
-// load_claims) in the output format: method "claimdecomp-released"; a claim without questions is
+// load_claims) in the output format, ids from claim_id (claims/evidence.hpp): method "claimdecomp-released"; a claim without questions is
 // a parse failure ("no questions in the file").
 [[nodiscard]] std::vector<Decomposition> released_decompositions(const std::vector<Claim>& claims);
 

@@ -1,7 +1,6 @@
 #include "claimsllm/stages.hpp"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "verify/predictions.hpp"
 
 namespace numcheck::claimsllm {
 
@@ -116,7 +116,7 @@ std::vector<llm::WorkItem> decompose_items(const std::vector<claims::Claim>& cla
   items.reserve(claims.size());
   for (const auto& c : claims) {
     llm::WorkItem it;
-    it.item_id = claims::record_claim_id(c);
+    it.item_id = claims::claim_id(c);
     it.prompt = claims::decomposition_prompt(spec.prompt, spec.method, c.text);
     if (spec.prompt.system) it.system_prompt = spec.prompt.system;
     items.push_back(std::move(it));
@@ -132,7 +132,7 @@ StageCounts write_decompositions(const std::vector<claims::Claim>& claims, const
   out.reserve(claims.size());
   for (const auto& cl : claims) {
     claims::Decomposition d;
-    d.id = claims::record_claim_id(cl);
+    d.id = claims::claim_id(cl);
     d.claim = cl.text;
     d.method = std::string(claims::decomp_method_name(spec.method));
     if (auto a = run.answers.find(d.id); a != run.answers.end()) {
@@ -260,10 +260,9 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
     });
   }
   StageCounts c;
-  std::size_t with_gold = 0, correct = 0;
-  std::map<std::string, std::size_t> by_label;
-  std::vector<io::OrderedJson> out;
-  out.reserve(claims.size());
+  std::vector<verify::Prediction> preds;
+  preds.reserve(claims.size());
+  std::string verdicts;
   for (const auto& cl : claims) {
     claims::VerifyRecord r;
     r.id = cl.id;
@@ -289,20 +288,21 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
       ++c.errors;
     }
     ++c.records;
-    ++by_label[r.verdict ? std::string(claims::verdict_name(*r.verdict))
-                         : std::string(claims::kUnparseableLabel)];
-    if (r.gold) {
-      ++with_gold;
-      correct += r.verdict && *r.verdict == *r.gold ? 1 : 0;
-    }
-    out.push_back(claims::verify_record_json(r));
+    verdicts += io::to_line(claims::verify_record_json(r));
+    verdicts += '\n';
+    verify::Prediction pr;
+    pr.id = r.id;
+    pr.claim = r.claim;
+    pr.label = r.verdict;  // nullopt: written as "unparseable", scored as wrong
+    pr.gold = r.gold;
+    preds.push_back(std::move(pr));
   }
-  write_lines(out_dir / "predictions.jsonl", out);
+  io::write_file_atomic(out_dir / "verdicts.jsonl", verdicts);
   io::OrderedJson m = io::OrderedJson::object();
-  m["kind"] = "claims verify";
   m["method"] = "llm";
-  m["evidence"] = spec.evidence_path;
-  if (!spec.train_path.empty()) m["train"] = spec.train_path;
+  m["evidence"] = {{"path", spec.evidence_path},
+                   {"sha256", spec.evidence_path.empty() ? std::string() : io::sha256_file(spec.evidence_path)}};
+  if (!spec.train_path.empty()) m["train"] = {{"path", spec.train_path}, {"sha256", io::sha256_file(spec.train_path)}};
   m["prompt"] = prompt_json(spec.prompt);
   m["shots"] = spec.shots;
   m["shot_selection"] = spec.selection == claims::ShotSelection::kRandom ? "random" : "similar";
@@ -311,16 +311,9 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
   m["evidence_bytes"] = spec.limits.evidence_bytes;
   m["shot_evidence_bytes"] = spec.limits.shot_evidence_bytes;
   m["run"] = "run.json";
-  m["counts"] = counts_json(c);
-  io::OrderedJson labels = io::OrderedJson::object();
-  for (const auto& [k, v] : by_label) labels[k] = v;
-  m["labels"] = labels;
-  if (with_gold > 0) {
-    // Unparseable answers and errors count as wrong: the denominator is every claim with a label.
-    m["accuracy_unparseable_wrong"] = static_cast<double>(correct) / static_cast<double>(with_gold);
-    m["claims_with_gold"] = with_gold;
-  }
-  io::write_file_atomic(out_dir / "verify.json", io::to_pretty(m));
+  m["verdicts"] = "verdicts.jsonl";
+  m["answers"] = counts_json(c);
+  verify::write_predictions(out_dir, preds, m);
   return c;
 }
 

@@ -43,7 +43,7 @@ struct DecomposeSpec {
   std::string claims_path;  // for the manifest
 };
 
-// One work item per claim: id record_claim_id, the method's prompt (system + user).
+// One work item per claim: id claims::claim_id, the method's prompt (system + user).
 [[nodiscard]] std::vector<llm::WorkItem> decompose_items(const std::vector<claims::Claim>& claims,
                                                          const DecomposeSpec& spec);
 
@@ -75,9 +75,10 @@ struct VerifySpec {
                                                       const std::vector<claims::VerifyInput>& pool,
                                                       const VerifySpec& spec);
 
-// Parses the run into out_dir/predictions.jsonl (claims order; readable by `claims evaluate`)
-// and out_dir/verify.json (counts; accuracy with unparseable answers scored wrong, when gold
-// labels are known).
+// Parses the run into the files every verifier writes (verify/predictions.hpp:
+// predictions.jsonl in claims order, read by `claims evaluate`, with label "unparseable" for an
+// answer without a strict verdict; scores.jsonl; manifest.json with prompt, shots and counts) and
+// out_dir/verdicts.jsonl (claims::VerifyRecord: status, justification, shots, reason, raw text).
 StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, const VerifySpec& spec,
                               const std::filesystem::path& out_dir);
 

@@ -50,7 +50,7 @@ void setup(CLI::App& app) {
                  "Output directory (decompositions.jsonl, decompose.json, and the run files)")
       ->required();
   app.add_option("--limit", a->limit, "Decompose only the first N claims");
-  add_run_options(app, a->opts);
+  add_run_flags(app, a->opts);
   app.footer(
       "Method defaults come from the prompt file (claimdecomp: temperature 0.3, frequency penalty 0.6, "
       "presence "

@@ -11,6 +11,7 @@
 #include "claims/prompt.hpp"
 #include "claimsllm/stages.hpp"
 #include "core/error.hpp"
+#include "cli/run_flags.hpp"
 #include "llm/options.hpp"
 
 namespace numcheck::cli {

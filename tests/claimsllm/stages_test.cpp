@@ -211,19 +211,27 @@ TEST_F(StagesTest, FewShotVerifierNeverShowsTheClaimAndScoresUnparseableAsWrong)
     EXPECT_EQ(body["temperature"], 0.3);
     EXPECT_FALSE(body.contains("frequency_penalty"));
   }
-  const io::Json m = io::read_json_file(dir_ / "v" / "verify.json");
-  EXPECT_EQ(m["labels"]["unparseable"], 2);
-  // 6 right of 8 (markers match the gold labels), the 2 unparseable count as wrong.
-  EXPECT_DOUBLE_EQ(m["accuracy_unparseable_wrong"].get<double>(), 6.0 / 8.0);
+  const io::Json m = io::read_json_file(dir_ / "v" / "manifest.json");
+  EXPECT_EQ(m["method"], "llm");
+  EXPECT_EQ(m["counts"]["by_label"]["unparseable"], 2);
+  // 6 right of 8 (markers match the gold labels); the 2 unparseable count as wrong.
+  EXPECT_EQ(m["counts"]["correct_of_gold"], 6);
+  EXPECT_EQ(m["counts"]["with_gold"], 8);
+  EXPECT_EQ(m["answers"]["parse_failures"], 2);
   std::size_t lines = 0;
-  io::for_each_line(dir_ / "v" / "predictions.jsonl", [&](const io::Line& l) {
+  io::for_each_line(dir_ / "v" / "verdicts.jsonl", [&](const io::Line& l) {
     const io::Json j = io::Json::parse(l.text);
     if (j["status"] == "parse_failure") {
       EXPECT_EQ(j["label"], "unparseable");
       EXPECT_TRUE(j.contains("raw"));
+    } else {
+      EXPECT_EQ(j["shots"].size(), 3u);
     }
     ++lines;
   });
+  EXPECT_EQ(lines, 8u);
+  lines = 0;
+  io::for_each_line(dir_ / "v" / "predictions.jsonl", [&](const io::Line&) { ++lines; });
   EXPECT_EQ(lines, 8u);
   // The predictions load as a prediction file of `claims evaluate` (an unparseable label is an issue
   // of its record, never a silent drop).
