@@ -102,6 +102,64 @@ TEST(ClaimsLlmCli, DecomposeCountsParseFailuresAndResumesAfterAKill) {
   fs::remove_all(dir);
 }
 
+// An evidence file (claims/evidence.hpp) of labelled claims whose markers fix the canned verdicts.
+fs::path write_evidence(const fs::path& dir) {
+  const fs::path f = dir / "evidence.jsonl";
+  std::ofstream out(f);
+  const char* rows[][2] = {{"[true]", "True"},         {"[false]", "False"},  {"[conflicting]", "Conflicting"},
+                           {"[true]", "True"},         {"[false]", "False"},  {"[malformed]", "False"},
+                           {"[refuse]", "True"},       {"[false]", "False"},  {"[true]", "False"},
+                           {"[conflicting]", "Conflicting"}, {"[false]", "False"}, {"[true]", "True"}};
+  int i = 0;
+  for (const auto& r : rows) {
+    out << fmt::format(
+        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", \"questions\": "
+        "[\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], \"selection\": "
+        "\"val-top3\"}}\n",
+        i, i, r[0], r[1], i, i);
+    ++i;
+  }
+  return f;
+}
+
+TEST(ClaimsLlmCli, VerifyZeroAndFewShotWithUnparseableAnswersScoredWrong) {
+  const fs::path dir = testing::fresh_dir("claims_verify_llm");
+  const fs::path ev = write_evidence(dir);
+  Child server({kServer, "--claims"}, true);
+  ASSERT_FALSE(server.first_line.empty());
+  const std::string common = fmt::format("claims verify --method llm --evidence '{}' --endpoint '{}' --model test-model "
+                                         "--no-cache --progress none",
+                                         ev.string(), server.first_line);
+  auto r = run_cli(common + fmt::format(" --out '{}'", (dir / "zero").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("12 claims, 10 verdicts, 2 unparseable, 0 errors"), std::string::npos) << r.out;
+  r = run_cli(common + fmt::format(" --shots 3 --folds 3 --shot-selection similar --out '{}'", (dir / "few").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const io::Json m = io::read_json_file(dir / "few" / "manifest.json");
+  EXPECT_EQ(m["counts"]["by_label"]["unparseable"], 2);
+  EXPECT_EQ(m["counts"]["correct_of_gold"], 9);  // val:8 ("[true]", gold False) is wrong, and the 2 unparseable
+  EXPECT_EQ(m["shots"], 3);
+  EXPECT_EQ(io::read_json_file(dir / "few" / "run.json")["binding"]["sampling"]["temperature"], 0.3);
+  // Every shot is another claim, from another fold.
+  io::for_each_line(dir / "few" / "responses.jsonl", [&](const io::Line& l) {
+    const io::Json j = io::Json::parse(l.text);
+    ASSERT_EQ(j["shots"].size(), 3u);
+    for (const auto& s : j["shots"]) EXPECT_NE(s, j["id"]);
+  });
+  // predictions.jsonl keeps every claim; an unparseable answer is its own label, never dropped.
+  std::size_t lines = 0, unparseable = 0;
+  io::for_each_line(dir / "few" / "predictions.jsonl", [&](const io::Line& l) {
+    ++lines;
+    unparseable += io::Json::parse(l.text)["label"] == "unparseable" ? 1 : 0;
+  });
+  EXPECT_EQ(lines, 12u);
+  EXPECT_EQ(unparseable, 2u);
+  // Few-shot without a source of examples is a usage error.
+  r = run_cli(common + fmt::format(" --shots 3 --out '{}'", (dir / "bad").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(ClaimsLlmCli, UsageErrors) {
   auto r = run_cli("claims decompose --out /tmp/x --claims /nonexistent --system reference");
   EXPECT_EQ(r.exit_code, 2) << r.err;
