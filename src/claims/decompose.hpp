@@ -66,8 +66,8 @@ struct Decomposition {
 [[nodiscard]] std::vector<Decomposition> load_decompositions(const std::filesystem::path& path);
 
 // The released ClaimDecomp questions (e.g. QuanTemp's test_claimdecomp.csv, loaded by
-// load_claims) in the output format, ids from claim_id (claims/evidence.hpp): method "claimdecomp-released"; a claim without questions is
-// a parse failure ("no questions in the file").
+// load_claims) in the output format, ids from claim_id (claims/evidence.hpp): method "claimdecomp-released";
+// a claim without questions is a parse failure ("no questions in the file").
 [[nodiscard]] std::vector<Decomposition> released_decompositions(const std::vector<Claim>& claims);
 
 }  // namespace numcheck::claims

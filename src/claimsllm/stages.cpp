@@ -300,9 +300,11 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
   io::write_file_atomic(out_dir / "verdicts.jsonl", verdicts);
   io::OrderedJson m = io::OrderedJson::object();
   m["method"] = "llm";
-  m["evidence"] = {{"path", spec.evidence_path},
-                   {"sha256", spec.evidence_path.empty() ? std::string() : io::sha256_file(spec.evidence_path)}};
-  if (!spec.train_path.empty()) m["train"] = {{"path", spec.train_path}, {"sha256", io::sha256_file(spec.train_path)}};
+  m["evidence"] = {
+      {"path", spec.evidence_path},
+      {"sha256", spec.evidence_path.empty() ? std::string() : io::sha256_file(spec.evidence_path)}};
+  if (!spec.train_path.empty())
+    m["train"] = {{"path", spec.train_path}, {"sha256", io::sha256_file(spec.train_path)}};
   m["prompt"] = prompt_json(spec.prompt);
   m["shots"] = spec.shots;
   m["shot_selection"] = spec.selection == claims::ShotSelection::kRandom ? "random" : "similar";

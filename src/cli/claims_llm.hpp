@@ -10,8 +10,8 @@
 
 #include "claims/prompt.hpp"
 #include "claimsllm/stages.hpp"
-#include "core/error.hpp"
 #include "cli/run_flags.hpp"
+#include "core/error.hpp"
 #include "llm/options.hpp"
 
 namespace numcheck::cli {

@@ -61,9 +61,11 @@ void add_options(CLI::App& app) {
                  "llm: without --train, take examples from the other folds of the evaluated file (k-fold)");
   app.add_option("--shot-seed", opts.shot_seed, "llm: seed of random example selection and folds")
       ->capture_default_str();
-  app.add_option("--prompt", opts.prompt,
-                 "llm: prompt file (default data/claims/prompts/verify_zero_shot.json or verify_few_shot.json)");
-  app.add_option("--evidence-bytes", opts.evidence_bytes, "llm: evidence kept per claim")->capture_default_str();
+  app.add_option(
+      "--prompt", opts.prompt,
+      "llm: prompt file (default data/claims/prompts/verify_zero_shot.json or verify_few_shot.json)");
+  app.add_option("--evidence-bytes", opts.evidence_bytes, "llm: evidence kept per claim")
+      ->capture_default_str();
   app.add_option("--shot-evidence-bytes", opts.shot_evidence_bytes, "llm: evidence kept per example")
       ->capture_default_str();
   add_run_flags(app, opts.run, /*model_flag=*/false);
@@ -79,9 +81,9 @@ void run(const VerifyArgs& a) {
   auto backend = claims_backend(opts.run);
   llm::RunSettings s = llm::settings_from(opts.run);
   claimsllm::VerifySpec spec;
-  spec.prompt = !opts.prompt.empty()  ? claims::load_prompt(opts.prompt)
-                : opts.shots > 0      ? claims::builtin_prompt("verify_few_shot")
-                                      : claims::builtin_prompt("verify_zero_shot");
+  spec.prompt = !opts.prompt.empty() ? claims::load_prompt(opts.prompt)
+                : opts.shots > 0     ? claims::builtin_prompt("verify_few_shot")
+                                     : claims::builtin_prompt("verify_zero_shot");
   spec.shots = opts.shots;
   spec.selection = *claims::shot_selection_from_name(opts.selection);
   spec.shot_seed = opts.shot_seed;
@@ -93,8 +95,9 @@ void run(const VerifyArgs& a) {
   claimsllm::apply_prompt_sampling(s, spec.prompt, sampling_flags_given(*opts.app));
 
   auto claims = inputs_of(a.evidence);
-  const std::vector<claims::VerifyInput> pool =
-      opts.shots == 0 ? std::vector<claims::VerifyInput>{} : (opts.train.empty() ? claims : inputs_of(opts.train));
+  const std::vector<claims::VerifyInput> pool = opts.shots == 0
+                                                    ? std::vector<claims::VerifyInput>{}
+                                                    : (opts.train.empty() ? claims : inputs_of(opts.train));
   if (a.limit > 0 && claims.size() > a.limit) claims.resize(a.limit);
   if (claims.empty()) fail("{}: no claims", a.evidence);
   std::vector<claims::VerifyInput> labelled;
@@ -106,7 +109,8 @@ void run(const VerifyArgs& a) {
   s.id_field = "id";
   s.binding["prompt_sha256"] = spec.prompt.sha256;
   s.binding["evidence_sha256"] = io::sha256_file(a.evidence);
-  s.binding["train_sha256"] = opts.train.empty() ? io::OrderedJson() : io::OrderedJson(io::sha256_file(opts.train));
+  s.binding["train_sha256"] =
+      opts.train.empty() ? io::OrderedJson() : io::OrderedJson(io::sha256_file(opts.train));
   s.binding["shots"] = {{"k", spec.shots},
                         {"selection", opts.selection},
                         {"seed", spec.shot_seed},
@@ -116,13 +120,13 @@ void run(const VerifyArgs& a) {
   s.info["selection"] = {{"evidence", a.evidence}, {"limit", a.limit}};
   const llm::RunSummary r = llm::run_items(items, s, *backend, a.out);
   const auto c = claimsllm::write_predictions(claims, spec, a.out);
-  fmt::print("{}/predictions.jsonl: {} claims, {} verdicts, {} unparseable, {} errors\n", a.out, c.records, c.ok,
-             c.parse_failures, c.errors);
+  fmt::print("{}/predictions.jsonl: {} claims, {} verdicts, {} unparseable, {} errors\n", a.out, c.records,
+             c.ok, c.parse_failures, c.errors);
   finish_run(a.out, r, "claims");
 }
 
-const VerifyMethodRegistration reg({"llm", "a chat model through an OpenAI-compatible endpoint (QuanTemp Tables 11/12)",
-                                    add_options, run});
+const VerifyMethodRegistration reg(
+    {"llm", "a chat model through an OpenAI-compatible endpoint (QuanTemp Tables 11/12)", add_options, run});
 
 }  // namespace
 }  // namespace numcheck::cli

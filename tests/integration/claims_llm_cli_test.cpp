@@ -106,14 +106,23 @@ TEST(ClaimsLlmCli, DecomposeCountsParseFailuresAndResumesAfterAKill) {
 fs::path write_evidence(const fs::path& dir) {
   const fs::path f = dir / "evidence.jsonl";
   std::ofstream out(f);
-  const char* rows[][2] = {{"[true]", "True"},         {"[false]", "False"},  {"[conflicting]", "Conflicting"},
-                           {"[true]", "True"},         {"[false]", "False"},  {"[malformed]", "False"},
-                           {"[refuse]", "True"},       {"[false]", "False"},  {"[true]", "False"},
-                           {"[conflicting]", "Conflicting"}, {"[false]", "False"}, {"[true]", "True"}};
+  const char* rows[][2] = {{"[true]", "True"},
+                           {"[false]", "False"},
+                           {"[conflicting]", "Conflicting"},
+                           {"[true]", "True"},
+                           {"[false]", "False"},
+                           {"[malformed]", "False"},
+                           {"[refuse]", "True"},
+                           {"[false]", "False"},
+                           {"[true]", "False"},
+                           {"[conflicting]", "Conflicting"},
+                           {"[false]", "False"},
+                           {"[true]", "True"}};
   int i = 0;
   for (const auto& r : rows) {
     out << fmt::format(
-        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", \"questions\": "
+        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", "
+        "\"questions\": "
         "[\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], \"selection\": "
         "\"val-top3\"}}\n",
         i, i, r[0], r[1], i, i);
@@ -127,17 +136,20 @@ TEST(ClaimsLlmCli, VerifyZeroAndFewShotWithUnparseableAnswersScoredWrong) {
   const fs::path ev = write_evidence(dir);
   Child server({kServer, "--claims"}, true);
   ASSERT_FALSE(server.first_line.empty());
-  const std::string common = fmt::format("claims verify --method llm --evidence '{}' --endpoint '{}' --model test-model "
-                                         "--no-cache --progress none",
-                                         ev.string(), server.first_line);
+  const std::string common = fmt::format(
+      "claims verify --method llm --evidence '{}' --endpoint '{}' --model test-model "
+      "--no-cache --progress none",
+      ev.string(), server.first_line);
   auto r = run_cli(common + fmt::format(" --out '{}'", (dir / "zero").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("12 claims, 10 verdicts, 2 unparseable, 0 errors"), std::string::npos) << r.out;
-  r = run_cli(common + fmt::format(" --shots 3 --folds 3 --shot-selection similar --out '{}'", (dir / "few").string()));
+  r = run_cli(common + fmt::format(" --shots 3 --folds 3 --shot-selection similar --out '{}'",
+                                   (dir / "few").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::Json m = io::read_json_file(dir / "few" / "manifest.json");
   EXPECT_EQ(m["counts"]["by_label"]["unparseable"], 2);
-  EXPECT_EQ(m["counts"]["correct_of_gold"], 9);  // val:8 ("[true]", gold False) is wrong, and the 2 unparseable
+  EXPECT_EQ(m["counts"]["correct_of_gold"],
+            9);  // val:8 ("[true]", gold False) is wrong, and the 2 unparseable
   EXPECT_EQ(m["shots"], 3);
   EXPECT_EQ(io::read_json_file(dir / "few" / "run.json")["binding"]["sampling"]["temperature"], 0.3);
   // Every shot is another claim, from another fold.
