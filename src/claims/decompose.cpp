@@ -43,6 +43,8 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
   return true;
 }
 
+constexpr std::size_t kMaxStepBytes = 4000;
+
 std::string shorten(std::string_view s) {
   std::string out(s.substr(0, 80));
   if (s.size() > 80) out += "...";
@@ -122,6 +124,13 @@ DecompParse parse_programfc(std::string_view response) {
       continue;
     if (predicted) {
       p.reason = fmt::format("line {} comes after label = Predict(...): \"{}\"", no, shorten(line));
+      p.program.clear();
+      p.questions.clear();
+      return p;
+    }
+    // std::regex recurses per character: refuse absurd lines before matching.
+    if (line.size() > kMaxStepBytes) {
+      p.reason = fmt::format("line {} is longer than {} bytes", no, kMaxStepBytes);
       p.program.clear();
       p.questions.clear();
       return p;

@@ -59,6 +59,8 @@ TEST(ParseProgramFc, MalformedProgramsFail) {
   EXPECT_FALSE(parse_programfc("label = Predict(True)").ok);                                // no step
   EXPECT_FALSE(parse_programfc("fact_1 = Verify(\"x\")\nlabel = Predict(fact_1)\nfact_2 = Verify(\"y\")").ok);
   EXPECT_FALSE(parse_programfc("```\nfact_1 = Verify(\"x\")\nlabel = Predict(fact_1)").ok);  // open fence
+  EXPECT_FALSE(
+      parse_programfc("fact_1 = Verify(\"" + std::string(100000, 'x') + "\")\nlabel = Predict(fact_1)").ok);
   const auto p = parse_programfc("I'm sorry, but I can't help with that request.");
   EXPECT_FALSE(p.ok);
   EXPECT_NE(p.reason.find("not a program step"), std::string::npos);
