@@ -56,7 +56,9 @@ std::string_view strip_marker(std::string_view s) {
   static const std::regex kMarker(R"(^(?:Next Question:|\[?Q\d+\]?\s*[:.)]|\d+\s*[.)]|[-*])\s*)",
                                   std::regex::icase);
   std::cmatch m;
-  if (std::regex_search(s.begin(), s.end(), m, kMarker))
+  // A marker is short: match on the first bytes only (std::regex recurses per character).
+  const std::string_view head = s.substr(0, 32);
+  if (std::regex_search(head.begin(), head.end(), m, kMarker))
     s.remove_prefix(static_cast<std::size_t>(m.length(0)));
   return trim(s);
 }

@@ -36,6 +36,8 @@ TEST(ParseClaimDecomp, AnythingButQuestionsFails) {
   // The prompt's own "Questions:" echoed back is skipped.
   p = parse_claimdecomp("Questions:\nIs it so?");
   EXPECT_TRUE(p.ok);
+  p = parse_claimdecomp(std::string(100000, '7') + " is it?");  // long digit run: no deep regex recursion
+  EXPECT_TRUE(p.ok);
 }
 
 TEST(ParseProgramFc, StepsAndPredict) {
