@@ -219,36 +219,27 @@ io::OrderedJson decomposition_json(const Decomposition& d) {
   return j;
 }
 
-Decomposition decomposition_from_json(const io::Json& j, std::string_view where) {
-  if (!j.is_object()) fail(ErrorCode::kInvalidInput, "{}: not a JSON object", where);
+Decomposition decomposition_from_record(const io::Record& r) {
   Decomposition d;
-  d.id = io::require_string(j, "id", where);
-  d.claim = io::require_string(j, "claim", where);
-  if (j.contains("method") && j["method"].is_string()) d.method = j["method"].get<std::string>();
-  const io::Json& qs = io::require(j, "questions", where);
-  if (!qs.is_array()) fail(ErrorCode::kInvalidInput, "{}: 'questions' must be an array of strings", where);
-  for (const auto& q : qs) {
-    if (!q.is_string()) fail(ErrorCode::kInvalidInput, "{}: 'questions' must be an array of strings", where);
-    d.questions.push_back(q.get<std::string>());
-  }
-  if (j.contains("program") && j["program"].is_array()) {
-    d.program.emplace();
-    for (const auto& s : j["program"])
-      if (s.is_string()) d.program->push_back(s.get<std::string>());
-  }
-  if (j.contains("status") && j["status"].is_string()) d.status = j["status"].get<std::string>();
-  if (j.contains("reason") && j["reason"].is_string()) d.reason = j["reason"].get<std::string>();
-  if (j.contains("raw") && j["raw"].is_string()) d.raw = j["raw"].get<std::string>();
+  d.id = r.string("id");
+  d.claim = r.string("claim");
+  d.method = r.opt_string("method").value_or("");
+  d.questions = r.strings("questions");
+  d.program = r.opt_strings("program");
+  d.status = r.opt_string("status").value_or("ok");
+  d.reason = r.opt_string("reason").value_or("");
+  d.raw = r.opt_string("raw");
   return d;
+}
+
+Decomposition decomposition_from_json(const io::Json& j, std::string_view where) {
+  return decomposition_from_record(io::Record::of(j, where));
 }
 
 std::vector<Decomposition> load_decompositions(const std::filesystem::path& path) {
   std::vector<Decomposition> out;
-  io::for_each_line(path, [&](const io::Line& line) {
-    if (trim(line.text).empty()) return;
-    const std::string where = fmt::format("{}:{}", path.string(), line.number);
-    out.push_back(decomposition_from_json(io::parse_json(line.text, where), where));
-  });
+  (void)io::read_jsonl(
+      path, [&](const io::Record& r, std::size_t) { out.push_back(decomposition_from_record(r)); });
   return out;
 }
 

@@ -60,9 +60,11 @@ struct Decomposition {
 };
 
 [[nodiscard]] io::OrderedJson decomposition_json(const Decomposition& d);
-// Reads one output record back (Error naming `where` for a record without id/claim/questions).
+// Reads one output record back (Error naming where and field for a record without
+// id/claim/questions or with a field of the wrong type).
+[[nodiscard]] Decomposition decomposition_from_record(const io::Record& r);
 [[nodiscard]] Decomposition decomposition_from_json(const io::Json& j, std::string_view where);
-// Reads a decompositions JSONL file.
+// Reads a decompositions JSONL file (io::read_jsonl's rules for blank and torn lines).
 [[nodiscard]] std::vector<Decomposition> load_decompositions(const std::filesystem::path& path);
 
 // The released ClaimDecomp questions (e.g. QuanTemp's test_claimdecomp.csv, loaded by

@@ -37,11 +37,10 @@ std::vector<claims::Decomposition> load_questions(const std::string& path) {
   if (ext == ".jsonl" || ext == ".ndjson") {
     bool decompositions = false;
     io::for_each_line(path, [&](const io::Line& l) {
-      if (l.number == 1) {
-        const io::Json j = io::Json::parse(l.text, nullptr, false);
-        decompositions =
-            j.is_object() && j.contains("questions") && j["questions"].is_array() && j.contains("id");
-      }
+      if (l.number != 1) return;
+      const auto j = io::try_parse_json(l.text, path);
+      decompositions =
+          j.ok() && j.value->is_object() && j.value->contains("questions") && j.value->contains("id");
     });
     if (decompositions) return claims::load_decompositions(path);
   }

@@ -40,8 +40,10 @@ std::vector<std::vector<double>> embed_texts(const EmbeddingConfig& cfg,
       std::this_thread::sleep_for(std::min(delay, std::chrono::milliseconds(60000)));
     }
     if (!r.ok) fail(ErrorCode::kNetwork, "{}: {}", shown, r.error);
-    const io::Json j = io::Json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array())
+    const auto parsed = io::try_parse_json(r.body, shown);
+    if (!parsed.ok()) fail(ErrorCode::kInvalidInput, "{}", parsed.error.what());
+    const io::Json& j = *parsed.value;
+    if (!j.is_object() || !j.contains("data") || !j["data"].is_array())
       fail(ErrorCode::kInvalidInput, "{}: the answer has no 'data' array", shown);
     const io::Json& data = j["data"];
     if (data.size() != end - start)
