@@ -7,6 +7,7 @@
 
 #include "claims/evaluate.hpp"
 #include "claims/load.hpp"
+#include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -24,15 +25,6 @@ struct Args {
   std::uint64_t seed = 20240714;
   bool strict = false;
 };
-
-void report_issues(const std::vector<claims::LoadIssue>& issues) {
-  std::size_t shown = 0;
-  for (const auto& is : issues) {
-    if (shown++ < 20) fmt::print(stderr, "numcheck: warning: {}\n", is.str());
-  }
-  if (issues.size() > 20)
-    fmt::print(stderr, "numcheck: warning: ... and {} more malformed records\n", issues.size() - 20);
-}
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <vector>
+#include "claims/load.hpp"
 #include "core/error.hpp"
 #include "llm/preflight.hpp"
 #include "llm/runner.hpp"
@@ -92,6 +93,16 @@ inline llm::RunSummary run_session(const std::vector<llm::WorkItem>& items, llm:
     sigaction(SIGINT, &old, nullptr);
     throw;
   }
+}
+
+// Prints malformed-record warnings of a claims file on stderr (the first 20, then a count).
+inline void report_issues(const std::vector<claims::LoadIssue>& issues) {
+  std::size_t shown = 0;
+  for (const auto& is : issues) {
+    if (shown++ < 20) fmt::print(stderr, "numcheck: warning: {}\n", is.str());
+  }
+  if (issues.size() > 20)
+    fmt::print(stderr, "numcheck: warning: ... and {} more malformed records\n", issues.size() - 20);
 }
 
 // Prints the summary of a runner session (`noun` is "prompts" or "calls") and throws

@@ -2,10 +2,10 @@
 
 namespace numcheck::cli {
 
-void add_run_flags(CLI::App& app, llm::RunOptions& o) {
+void add_run_flags(CLI::App& app, llm::RunOptions& o, bool model_flag) {
   app.add_option("--endpoint", o.endpoints,
                  "OpenAI-compatible base URL including /v1 (repeat for replicas of one model)");
-  app.add_option("--model", o.model, "Model name sent in every request");
+  if (model_flag) app.add_option("--model", o.model, "Model name sent in every request");
   app.add_option("--api-key-env", o.api_key_env,
                  "Name of the environment variable that holds the API key (sent as a Bearer token)");
   app.add_option("--api", o.api, "Route: chat (/chat/completions) or completions (/completions)")
@@ -43,6 +43,12 @@ void add_run_flags(CLI::App& app, llm::RunOptions& o) {
   app.add_option("--max-tokens", o.max_tokens, "Generation cap (max_tokens) for every request")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--frequency-penalty", o.frequency_penalty,
+                 "frequency_penalty sent with every request (default: not sent)")
+      ->check(CLI::Range(-2.0, 2.0));
+  app.add_option("--presence-penalty", o.presence_penalty,
+                 "presence_penalty sent with every request (default: not sent)")
+      ->check(CLI::Range(-2.0, 2.0));
   app.add_option("--extra-body", o.extra_body,
                  "JSON object merged into every request body, e.g. '{\"cache_prompt\": false}'");
   app.add_option("--system-prompt", o.system_prompt, "System message sent before every prompt");

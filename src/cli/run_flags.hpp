@@ -8,7 +8,8 @@
 
 namespace numcheck::cli {
 
-// Adds every runner flag to `app`, writing into `o`.
-void add_run_flags(CLI::App& app, llm::RunOptions& o);
+// Adds every runner flag to `app`, writing into `o`. Without `model_flag` there is no --model
+// (for a command that already has one, like `claims verify`; set o.model yourself).
+void add_run_flags(CLI::App& app, llm::RunOptions& o, bool model_flag = true);
 
 }  // namespace numcheck::cli

@@ -24,6 +24,10 @@ struct Sampling {
   std::int64_t top_k = 1;
   std::uint64_t seed = 20260725;
   std::int64_t max_tokens = 1024;
+  // OpenAI's repetition penalties, sent only when set (the QuanTemp paper's ClaimDecomp settings
+  // use frequency 0.6 and presence 0.8); unset, the request and its cache key are as before.
+  std::optional<double> frequency_penalty;
+  std::optional<double> presence_penalty;
 };
 
 // Per-item overrides of the run's sampling settings (the consensus study varies seed and
@@ -34,6 +38,8 @@ struct SamplingOverride {
   std::optional<std::int64_t> top_k;
   std::optional<std::uint64_t> seed;
   std::optional<std::int64_t> max_tokens;
+  std::optional<double> frequency_penalty;
+  std::optional<double> presence_penalty;
   [[nodiscard]] Sampling apply(Sampling s) const;
 };
 

@@ -504,6 +504,32 @@ std::string strip_credentials(std::string_view url) {
   return std::string(url.substr(0, host_start)) + std::string(url.substr(at + 1));
 }
 
+HttpReply post_json(const std::string& url, const std::string& body, const std::string& api_key,
+                    std::chrono::milliseconds timeout, std::size_t max_response_bytes) {
+  Handle h;
+  h.set_headers(api_key, true);
+  Response r = h.perform(url, &body, timeout, std::chrono::milliseconds(10000), max_response_bytes);
+  HttpReply out;
+  out.status = r.status;
+  if (r.code != CURLE_OK) {
+    out.retryable = !r.too_large && (r.code == CURLE_OPERATION_TIMEDOUT || retryable_curl(r.code));
+    out.error = redact(r.too_large ? fmt::format("response body larger than {} bytes", max_response_bytes)
+                                   : fmt::format("connection error: {}", one_line(r.curl_error)),
+                       api_key);
+    return out;
+  }
+  if (r.retry_after) out.retry_after_s = parse_retry_after(*r.retry_after);
+  if (r.status >= 200 && r.status < 300) {
+    out.ok = true;
+    out.body = std::move(r.body);
+    return out;
+  }
+  const std::string msg = error_message_from_body(r.body);
+  out.error = redact(fmt::format("HTTP {}{}{}", r.status, msg.empty() ? "" : ": ", msg), api_key);
+  out.retryable = r.status == 429 || r.status >= 500;
+  return out;
+}
+
 std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
   if (config.endpoints.empty()) fail(ErrorCode::kUsage, "give --endpoint URL (or --system reference)");
   if (config.model.empty()) fail(ErrorCode::kUsage, "--endpoint needs --model NAME");

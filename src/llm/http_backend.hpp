@@ -41,6 +41,20 @@ struct ParsedBody {
 // the body when it has none.
 [[nodiscard]] std::string error_message_from_body(std::string_view body);
 
+// One blocking POST of a JSON body to `url` (side routes such as /embeddings; completions go
+// through the backend). `ok` for a 2xx answer; otherwise `error` is one line without the key and
+// `retryable` tells connection errors, timeouts, 429 and 5xx apart from the rest.
+struct HttpReply {
+  bool ok = false;
+  long status = 0;  // 0 when no HTTP response arrived
+  std::string body;
+  std::string error;
+  bool retryable = false;
+  std::optional<double> retry_after_s;
+};
+[[nodiscard]] HttpReply post_json(const std::string& url, const std::string& body, const std::string& api_key,
+                                  std::chrono::milliseconds timeout, std::size_t max_response_bytes);
+
 // Retry-After as seconds (delta-seconds or HTTP-date); nullopt when absent or malformed.
 [[nodiscard]] std::optional<double> parse_retry_after(std::string_view value);
 

@@ -52,6 +52,8 @@ RunSettings settings_from(const RunOptions& o) {
   s.sampling.top_k = o.top_k;
   s.sampling.seed = o.seed;
   s.sampling.max_tokens = o.max_tokens;
+  s.sampling.frequency_penalty = o.frequency_penalty;
+  s.sampling.presence_penalty = o.presence_penalty;
   if (!o.system_prompt.empty()) s.system_prompt = o.system_prompt;
   if (!o.extra_body.empty()) {
     io::Json j = io::Json::parse(o.extra_body, nullptr, false);

@@ -37,8 +37,10 @@ struct RunOptions {
   std::int64_t top_k = 1;
   std::uint64_t seed = 20260725;
   std::int64_t max_tokens = 1024;
-  std::string extra_body;     // JSON object text
-  std::string system_prompt;  // "" = none
+  std::optional<double> frequency_penalty;  // unset: not sent
+  std::optional<double> presence_penalty;   // unset: not sent
+  std::string extra_body;                   // JSON object text
+  std::string system_prompt;                // "" = none
   bool resume = false;
   bool no_cache = false;
   std::string cache_dir;  // "" = default (NUMCHECK_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)

@@ -35,6 +35,8 @@ Sampling SamplingOverride::apply(Sampling s) const {
   if (top_k) s.top_k = *top_k;
   if (seed) s.seed = *seed;
   if (max_tokens) s.max_tokens = *max_tokens;
+  if (frequency_penalty) s.frequency_penalty = *frequency_penalty;
+  if (presence_penalty) s.presence_penalty = *presence_penalty;
   return s;
 }
 
@@ -47,8 +49,9 @@ constexpr const char* kRecordFields[] = {
     "simulated_fault", "latency_ms",   "attempts", "attempt_errors", "cached",
     "started_at",      "completed_at", "session",  "error",          "http_status"};
 // Request fields the runner owns; --extra-body may not set them.
-constexpr const char* kOwnedBodyFields[] = {"model", "messages", "prompt", "temperature",
-                                            "top_p", "top_k",    "seed",   "max_tokens"};
+constexpr const char* kOwnedBodyFields[] = {
+    "model", "messages", "prompt",     "temperature",       "top_p",
+    "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
 
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
@@ -113,6 +116,8 @@ io::OrderedJson sampling_json(const Sampling& s) {
   j["top_k"] = s.top_k;
   j["seed"] = s.seed;
   j["max_tokens"] = s.max_tokens;
+  if (s.frequency_penalty) j["frequency_penalty"] = *s.frequency_penalty;
+  if (s.presence_penalty) j["presence_penalty"] = *s.presence_penalty;
   return j;
 }
 
@@ -183,6 +188,8 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   body["top_k"] = s.top_k;
   body["seed"] = s.seed;
   body["max_tokens"] = s.max_tokens;
+  if (s.frequency_penalty) body["frequency_penalty"] = *s.frequency_penalty;
+  if (s.presence_penalty) body["presence_penalty"] = *s.presence_penalty;
   if (settings.extra_body.is_object()) {
     for (auto it = settings.extra_body.begin(); it != settings.extra_body.end(); ++it) {
       for (const char* owned : kOwnedBodyFields) {

@@ -29,83 +29,11 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Child;
 using testing::run_cli;
 
 const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
 const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
-
-// A child process started with fork/exec; killed (SIGTERM, then waited) when destroyed.
-class Child {
- public:
-  // Starts argv; when capture_first_line, reads the first stdout line into first_line.
-  Child(const std::vector<std::string>& argv, bool capture_first_line,
-        const std::map<std::string, std::string>& env = {}) {
-    int fds[2] = {-1, -1};
-    if (capture_first_line && ::pipe(fds) != 0) throw std::runtime_error("pipe");
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::runtime_error("fork");
-    if (pid_ == 0) {
-      if (capture_first_line) {
-        ::dup2(fds[1], 1);
-        ::close(fds[0]);
-        ::close(fds[1]);
-      } else {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-      }
-      for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-    if (capture_first_line) {
-      ::close(fds[1]);
-      char c = 0;
-      while (::read(fds[0], &c, 1) == 1 && c != '\n') first_line += c;
-      ::close(fds[0]);
-    }
-  }
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGTERM);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-  [[nodiscard]] bool running() {
-    if (reaped_) return false;
-    int st = 0;
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-      reaped_ = true;
-      return false;
-    }
-    return true;
-  }
-  // Sends `sig` and waits for the process; returns its exit status (-1 when killed by a signal).
-  int signal_and_wait(int sig) {
-    ::kill(pid_, sig);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    reaped_ = true;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  void kill9() {
-    ::kill(pid_, SIGKILL);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    reaped_ = true;
-  }
-  std::string first_line;
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-};
 
 std::size_t count_lines(const fs::path& p) {
   if (!fs::exists(p)) return 0;

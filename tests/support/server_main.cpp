@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
                "Answer 404 to requests naming another model than --model");
   app.add_flag("--foreign", opts.foreign, "Not an OpenAI server: every route answers a 404 HTML page");
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
+  app.add_flag("--claims", opts.claims,
+               "Canned claim-pipeline answers (decompositions, verdicts) instead of solver/echo answers");
   app.add_option("--fault", faults,
                  "KIND:RATE[:MATCH] with KIND one of 429, 500, 400, slow, drop, malformed, huge, length "
                  "(repeatable; first matching rule wins)");

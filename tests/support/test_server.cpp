@@ -56,7 +56,78 @@ void error_body(httplib::Response& res, int status, const std::string& message, 
   res.set_content(j.dump(), "application/json");
 }
 
+std::string after_last(const std::string& text, const std::string& marker) {
+  const auto at = text.rfind(marker);
+  if (at == std::string::npos) return "";
+  std::string rest = text.substr(at + marker.size());
+  const auto nl = rest.find('\n');
+  return nl == std::string::npos ? rest : rest.substr(0, nl);
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 }  // namespace
+
+std::string claims_answer(const std::string& user_prompt) {
+  const bool claimdecomp = ends_with(user_prompt, "Questions:");
+  const bool programfc = ends_with(user_prompt, "def program():");
+  std::string claim = claimdecomp ? after_last(user_prompt, "\nClaim: ")
+                      : programfc ? after_last(user_prompt, "# The claim is that ")
+                                  : after_last(user_prompt, "[Claim]:");
+  if (claim.find("[refuse]") != std::string::npos) return "I'm sorry, but I can't help with that request.";
+  std::string plain = claim;
+  for (auto& c : plain)
+    if (c == '"') c = '\'';
+  while (!plain.empty() && (plain.back() == '.' || plain.back() == ' ')) plain.pop_back();
+  if (claimdecomp) {
+    if (claim.find("[malformed]") != std::string::npos)
+      return "Sure! Here is how I would check it: look it up.";
+    return fmt::format(
+        "1. Is it true that {}?\n2. Are the numbers in the claim correct?\n3. Is there evidence "
+        "that supports the claim?",
+        plain);
+  }
+  if (programfc) {
+    if (claim.find("[malformed]") != std::string::npos)
+      return "    fact_1 = Verify(\"" + plain + "\")\n    print(fact_1)";
+    return fmt::format(
+        "    fact_1 = Verify(\"{}.\")\n    answer_1 = Question(\"What number does the claim state?\")\n    "
+        "fact_2 = Verify(f\"{{answer_1}} is correct.\")\n    label = Predict(fact_1 and fact_2)",
+        plain);
+  }
+  if (claim.find("[malformed]") != std::string::npos) return "The claim looks mostly right to me.";
+  const char* verdict = nullptr;
+  if (claim.find("[true]") != std::string::npos) verdict = "SUPPORTS";
+  if (claim.find("[false]") != std::string::npos) verdict = "REFUTES";
+  if (claim.find("[conflicting]") != std::string::npos) verdict = "CONFLICTING";
+  if (verdict == nullptr) {
+    static constexpr const char* kWords[] = {"SUPPORTS", "REFUTES", "CONFLICTING"};
+    verdict = kWords[fnv1a64(claim) % 3];
+  }
+  return fmt::format("The evidence was compared with the numbers in the claim.\nLabel: {}", verdict);
+}
+
+std::vector<double> claims_embedding(const std::string& text) {
+  std::vector<double> v(32, 0.0);
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty()) v[fnv1a64(word) % 32] += 1.0;
+    word.clear();
+  };
+  for (char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      word += c;
+    } else if (c >= 'A' && c <= 'Z') {
+      word += static_cast<char>(c - 'A' + 'a');
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return v;
+}
 
 TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::make_unique<Impl>()) {
   impl_->opts = std::move(options);
@@ -249,8 +320,11 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     std::int64_t completion_tokens = 0;
     std::string why;
     std::optional<llm::SolvedAnswer> ans;
-    if (im->solver) ans = im->solver("", prompt, &why);
-    if (ans) {
+    if (im->solver && !im->opts.claims) ans = im->solver("", prompt, &why);
+    if (im->opts.claims) {
+      content = claims_answer(prompt);
+      completion_tokens = static_cast<std::int64_t>(content.size() / 4 + 1);
+    } else if (ans) {
       const llm::ReferenceReply r = llm::reference_reply(*ans, llm::Fault::kNone, max_tokens);
       content = r.content;
       finish = r.finish_reason;
@@ -287,6 +361,41 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
                           {"timings", {{"prompt_n", prompt_tokens}, {"predicted_n", completion_tokens}}}};
     res.set_content(out.dump(), "application/json");
   };
+  im->svr.Post("/v1/embeddings", [this, im](const httplib::Request& req, httplib::Response& res) {
+    ++posts_;
+    io::Json body = io::Json::parse(req.body, nullptr, false);
+    {
+      std::lock_guard lock(im->m);
+      if (im->opts.record) im->bodies.push_back(body.is_discarded() ? io::Json(req.body) : body);
+    }
+    if (body.is_discarded() || !body.is_object() || !body.contains("input") || !body.contains("model")) {
+      error_body(res, 400, "an embeddings request needs 'model' and 'input'", "invalid_request_error");
+      return;
+    }
+    std::vector<std::string> inputs;
+    if (body["input"].is_string()) {
+      inputs.push_back(body["input"].get<std::string>());
+    } else if (body["input"].is_array()) {
+      for (const auto& x : body["input"]) {
+        if (!x.is_string()) {
+          error_body(res, 400, "'input' must be a string or an array of strings", "invalid_request_error");
+          return;
+        }
+        inputs.push_back(x.get<std::string>());
+      }
+    }
+    io::Json data = io::Json::array();
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", claims_embedding(inputs[i])}});
+    std::string model;
+    {
+      std::lock_guard lock(im->m);
+      model = im->opts.model;
+    }
+    const io::Json out = {
+        {"object", "list"}, {"data", data}, {"model", model}, {"usage", {{"prompt_tokens", 0}}}};
+    res.set_content(out.dump(), "application/json");
+  });
   im->svr.Post("/v1/chat/completions",
                [complete](const httplib::Request& req, httplib::Response& res) { complete(req, res, true); });
   im->svr.Post("/v1/completions", [complete](const httplib::Request& req, httplib::Response& res) {

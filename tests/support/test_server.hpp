@@ -62,7 +62,21 @@ struct ServerOptions {
   std::string api_key;        // non-empty: every route wants "Authorization: Bearer <api_key>" (else 401)
   bool strict_model = false;  // requests naming another model get 404 "The model '...' does not exist"
   bool foreign = false;       // not an OpenAI server: every route answers a 404 HTML page
+  // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
+  bool claims = false;
 };
+
+// The canned answer of the claims mode to one chat request, from the last user message:
+//   decomposition (ClaimDecomp prompt ending "Questions:", ProgramFC prompt ending
+//   "def program():") and verification (prompt holding "[Evidences]:"); the claim is the text
+//   after the prompt's last "Claim: " / "# The claim is that " / "[Claim]:". Markers in the claim
+//   choose the answer: "[malformed]" an answer in the wrong format, "[refuse]" a refusal,
+//   "[true]"/"[false]"/"[conflicting]" the verdict (otherwise FNV-1a of the claim text mod 3).
+//   Well-formed answers are derived from the claim text only, so they are the same on every call.
+[[nodiscard]] std::string claims_answer(const std::string& user_prompt);
+// The claims mode's embedding of a text: 32 dimensions, +1 at FNV-1a(word) mod 32 for every
+// lower-cased word (a deterministic bag of words; cosine is word overlap).
+[[nodiscard]] std::vector<double> claims_embedding(const std::string& text);
 
 class TestServer {
  public:

@@ -1,0 +1,269 @@
+#include "claims/llm_verify.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "claims/text_metrics.hpp"
+#include "core/error.hpp"
+#include "core/prng.hpp"
+
+namespace numcheck::claims {
+
+namespace {
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string lower_copy(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = lower(c);
+  return out;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// The verdict word at the start of `s` (after spaces and '*'), with what follows it.
+std::optional<Verdict> verdict_at(std::string_view s, std::string_view& rest, std::string& word) {
+  while (!s.empty() && (is_space(s.front()) || s.front() == '*')) s.remove_prefix(1);
+  static constexpr std::pair<std::string_view, Verdict> kWords[] = {
+      {"supports", Verdict::kTrue}, {"refutes", Verdict::kFalse}, {"conflicting", Verdict::kConflicting}};
+  const std::string l = lower_copy(s.substr(0, 12));
+  for (const auto& [w, v] : kWords) {
+    if (l.compare(0, w.size(), w) == 0) {
+      word = std::string(w);
+      for (auto& c : word) c = static_cast<char>(c - 'a' + 'A');
+      rest = s.substr(w.size());
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+// Cuts text to at most n bytes at a UTF-8 character boundary.
+std::string cut_utf8(std::string_view s, std::size_t n) {
+  if (s.size() <= n) return std::string(s);
+  std::size_t end = n;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return std::string(s.substr(0, end)) + " ...";
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    const std::string_view t = trim(p);
+    if (t.empty()) continue;
+    if (!out.empty()) out += ' ';
+    out += t;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view verdict_word(Verdict v) noexcept {
+  switch (v) {
+    case Verdict::kTrue:
+      return "SUPPORTS";
+    case Verdict::kFalse:
+      return "REFUTES";
+    case Verdict::kConflicting:
+      return "CONFLICTING";
+  }
+  return "REFUTES";
+}
+
+VerdictParse parse_verdict(std::string_view response) {
+  VerdictParse p;
+  const std::string low = lower_copy(response);
+  std::vector<std::size_t> at;
+  for (std::size_t pos = low.find("label:"); pos != std::string::npos; pos = low.find("label:", pos + 1))
+    at.push_back(pos);
+  if (at.empty()) {
+    p.reason = "no 'Label:' in the answer";
+    return p;
+  }
+  const std::size_t last = at.back();
+  std::string_view rest;
+  std::string word;
+  const auto v = verdict_at(response.substr(last + 6), rest, word);
+  if (!v) {
+    p.reason = "the last 'Label:' is not followed by SUPPORTS, REFUTES or CONFLICTING";
+    return p;
+  }
+  // Only emphasis, a full stop and spaces may follow.
+  for (char c : rest) {
+    if (!(is_space(c) || c == '*' || c == '.')) {
+      p.reason = fmt::format("text after the final label {}", word);
+      return p;
+    }
+  }
+  for (std::size_t i = 0; i + 1 < at.size(); ++i) {
+    std::string_view r2;
+    std::string w2;
+    const auto v2 = verdict_at(response.substr(at[i] + 6), r2, w2);
+    if (v2 && *v2 != *v) {
+      p.reason = fmt::format("conflicting labels: {} and then {}", w2, word);
+      return p;
+    }
+  }
+  std::string_view just = response.substr(0, last);
+  // Drop the emphasis that opened "**Label:" and a leading "Justification:".
+  just = trim(just);
+  while (!just.empty() && just.back() == '*') just.remove_suffix(1);
+  just = trim(just);
+  if (lower_copy(just.substr(0, 14)) == "justification:") just = trim(just.substr(14));
+  p.ok = true;
+  p.verdict = *v;
+  p.label_word = word;
+  p.justification = std::string(just);
+  return p;
+}
+
+std::string verify_prompt(const PromptSpec& spec, const VerifyInput& claim,
+                          const std::vector<const VerifyInput*>& shots, const PromptLimits& limits) {
+  std::string examples;
+  for (const VerifyInput* s : shots) {
+    if (!s->label) fail("few-shot example '{}' has no label", s->id);
+    if (!examples.empty()) examples += spec.example_separator;
+    examples += render_template(spec.example,
+                                {{"claim", s->claim},
+                                 {"questions", join(s->questions)},
+                                 {"evidence", cut_utf8(join(s->evidence), limits.shot_evidence_bytes)},
+                                 {"label", std::string(verdict_word(*s->label))}},
+                                spec.path);
+  }
+  PromptVars vars{{"claim", claim.claim},
+                  {"questions", join(claim.questions)},
+                  {"evidence", cut_utf8(join(claim.evidence), limits.evidence_bytes)}};
+  if (spec.user.find("{{examples}}") != std::string::npos) {
+    if (shots.empty())
+      fail(ErrorCode::kUsage, "{}: a few-shot prompt needs --shots of at least 1", spec.path);
+    vars.emplace_back("examples", examples);
+  } else if (!shots.empty()) {
+    fail(ErrorCode::kUsage, "{}: a zero-shot prompt takes no examples (--shots 0)", spec.path);
+  }
+  return render_template(spec.user, vars, spec.path);
+}
+
+std::optional<ShotSelection> shot_selection_from_name(std::string_view name) noexcept {
+  if (name == "random") return ShotSelection::kRandom;
+  if (name == "similar") return ShotSelection::kSimilar;
+  return std::nullopt;
+}
+
+std::string claim_group_key(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (is_space(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += lower(c);
+  }
+  auto strip = [](char c) { return c == '"' || c == '\'' || c == ' '; };
+  std::size_t b = 0, e = out.size();
+  while (b < e && strip(out[b])) ++b;
+  while (e > b && strip(out[e - 1])) --e;
+  return out.substr(b, e - b);
+}
+
+std::vector<std::size_t> grouped_folds(const std::vector<std::string>& texts, std::size_t folds,
+                                       std::uint64_t seed) {
+  if (folds < 2) fail(ErrorCode::kUsage, "--folds must be at least 2");
+  std::unordered_map<std::string, std::size_t> group_of;
+  std::vector<std::size_t> group(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    group[i] = group_of.emplace(claim_group_key(texts[i]), group_of.size()).first->second;
+  std::vector<std::size_t> order(group_of.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(seed, "llm-verify-folds");
+  rng.shuffle(order);
+  std::vector<std::size_t> fold_of_group(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) fold_of_group[order[k]] = k % folds;
+  std::vector<std::size_t> out(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) out[i] = fold_of_group[group[i]];
+  return out;
+}
+
+struct ShotSelector::Index {
+  TfIdf tfidf;
+  std::vector<std::unordered_map<std::string, double>> vectors;
+  explicit Index(const std::vector<std::string>& docs) : tfidf(docs) {
+    vectors.reserve(docs.size());
+    for (const auto& d : docs) vectors.push_back(tfidf.vector(d));
+  }
+};
+
+ShotSelector::ShotSelector(std::vector<VerifyInput> pool, ShotSelection how, std::uint64_t seed)
+    : pool_(std::move(pool)), how_(how), seed_(seed) {
+  keys_.reserve(pool_.size());
+  std::vector<std::string> docs;
+  for (const auto& p : pool_) {
+    if (!p.label) fail("few-shot pool: claim '{}' has no label", p.id);
+    keys_.push_back(claim_group_key(p.claim));
+    docs.push_back(p.claim);
+  }
+  if (how_ == ShotSelection::kSimilar) index_ = std::make_shared<const Index>(docs);
+}
+
+std::vector<const VerifyInput*> ShotSelector::select(const VerifyInput& claim, std::size_t k,
+                                                     std::optional<std::size_t> claim_fold) const {
+  if (k == 0) return {};
+  const std::string key = claim_group_key(claim.claim);
+  std::vector<std::size_t> eligible;
+  eligible.reserve(pool_.size());
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    if (pool_[i].id == claim.id || keys_[i] == key) continue;
+    if (claim_fold && !folds_.empty() && folds_[i] == *claim_fold) continue;
+    eligible.push_back(i);
+  }
+  std::vector<const VerifyInput*> out;
+  if (how_ == ShotSelection::kRandom) {
+    Rng rng(seed_, "llm-shots:" + claim.id);
+    const std::size_t n = std::min(k, eligible.size());
+    for (std::size_t i = 0; i < n; ++i) {  // partial Fisher-Yates
+      const std::size_t j = i + static_cast<std::size_t>(rng.below(eligible.size() - i));
+      std::swap(eligible[i], eligible[j]);
+      out.push_back(&pool_[eligible[i]]);
+    }
+    return out;
+  }
+  const auto v = index_->tfidf.vector(claim.claim);
+  std::vector<std::pair<double, std::size_t>> scored;
+  scored.reserve(eligible.size());
+  for (std::size_t i : eligible) scored.emplace_back(TfIdf::cosine(v, index_->vectors[i]), i);
+  const std::size_t n = std::min(k, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.first > b.first || (a.first == b.first && a.second < b.second);
+                    });
+  for (std::size_t i = 0; i < n; ++i) out.push_back(&pool_[scored[i].second]);
+  return out;
+}
+
+io::OrderedJson verify_record_json(const VerifyRecord& r) {
+  io::OrderedJson j = io::OrderedJson::object();
+  j["id"] = r.id;
+  j["claim"] = r.claim;
+  j["label"] = r.verdict ? std::string(verdict_name(*r.verdict)) : std::string(kUnparseableLabel);
+  j["status"] = r.status;
+  if (r.verdict) j["justification"] = r.justification;
+  if (r.gold) j["gold"] = std::string(verdict_name(*r.gold));
+  j["shots"] = r.shots;
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.raw) j["raw"] = *r.raw;
+  return j;
+}
+
+}  // namespace numcheck::claims

@@ -1,0 +1,277 @@
+// The claim pipeline's model stages against the test server's canned claims mode: decomposition
+// (ClaimDecomp, ProgramFC) and the LLM verifier with good, malformed and refused answers, parse
+// failures recorded and counted with their raw text, the paper's sampling settings sent and
+// recorded, identical outputs on a second run and after a resumed one, few-shot prompts that never
+// hold the verified claim, and relevance through /v1/embeddings.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "claims/load.hpp"
+#include "claimsllm/stages.hpp"
+#include "io/files.hpp"
+#include "llm/http_backend.hpp"
+#include "test_server.hpp"
+
+namespace numcheck::claimsllm {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("numcheck_stages_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    testing::ServerOptions o;
+    o.claims = true;
+    server_ = std::make_unique<testing::TestServer>(o, llm::SolveFn{});
+    server_->start();
+  }
+  void TearDown() override {
+    server_->stop();
+    fs::remove_all(dir_);
+  }
+  llm::RunSettings settings() const {
+    llm::RunSettings s;
+    s.model = "test-model";
+    s.id_field = "id";
+    s.retry.base_delay = std::chrono::milliseconds(1);
+    s.retry.max_delay = std::chrono::milliseconds(5);
+    s.retry.retries = 1;
+    s.progress = llm::ProgressMode::kNone;
+    s.use_cache = false;
+    s.fsync = false;
+    return s;
+  }
+  std::unique_ptr<llm::Backend> backend() const {
+    llm::HttpConfig cfg;
+    cfg.endpoints = {server_->base_url()};
+    cfg.model = "test-model";
+    return llm::make_http_backend(cfg);
+  }
+  std::vector<claims::Claim> claims_file() const {
+    const std::string text =
+        "{\"claim\": \"Texas added 2 million jobs in a decade.\"}\n"
+        "{\"claim\": \"Crime fell 20% [malformed] in 2019.\"}\n"
+        "{\"claim\": \"The budget was cut in half [refuse].\"}\n"
+        "{\"claim\": \"Exports grew 5% [fail] last year.\"}\n"
+        "{\"claim\": \"Wages rose 3 percent in 2018.\"}\n";
+    const fs::path f = dir_ / "claims.jsonl";
+    std::ofstream(f) << text;
+    return claims::load_claims(f).claims;
+  }
+  static std::string slurp(const fs::path& p) { return io::read_file(p); }
+
+  fs::path dir_;
+  std::unique_ptr<testing::TestServer> server_;
+};
+
+TEST_F(StagesTest, ClaimDecompRecordsParseFailuresAndSendsThePapersSettings) {
+  server_->set_faults({{"[fail]", testing::FaultKind::k400}});
+  const auto cl = claims_file();
+  DecomposeSpec spec;
+  spec.method = claims::DecompMethod::kClaimDecomp;
+  spec.prompt = claims::builtin_prompt("claimdecomp");
+  auto s = settings();
+  apply_prompt_sampling(s, spec.prompt, {"max_tokens"});
+  s.sampling.max_tokens = 99;
+  auto b = backend();
+  const auto sum = llm::run_items(decompose_items(cl, spec), s, *b, dir_ / "d");
+  EXPECT_EQ(sum.unanswered, 1u);
+  const StageCounts c = write_decompositions(cl, spec, dir_ / "d");
+  EXPECT_EQ(c.records, 5u);
+  EXPECT_EQ(c.ok, 2u);
+  EXPECT_EQ(c.parse_failures, 2u);
+  EXPECT_EQ(c.errors, 1u);
+  const auto d = claims::load_decompositions(dir_ / "d" / "decompositions.jsonl");
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].id, "claims:1");
+  EXPECT_EQ(d[0].status, "ok");
+  EXPECT_EQ(d[0].questions.size(), 3u);
+  EXPECT_EQ(d[0].questions[0], "Is it true that Texas added 2 million jobs in a decade?");
+  EXPECT_EQ(d[1].status, "parse_failure");
+  EXPECT_TRUE(d[1].questions.empty());  // never a default decomposition
+  EXPECT_EQ(*d[1].raw, "Sure! Here is how I would check it: look it up.");
+  EXPECT_EQ(d[2].status, "parse_failure");
+  EXPECT_NE(d[2].raw->find("sorry"), std::string::npos);
+  EXPECT_EQ(d[3].status, "error");
+  EXPECT_NE(d[3].reason.find("HTTP 400"), std::string::npos) << d[3].reason;
+  // The paper's sampling settings went out with every request (max_tokens from the caller) and
+  // are recorded in run.json.
+  for (const auto& body : server_->requests()) {
+    EXPECT_EQ(body["temperature"], 0.3);
+    EXPECT_EQ(body["frequency_penalty"], 0.6);
+    EXPECT_EQ(body["presence_penalty"], 0.8);
+    EXPECT_EQ(body["max_tokens"], 99);
+  }
+  const io::Json run = io::read_json_file(dir_ / "d" / "run.json");
+  EXPECT_EQ(run["binding"]["sampling"]["frequency_penalty"], 0.6);
+  EXPECT_EQ(run["binding"]["sampling"]["presence_penalty"], 0.8);
+  const io::Json m = io::read_json_file(dir_ / "d" / "decompose.json");
+  EXPECT_EQ(m["counts"]["parse_failures"], 2);
+  EXPECT_EQ(m["prompt"]["sha256"], spec.prompt.sha256);
+}
+
+TEST_F(StagesTest, ProgramFcSameOutputTwiceAndAfterResume) {
+  const auto cl = claims_file();
+  DecomposeSpec spec;
+  spec.method = claims::DecompMethod::kProgramFc;
+  spec.prompt = claims::builtin_prompt("programfc");
+  auto s = settings();
+  apply_prompt_sampling(s, spec.prompt, {});
+  const auto items = decompose_items(cl, spec);
+  {
+    auto b = backend();
+    (void)llm::run_items(items, s, *b, dir_ / "whole");
+    (void)write_decompositions(cl, spec, dir_ / "whole");
+  }
+  {
+    auto b = backend();
+    (void)llm::run_items(items, s, *b, dir_ / "again");
+    (void)write_decompositions(cl, spec, dir_ / "again");
+  }
+  {
+    // A first session that got through two claims, then a resumed one.
+    auto b = backend();
+    (void)llm::run_items({items.begin(), items.begin() + 2}, s, *b, dir_ / "cut");
+    s.resume = true;
+    (void)llm::run_items(items, s, *b, dir_ / "cut");
+    (void)write_decompositions(cl, spec, dir_ / "cut");
+  }
+  const std::string whole = slurp(dir_ / "whole" / "decompositions.jsonl");
+  EXPECT_EQ(whole, slurp(dir_ / "again" / "decompositions.jsonl"));
+  EXPECT_EQ(whole, slurp(dir_ / "cut" / "decompositions.jsonl"));
+  const auto d = claims::load_decompositions(dir_ / "whole" / "decompositions.jsonl");
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].status, "ok");
+  ASSERT_TRUE(d[0].program.has_value());
+  EXPECT_EQ(d[0].program->back(), "label = Predict(fact_1 and fact_2)");
+  EXPECT_EQ(d[0].questions.size(), 3u);
+  EXPECT_EQ(d[1].status, "parse_failure");  // print(...) is not a step
+  EXPECT_EQ(d[3].status, "ok");
+}
+
+std::vector<claims::VerifyInput> verify_inputs() {
+  std::vector<claims::VerifyInput> v;
+  const std::vector<std::pair<std::string, claims::Verdict>> rows = {
+      {"Texas added 2 million jobs [true].", claims::Verdict::kTrue},
+      {"Crime fell 20% [false] in 2019.", claims::Verdict::kFalse},
+      {"The budget was cut in half [malformed].", claims::Verdict::kConflicting},
+      {"Wages rose 3 percent [refuse] in 2018.", claims::Verdict::kTrue},
+      {"Exports grew 5% [conflicting] last year.", claims::Verdict::kConflicting},
+      {"Rents doubled [true] since 2010.", claims::Verdict::kTrue},
+      {"Crime fell 20% [false] in 2019.", claims::Verdict::kFalse},  // duplicate text, other id
+      {"Taxes rose by $900 [false] per family.", claims::Verdict::kFalse}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    claims::VerifyInput x;
+    x.id = fmt::format("val:{}", i + 1);
+    x.claim = rows[i].first;
+    x.label = rows[i].second;
+    x.questions = {"Is it so?"};
+    x.evidence = {fmt::format("evidence for claim {}", i + 1)};
+    v.push_back(std::move(x));
+  }
+  return v;
+}
+
+TEST_F(StagesTest, FewShotVerifierNeverShowsTheClaimAndScoresUnparseableAsWrong) {
+  const auto in = verify_inputs();
+  VerifySpec spec;
+  spec.prompt = claims::builtin_prompt("verify_few_shot");
+  spec.shots = 3;
+  spec.folds = 2;
+  auto s = settings();
+  apply_prompt_sampling(s, spec.prompt, {});
+  const auto items = verify_items(in, in, spec);
+  ASSERT_EQ(items.size(), in.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    // The claim text occurs exactly once in its prompt: as the input, never as an example.
+    const std::string& p = items[i].prompt;
+    const std::string& text = in[i].claim;
+    EXPECT_EQ(p.find(text), p.rfind(text)) << p;
+    EXPECT_EQ(items[i].fields["shots"].size(), 3u);
+    for (const auto& id : items[i].fields["shots"]) EXPECT_NE(id.get<std::string>(), in[i].id);
+  }
+  auto b = backend();
+  (void)llm::run_items(items, s, *b, dir_ / "v");
+  const StageCounts c = write_predictions(in, spec, dir_ / "v");
+  EXPECT_EQ(c.records, 8u);
+  EXPECT_EQ(c.parse_failures, 2u);  // malformed, refused
+  EXPECT_EQ(c.ok, 6u);
+  // What the server saw: no prompt holds its own claim twice.
+  for (const auto& body : server_->requests()) {
+    EXPECT_EQ(body["temperature"], 0.3);
+    EXPECT_FALSE(body.contains("frequency_penalty"));
+  }
+  const io::Json m = io::read_json_file(dir_ / "v" / "manifest.json");
+  EXPECT_EQ(m["method"], "llm");
+  EXPECT_EQ(m["counts"]["by_label"]["unparseable"], 2);
+  // 6 right of 8 (markers match the gold labels); the 2 unparseable count as wrong.
+  EXPECT_EQ(m["counts"]["correct_of_gold"], 6);
+  EXPECT_EQ(m["counts"]["with_gold"], 8);
+  EXPECT_EQ(m["answers"]["parse_failures"], 2);
+  std::size_t lines = 0;
+  io::for_each_line(dir_ / "v" / "verdicts.jsonl", [&](const io::Line& l) {
+    const io::Json j = io::Json::parse(l.text);
+    if (j["status"] == "parse_failure") {
+      EXPECT_EQ(j["label"], "unparseable");
+      EXPECT_TRUE(j.contains("raw"));
+    } else {
+      EXPECT_EQ(j["shots"].size(), 3u);
+    }
+    ++lines;
+  });
+  EXPECT_EQ(lines, 8u);
+  lines = 0;
+  io::for_each_line(dir_ / "v" / "predictions.jsonl", [&](const io::Line&) { ++lines; });
+  EXPECT_EQ(lines, 8u);
+  // The predictions load as a prediction file of `claims evaluate` (an unparseable label is an issue
+  // of its record, never a silent drop).
+  claims::LoadOptions o;
+  o.require_text = false;
+  const auto loaded = claims::load_claims(dir_ / "v" / "predictions.jsonl", o);
+  EXPECT_EQ(loaded.claims.size() + loaded.issues.size(), 8u);
+}
+
+TEST_F(StagesTest, ZeroShotVerifier) {
+  const auto in = verify_inputs();
+  VerifySpec spec;
+  spec.prompt = claims::builtin_prompt("verify_zero_shot");
+  auto s = settings();
+  apply_prompt_sampling(s, spec.prompt, {});
+  auto b = backend();
+  (void)llm::run_items(verify_items(in, {}, spec), s, *b, dir_ / "z");
+  const StageCounts c = write_predictions(in, spec, dir_ / "z");
+  EXPECT_EQ(c.ok, 6u);
+  EXPECT_EQ(c.parse_failures, 2u);
+}
+
+TEST_F(StagesTest, RelevanceThroughEmbeddings) {
+  claims::Decomposition close{
+      "a",         "the budget was cut in half", "m", {"was the budget cut in half?"}, std::nullopt, "ok", "",
+      std::nullopt};
+  claims::Decomposition far{
+      "b", "the budget was cut in half", "m", {"did exports grow?"}, std::nullopt, "ok", "", std::nullopt};
+  llm::EmbeddingConfig cfg;
+  cfg.endpoint = server_->base_url();
+  cfg.model = "test-embed";
+  cfg.batch = 1;  // several requests
+  claims::QuestionQuality q1, q2;
+  add_relevance(q1, {close}, cfg);
+  add_relevance(q2, {far}, cfg);
+  ASSERT_TRUE(q1.relevance && q2.relevance);
+  EXPECT_GT(*q1.relevance, 0.8);
+  EXPECT_LT(*q2.relevance, *q1.relevance);
+  EXPECT_EQ(q1.relevance_model, "test-embed");
+}
+
+}  // namespace
+}  // namespace numcheck::claimsllm
