@@ -143,9 +143,18 @@ EOF
   sleep 0.5
   [[ -f "$work/small/views.jsonl" ]] || "$cli" orbit generate --out "$work/small" >/dev/null
   small=$(wc -l <"$work/small/views.jsonl")
-  # wrk posts a body of the runner's size and shape (bench/wrk_post.lua with __BODY__ filled in).
-  body='{\"model\":\"canned\",\"messages\":[{\"role\":\"user\",\"content\":\"A jug holds 8.4 liters of water and a bottle holds 4.4 liters of water. Both are emptied into a large bucket that was empty before. How many liters of water are in the bucket?\\nReturn exactly one final line in this form: FINAL: <number> <unit>\"}],\"max_tokens\":1024,\"temperature\":0.0,\"seed\":20260725}'
-  sed "s|__BODY__|$body|" "$root/bench/wrk_post.lua" >"$work/wrk_post.lua"
+  # wrk posts a body of the runner's size and shape (bench/wrk_post.lua with __BODY__ filled in, as
+  # a Lua long string so that the JSON needs no escaping).
+  "$py" - "$root/bench/wrk_post.lua" "$work/wrk_post.lua" <<'EOF'
+import json, sys
+body = json.dumps({"model": "canned", "messages": [{"role": "user", "content":
+    "A jug holds 8.4 liters of water and a bottle holds 4.4 liters of water. Both are emptied into a large "
+    "bucket that was empty before. How many liters of water are in the bucket?\nReturn exactly one final "
+    "line in this form: FINAL: <number> <unit>"}], "max_tokens": 1024, "temperature": 0.0, "seed": 20260725},
+    separators=(",", ":"))
+lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
+open(sys.argv[2], "w").write(lua)
+EOF
   for c in 1 16 64; do
     rm -rf "$work/runs/c$c"
     start=$(date +%s.%N)
