@@ -2,7 +2,7 @@
 # missing (scripts/setup.sh, Debian packages only) before it builds.
 #   make run    install, build, and run the main job (scripts/main-job.sh)
 #   make test   install, build, and pass every test
-.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench format format-check clean
+.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench bench-compare format format-check clean
 
 JOBS ?= $(shell nproc)
 
@@ -40,6 +40,11 @@ fuzz-smoke: fuzz-build
 
 bench: build
 	bash scripts/run-benchmarks.sh
+
+# The command-level comparison (issue 16): numcheck's commands vs a Python grader, numpy, wrk and a
+# hello world, side by side, medians (bench/compare.sh; minutes; never part of the tests or CI).
+bench-compare: setup-test build
+	bash bench/compare.sh
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -2,7 +2,9 @@
 // Besides "no crash, no hang, no leak" it checks invariants and aborts when one fails:
 // - read_number accepts only whole inputs; find_numbers returns ordered, non-overlapping, in-bounds
 //   matches, each of which read_number accepts on its own with the same value and form;
-// - every accepted value written back in its own form reads back to the same value.
+// - every accepted value written back in its own form reads back to the same value;
+// - wherever the fixed-width fast path (read_small_number) answers, the GMP scanner gives the same
+//   form and value.
 // The first input byte chooses the allowed FormSet, the rest is the text.
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <string_view>
 
 #include "num/read.hpp"
+#include "num/read_detail.hpp"
 #include "num/write.hpp"
 
 using numcheck::num::FormSet;
@@ -46,6 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       violated("read_number match is not the whole text");
     if (!allowed.has(r.match->form)) violated("read_number returned a form that is not allowed");
     check_roundtrip(*r.match);
+  }
+
+  if (const auto small = numcheck::num::read_small_number(text, allowed)) {
+    const auto slow = numcheck::num::detail::read_number_scan(text, allowed);
+    if (!slow || slow.match->form != small->form || slow.match->value != small->to_rational())
+      violated("read_small_number disagrees with the scanner");
+    if (const auto eq = small->equals(slow.match->value); eq && !*eq)
+      violated("SmallNumber::equals is wrong");
   }
 
   const auto p = numcheck::num::read_number_prefix(text, allowed);

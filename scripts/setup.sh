@@ -13,7 +13,7 @@ build_pkgs=(
   python3 python3-numpy
   liblinear-dev
 )
-test_pkgs=(chromium wrk)
+test_pkgs=(chromium wrk nginx-light hyperfine time)  # time, nginx-light, hyperfine: bench/compare.sh
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--with-test-tools" ]]; then want+=("${test_pkgs[@]}"); fi

@@ -109,9 +109,11 @@ bool strict_unit_allowed(const Unit& u, std::string_view written, const Unit* ta
   return true;
 }
 
+// Where parse_answer writes its result: straight into the grade, because moving a Rational
+// allocates (gmpxx re-initialises the moved-from value).
 struct Parsed {
-  Outcome outcome = Outcome::kParseError;
-  std::optional<Rational> value;
+  Outcome& outcome;
+  std::optional<Rational>& value;
 };
 
 // True for the bytes a strict number (with an attached percent sign) may span, plus blanks so
@@ -126,8 +128,9 @@ std::size_t unicode_minus_at(std::string_view s, std::size_t i) {
 }
 
 // Parses the text after "FINAL:" (docs/grading.md, "The answer").
-Parsed parse_answer(std::string_view answer, const Question& q, const Target& target,
-                    const UnitRegistry& units) {
+void parse_answer(std::string_view answer, const Question& q, const Target& target, const UnitRegistry& units,
+                  Parsed out) {
+  out.outcome = Outcome::kParseError;
   answer = trim(answer);
   if (!answer.empty() && answer.back() == '.') answer = trim_right(answer.substr(0, answer.size() - 1));
 
@@ -163,66 +166,82 @@ Parsed parse_answer(std::string_view answer, const Question& q, const Target& ta
   const std::size_t number_end = number.size();  // including an attached percent sign
   const std::string_view unit_text = answer.substr(i);
 
-  Parsed out;
   bool percent = false;
   if (number.size() >= 2 && number.back() == '%' && !is_blank(number[number.size() - 2])) {
     percent = true;
     number.remove_suffix(1);
   }
-  if (number.empty()) return out;
+  if (number.empty()) return;
   // Digits after the number's end mean the number continues in a form the strict grammar does not
   // have ("1.494 x 10^4", "1.494 × 10^4") or that there are several numbers: a parse_error.
-  if (std::any_of(unit_text.begin(), unit_text.end(), is_digit)) return out;
-  num::ReadResult r = num::read_number(number, kStrictForms);
-  if (!r) return out;
-  Rational v = std::move(r.match->value);
-  if (percent) v = v / Rational(100);
+  if (std::any_of(unit_text.begin(), unit_text.end(), is_digit)) return;
+  // The common path holds the number in fixed-width integers (num::SmallNumber): reading it,
+  // scaling it by a power-of-ten unit factor and comparing it with the expected value take no GMP
+  // and no allocation. Numbers that do not fit, and other unit factors, take the Rational path.
+  std::optional<num::SmallNumber> small = num::read_small_number(number, kStrictForms);
+  std::optional<Rational> exact;
+  if (small) {
+    if (percent) small->exp10 -= 2;
+  } else {
+    num::ReadResult r = num::read_number(number, kStrictForms);
+    if (!r) return;
+    exact = std::move(r.match->value);
+    if (percent) *exact = *exact / Rational(100);
+  }
 
   out.outcome = Outcome::kUnitError;
   if (unit_text.empty()) {
-    if (!target.dimensionless) return out;  // a missing unit where the answer has a dimension
+    if (!target.dimensionless) return;  // a missing unit where the answer has a dimension
   } else {
     const Unit* written = units.lookup(unit_text);
     const bool accepted = written != nullptr && !target.dimensionless && target.unit != nullptr &&
                           strict_unit_allowed(*written, unit_text, target.unit);
-    std::optional<Rational> converted;
-    if (accepted)
-      converted = written == target.unit ? std::optional<Rational>(std::move(v))
-                                         : UnitRegistry::convert(v, *written, *target.unit);
+    bool converted = false;
+    if (accepted && written == target.unit) {
+      converted = true;
+    } else if (accepted && written->dimension == target.unit->dimension) {
+      if (small && written->factor_exp10 && target.unit->factor_exp10) {
+        small->exp10 += *written->factor_exp10 - *target.unit->factor_exp10;
+      } else {
+        if (small) exact = small->to_rational();
+        small.reset();
+        exact = UnitRegistry::convert(*exact, *written, *target.unit);
+      }
+      converted = true;
+    }
     if (!converted) {
       // Before calling it a unit: does the number itself go on in a form the strict grammar does
       // not have ("1.5 million L", "2¾ L", "75 percent")? Then the number does not parse.
       const auto m = num::find_numbers(answer, num::FormSet::all(), 1);
       if (!m.empty() && m.front().begin == 0 && m.front().end > number_end)
         out.outcome = Outcome::kParseError;
-      return out;
+      return;
     }
-    v = std::move(*converted);
   }
-  out.outcome = v == q.expected ? Outcome::kCorrect : Outcome::kValueError;
-  out.value = std::move(v);
-  return out;
+  if (small) {
+    if (const std::optional<bool> equal = small->equals(q.expected)) {
+      out.outcome = *equal ? Outcome::kCorrect : Outcome::kValueError;
+      if (*equal)
+        out.value.emplace(q.expected);
+      else
+        out.value.emplace(small->to_rational());
+      return;
+    }
+    exact = small->to_rational();  // too wide for 128-bit products: compare the Rationals
+  }
+  out.outcome = *exact == q.expected ? Outcome::kCorrect : Outcome::kValueError;
+  out.value.emplace(std::move(*exact));
 }
 
-struct StrictRun {
-  StrictResult result;
-  std::size_t line_begin = kNpos;  // the graded line, kNpos when there is none
-};
-
-StrictRun run_strict(std::string_view text, const Question& q, const Target& target,
-                     const UnitRegistry& units) {
-  StrictRun run;
+void run_strict(std::string_view text, const Question& q, const Target& target, const UnitRegistry& units,
+                StrictResult& result) {
   const FinalScan scan = scan_final(text);
-  run.line_begin = scan.line_begin;
-  run.result.multiple_final = scan.multiple;
+  result.multiple_final = scan.multiple;
   if (scan.line_begin == kNpos) {
-    run.result.outcome = Outcome::kFormatError;
-    return run;
+    result.outcome = Outcome::kFormatError;
+    return;
   }
-  Parsed p = parse_answer(scan.answer, q, target, units);
-  run.result.outcome = p.outcome;
-  run.result.value = std::move(p.value);
-  return run;
+  parse_answer(scan.answer, q, target, units, Parsed{result.outcome, result.value});
 }
 
 // ---- audit_v2 rewrite --------------------------------------------------------------------------
@@ -399,12 +418,8 @@ bool may_fire(std::string_view line) {
   return i < line.size() && (line[i] == 'f' || line[i] == 'F');
 }
 
-unsigned rewrite_line(std::string_view line, std::string& out, std::string& buf, std::string& scratch,
-                      std::string& exp) {
-  if (!may_fire(line)) {
-    out.append(line);
-    return 0;
-  }
+// Rewrites a line that may_fire into buf; returns the rules that fired.
+unsigned rewrite_into(std::string_view line, std::string& buf, std::string& scratch, std::string& exp) {
   buf.assign(line);
   unsigned fired = 0;
   if (remove_all(buf, "**")) fired |= kStripBold;
@@ -412,6 +427,16 @@ unsigned rewrite_line(std::string_view line, std::string& out, std::string& buf,
   if (remove_all(buf, "`")) fired |= kStripBacktick;
   if (casefold_tag(buf)) fired |= kCasefoldTag;
   fired |= rewrite_times_ten(buf, scratch, exp);
+  return fired;
+}
+
+unsigned rewrite_line(std::string_view line, std::string& out, std::string& buf, std::string& scratch,
+                      std::string& exp) {
+  if (!may_fire(line)) {
+    out.append(line);
+    return 0;
+  }
+  const unsigned fired = rewrite_into(line, buf, scratch, exp);
   out.append(buf);
   return fired;
 }
@@ -450,30 +475,54 @@ std::vector<std::string> rule_names(unsigned bits) {
   return names;
 }
 
-AuditResult run_audit(std::string_view response, const Question& q, const Target& target,
-                      const UnitRegistry& units, const StrictResult& strict) {
-  AuditResult a;
+void run_audit(std::string_view response, const Question& q, const Target& target, const UnitRegistry& units,
+               const StrictResult& strict, AuditResult& a) {
   if (strict.outcome == Outcome::kCorrect) {
     a.outcome = Outcome::kCorrect;
     a.value = strict.value;
-    return a;
+    return;
   }
   if (strict.outcome == Outcome::kTruncationError) {
     a.outcome = Outcome::kTruncationError;  // a truncated response stays a failure
-    return a;
+    return;
   }
-  const Rewritten rw = rewrite(response);
-  StrictRun run = run_strict(rw.text, q, target, units);
-  a.outcome = run.result.outcome;
-  a.value = std::move(run.result.value);
+  // The strict parser on the rewritten response, rewriting only the lines its backward scan visits
+  // up to the last FINAL line (the rules never cross a line break, so this grades the same line of
+  // rewrite(response) as a full rewrite would; the audit has no multiple_final of its own).
+  thread_local std::string line_buf;
+  thread_local std::string scratch;
+  thread_local std::string exp;
+  thread_local std::string graded;  // the rewritten graded FINAL line
+  std::size_t graded_tag = kNpos;   // offset past its tag
+  unsigned graded_bits = 0;
+  std::size_t end = response.size();
+  for (;;) {
+    const void* nl = end == 0 ? nullptr : ::memrchr(response.data(), '\n', end);
+    const std::size_t begin =
+        nl == nullptr ? 0 : static_cast<std::size_t>(static_cast<const char*>(nl) - response.data()) + 1;
+    std::string_view line = response.substr(begin, end - begin);
+    unsigned bits = 0;
+    if (may_fire(line)) {
+      bits = rewrite_into(line, line_buf, scratch, exp);
+      line = line_buf;
+    }
+    if (const std::size_t t = final_tag_end(line); t != kNpos) {  // the last FINAL line: graded
+      graded.assign(line);
+      graded_tag = t;
+      graded_bits = bits;
+      break;
+    }
+    if (begin == 0) break;
+    end = begin - 1;
+  }
+  if (graded_tag == kNpos) {
+    a.outcome = Outcome::kFormatError;
+    return;
+  }
+  parse_answer(std::string_view(graded).substr(graded_tag), q, target, units, Parsed{a.outcome, a.value});
   a.recovered = a.outcome == Outcome::kCorrect;
-  if (run.line_begin != kNpos) {
-    auto it = std::lower_bound(rw.fired.begin(), rw.fired.end(), run.line_begin,
-                               [](const auto& e, std::size_t v) { return e.first < v; });
-    if (it != rw.fired.end() && it->first == run.line_begin) a.rules = rule_names(it->second);
-  }
+  if (graded_bits != 0) a.rules = rule_names(graded_bits);
   if (a.outcome == Outcome::kValueError && a.value) a.magnitude_k = magnitude_exponent(*a.value, q.expected);
-  return a;
 }
 
 }  // namespace
@@ -509,7 +558,9 @@ StrictResult grade_strict(std::string_view response, const Question& q, std::str
     r.outcome = Outcome::kTruncationError;
     return r;
   }
-  return run_strict(response, q, resolve_target(q.canonical_unit, units), units).result;
+  StrictResult r;
+  run_strict(response, q, resolve_target(q.canonical_unit, units), units, r);
+  return r;
 }
 
 Grade grade_response(std::string_view response, const Question& q, std::string_view finish_reason,
@@ -519,9 +570,9 @@ Grade grade_response(std::string_view response, const Question& q, std::string_v
   if (finish_reason != "stop") {
     g.strict.outcome = Outcome::kTruncationError;
   } else {
-    g.strict = run_strict(response, q, target, units).result;
+    run_strict(response, q, target, units, g.strict);
   }
-  g.audit = run_audit(response, q, target, units, g.strict);
+  run_audit(response, q, target, units, g.strict, g.audit);
   return g;
 }
 
@@ -532,8 +583,52 @@ AuditRewrite audit_rewrite(std::string_view response) {
   return AuditRewrite{std::move(rw.text), rule_names(all)};
 }
 
+namespace {
+
+__extension__ using U128 = unsigned __int128;  // __extension__ keeps -Wpedantic quiet
+
+// |numerator| of r when it fits 64 bits.
+std::optional<std::uint64_t> small_abs(mpz_srcptr z) {
+  if (mpz_sizeinbase(z, 2) > 64) return std::nullopt;
+  return static_cast<std::uint64_t>(mpz_getlimbn(z, 0));
+}
+
+// magnitude_exponent in fixed width when every numerator and denominator fits 64 bits:
+// expected / parsed == 10^k  <=>  |p| * b == 10^k * q * |a| for parsed a/b, expected p/q.
+// Returns k, 0 when there is no such k, or kUndecided when a number does not fit.
+constexpr int kUndecided = 1000;
+int small_magnitude(const num::Rational& parsed, const num::Rational& expected) {
+  const mpq_class& a = parsed.mpq();
+  const mpq_class& e = expected.mpq();
+  const auto an = small_abs(a.get_num_mpz_t());
+  const auto ad = small_abs(a.get_den_mpz_t());
+  const auto en = small_abs(e.get_num_mpz_t());
+  const auto ed = small_abs(e.get_den_mpz_t());
+  if (!an || !ad || !en || !ed) return kUndecided;
+  const U128 x = static_cast<U128>(*en) * *ad;
+  const U128 y = static_cast<U128>(*ed) * *an;
+  const bool up = x >= y;
+  const U128 big = up ? x : y;
+  const U128 little = up ? y : x;
+  if (big % little != 0) return 0;
+  const U128 ratio = big / little;
+  U128 ten = 1;
+  for (int k = 1; k <= 15; ++k) {
+    ten *= 10;
+    if (ratio == ten) return up ? k : -k;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::optional<int> magnitude_exponent(const num::Rational& parsed, const num::Rational& expected) {
   if (parsed.is_zero() || expected.is_zero()) return std::nullopt;
+  if (parsed.sign() != expected.sign()) return std::nullopt;
+  static_assert(GMP_LIMB_BITS == 64, "small_magnitude reads one 64-bit limb");
+  if (const int k = small_magnitude(parsed, expected); k != kUndecided) {
+    return k == 0 ? std::nullopt : std::optional<int>(k);
+  }
   const Rational r = expected / parsed;
   if (r.sign() <= 0) return std::nullopt;
   const mpz_class num = r.numerator();

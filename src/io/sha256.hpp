@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 (OpenSSL EVP) of strings and files, as lowercase hex.
+// SHA-256 (OpenSSL EVP, libcrypto loaded on first use) of strings and files, as lowercase hex.
 #include <filesystem>
 #include <string>
 #include <string_view>

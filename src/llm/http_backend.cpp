@@ -1,11 +1,8 @@
 #include "llm/http_backend.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -14,15 +11,11 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "llm/curl_api.hpp"
 
 namespace numcheck::llm {
 
 namespace {
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string redact(std::string text, const std::string& secret) {
   if (secret.empty()) return text;
@@ -121,25 +114,25 @@ struct Response {
 class Handle {
  public:
   Handle() {
-    global_init();
-    h_ = curl_easy_init();
+    (void)detail::curl();  // loads libcurl on first use
+    h_ = detail::curl().easy_init();
     if (h_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a handle");
   }
   ~Handle() {
-    if (h_ != nullptr) curl_easy_cleanup(h_);
-    if (headers_ != nullptr) curl_slist_free_all(headers_);
+    if (h_ != nullptr) detail::curl().easy_cleanup(h_);
+    if (headers_ != nullptr) detail::curl().slist_free_all(headers_);
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 
   void set_headers(const std::string& api_key, bool json_body) {
-    if (headers_ != nullptr) curl_slist_free_all(headers_);
+    if (headers_ != nullptr) detail::curl().slist_free_all(headers_);
     headers_ = nullptr;
-    headers_ = curl_slist_append(headers_, "Accept: application/json");
-    if (json_body) headers_ = curl_slist_append(headers_, "Content-Type: application/json");
-    headers_ = curl_slist_append(headers_, "Expect:");
+    headers_ = detail::curl().slist_append(headers_, "Accept: application/json");
+    if (json_body) headers_ = detail::curl().slist_append(headers_, "Content-Type: application/json");
+    headers_ = detail::curl().slist_append(headers_, "Expect:");
     if (!api_key.empty())
-      headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
+      headers_ = detail::curl().slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
   }
 
   // Sets the handle up for one request: POST (body != nullptr; the bytes must outlive the
@@ -147,27 +140,28 @@ class Handle {
   void prepare(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
                std::chrono::milliseconds connect_timeout, Transfer* t) {
     t->errbuf[0] = 0;
-    curl_easy_setopt(h_, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h_, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
-    curl_easy_setopt(
+    detail::curl().easy_setopt(h_, CURLOPT_URL, url.c_str());
+    detail::curl().easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
+    detail::curl().easy_setopt(h_, CURLOPT_TIMEOUT_MS,
+                               static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
+    detail::curl().easy_setopt(
         h_, CURLOPT_CONNECTTIMEOUT_MS,
         static_cast<long>(std::max<std::int64_t>(1, std::min(timeout, connect_timeout).count())));
-    curl_easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
-    curl_easy_setopt(h_, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
-    curl_easy_setopt(h_, CURLOPT_HEADERDATA, t);
-    curl_easy_setopt(h_, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
-    curl_easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
-    curl_easy_setopt(h_, CURLOPT_PRIVATE, t);
+    detail::curl().easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
+    detail::curl().easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
+    detail::curl().easy_setopt(h_, CURLOPT_WRITEDATA, t);
+    detail::curl().easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
+    detail::curl().easy_setopt(h_, CURLOPT_HEADERDATA, t);
+    detail::curl().easy_setopt(h_, CURLOPT_ERRORBUFFER, t->errbuf);
+    detail::curl().easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
+    detail::curl().easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
+    detail::curl().easy_setopt(h_, CURLOPT_PRIVATE, t);
     if (body != nullptr) {
-      curl_easy_setopt(h_, CURLOPT_POST, 1L);
-      curl_easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
-      curl_easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+      detail::curl().easy_setopt(h_, CURLOPT_POST, 1L);
+      detail::curl().easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
+      detail::curl().easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
     } else {
-      curl_easy_setopt(h_, CURLOPT_HTTPGET, 1L);
+      detail::curl().easy_setopt(h_, CURLOPT_HTTPGET, 1L);
     }
     t->start = std::chrono::steady_clock::now();
   }
@@ -177,11 +171,11 @@ class Handle {
     r.code = code;
     r.latency =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.start);
-    curl_easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
+    detail::curl().easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
     r.body = std::move(t.body);
     r.too_large = t.too_large;
     if (t.has_retry_after) r.retry_after = std::move(t.retry_after);
-    r.curl_error = t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(curl_easy_strerror(code));
+    r.curl_error = t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code));
     t.body.clear();
     t.too_large = false;
     t.retry_after.clear();
@@ -195,7 +189,7 @@ class Handle {
     Transfer t;
     t.limit = limit;
     prepare(url, body, timeout, connect_timeout, &t);
-    const CURLcode code = curl_easy_perform(h_);
+    const CURLcode code = detail::curl().easy_perform(h_);
     return finish(code, t);
   }
 
@@ -294,17 +288,17 @@ class HttpSession : public Session {
 class HttpAsyncSession : public AsyncSession {
  public:
   explicit HttpAsyncSession(const HttpConfig& cfg) : cfg_(cfg) {
-    global_init();
-    multi_ = curl_multi_init();
+    (void)detail::curl();  // loads libcurl on first use
+    multi_ = detail::curl().multi_init();
     if (multi_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a multi handle");
-    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    detail::curl().multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
     for (const auto& e : cfg_.endpoints) urls_.push_back(strip_trailing_slash(e) + request_path(cfg_.api));
   }
   ~HttpAsyncSession() override {
-    for (auto& [h, x] : active_) curl_multi_remove_handle(multi_, h);
+    for (auto& [h, x] : active_) detail::curl().multi_remove_handle(multi_, h);
     active_.clear();
     idle_.clear();
-    curl_multi_cleanup(multi_);
+    detail::curl().multi_cleanup(multi_);
   }
   HttpAsyncSession(const HttpAsyncSession&) = delete;
   HttpAsyncSession& operator=(const HttpAsyncSession&) = delete;
@@ -324,18 +318,18 @@ class HttpAsyncSession : public AsyncSession {
     x->handle->prepare(urls_[endpoint % urls_.size()], &x->body, cfg_.timeout, cfg_.connect_timeout, &x->t);
     CURL* h = x->handle->get();
     active_.emplace(h, std::move(x));
-    curl_multi_add_handle(multi_, h);
+    detail::curl().multi_add_handle(multi_, h);
   }
 
   std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds timeout) override {
     std::vector<std::pair<std::uint64_t, Attempt>> done;
     int running = 0;
-    curl_multi_perform(multi_, &running);
+    detail::curl().multi_perform(multi_, &running);
     collect(done);
     if (done.empty() && !active_.empty()) {
-      curl_multi_poll(multi_, nullptr, 0, static_cast<int>(std::max<std::int64_t>(0, timeout.count())),
-                      nullptr);
-      curl_multi_perform(multi_, &running);
+      detail::curl().multi_poll(multi_, nullptr, 0,
+                                static_cast<int>(std::max<std::int64_t>(0, timeout.count())), nullptr);
+      detail::curl().multi_perform(multi_, &running);
       collect(done);
     }
     return done;
@@ -353,11 +347,11 @@ class HttpAsyncSession : public AsyncSession {
 
   void collect(std::vector<std::pair<std::uint64_t, Attempt>>& done) {
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+    while (CURLMsg* msg = detail::curl().multi_info_read(multi_, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       CURL* h = msg->easy_handle;
       const CURLcode code = msg->data.result;
-      curl_multi_remove_handle(multi_, h);
+      detail::curl().multi_remove_handle(multi_, h);
       auto it = active_.find(h);
       if (it == active_.end()) continue;
       std::unique_ptr<Xfer> x = std::move(it->second);
@@ -538,7 +532,7 @@ std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
       fail(ErrorCode::kUsage, "--endpoint '{}' is not an http:// or https:// URL", strip_credentials(e));
     }
   }
-  global_init();
+  (void)detail::curl();  // loads libcurl on first use
   return std::make_unique<HttpBackend>(std::move(config));
 }
 
@@ -641,7 +635,7 @@ std::optional<double> parse_retry_after(std::string_view value) {
     return v >= 0 ? std::optional<double>(v) : std::nullopt;
   }
   const std::string s(value);
-  const time_t when = curl_getdate(s.c_str(), nullptr);
+  const time_t when = detail::curl().getdate(s.c_str(), nullptr);
   if (when < 0) return std::nullopt;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   return std::max(0.0, static_cast<double>(when - now));

@@ -943,7 +943,7 @@ ReadResult choose(const std::vector<Candidate>& cands, FormSet allowed, std::siz
     r.reason = RejectReason::kFormNotAllowed;
     return r;
   }
-  r.match = NumberMatch{best->value, best->form, begin, best->end};
+  r.match = NumberMatch{*best->value, best->form, begin, best->end};
   return r;
 }
 
@@ -982,6 +982,15 @@ std::size_t skip_word(std::string_view t, std::size_t i) {
 }  // namespace
 
 ReadResult read_number(std::string_view text, FormSet allowed) {
+  if (const auto small = read_small_number(text, allowed)) {
+    ReadResult r;
+    r.match = NumberMatch{small->to_rational(), small->form, 0, text.size()};
+    return r;
+  }
+  return detail::read_number_scan(text, allowed);
+}
+
+ReadResult detail::read_number_scan(std::string_view text, FormSet allowed) {
   std::size_t b = 0;
   std::size_t e = text.size();
   while (b < e && is_space(text[b])) ++b;
@@ -992,7 +1001,7 @@ ReadResult read_number(std::string_view text, FormSet allowed) {
     return r;
   }
   const std::string_view t = text.substr(0, e);
-  std::vector<Candidate> cands;
+  thread_local std::vector<Candidate> cands;  // reused: its capacity survives the calls
   detail::scan_at(t, b, cands);
   const Candidate* best = detail::longest(cands);
   if (best == nullptr) {
@@ -1011,7 +1020,7 @@ ReadResult read_number(std::string_view text, FormSet allowed) {
     r.reason = RejectReason::kFormNotAllowed;
     return r;
   }
-  r.match = NumberMatch{best->value, best->form, 0, text.size()};
+  r.match = NumberMatch{*best->value, best->form, 0, text.size()};
   return r;
 }
 
@@ -1023,7 +1032,7 @@ ReadResult read_number_prefix(std::string_view text, FormSet allowed) {
     r.reason = RejectReason::kEmpty;
     return r;
   }
-  std::vector<Candidate> cands;
+  thread_local std::vector<Candidate> cands;  // reused: its capacity survives the calls
   detail::scan_at(text, b, cands);
   return choose(cands, allowed, b);
 }
@@ -1090,7 +1099,7 @@ std::vector<NumberMatch> find_numbers(std::string_view t, FormSet allowed, std::
       continue;
     }
     if (best_ok != nullptr) {
-      out.push_back(NumberMatch{best_ok->value, best_ok->form, start, best_ok->end});
+      out.push_back(NumberMatch{*best_ok->value, best_ok->form, start, best_ok->end});
       i = best_ok->end;
       continue;
     }

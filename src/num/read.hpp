@@ -91,6 +91,31 @@ struct ReadResult {
 // whitespace allowed). The strict answer parser uses this with a restricted FormSet.
 [[nodiscard]] ReadResult read_number(std::string_view text, FormSet allowed = FormSet::all());
 
+// A number held in fixed-width integers: (negative ? -1 : 1) * mantissa * 10^exp10 / denominator.
+// The fast path of the readers and of the grader: plain integers, decimals, fractions and
+// e-notation with up to 19 significant digits are read, scaled by powers of ten and compared
+// without GMP or allocation; only the final value, when one is needed, becomes a Rational.
+struct SmallNumber {
+  bool negative = false;
+  std::uint64_t mantissa = 0;
+  std::uint64_t denominator = 1;  // > 0
+  int exp10 = 0;                  // |exp10| <= kMaxExponentMagnitude
+  NumberForm form = NumberForm::kInteger;
+
+  // The exact value (allocates: this is where GMP comes in).
+  [[nodiscard]] Rational to_rational() const;
+  // Exact comparison with a Rational in fixed width: nullopt when an intermediate product would
+  // overflow 128 bits (the caller then compares the Rationals).
+  [[nodiscard]] std::optional<bool> equals(const Rational& r) const;
+};
+
+// The fast path of read_number: when `text` (with leading/trailing ASCII whitespace) is exactly
+// one signed integer ("-12", "14,940"), decimal ("2.75", "1,234.5"), fraction ("11/4") or
+// e-notation number ("1.494e4") of an allowed form whose digits fit 64 bits, returns it; then
+// read_number(text, allowed) returns the same value and form. nullopt means "not decided here"
+// (a longer number, another form, a rejection): call read_number. Never allocates.
+[[nodiscard]] std::optional<SmallNumber> read_small_number(std::string_view text, FormSet allowed);
+
 // Reads the longest number at the start of `text` (after leading ASCII whitespace) and leaves the
 // rest: on success match->begin is where the number starts and match->end where it stops, so a
 // caller can read "2.75 L" as a number and a unit. The longest reading decides, as in read_number:

@@ -2,6 +2,7 @@
 // Internals of the number readers shared by read.cpp and the tests: the scanner that proposes
 // every reading starting at a position. Not part of the public API.
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -16,7 +17,7 @@ struct Candidate {
   NumberForm form = NumberForm::kInteger;
   std::size_t end = 0;
   RejectReason reason = RejectReason::kNotANumber;
-  Rational value;
+  std::optional<Rational> value;  // set when ok (a rejection does not build a Rational)
 };
 
 // Every reading at `pos` (all forms, no boundary rules), written into `out` (cleared first).
@@ -24,6 +25,9 @@ void scan_at(std::string_view text, std::size_t pos, std::vector<Candidate>& out
 // The longest candidate (a rejection wins a tie), or nullptr.
 [[nodiscard]] const Candidate* longest(const std::vector<Candidate>& c);
 // End of the run of digits joined by '.' or ',' that starts at i ("1.2.3", "12,34").
+// read_number without its fixed-width fast path: the scanner alone. The property tests and the
+// fuzzer compare read_small_number with it.
+[[nodiscard]] ReadResult read_number_scan(std::string_view text, FormSet allowed);
 [[nodiscard]] std::size_t skip_numeric_token(std::string_view text, std::size_t i);
 
 }  // namespace numcheck::num::detail

@@ -54,6 +54,17 @@ std::vector<std::string> string_list(const io::Json& obj, std::string_view key, 
   return out;
 }
 
+// k when r == 10^k (|k| <= 30), read off its canonical text "1000" or "1/1000".
+std::optional<int> power_of_ten_exponent(const Rational& r) {
+  const std::string s = r.str();
+  const bool inverse = s.rfind("1/", 0) == 0;
+  const std::string_view digits = inverse ? std::string_view(s).substr(2) : std::string_view(s);
+  if (digits.empty() || digits.size() > 31 || digits[0] != '1') return std::nullopt;
+  if (digits.find_first_not_of('0', 1) != std::string_view::npos) return std::nullopt;
+  const int k = static_cast<int>(digits.size()) - 1;
+  return inverse ? -k : k;
+}
+
 }  // namespace
 
 UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view where_sv) {
@@ -102,6 +113,7 @@ UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view wh
            factor.get<std::string>());
     if (f->sign() <= 0) fail("{}.factor: '{}' must be positive", uw, factor.get<std::string>());
     u.factor = *f;
+    u.factor_exp10 = power_of_ten_exponent(u.factor);
     u.symbols = string_list(units[i], "symbols", uw);
     u.words = string_list(units[i], "words", uw);
     if (auto p = units[i].find("prefix"); p != units[i].end()) {
@@ -117,6 +129,7 @@ UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view wh
   // Indexes; a name may belong to one unit only.
   for (std::size_t i = 0; i < reg.units_.size(); ++i) {
     const Unit& u = reg.units_[i];
+    reg.id_index_.emplace_back(u.id, i);
     for (std::size_t k = 0; k < u.symbols.size(); ++k) reg.symbol_index_.emplace_back(u.symbols[k], i);
     for (std::size_t k = 0; k < u.words.size(); ++k) reg.word_index_.emplace_back(word_key(u.words[k]), i);
   }
@@ -150,6 +163,10 @@ UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view wh
     reg.canonical_index_.emplace_back(name, static_cast<std::size_t>(it - reg.units_.begin()));
   }
   std::sort(reg.canonical_index_.begin(), reg.canonical_index_.end());
+  std::sort(reg.id_index_.begin(), reg.id_index_.end());
+  for (const auto& [name, i] : reg.id_index_) reg.id_map_.emplace(name, i);
+  for (const auto& [name, i] : reg.symbol_index_) reg.symbol_map_.emplace(name, i);
+  for (const auto& [name, i] : reg.word_index_) reg.word_map_.emplace(name, i);
   return reg;
 }
 
@@ -163,18 +180,20 @@ const UnitRegistry& UnitRegistry::builtin() {
 }
 
 const Unit* UnitRegistry::by_id(std::string_view id) const {
-  for (const auto& u : units_) {
-    if (u.id == id) return &u;
-  }
-  return nullptr;
+  const auto it = id_map_.find(id);
+  return it == id_map_.end() ? nullptr : &units_[it->second];
 }
 
 const Unit* UnitRegistry::lookup(std::string_view written) const {
   written = trim(written);
   if (written.empty()) return nullptr;
-  if (const Unit* u = find_in(symbol_index_, units_, written)) return u;
+  if (const auto it = symbol_map_.find(written); it != symbol_map_.end()) return &units_[it->second];
   if (written.size() > 256) return nullptr;  // no unit name is that long; keeps hostile input cheap
-  return find_in(word_index_, units_, word_key(written));
+  // Most written words are their own key (lower case, no blanks): no copy then.
+  const bool is_key = std::none_of(written.begin(), written.end(),
+                                   [](char c) { return is_space(c) || (c >= 'A' && c <= 'Z'); });
+  const auto it = is_key ? word_map_.find(written) : word_map_.find(word_key(written));
+  return it == word_map_.end() ? nullptr : &units_[it->second];
 }
 
 const Unit* UnitRegistry::canonical(std::string_view dimension) const {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "num/rational.hpp"
@@ -20,6 +21,9 @@ struct Unit {
   std::vector<std::string> symbols;  // case-sensitive
   std::vector<std::string> words;    // case-insensitive; singular and plural forms
   bool prefix = false;               // written before the number ("$5"), for currency symbols
+  // k when factor == 10^k exactly (set by the registry when it loads): conversions between such
+  // units scale a fixed-width number's exponent instead of multiplying Rationals.
+  std::optional<int> factor_exp10;
 };
 
 class UnitRegistry {
@@ -47,9 +51,19 @@ class UnitRegistry {
  private:
   std::vector<Unit> units_;
   // Lookup indexes (implementation detail).
+  std::vector<std::pair<std::string, std::size_t>> id_index_;
   std::vector<std::pair<std::string, std::size_t>> symbol_index_;
   std::vector<std::pair<std::string, std::size_t>> word_index_;
   std::vector<std::pair<std::string, std::size_t>> canonical_index_;
+  // Hash indexes of the above for the grader's per-answer lookups (name -> index in units_).
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using NameMap = std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>>;
+  NameMap id_map_;
+  NameMap symbol_map_;
+  NameMap word_map_;
 };
 
 }  // namespace numcheck::num

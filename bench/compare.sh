@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The command-level comparison of issue 16: numcheck's commands end to end against the script or
+# tool a researcher would use instead, side by side in one run, medians of repeated runs. Never run
+# by the tests or CI (it takes minutes and its figures depend on the machine); run it with
+#   make bench-compare            (or: bash bench/compare.sh [--scale K] [--runs N])
+#
+# What it measures (all on this machine, at the same time, so load affects both sides alike):
+#   orbit score    numcheck on responses (bench/make_responses.py) to K copies of the default
+#                  benchmark (K = 117 gives 1,006,200 responses) vs bench/python_grader.py (re + fractions.Fraction); the
+#                  script checks that both give the same strict and audit grade on every record.
+#                  Peak memory (max RSS) from /usr/bin/time.
+#   orbit report   numcheck, 5 systems, 10,000 bootstrap draws vs bench/numpy_bootstrap.py doing
+#                  the same resampling (needs build/release/bench/bench_report to export its input).
+#   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process) vs wrk (5 s) at
+#                  concurrency 1, 16 and 64 against nginx-light serving a canned completion on a
+#                  loopback port (config generated here, started and stopped here).
+#   orbit generate and `numcheck --version` vs a C++ hello world (hyperfine).
+# Prints the issue's table with the new figures. Work files go to $WORK (default /tmp/numcheck-compare).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cli="$root/build/release/src/cli/numcheck"
+py=/usr/bin/python3
+work=${WORK:-/tmp/numcheck-compare}
+scale=117
+runs=3
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scale) scale=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "usage: $0 [--scale K] [--runs N]" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$cli" ]] || { echo "build numcheck first (cmake --build --preset release)" >&2; exit 1; }
+for tool in hyperfine /usr/bin/time "$py"; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (scripts/setup.sh --with-test-tools)" >&2; exit 1; }
+done
+mkdir -p "$work"
+rows=()
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# Runs "$@" $runs times; prints "median_seconds median_max_rss_kb".
+measure() {
+  local t=() m=()
+  for ((i = 0; i < runs; i++)); do
+    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
+    read -r s k <"$work/time.txt"
+    t+=("$s")
+    m+=("$k")
+  done
+  echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median)"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
+
+echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures on a shared machine are noisy)"
+
+# ---- orbit score vs the Python grader --------------------------------------------------------
+echo "== orbit score: $scale copies of the default benchmark"
+"$py" - "$root/data/orbit/default_spec.json" "$work/spec.json" "$scale" <<'EOF'
+import copy, json, sys
+spec = json.load(open(sys.argv[1]))
+out = []
+for k in range(int(sys.argv[3])):
+    for t in spec["templates"]:
+        c = copy.deepcopy(t)
+        if k:
+            c["id"] = f"{t['id']}{k}"
+        out.append(c)
+spec["templates"] = out
+json.dump(spec, open(sys.argv[2], "w"))
+EOF
+if [[ ! -f "$work/bench/views.jsonl" || "$work/spec.json" -nt "$work/bench/views.jsonl" ]]; then
+  rm -rf "$work/bench" "$work/run"
+  "$cli" orbit generate --spec "$work/spec.json" --out "$work/bench" >/dev/null
+fi
+if [[ ! -f "$work/run/responses.jsonl" ]]; then
+  # Responses as a model would write them: ~300 bytes of reasoning and a FINAL line, with faults
+  # chosen by a hash of the prompt id (wrong values, markdown, "m x 10^k", unit slips, truncation).
+  mkdir -p "$work/run"
+  "$py" "$root/bench/make_responses.py" "$work/bench" "$work/run/responses.jsonl"
+fi
+n=$(wc -l <"$work/run/responses.jsonl")
+read -r nt nm < <(measure "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl")
+read -r pt pm < <(measure "$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl")
+"$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" >/dev/null
+"$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl"
+"$py" - "$work/scores.jsonl" "$work/py_scores.jsonl" <<'EOF'
+import json, sys
+n = bad = 0
+with open(sys.argv[1], encoding="utf-8") as a, open(sys.argv[2], encoding="utf-8") as b:
+    for la, lb in zip(a, b, strict=True):
+        x, y = json.loads(la), json.loads(lb)
+        n += 1
+        if x["prompt_id"] != y["prompt_id"] or x["strict"] != y["strict"] or x["audit"] != y["audit"]:
+            bad += 1
+            if bad <= 5:
+                print("differs:", x["prompt_id"], x["strict"], x["audit"], "|", y["strict"], y["audit"])
+print(f"   identical grades: {n - bad} of {n} records")
+sys.exit(1 if bad else 0)
+EOF
+rows+=("| \`orbit score\`, $n responses | ${nt} s, $(awk -v n="$n" -v t="$nt" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((nm / 1024)) MB peak | Python grader, identical grades: ${pt} s, $((pm / 1024)) MB | $(ratio "$pt" "$nt")x |")
+
+# ---- orbit report vs numpy ---------------------------------------------------------------------
+if [[ -x "$root/build/release/bench/bench_report" ]] && "$py" -c 'import numpy' 2>/dev/null; then
+  echo "== orbit report: 5 systems, 10,000 draws"
+  rdir=${TMPDIR:-/tmp}/numcheck_bench_report
+  [[ -f "$rdir/frames.json" ]] || "$root/build/release/bench/bench_report" --benchmark_filter=BM_LoadScores \
+    --benchmark_min_time=0.01 >/dev/null 2>&1 || true
+  if [[ -f "$rdir/frames.json" ]]; then
+    scores=("$rdir"/system*/scores.jsonl)
+    read -r rt _ < <(measure "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$work/report")
+    np=$("$py" "$root/bench/numpy_bootstrap.py" "$rdir" --repeat "$runs" |
+      awk '/best of/ {for (i = 1; i < NF; i++) if ($(i + 1) == "s" && $(i + 2) == "total,") print $i}')
+    rows+=("| \`orbit report\`, 5 systems, 10,000 draws | ${rt} s | numpy, same resampling: ${np:-?} s | $(ratio "${np:-0}" "$rt")x |")
+  fi
+fi
+
+# ---- orbit run vs wrk against nginx-light ------------------------------------------------------
+if command -v nginx >/dev/null && command -v wrk >/dev/null; then
+  echo "== orbit run vs wrk against nginx"
+  port=18716
+  ndir="$work/nginx"
+  mkdir -p "$ndir/html/v1/chat" "$ndir/logs"
+  cat >"$ndir/html/v1/chat/completions" <<'EOF'
+{"id":"c","object":"chat.completion","model":"canned","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"The total is 2.75 L.\nFINAL: 2.75 L"}}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}
+EOF
+  cat >"$ndir/nginx.conf" <<EOF
+worker_processes 1;
+pid $ndir/nginx.pid;
+error_log $ndir/logs/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$port;
+    root $ndir/html;
+    location / { default_type application/json; error_page 405 =200 \$uri; }
+  }
+}
+EOF
+  nginx -c "$ndir/nginx.conf" -p "$ndir"
+  trap 'nginx -c "$ndir/nginx.conf" -p "$ndir" -s stop 2>/dev/null || true' EXIT
+  sleep 0.5
+  [[ -f "$work/small/views.jsonl" ]] || "$cli" orbit generate --out "$work/small" >/dev/null
+  small=$(wc -l <"$work/small/views.jsonl")
+  # wrk posts a body of the runner's size and shape (bench/wrk_post.lua with __BODY__ filled in, as
+  # a Lua long string so that the JSON needs no escaping).
+  "$py" - "$root/bench/wrk_post.lua" "$work/wrk_post.lua" <<'EOF'
+import json, sys
+body = json.dumps({"model": "canned", "messages": [{"role": "user", "content":
+    "A jug holds 8.4 liters of water and a bottle holds 4.4 liters of water. Both are emptied into a large "
+    "bucket that was empty before. How many liters of water are in the bucket?\nReturn exactly one final "
+    "line in this form: FINAL: <number> <unit>"}], "max_tokens": 1024, "temperature": 0.0, "seed": 20260725},
+    separators=(",", ":"))
+lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
+open(sys.argv[2], "w").write(lua)
+EOF
+  for c in 1 16 64; do
+    rm -rf "$work/runs/c$c"
+    start=$(date +%s.%N)
+    "$cli" orbit run --bench "$work/small" --out "$work/runs/c$c" --endpoint "http://127.0.0.1:$port/v1" \
+      --model canned --concurrency "$c" >/dev/null 2>&1 || true
+    end=$(date +%s.%N)
+    ours=$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')
+    theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
+      awk '/Requests\/sec/ {printf "%.0f", $2}')
+    rows+=("| \`orbit run\`, concurrency $c | $ours req/s | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") |")
+  done
+fi
+
+# ---- start-up and generate ---------------------------------------------------------------------
+echo "== start-up"
+printf '#include <iostream>\nint main() { std::cout << "hello\\n"; }\n' >"$work/hello.cpp"
+g++ -O2 "$work/hello.cpp" -o "$work/hello"
+hyperfine -N -w 10 -r 100 --export-json "$work/start.json" "$cli --version" "$work/hello" >/dev/null 2>&1
+rm -rf "$work/gen"
+hyperfine -N -w 3 -r 20 --prepare "rm -rf $work/gen" --export-json "$work/gen.json" "$cli orbit generate --out $work/gen" >/dev/null 2>&1
+read -r ver hello gen < <("$py" - "$work/start.json" "$work/gen.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))["results"]
+g = json.load(open(sys.argv[2]))["results"]
+print(f"{s[0]['median'] * 1000:.1f} {s[1]['median'] * 1000:.1f} {g[0]['median'] * 1000:.1f}")
+EOF
+)
+rows+=("| \`numcheck --version\` | ${ver} ms | C++ hello world: ${hello} ms | $(ratio "$ver" "$hello")x |")
+rows+=("| \`orbit generate\` default, whole process | ${gen} ms | - | - |")
+
+echo
+echo "| command (measured side by side, medians of $runs runs; shared machine) | numcheck | peer | ratio |"
+echo "|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
