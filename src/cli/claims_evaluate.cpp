@@ -80,6 +80,12 @@ void setup(CLI::App& app) {
                    "numcheck: warning: {}: {} gold claims without a prediction, {} predictions joined no "
                    "gold claim\n",
                    s.name, s.join.gold_without_prediction, s.join.unused_predictions);
+      if (s.join.by_id + s.join.by_text == 0) {
+        fail(
+            "{}: none of its {} predictions matches a gold claim of {} (by id or by exact claim text); "
+            "nothing to evaluate",
+            p, pr.claims.size(), a->gold);
+      }
       if (a->strict && (!pr.issues.empty() || s.join.gold_without_prediction + s.join.unused_predictions > 0))
         fail("{}: malformed records or unjoined predictions (--strict)", p);
       systems.push_back(std::move(s));

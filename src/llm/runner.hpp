@@ -112,6 +112,7 @@ struct RunSummary {
   std::size_t unanswered = 0;           // items without a response record at the end
   bool stopped_early = false;           // --max-errors reached
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
+  std::size_t cache_rejected = 0;       // cache entries that failed their check (asked again)
   std::string model;                    // model id as the server reported it
 };
 

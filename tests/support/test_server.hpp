@@ -36,8 +36,11 @@ enum class FaultKind : std::uint8_t {
   kMalformed,  // 200 with a body that is not JSON
   kHuge,       // 200 with a 50 MB body
   kLength,     // answers with a cut response and finish_reason "length"
+  kTrickle,    // sends headers, then the body one byte every 200 ms (a stalled server)
+  kEchoKey,    // 400 whose ~500-byte error message ends with the request's bearer token
 };
-// "429", "500", "400", "slow", "drop", "malformed", "huge", "length"; nullopt for others.
+// "429", "500", "400", "slow", "drop", "malformed", "huge", "length", "trickle", "echo-key";
+// nullopt for others.
 [[nodiscard]] std::optional<FaultKind> fault_kind_from_name(std::string_view name);
 
 struct FaultRule {
@@ -58,6 +61,7 @@ struct ServerOptions {
   int delay_ms = 0;          // added to every answer
   bool props = true;         // serve llama-server's /props
   bool record = true;        // keep every POST body for requests() (off for benchmarks)
+  bool echo_key = false;     // /v1/models and /props echo the request's bearer token (a leaky server)
 };
 
 class TestServer {
