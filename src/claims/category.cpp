@@ -12,14 +12,9 @@ namespace numcheck::claims {
 
 namespace {
 
-std::vector<std::string> list(const io::Json& j, const char* key, std::string_view where) {
-  std::vector<std::string> out;
-  const io::Json& a = io::require(j, key, where);
-  if (!a.is_array()) fail("{}: '{}' must be an array of strings", where, key);
-  for (const auto& e : a) {
-    if (!e.is_string()) fail("{}: '{}' must hold only strings", where, key);
-    out.push_back(normalize_label(e.get<std::string>()));
-  }
+std::vector<std::string> list(const io::Record& j, std::string_view key) {
+  std::vector<std::string> out = j.strings(key);
+  for (auto& s : out) s = normalize_label(s);
   return out;
 }
 
@@ -52,14 +47,15 @@ bool cue_outside(const std::string& low, const std::vector<Segment>& segs, const
 }  // namespace
 
 CategoryRules CategoryRules::parse(std::string_view json_text, std::string_view where) {
-  const io::Json j = io::parse_json(json_text, where);
+  const io::Json json = io::parse_json(json_text, where);
+  const io::Record j = io::Record::of(json, where);
   CategoryRules r;
-  r.comparison_cues = list(j, "comparison_cues", where);
-  r.comparison_units = list(j, "comparison_units", where);
-  r.interval_context = list(j, "interval_context", where);
-  r.interval_connectors = list(j, "interval_connectors", where);
-  r.temporal_dimensions = list(j, "temporal_dimensions", where);
-  const auto fb = category_from_name(io::require_string(j, "fallback", where));
+  r.comparison_cues = list(j, "comparison_cues");
+  r.comparison_units = list(j, "comparison_units");
+  r.interval_context = list(j, "interval_context");
+  r.interval_connectors = list(j, "interval_connectors");
+  r.temporal_dimensions = list(j, "temporal_dimensions");
+  const auto fb = category_from_name(j.string("fallback"));
   if (!fb) fail("{}: 'fallback' must be a category name", where);
   r.fallback = *fb;
   return r;

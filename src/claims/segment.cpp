@@ -27,33 +27,41 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-Rational rat(const io::Json& v, const std::string& where) {
-  if (v.is_number_integer()) return Rational(v.get<long long>());
-  if (v.is_string()) return Rational::parse_exact(v.get<std::string>(), where);
-  fail("{}: expected an integer or a \"p/q\" string", where);
+// An exact value: an integer or a "p/q" string.
+Rational rat(const io::Record& r, std::string_view key) {
+  const io::Json& v = r.at(key);
+  if (v.is_number_integer()) return Rational(static_cast<long long>(r.integer(key)));
+  if (v.is_string())
+    return Rational::parse_exact(r.string(key), fmt::format("{}: {}", r.where(), r.path(key)));
+  r.fail_field(key, "must be an integer or a \"p/q\" string");
 }
 
-std::vector<std::string> strings(const io::Json& j, const char* key, std::string_view where) {
-  std::vector<std::string> out;
-  if (!j.contains(key)) return out;
-  if (!j[key].is_array()) fail("{}: '{}' must be an array of strings", where, key);
-  for (const auto& e : j[key]) {
-    if (!e.is_string()) fail("{}: '{}' must hold only strings", where, key);
-    out.push_back(lower(e.get<std::string>()));
-  }
+std::vector<std::string> strings(const io::Record& j, std::string_view key) {
+  std::vector<std::string> out = j.opt_strings(key).value_or(std::vector<std::string>{});
+  for (auto& s : out) s = lower(s);
   return out;
 }
 
-std::map<std::string, Rational> rational_map(const io::Json& j, const char* key, std::string_view where,
-                                             bool fold) {
+std::map<std::string, Rational> rational_map(const io::Record& j, std::string_view key, bool fold) {
   std::map<std::string, Rational> out;
-  if (!j.contains(key)) return out;
-  if (!j[key].is_object()) fail("{}: '{}' must be an object", where, key);
-  for (auto it = j[key].begin(); it != j[key].end(); ++it)
-    out.emplace(fold ? lower(it.key()) : it.key(),
-                rat(it.value(), fmt::format("{}: {}.{}", where, key, it.key())));
+  if (!j.has(key)) return out;
+  const io::Record m = j.object(key);
+  for (const auto& [k, v] : m.json().items()) out.emplace(fold ? lower(k) : k, rat(m, k));
   return out;
 }
+
+// "MM-DD" with a real month and day (checked when the lexicon is read, so that using it cannot fail).
+bool is_month_day(std::string_view md) {
+  if (md.size() != 5 || md[2] != '-') return false;
+  for (const std::size_t i : {0u, 1u, 3u, 4u}) {
+    if (md[i] < '0' || md[i] > '9') return false;
+  }
+  const int m = (md[0] - '0') * 10 + (md[1] - '0');
+  const int d = (md[3] - '0') * 10 + (md[4] - '0');
+  return m >= 1 && m <= 12 && d >= 1 && d <= 31;
+}
+
+int two_digits(std::string_view s) { return (s[0] - '0') * 10 + (s[1] - '0'); }
 
 template <typename T>
 void longest_first(std::vector<T>& v) {
@@ -64,14 +72,13 @@ void longest_first(std::vector<T>& v) {
 }  // namespace
 
 Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
-  const io::Json j = io::parse_json(json_text, where);
-  if (!j.is_object()) fail("{}: expected a JSON object", where);
+  const io::Json json = io::parse_json(json_text, where);
+  const io::Record j = io::Record::of(json, where);
   Lexicon L;
   for (const char* key : {"approximators_before", "approximators_after"}) {
-    if (!j.contains(key)) continue;
-    if (!j[key].is_array()) fail("{}: '{}' must be an array", where, key);
-    for (const auto& e : j[key]) {
-      Approx a{lower(io::require_string(e, "phrase", where)), io::require_string(e, "kind", where)};
+    if (!j.has(key)) continue;
+    for (const auto& e : j.objects(key)) {
+      Approx a{lower(e.string("phrase")), e.string("kind")};
       static const std::array<std::string_view, 8> kKinds = {
           "lower",       "lower_inclusive",   "upper", "upper_inclusive",
           "approximate", "approximate_below", "some",  "exact"};
@@ -82,51 +89,44 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   }
   longest_first(L.before);
   longest_first(L.after);
-  L.scale_words = rational_map(j, "scale_words", where, true);
-  L.attached_scales = rational_map(j, "attached_scales", where, false);
-  L.multiplicative_trends = rational_map(j, "multiplicative_trends", where, true);
-  L.calendar_units = rational_map(j, "calendar_units", where, true);
-  if (j.contains("attached_scales_need_currency"))
-    for (const auto& e : j["attached_scales_need_currency"])
-      L.attached_need_currency.push_back(e.get<std::string>());
-  if (j.contains("vague_quantities")) {
-    for (const auto& e : j["vague_quantities"]) {
-      const std::string p = lower(io::require_string(e, "phrase", where));
-      L.vague.push_back({p, rat(io::require(e, "lo", where), std::string(where) + ": vague " + p),
-                         rat(io::require(e, "hi", where), std::string(where) + ": vague " + p)});
-    }
+  L.scale_words = rational_map(j, "scale_words", true);
+  L.attached_scales = rational_map(j, "attached_scales", false);
+  L.multiplicative_trends = rational_map(j, "multiplicative_trends", true);
+  L.calendar_units = rational_map(j, "calendar_units", true);
+  L.attached_need_currency =
+      j.opt_strings("attached_scales_need_currency").value_or(std::vector<std::string>{});
+  if (j.has("vague_quantities")) {
+    for (const auto& e : j.objects("vague_quantities"))
+      L.vague.push_back({lower(e.string("phrase")), rat(e, "lo"), rat(e, "hi")});
     longest_first(L.vague);
   }
-  if (j.contains("multiplier_units"))
-    for (auto it = j["multiplier_units"].begin(); it != j["multiplier_units"].end(); ++it)
-      L.multiplier_units[lower(it.key())] = it.value().get<std::string>();
-  if (j.contains("trend_words")) {
-    for (auto it = j["trend_words"].begin(); it != j["trend_words"].end(); ++it) {
-      if (it.key() != "up" && it.key() != "down")
-        fail("{}: trend_words: unknown direction '{}'", where, it.key());
-      for (const auto& w : it.value()) L.trend_direction[lower(w.get<std::string>())] = it.key();
+  if (const auto mu = j.opt_object("multiplier_units")) {
+    for (const auto& [k, v] : mu->json().items()) L.multiplier_units[lower(k)] = mu->string(k);
+  }
+  if (const auto tw = j.opt_object("trend_words")) {
+    for (const auto& [k, v] : tw->json().items()) {
+      if (k != "up" && k != "down") fail("{}: trend_words: unknown direction '{}'", where, k);
+      for (const auto& w : tw->strings(k)) L.trend_direction[lower(w)] = k;
     }
   }
-  L.name_prefixes = strings(j, "name_prefixes", where);
-  L.name_tokens = strings(j, "name_tokens", where);
-  for (auto& p : strings(j, "non_quantity_phrases", where)) L.name_tokens.push_back(std::move(p));
-  L.relative_temporal = strings(j, "relative_temporal", where);
+  L.name_prefixes = strings(j, "name_prefixes");
+  L.name_tokens = strings(j, "name_tokens");
+  for (auto& p : strings(j, "non_quantity_phrases")) L.name_tokens.push_back(std::move(p));
+  L.relative_temporal = strings(j, "relative_temporal");
   std::stable_sort(L.relative_temporal.begin(), L.relative_temporal.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  if (j.contains("months"))
-    for (auto it = j["months"].begin(); it != j["months"].end(); ++it) {
-      const int m = it.value().get<int>();
-      if (m < 1 || m > 12) fail("{}: months.{}: must be 1..12", where, it.key());
-      L.months[lower(it.key())] = m;
-    }
-  if (j.contains("year_min")) L.year_min = j["year_min"].get<int>();
-  if (j.contains("year_max")) L.year_max = j["year_max"].get<int>();
-  if (j.contains("period_modifiers")) {
-    for (auto it = j["period_modifiers"].begin(); it != j["period_modifiers"].end(); ++it) {
-      if (!it.value().is_array() || it.value().size() != 2)
-        fail("{}: period_modifiers.{}: expected [start MM-DD, end MM-DD]", where, it.key());
-      L.modifiers.push_back(
-          {lower(it.key()), it.value()[0].get<std::string>(), it.value()[1].get<std::string>()});
+  if (const auto months = j.opt_object("months")) {
+    for (const auto& [k, v] : months->json().items())
+      L.months[lower(k)] = static_cast<int>(months->integer(k, 1, 12));
+  }
+  if (auto y = j.opt_integer("year_min", 0, 9999)) L.year_min = static_cast<int>(*y);
+  if (auto y = j.opt_integer("year_max", 0, 9999)) L.year_max = static_cast<int>(*y);
+  if (const auto pm = j.opt_object("period_modifiers")) {
+    for (const auto& [k, v] : pm->json().items()) {
+      const auto md = pm->strings(k);
+      if (md.size() != 2 || !is_month_day(md[0]) || !is_month_day(md[1]))
+        pm->fail_field(k, "must be [start MM-DD, end MM-DD]");
+      L.modifiers.push_back({lower(k), md[0], md[1]});
     }
     longest_first(L.modifiers);
   }
@@ -786,8 +786,8 @@ class Segmenter {
                         : m.phrase[0] == 'h' || m.phrase.find("half") != std::string::npos  ? "half"
                                                                                             : "part";
         s.period_start = fmt::format("{}-{}", ystr(y_from), m.start_md);
-        const int mm = std::stoi(m.end_md.substr(0, 2));
-        int dd = std::stoi(m.end_md.substr(3, 2));
+        const int mm = two_digits(m.end_md);
+        int dd = two_digits(std::string_view(m.end_md).substr(3));
         dd = std::min(dd, days_in_month(y_from, mm));
         s.period_end = date(y_from, mm, dd);
         break;

@@ -199,17 +199,11 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
 }
 
 std::size_t read_records(const fs::path& path, const std::function<void(const io::Json&, std::size_t)>& fn) {
-  std::size_t torn = 0;
-  io::for_each_line(path, [&](const io::Line& line) {
-    if (!line.terminated) {
-      torn = line.text.size();
-      return;
-    }
-    if (line.text.empty()) return;
-    const std::string where = fmt::format("{}:{}", path.string(), line.number);
-    fn(io::parse_json(line.text, where), line.number);
-  });
-  return torn;
+  io::JsonlOptions options;
+  options.torn = io::TornTail::kAppendLog;  // the runner appends these files; repair_torn_tail cuts it
+  const io::JsonlStats stats = io::read_jsonl(
+      path, [&](const io::Record& rec, std::size_t line) { fn(rec.json(), line); }, options);
+  return stats.torn_bytes;
 }
 
 namespace {

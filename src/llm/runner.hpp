@@ -127,8 +127,10 @@ struct RunSummary {
 [[nodiscard]] io::Json build_request_body(const WorkItem& item, const RunSettings& settings,
                                           const std::string& model, Api api);
 
-// Reads a responses.jsonl (or errors.jsonl) file: calls fn(record, line_number) for every record.
-// A torn last line is ignored (and reported via the return value, the number of torn bytes).
+// Reads a responses.jsonl (or errors.jsonl) file: calls fn(record, line_number) for every record,
+// under io's JSONL rule with TornTail::kAppendLog (io/json.hpp): blank lines are skipped, a
+// malformed line is an Error naming file:line, a torn last line is skipped and its length in bytes
+// returned.
 std::size_t read_records(const std::filesystem::path& path,
                          const std::function<void(const io::Json&, std::size_t)>& fn);
 
