@@ -2,9 +2,11 @@
 # missing (scripts/setup.sh, Debian packages only) before it builds.
 #   make run    install, build, and run the main job (scripts/main-job.sh)
 #   make test   install, build, and pass every test
-.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench bench-compare format format-check clean
+.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench bench-compare format format-check tidy clean
 
 JOBS ?= $(shell nproc)
+# Extra CMake settings for the configure steps, e.g. CMAKE_FLAGS=-DNUMCHECK_WERROR=ON (what CI uses).
+CMAKE_FLAGS ?=
 
 setup:
 	@bash scripts/setup.sh
@@ -13,19 +15,19 @@ setup-test:
 	@bash scripts/setup.sh --with-test-tools
 
 build: setup
-	cmake --preset release
+	cmake --preset release $(CMAKE_FLAGS)
 	cmake --build --preset release -j $(JOBS)
 
 run: build
 	bash scripts/main-job.sh
 
 test: setup-test
-	cmake --preset release
+	cmake --preset release $(CMAKE_FLAGS)
 	cmake --build --preset release -j $(JOBS)
 	ctest --preset release
 
 asan-test: setup-test
-	cmake --preset asan
+	cmake --preset asan $(CMAKE_FLAGS)
 	cmake --build --preset asan -j $(JOBS)
 	ctest --preset asan
 
@@ -45,6 +47,12 @@ bench: build
 # hello world, side by side, medians (bench/compare.sh; minutes; never part of the tests or CI).
 bench-compare: setup-test build
 	bash bench/compare.sh
+
+# clang-tidy with the committed .clang-tidy over src/ and fuzz/ (needs build/release's compile
+# commands; `make test` or `make build` writes them).
+tidy: setup-test
+	@test -f build/release/compile_commands.json || cmake --preset release $(CMAKE_FLAGS)
+	JOBS=$(JOBS) bash scripts/clang-tidy.sh build/release
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package numcheck needs, and nothing else. Idempotent: it asks dpkg what
 # is missing and calls apt-get only for that. Usage: scripts/setup.sh [--with-test-tools]
-#   --with-test-tools  also installs what only the tests need (chromium for the HTML report test).
+#   --with-test-tools  also installs what only the tests and checks need (chromium for the HTML
+#                      report test, clang-tidy for `make tidy`).
 set -euo pipefail
 
 build_pkgs=(
@@ -13,7 +14,7 @@ build_pkgs=(
   python3 python3-numpy
   liblinear-dev
 )
-test_pkgs=(chromium wrk nginx-light hyperfine time)  # time, nginx-light, hyperfine: bench/compare.sh
+test_pkgs=(chromium wrk clang-tidy nginx-light hyperfine time)  # time, nginx-light, hyperfine: bench/compare.sh
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--with-test-tools" ]]; then want+=("${test_pkgs[@]}"); fi

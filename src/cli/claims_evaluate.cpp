@@ -74,6 +74,12 @@ void setup(CLI::App& app) {
                    "numcheck: warning: {}: {} gold claims without a prediction, {} predictions joined no "
                    "gold claim\n",
                    s.name, s.join.gold_without_prediction, s.join.unused_predictions);
+      if (s.join.by_id + s.join.by_text == 0) {
+        fail(
+            "{}: none of its {} predictions matches a gold claim of {} (by id or by exact claim text); "
+            "nothing to evaluate",
+            p, pr.claims.size(), a->gold);
+      }
       // An unparseable label is an outcome (scored as wrong), not a malformed record.
       const bool malformed = std::any_of(pr.issues.begin(), pr.issues.end(),
                                          [](const claims::LoadIssue& is) { return is.skipped; });

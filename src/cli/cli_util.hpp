@@ -5,6 +5,7 @@
 #include <atomic>
 #include <fstream>
 #include <iterator>
+#include <filesystem>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -17,6 +18,16 @@
 #include "llm/runner.hpp"
 
 namespace numcheck::cli {
+
+// An output folder option (--out DIR) must name a folder or nothing yet: a clear usage error
+// instead of a filesystem error from deep inside the command.
+inline void require_output_dir(const std::string& dir, const char* option = "--out") {
+  std::error_code ec;
+  const auto st = std::filesystem::status(dir, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+    fail(ErrorCode::kUsage, "{} {}: that is a file, not a folder; give a folder (it is created if missing)",
+         option, dir);
+}
 
 // "a, b,,c" -> {"a", "b", "c"}: comma-separated list items, trimmed, empty items dropped.
 inline std::vector<std::string> split_list(const std::string& s) {
@@ -116,6 +127,13 @@ inline void finish_run(const std::string& out, const llm::RunSummary& r, const c
   if (r.torn_bytes_repaired > 0) {
     fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n",
                r.torn_bytes_repaired);
+  }
+  if (r.cache_rejected > 0) {
+    fmt::print(
+        stderr,
+        "numcheck: warning: {} response cache entries did not belong to their request (edited or damaged) "
+        "and were asked again\n",
+        r.cache_rejected);
   }
   if (r.unanswered > 0) {
     fmt::print("to continue: {}\n", resume_command());

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -28,6 +30,76 @@ const std::map<std::string, std::string>& group_descriptions() {
       {"claims orbit", "Claim orbits: does a verifier's verdict survive rewriting a quantity exactly?"},
   };
   return d;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean 'x'?" for the closest candidate within a third of the word's length, else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best);
+}
+
+// The usage error as one line: names an unknown command or option and suggests the closest one.
+std::string usage_message(const CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  // The command path: the leading words that name (sub)commands.
+  const CLI::App* cur = &app;
+  std::string path = "numcheck";
+  int i = 1;
+  for (; i < argc && argv[i][0] != '-'; ++i) {
+    const std::string word = argv[i];
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : cur->get_subcommands([](const CLI::App*) { return true; })) {
+      if (s->get_name() == word) sub = s;
+    }
+    if (sub == nullptr) {
+      if (cur->get_subcommands([](const CLI::App*) { return true; }).empty()) break;  // a positional
+      std::vector<std::string> names;
+      for (const CLI::App* s : cur->get_subcommands([](const CLI::App*) { return true; }))
+        names.push_back(s->get_name());
+      return fmt::format("unknown command '{}' for '{}'{}", word, path, did_you_mean(word, names));
+    }
+    cur = sub;
+    path += " " + word;
+  }
+  for (; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    word = word.substr(0, word.find('='));
+    if (cur->get_option_no_throw(word) != nullptr) continue;
+    std::vector<std::string> names;
+    for (const CLI::Option* o : cur->get_options())
+      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    return fmt::format("unknown option '{}' for '{}'{}", word, path, did_you_mean(word, names));
+  }
+  std::string what = e.what();
+  for (char& c : what) c = (c == '\n' || c == '\r') ? ' ' : c;
+  if (!cur->get_subcommands([](const CLI::App*) { return true; }).empty() &&
+      what.find("subcommand") != std::string::npos) {
+    return fmt::format("'{}' needs a command (see '{} --help')", path, path);
+  }
+  return fmt::format("{} (see '{} --help')", what, path);
 }
 
 }  // namespace
@@ -71,8 +143,11 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-      // --help and --version exit 0; every real usage error exits 2, whatever CLI11's own code.
-      return app.exit(e) == 0 ? 0 : 2;
+      // --help and --version exit 0; every real usage error is one line and exits 2, whatever
+      // CLI11's own code.
+      if (e.get_exit_code() == 0) return app.exit(e);
+      fmt::print(stderr, "numcheck: usage: {}\n", usage_message(app, argc, argv, e));
+      return 2;
     }
   } catch (const cli::ExitCode& e) {
     return e.code;

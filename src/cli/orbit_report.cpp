@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "consensus/study.hpp"
 #include "core/error.hpp"
@@ -65,6 +66,7 @@ void setup(CLI::App& app) {
       "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. Exit codes: 0 "
       "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
   app.callback([a] {
+    require_output_dir(a->out);
     report::ReportInputs in;
     in.bench_dir = a->bench;
     for (const auto& s : a->scores) in.scores.emplace_back(s);

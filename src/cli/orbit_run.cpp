@@ -55,12 +55,14 @@ void setup(CLI::App& app) {
   app.callback([args] {
     // Options first (a usage error should not wait for the benchmark to load); the reference
     // system's solver is bound once the benchmark is loaded.
+    require_output_dir(args->out);
     llm::SolveFn solver;
     auto backend =
         llm::make_backend(args->opts, [&solver](std::string_view id, std::string_view prompt,
                                                 std::string* why) { return solver(id, prompt, why); });
     llm::RunSettings s = llm::settings_from(args->opts);
     auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(args->bench));
+    orbit::verify_benchmark(*bench);
     solver = llm::benchmark_solver(bench);
     orbit::SelectionSpec spec;
     spec.bases = args->bases;

@@ -1,6 +1,7 @@
 #include "io/files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -200,6 +201,32 @@ void AppendFile::append_line(std::string_view line) {
 void AppendFile::sync() {
   if (fd_ < 0 || !dirty_.exchange(false)) return;
   if (::fdatasync(fd_) != 0) fail(ErrorCode::kIo, "cannot sync {}: {}", path_.string(), std::strerror(errno));
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool FileLock::try_lock(const fs::path& path) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot open the lock file {}: {}", path.string(), std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return true;
+  const int e = errno;
+  ::close(fd_);
+  fd_ = -1;
+  if (e == EWOULDBLOCK) return false;
+  fail(ErrorCode::kIo, "cannot lock {}: {}", path.string(), std::strerror(e));
 }
 
 std::size_t repair_torn_tail(const fs::path& path) {

@@ -83,6 +83,24 @@ class AppendFile {
   std::filesystem::path path_;
 };
 
+// An exclusive advisory lock (flock) on a lock file, held while the object lives; the kernel
+// releases it when the process ends, however it ends. The file itself is left in place.
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  // Creates the file when missing and takes the lock without waiting: false when another process
+  // (or another FileLock in this one) holds it. Throws Error (kIo) when the file cannot be opened.
+  [[nodiscard]] bool try_lock(const std::filesystem::path& path);
+
+ private:
+  int fd_ = -1;
+};
+
 // If the file ends without "\n" (a torn last line from a crash), cuts that partial line off and
 // returns the number of bytes removed (0 when the file was whole or absent).
 std::size_t repair_torn_tail(const std::filesystem::path& path);

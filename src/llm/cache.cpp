@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -33,7 +34,9 @@ std::string now_iso() {
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql, const fs::path& path) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) {
+    const int rc = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw ResponseCache::Busy{};
+    if (rc != SQLITE_OK) {
       fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sqlite3_errmsg(db));
     }
   }
@@ -51,7 +54,12 @@ class Stmt {
 
 void exec(sqlite3* db, const char* sql, const fs::path& path) {
   char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+    sqlite3_free(err);
+    throw ResponseCache::Busy{};
+  }
+  if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
     fail(ErrorCode::kIo, "response cache {}: {}", path.string(), msg);
@@ -66,6 +74,15 @@ std::string column_text(sqlite3_stmt* s, int i) {
 }
 
 }  // namespace
+
+std::string ResponseCache::entry_check(const std::string& key, const std::string& request_sha256,
+                                       const std::string& completion) {
+  return io::sha256_hex(key + "\n" + request_sha256 + "\n" + completion);
+}
+
+std::string request_hash(const io::Json& request_body) {
+  return io::sha256_hex(request_body.dump(-1, ' ', false, io::Json::error_handler_t::replace));
+}
 
 fs::path default_cache_path(const fs::path& dir) {
   fs::path base;
@@ -109,6 +126,24 @@ Completion completion_from_json(const io::Json& j) {
   return c;
 }
 
+template <class Fn>
+void ResponseCache::with_retry(Fn&& fn) {
+  // Each attempt already waits up to the busy timeout (5 s) inside SQLite; 24 attempts with short
+  // pauses between them give other processes about two minutes to let go of the write lock.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      fn();
+      return;
+    } catch (const Busy&) {
+      if (attempt >= 24) {
+        fail(ErrorCode::kIo, "response cache {}: still locked by another process after {} attempts",
+             path_.string(), attempt);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+    }
+  }
+}
+
 ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
@@ -122,15 +157,29 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
     fail(ErrorCode::kIo, "cannot open the response cache {}: {}", path.string(), msg);
   }
   db_ = db;
-  sqlite3_busy_timeout(db, 10000);
+  sqlite3_busy_timeout(db, 5000);
   try {
-    exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", path_);
-    exec(db,
-         "CREATE TABLE IF NOT EXISTS responses ("
-         " key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL, completion TEXT NOT NULL,"
-         " created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
-         "CREATE INDEX IF NOT EXISTS responses_model ON responses(model);",
-         path_);
+    with_retry([&] { exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", path_); });
+    with_retry([&] {
+      exec(db,
+           "CREATE TABLE IF NOT EXISTS responses ("
+           " key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL, completion TEXT NOT NULL,"
+           " created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0, request_sha256 TEXT, check_sha256 TEXT);"
+           "CREATE INDEX IF NOT EXISTS responses_model ON responses(model);",
+           path_);
+      // Caches written before entries carried their request hash: add the columns (old rows have
+      // none, so they are misses and get replaced).
+      bool has_check = false;
+      Stmt t(db, "PRAGMA table_info(responses)", path_);
+      while (sqlite3_step(t.get()) == SQLITE_ROW)
+        has_check = has_check || column_text(t.get(), 1) == "check_sha256";
+      if (!has_check) {
+        exec(db,
+             "ALTER TABLE responses ADD COLUMN request_sha256 TEXT; ALTER TABLE responses ADD COLUMN "
+             "check_sha256 TEXT;",
+             path_);
+      }
+    });
   } catch (...) {
     sqlite3_close(db);
     db_ = nullptr;
@@ -142,49 +191,99 @@ ResponseCache::~ResponseCache() {
   if (db_ == nullptr) return;
   try {
     commit();
-  } catch (const Error&) {  // NOLINT(bugprone-empty-catch): nothing to do in a destructor
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do in a destructor
   }
   sqlite3_close(db_of(db_));
 }
 
-std::optional<Completion> ResponseCache::get(const std::string& key) {
-  Stmt s(db_of(db_), "SELECT completion FROM responses WHERE key = ?1", path_);
-  s.text(1, key);
-  if (sqlite3_step(s.get()) != SQLITE_ROW) return std::nullopt;
-  io::Json j = io::Json::parse(column_text(s.get(), 0), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;  // a damaged entry is a miss
-  Stmt u(db_of(db_), "UPDATE responses SET hits = hits + 1 WHERE key = ?1", path_);
-  u.text(1, key);
-  sqlite3_step(u.get());
+std::optional<Completion> ResponseCache::get(const std::string& key, const std::string& request_sha256) {
+  std::string completion, stored_request, stored_check;
+  bool found = false;
+  with_retry([&] {
+    Stmt s(db_of(db_), "SELECT completion, request_sha256, check_sha256 FROM responses WHERE key = ?1",
+           path_);
+    s.text(1, key);
+    const int rc = sqlite3_step(s.get());
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+    found = rc == SQLITE_ROW;
+    if (found) {
+      completion = column_text(s.get(), 0);
+      stored_request = column_text(s.get(), 1);
+      stored_check = column_text(s.get(), 2);
+    }
+  });
+  if (!found) return std::nullopt;
+  if (stored_check.empty()) return std::nullopt;  // written by an older numcheck: a plain miss
+  // The entry must belong to this request: its request hash and the check binding key, request
+  // and completion. A row edited or moved by hand (or damaged) is a miss, and counted.
+  if (stored_request != request_sha256 || stored_check != entry_check(key, request_sha256, completion)) {
+    ++rejected_;
+    return std::nullopt;
+  }
+  io::Json j = io::Json::parse(completion, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    ++rejected_;
+    return std::nullopt;
+  }
+  hit_keys_.push_back(key);
   return completion_from_json(j);
 }
 
-void ResponseCache::put(const std::string& key, const std::string& model, const io::Json& identity,
-                        const Completion& completion) {
-  if (!in_tx_) {
-    exec(db_of(db_), "BEGIN IMMEDIATE", path_);
-    in_tx_ = true;
-  }
-  Stmt s(db_of(db_),
-         "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits) VALUES (?1, ?2, "
-         "?3, ?4, ?5, 0)",
-         path_);
-  s.text(1, key);
-  s.text(2, model);
-  s.text(3, identity.dump(-1, ' ', false, io::Json::error_handler_t::replace));
-  s.text(4, completion_to_json(completion).dump(-1, ' ', false, io::Json::error_handler_t::replace));
-  s.text(5, now_iso());
-  if (sqlite3_step(s.get()) != SQLITE_DONE) {
-    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
-  }
-  if (++pending_ >= 256) commit();
+void ResponseCache::put(const std::string& key, const std::string& request_sha256, const std::string& model,
+                        const io::Json& identity, const Completion& completion) {
+  Pending p;
+  p.key = key;
+  p.request_sha256 = request_sha256;
+  p.model = model;
+  p.identity = identity.dump(-1, ' ', false, io::Json::error_handler_t::replace);
+  p.completion = completion_to_json(completion).dump(-1, ' ', false, io::Json::error_handler_t::replace);
+  pending_.push_back(std::move(p));
+  if (pending_.size() >= 256) commit();
 }
 
+// Writes the batch in one short transaction: the write lock is held for milliseconds, never
+// between commits, so concurrent runs sharing the cache take turns instead of starving each other.
 void ResponseCache::commit() {
-  if (!in_tx_) return;
-  in_tx_ = false;
-  pending_ = 0;
-  exec(db_of(db_), "COMMIT", path_);
+  if (pending_.empty() && hit_keys_.empty()) return;
+  const std::string created = now_iso();
+  with_retry([&] {
+    exec(db_of(db_), "BEGIN IMMEDIATE", path_);
+    try {
+      for (const auto& p : pending_) {
+        Stmt s(db_of(db_),
+               "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits, "
+               "request_sha256, "
+               "check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
+               path_);
+        s.text(1, p.key);
+        s.text(2, p.model);
+        s.text(3, p.identity);
+        s.text(4, p.completion);
+        s.text(5, created);
+        s.text(6, p.request_sha256);
+        s.text(7, entry_check(p.key, p.request_sha256, p.completion));
+        step_done(s.get());
+      }
+      for (const auto& k : hit_keys_) {
+        Stmt u(db_of(db_), "UPDATE responses SET hits = hits + 1 WHERE key = ?1", path_);
+        u.text(1, k);
+        step_done(u.get());
+      }
+      exec(db_of(db_), "COMMIT", path_);
+    } catch (...) {
+      sqlite3_exec(db_of(db_), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  });
+  pending_.clear();
+  hit_keys_.clear();
+}
+
+void ResponseCache::step_done(sqlite3_stmt* s) {
+  const int rc = sqlite3_step(s);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+  if (rc != SQLITE_DONE)
+    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
 }
 
 CacheStats ResponseCache::stats() {
@@ -219,16 +318,19 @@ CacheStats ResponseCache::stats() {
 
 std::uint64_t ResponseCache::clear(const std::string& model) {
   commit();
-  if (model.empty()) {
-    exec(db_of(db_), "DELETE FROM responses", path_);
-  } else {
-    Stmt s(db_of(db_), "DELETE FROM responses WHERE model = ?1", path_);
-    s.text(1, model);
-    sqlite3_step(s.get());
-  }
-  const auto n = static_cast<std::uint64_t>(sqlite3_changes(db_of(db_)));
-  exec(db_of(db_), "PRAGMA wal_checkpoint(TRUNCATE)", path_);
-  if (model.empty()) exec(db_of(db_), "VACUUM", path_);
+  std::uint64_t n = 0;
+  with_retry([&] {
+    if (model.empty()) {
+      exec(db_of(db_), "DELETE FROM responses", path_);
+    } else {
+      Stmt s(db_of(db_), "DELETE FROM responses WHERE model = ?1", path_);
+      s.text(1, model);
+      step_done(s.get());
+    }
+    n = static_cast<std::uint64_t>(sqlite3_changes(db_of(db_)));
+  });
+  with_retry([&] { exec(db_of(db_), "PRAGMA wal_checkpoint(TRUNCATE)", path_); });
+  if (model.empty()) with_retry([&] { exec(db_of(db_), "VACUUM", path_); });
   return n;
 }
 

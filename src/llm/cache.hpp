@@ -13,6 +13,8 @@
 #include "io/json.hpp"
 #include "llm/backend.hpp"
 
+struct sqlite3_stmt;
+
 namespace numcheck::llm {
 
 // $NUMCHECK_CACHE_DIR, else $XDG_CACHE_HOME/numcheck, else $HOME/.cache/numcheck; the file is
@@ -22,6 +24,9 @@ namespace numcheck::llm {
 // sha256 hex of {"identity": identity, "request": <body parsed and re-serialized with sorted
 // keys>}: equal for byte-different but equal JSON bodies, different for anything else.
 [[nodiscard]] std::string cache_key(const io::Json& identity, const io::Json& request_body);
+
+// sha256 hex of the request body with sorted keys: stored with each entry and checked on every hit.
+[[nodiscard]] std::string request_hash(const io::Json& request_body);
 
 struct CacheStats {
   std::uint64_t entries = 0;
@@ -39,21 +44,42 @@ class ResponseCache {
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
 
-  [[nodiscard]] std::optional<Completion> get(const std::string& key);
-  // Stores a successful completion. Writes are batched in a transaction; commit() ends it.
-  void put(const std::string& key, const std::string& model, const io::Json& identity,
-           const Completion& completion);
+  // The entry for `key`, when it belongs to the request with hash `request_sha256` (request_hash)
+  // and passes its check; an entry that does not (edited, moved or damaged) is a miss counted in
+  // rejected().
+  [[nodiscard]] std::optional<Completion> get(const std::string& key, const std::string& request_sha256);
+  // Stores a successful completion. Writes (and hit counts) are batched in memory and written by
+  // commit() in one short transaction (automatically every 256 entries).
+  void put(const std::string& key, const std::string& request_sha256, const std::string& model,
+           const io::Json& identity, const Completion& completion);
   void commit();
+  // Entries refused by get() because they failed their check.
+  [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
   [[nodiscard]] CacheStats stats();
   // Removes every entry (model empty) or the entries of one model; returns how many.
   std::uint64_t clear(const std::string& model = {});
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
+  // Thrown inside with_retry when SQLite reports the database busy or locked.
+  struct Busy {};
+
  private:
+  struct Pending {
+    std::string key, request_sha256, model, identity, completion;
+  };
+  [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
+                                               const std::string& completion);
+  void step_done(sqlite3_stmt* s);
+  // Runs fn, again after a pause while SQLite reports the database busy (another process holds
+  // the write lock beyond the busy timeout), for up to about two minutes in all.
+  template <class Fn>
+  void with_retry(Fn&& fn);
+
   std::filesystem::path path_;
   void* db_ = nullptr;
-  bool in_tx_ = false;
-  std::size_t pending_ = 0;
+  std::vector<Pending> pending_;
+  std::vector<std::string> hit_keys_;
+  std::size_t rejected_ = 0;
 };
 
 // Completion <-> JSON (what the cache stores; also used by records).

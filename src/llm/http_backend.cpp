@@ -63,7 +63,37 @@ struct Transfer {
   bool has_retry_after = false;
   char errbuf[CURL_ERROR_SIZE] = {0};
   std::chrono::steady_clock::time_point start;
+  // The low-speed guard (HttpConfig::low_speed_bytes/time), armed by the first header line.
+  std::size_t low_speed_bytes = 0;
+  std::chrono::milliseconds low_speed_time{0};
+  bool started = false;
+  bool too_slow = false;
+  std::chrono::steady_clock::time_point window_start;
+  curl_off_t window_bytes = 0;
 };
+
+// libcurl's progress callback (at least once a second): aborts a response that has begun but
+// arrives slower than the guard allows. libcurl's own CURLOPT_LOW_SPEED_LIMIT/TIME would also
+// count the silent wait for a non-streamed answer, which can rightly take minutes.
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  if (!t->started || t->low_speed_time.count() <= 0) return 0;
+  const auto now = std::chrono::steady_clock::now();
+  if (t->window_start == std::chrono::steady_clock::time_point{}) {
+    t->window_start = now;
+    t->window_bytes = dlnow;
+    return 0;
+  }
+  if (now - t->window_start < t->low_speed_time) return 0;
+  const double seconds = std::chrono::duration<double>(now - t->window_start).count();
+  if (static_cast<double>(dlnow - t->window_bytes) < static_cast<double>(t->low_speed_bytes) * seconds) {
+    t->too_slow = true;
+    return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
+  }
+  t->window_start = now;
+  t->window_bytes = dlnow;
+  return 0;
+}
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -79,6 +109,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const std::size_t bytes = size * n;
+  t->started = true;
   std::string_view line(data, bytes);
   constexpr std::string_view kName = "retry-after:";
   if (line.size() > kName.size()) {
@@ -106,6 +137,7 @@ struct Response {
   long status = 0;
   std::string body;
   bool too_large = false;
+  bool too_slow = false;
   std::optional<std::string> retry_after;
   std::string curl_error;
   std::chrono::milliseconds latency{0};
@@ -125,7 +157,13 @@ class Handle {
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 
+  void set_low_speed(std::size_t bytes, std::chrono::milliseconds time) {
+    low_speed_bytes_ = bytes;
+    low_speed_time_ = time;
+  }
+
   void set_headers(const std::string& api_key, bool json_body) {
+    secret_ = api_key;
     if (headers_ != nullptr) detail::curl().slist_free_all(headers_);
     headers_ = nullptr;
     headers_ = detail::curl().slist_append(headers_, "Accept: application/json");
@@ -156,6 +194,15 @@ class Handle {
     detail::curl().easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
     detail::curl().easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
     detail::curl().easy_setopt(h_, CURLOPT_PRIVATE, t);
+    detail::curl().easy_setopt(h_, CURLOPT_NOPROGRESS, 0L);
+    detail::curl().easy_setopt(h_, CURLOPT_XFERINFOFUNCTION, &on_progress);
+    detail::curl().easy_setopt(h_, CURLOPT_XFERINFODATA, t);
+    t->low_speed_bytes = low_speed_bytes_;
+    t->low_speed_time = low_speed_time_;
+    t->started = false;
+    t->too_slow = false;
+    t->window_start = {};
+    t->window_bytes = 0;
     if (body != nullptr) {
       detail::curl().easy_setopt(h_, CURLOPT_POST, 1L);
       detail::curl().easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
@@ -172,10 +219,14 @@ class Handle {
     r.latency =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.start);
     detail::curl().easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
-    r.body = std::move(t.body);
+    // Every string from the server is masked here, before anything parses, cuts or stores it: a
+    // server echoing the key never puts it into records, run.json, the cache or an error.
+    r.body = redact(std::move(t.body), secret_);
     r.too_large = t.too_large;
-    if (t.has_retry_after) r.retry_after = std::move(t.retry_after);
-    r.curl_error = t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code));
+    r.too_slow = t.too_slow;
+    if (t.has_retry_after) r.retry_after = redact(std::move(t.retry_after), secret_);
+    r.curl_error =
+        redact(t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code)), secret_);
     t.body.clear();
     t.too_large = false;
     t.retry_after.clear();
@@ -198,6 +249,9 @@ class Handle {
  private:
   CURL* h_ = nullptr;
   curl_slist* headers_ = nullptr;
+  std::string secret_;  // the API key, masked out of everything received
+  std::size_t low_speed_bytes_ = 0;
+  std::chrono::milliseconds low_speed_time_{0};
 };
 
 bool retryable_curl(CURLcode c) {
@@ -234,6 +288,10 @@ Attempt classify(Response r, const HttpConfig& cfg) {
     if (r.too_large) {
       a.status = Attempt::Status::kFatal;
       a.error = fmt::format("response body larger than {} bytes (--max-response-mb)", cfg.max_response_bytes);
+    } else if (r.too_slow) {
+      a.status = Attempt::Status::kRetryable;
+      a.error = fmt::format("response arrived at under {} bytes/s for {:.3g} s (stalled server)",
+                            cfg.low_speed_bytes, static_cast<double>(cfg.low_speed_time.count()) / 1000.0);
     } else if (r.code == CURLE_OPERATION_TIMEDOUT) {
       a.status = Attempt::Status::kRetryable;
       a.error = fmt::format("timeout after {:.3g} s", static_cast<double>(cfg.timeout.count()) / 1000.0);
@@ -271,6 +329,7 @@ class HttpSession : public Session {
     if (!handles_[e]) {
       handles_[e] = std::make_unique<Handle>();
       handles_[e]->set_headers(cfg_.api_key, true);
+      handles_[e]->set_low_speed(cfg_.low_speed_bytes, cfg_.low_speed_time);
     }
     const std::string url = strip_trailing_slash(cfg_.endpoints[e]) + request_path(cfg_.api);
     return classify(
@@ -311,6 +370,7 @@ class HttpAsyncSession : public AsyncSession {
     } else {
       x->handle = std::make_unique<Handle>();
       x->handle->set_headers(cfg_.api_key, true);
+      x->handle->set_low_speed(cfg_.low_speed_bytes, cfg_.low_speed_time);
     }
     x->tag = tag;
     x->body = request.body;

@@ -20,6 +20,12 @@ struct HttpConfig {
   std::chrono::milliseconds timeout{600000};
   std::chrono::milliseconds connect_timeout{10000};
   std::size_t max_response_bytes = std::size_t{16} << 20;
+  // Once a response has begun (its headers arrived), it must keep arriving at low_speed_bytes per
+  // second, measured over windows of low_speed_time; a slower (stalled or trickling) response is
+  // abandoned as a retryable failure. The wait for the headers (a model generating a
+  // non-streamed answer sends nothing) is bounded by `timeout` only.
+  std::size_t low_speed_bytes = 100;
+  std::chrono::milliseconds low_speed_time{30000};
 };
 
 // Throws Error (kUsage) for an endpoint that is not an http(s) URL.

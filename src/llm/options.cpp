@@ -15,6 +15,14 @@ std::chrono::milliseconds seconds_ms(double s) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(s * 1000.0)));
 }
 
+bool looks_like_variable_name(const std::string& s) {
+  if (s.empty() || s.size() > 64 || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (const char c : s) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Backend> make_backend(const RunOptions& o, SolveFn reference_solver) {
@@ -37,6 +45,13 @@ std::unique_ptr<Backend> make_backend(const RunOptions& o, SolveFn reference_sol
   if (!o.api_key_env.empty()) {
     const char* key = std::getenv(o.api_key_env.c_str());
     if (key == nullptr || *key == 0) {
+      // The value may be the key itself, given by mistake: name it only when it looks like a
+      // variable name (upper case, digits, underscores).
+      if (!looks_like_variable_name(o.api_key_env)) {
+        fail(ErrorCode::kUsage,
+             "--api-key-env takes the NAME of an environment variable holding the key (e.g. OPENAI_API_KEY), "
+             "not the key itself; the value given is not shown");
+      }
       fail(ErrorCode::kUsage, "--api-key-env {}: that environment variable is not set", o.api_key_env);
     }
     cfg.api_key = key;

@@ -69,6 +69,7 @@ struct Job {
   std::uint64_t request_index = 0;
   Request request;
   std::string cache_key;
+  std::string request_sha256;  // for the cache's check
   std::string started_at;
 };
 
@@ -245,9 +246,18 @@ struct RunPaths {
         errors(out / "errors.jsonl") {}
 };
 
-// Stage 2: the run directory: refuses an existing run without resume; creates a missing one.
-// Returns whether it holds an earlier run.
-bool open_run_dir(const RunPaths& p, bool resume) {
+// Stage 2: the run directory: creates it, takes its lock (run.lock: a second runner on the same
+// folder is refused while the first runs), refuses an existing run without resume. Returns
+// whether it holds an earlier run.
+bool open_run_dir(const RunPaths& p, bool resume, io::FileLock& lock) {
+  std::error_code ec;
+  fs::create_directories(p.dir, ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", p.dir.string(), ec.message());
+  if (!lock.try_lock(p.dir / "run.lock")) {
+    fail(
+        "another numcheck process is running in {} (it holds {}); wait for it to end or choose another --out",
+        p.dir.string(), (p.dir / "run.lock").string());
+  }
   const bool existing = fs::exists(p.run_json) || fs::exists(p.responses) || fs::exists(p.errors);
   if (existing && !resume) {
     fail(ErrorCode::kUsage, "{} already holds a run; pass --resume to continue it or choose a new --out",
@@ -257,9 +267,6 @@ bool open_run_dir(const RunPaths& p, bool resume) {
     fail(ErrorCode::kInvalidInput,
          "{} has records but no run.json; it is not a run directory numcheck can resume", p.dir.string());
   }
-  std::error_code ec;
-  fs::create_directories(p.dir, ec);
-  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", p.dir.string(), ec.message());
   return existing;
 }
 
@@ -502,7 +509,7 @@ class Dispatch {
       {
         std::lock_guard lock(m_);
         job.request_index = next_request_index_++;
-        if (cache_) hit = cache_->get(job.cache_key);
+        if (cache_) hit = cache_->get(job.cache_key, job.request_sha256);
       }
       job.started_at = iso_now();
       if (!hit) return job;
@@ -529,8 +536,9 @@ class Dispatch {
       if (reported_model_.empty() && !s.last.completion.model.empty())
         reported_model_ = s.last.completion.model;
       if (cache_) {
-        cache_->put(s.job.cache_key, reported_model_.empty() ? target_.server.model : reported_model_,
-                    target_.server.identity, s.last.completion);
+        cache_->put(s.job.cache_key, s.job.request_sha256,
+                    reported_model_.empty() ? target_.server.model : reported_model_, target_.server.identity,
+                    s.last.completion);
       }
       return;
     }
@@ -590,7 +598,10 @@ class Dispatch {
   // After every thread ended: rethrows a thread's failure, commits the cache, syncs the files.
   std::string close() {
     if (failure_) std::rethrow_exception(failure_);
-    if (cache_) cache_->commit();
+    if (cache_) {
+      cache_->commit();
+      summary_.cache_rejected = cache_->rejected();
+    }
     if (settings_.fsync) sync_files();
     return reported_model_;
   }
@@ -605,7 +616,10 @@ class Dispatch {
     job.request.sampling = item.sampling.apply(settings_.sampling);
     job.request.body_json = build_request_body(item, settings_, target_.request_model, target_.api);
     job.request.body = io::to_line(job.request.body_json);
-    if (cache_) job.cache_key = cache_key(target_.server.identity, job.request.body_json);
+    if (cache_) {
+      job.cache_key = cache_key(target_.server.identity, job.request.body_json);
+      job.request_sha256 = request_hash(job.request.body_json);
+    }
     return job;
   }
 
@@ -846,7 +860,8 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
                      const fs::path& out_dir) {
   check_items(items, settings);
   const RunPaths paths(out_dir);
-  const bool existing = open_run_dir(paths, settings.resume);
+  io::FileLock lock;  // held until run_items returns
+  const bool existing = open_run_dir(paths, settings.resume, lock);
 
   Target target;
   target.server = backend.probe();

@@ -121,6 +121,7 @@ struct RunSummary {
   bool interrupted = false;             // RunSettings::interrupt was set
   std::string stop_reason;              // why the session stopped early ("" when it did not)
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
+  std::size_t cache_rejected = 0;       // cache entries that failed their check (asked again)
   std::string model;                    // model id as the server reported it
 };
 

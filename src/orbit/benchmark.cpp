@@ -89,4 +89,29 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   return b;
 }
 
+std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) {
+  std::map<std::string, std::string> out;
+  const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
+  auto files = m.find("files");
+  if (files == m.end() || !files->is_object()) return out;
+  for (const auto& [name, entry] : files->items()) {
+    if (entry.is_object() && entry.contains("sha256") && entry["sha256"].is_string()) {
+      out[name] = entry["sha256"].get<std::string>();
+    } else if (entry.is_string()) {
+      out[name] = entry.get<std::string>();
+    }
+  }
+  return out;
+}
+
+void verify_benchmark(const Benchmark& bench) {
+  for (const auto& [name, recorded] : manifest_file_hashes(bench)) {
+    auto it = bench.file_sha256.find(name);
+    if (it != bench.file_sha256.end() && it->second != recorded) {
+      fail("{}: sha256 {} does not match the manifest's {} (the benchmark was changed after generation)",
+           (bench.dir / name).string(), it->second, recorded);
+    }
+  }
+}
+
 }  // namespace numcheck::orbit

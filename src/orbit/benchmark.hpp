@@ -57,4 +57,12 @@ struct Benchmark {
 // Loads a benchmark directory; throws Error naming the file and line of any malformed record.
 [[nodiscard]] Benchmark load_benchmark(const std::filesystem::path& dir);
 
+// The file hashes manifest.json recorded at generation ("files": {"bases.jsonl": {"sha256": ...}}),
+// when present.
+[[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench);
+
+// Refuses (Error naming the file) a benchmark whose files differ from what their manifest
+// recorded: `orbit run`, `orbit score` and `orbit validate` never work on a changed benchmark.
+void verify_benchmark(const Benchmark& bench);
+
 }  // namespace numcheck::orbit

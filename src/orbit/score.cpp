@@ -14,33 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The manifest's recorded file hashes ("files": {"bases.jsonl": {"sha256": ...}}), when present.
-std::map<std::string, std::string> manifest_hashes(const Benchmark& bench) {
-  std::map<std::string, std::string> out;
-  const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
-  auto files = m.find("files");
-  if (files == m.end() || !files->is_object()) return out;
-  for (const auto& [name, entry] : files->items()) {
-    if (entry.is_object() && entry.contains("sha256") && entry["sha256"].is_string()) {
-      out[name] = entry["sha256"].get<std::string>();
-    } else if (entry.is_string()) {
-      out[name] = entry.get<std::string>();
-    }
-  }
-  return out;
-}
-
-// Refuses to score against benchmark files that differ from what their manifest recorded.
-void verify_benchmark(const Benchmark& bench) {
-  for (const auto& [name, recorded] : manifest_hashes(bench)) {
-    auto it = bench.file_sha256.find(name);
-    if (it != bench.file_sha256.end() && it->second != recorded) {
-      fail("{}: sha256 {} does not match the manifest's {} (the benchmark was changed after generation)",
-           (bench.dir / name).string(), it->second, recorded);
-    }
-  }
-}
-
 struct Parsed {
   std::string prompt_id;
   std::string response;
@@ -254,7 +227,7 @@ io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, con
     if (auto it = bm.find(key); it != bm.end()) b[key] = *it;
   }
   io::OrderedJson files = io::OrderedJson::object();
-  const auto recorded = manifest_hashes(bench);
+  const auto recorded = manifest_file_hashes(bench);
   for (const auto& [name, hash] : bench.file_sha256) files[name] = hash;
   for (const auto& [name, hash] : recorded) {
     if (!files.contains(name)) files[name] = hash;

@@ -52,6 +52,21 @@ TEST(ClaimsCli, EvaluateStrictAndUsageErrors) {
   EXPECT_EQ(run_cli("claims evaluate --gold /no/such --pred /no/such").exit_code, 1);
 }
 
+TEST(ClaimsCli, PredictionsMatchingNoGoldClaimAreAnError) {
+  const auto dir = fresh_dir("claims_nomatch");
+  const auto pred = dir / "none.jsonl";
+  {
+    std::ofstream f(pred);
+    f << "{\"id\": \"no-such-claim-1\", \"claim\": \"Nothing like any gold claim.\", \"label\": \"True\"}\n";
+  }
+  const auto r =
+      run_cli("claims evaluate --gold '" + kFix + "gold_small.jsonl' --pred '" + pred.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("none of its 1 predictions matches a gold claim"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("0.00"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ClaimsCli, QuantitiesAndStats) {
   const auto q = run_cli("claims quantities --text 'More than 800,000 jobs lost in 2020'");
   ASSERT_EQ(q.exit_code, 0) << q.err;

@@ -22,6 +22,51 @@ TEST(Cli, UnknownCommandIsAUsageError) {
   EXPECT_FALSE(r.err.empty());
 }
 
+// Usage errors are one line, prefixed "numcheck:", and suggest the closest command or option.
+TEST(Cli, UsageErrorsAreOnePrefixedLineWithASuggestion) {
+  auto one_line = [](const std::string& err) {
+    EXPECT_EQ(err.rfind("numcheck: usage: ", 0), 0u) << err;
+    EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
+  };
+  auto r = run_cli("orbit runn --bench x --out y");
+  EXPECT_EQ(r.exit_code, 2);
+  one_line(r.err);
+  EXPECT_NE(r.err.find("unknown command 'runn' for 'numcheck orbit'; did you mean 'run'?"), std::string::npos)
+      << r.err;
+  r = run_cli("orbt");
+  EXPECT_EQ(r.exit_code, 2);
+  one_line(r.err);
+  EXPECT_NE(r.err.find("did you mean 'orbit'?"), std::string::npos) << r.err;
+  r = run_cli("orbit run --bench x --out y --concurency 2");
+  EXPECT_EQ(r.exit_code, 2);
+  one_line(r.err);
+  EXPECT_NE(
+      r.err.find("unknown option '--concurency' for 'numcheck orbit run'; did you mean '--concurrency'?"),
+      std::string::npos)
+      << r.err;
+  r = run_cli("orbit run --out y");
+  EXPECT_EQ(r.exit_code, 2);
+  one_line(r.err);
+  EXPECT_NE(r.err.find("--bench is required"), std::string::npos) << r.err;
+  r = run_cli("orbit");
+  EXPECT_EQ(r.exit_code, 2);
+  one_line(r.err);
+  EXPECT_NE(r.err.find("'numcheck orbit' needs a command"), std::string::npos) << r.err;
+}
+
+// --api-key-env given the key itself instead of a variable name never prints it.
+TEST(Cli, AKeyGivenAsTheVariableNameIsNeverPrinted) {
+  const std::string key = "sk-proj-Zq8xW3vT9kL2mN4p";
+  const auto r = run_cli(
+      "orbit run --bench /nonexistent --out /tmp/numcheck-never --endpoint http://127.0.0.1:1/v1 "
+      "--model m --api-key-env '" +
+      key + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("Zq8xW3"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("Zq8xW3"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("NAME of an environment variable"), std::string::npos) << r.err;
+}
+
 TEST(Cli, NoCommandIsAUsageError) {
   const auto r = run_cli("");
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -178,6 +178,40 @@ TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
+// A benchmark edited after generation no longer matches its manifest: `orbit run` refuses it as
+// `orbit validate` and `orbit score` do.
+TEST_F(RunCli, AChangedBenchmarkIsRefused) {
+  const fs::path changed = dir("changed_bench");
+  fs::create_directories(changed);
+  for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"})
+    fs::copy_file(bench() / f, changed / f);
+  std::string views = io::read_file(changed / "views.jsonl");
+  const auto q = views.find('?');
+  ASSERT_NE(q, std::string::npos);
+  views.insert(q, " really");
+  io::write_file_atomic(changed / "views.jsonl", views);
+  const auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 3",
+                                     changed.string(), dir("changed_run").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("does not match the manifest"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir("changed_run") / "responses.jsonl"));
+}
+
+// --out naming a file is a clear usage error, not "internal error: filesystem error".
+TEST_F(RunCli, OutputFolderThatIsAFileIsAClearUsageError) {
+  const fs::path file = dir("a_file");
+  io::write_file_atomic(file, "x");
+  auto r = run_cli(fmt::format("orbit report --bench '{}' --scores '{}' --out '{}'", bench().string(),
+                               file.string(), file.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a file, not a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 1", bench().string(),
+                          file.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a file, not a folder"), std::string::npos) << r.err;
+}
+
 TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
   Child server({kServer, "--bench", bench().string(), "--delay-ms", "2", "--fault", "length:0.05", "--fault",
                 "500:0.05"},

@@ -9,6 +9,9 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
+
+#include <sqlite3.h>
 
 #include <fmt/format.h>
 
@@ -515,6 +518,138 @@ TEST_F(RunnerTest, CacheServesOnlyTheSameModelBuildAndBodyAndNeverErrors) {
   EXPECT_EQ(cache.clear("nobody"), 0u);
   EXPECT_EQ(cache.clear("test-model"), 18u);
   EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+// Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
+// here on the same file stands in for the other process: flock locks conflict between open files).
+TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
+  fs::create_directories(dir_ / "r");
+  io::FileLock other;
+  ASSERT_TRUE(other.try_lock(dir_ / "r" / "run.lock"));
+  try {
+    (void)run(make_items(3), settings());
+    ADD_FAILURE() << "the second runner ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another numcheck process is running in"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "r" / "responses.jsonl"));
+  other = io::FileLock();  // released: the folder is free again
+  EXPECT_EQ(run(make_items(3), settings()).answered, 3u);
+}
+
+// A cache entry must belong to its request: rows whose completions were swapped by hand are
+// misses (asked again, counted), never served.
+TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
+  auto s = settings();
+  s.use_cache = true;
+  const auto items = make_items(4);
+  ASSERT_EQ(run(items, s, "a").answered, 4u);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(s.cache_path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(
+            db,
+            "UPDATE responses SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
+            "(SELECT rowid FROM responses LIMIT 2)",
+            nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const auto before = server_->post_count();
+  const auto sum = run(items, s, "b");
+  EXPECT_EQ(sum.answered, 4u);
+  EXPECT_EQ(sum.from_cache, 2u);
+  EXPECT_EQ(sum.cache_rejected, 2u);
+  EXPECT_EQ(server_->post_count() - before, 2u);
+  for (const auto& r : records(dir_ / "b" / "responses.jsonl"))
+    EXPECT_EQ(r["response"], "You asked: " + r["request"]["messages"][0]["content"].get<std::string>());
+}
+
+// Concurrent runs share the cache: a writer never holds SQLite's write lock between commits, so
+// another process's commit never waits for it (it used to wait 10 s, then "database is locked").
+TEST_F(RunnerTest, CacheWritersNeverHoldTheLockBetweenCommits) {
+  const fs::path path = dir_ / "shared" / "responses.sqlite3";
+  ResponseCache a(path);
+  ResponseCache b(path);
+  Completion c;
+  c.content = "42";
+  const io::Json identity = {{"model", "m"}};
+  a.put(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}}), "m", identity, c);
+  b.put(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}), "m", identity, c);
+  EXPECT_NO_THROW(b.commit());
+  EXPECT_NO_THROW(a.commit());
+  EXPECT_TRUE(b.get(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})).has_value());
+  EXPECT_FALSE(b.get(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 2}})).has_value());
+  EXPECT_EQ(b.rejected(), 1u);
+}
+
+TEST_F(RunnerTest, TwoRunsSharingTheCacheAtOnceBothComplete) {
+  auto s = settings();
+  s.use_cache = true;
+  s.concurrency = 4;
+  const auto items = make_items(150);
+  RunSummary s1, s2;
+  std::thread t1([&] { s1 = run(items, s, "x"); });
+  std::thread t2([&] { s2 = run(items, s, "y"); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(s1.unanswered + s2.unanswered, 0u);
+  EXPECT_EQ(s1.answered + s2.answered, 300u);
+}
+
+// A server that sends its headers, then trickles the body, is abandoned after low_speed_time and
+// the attempt retried, instead of holding the prompt until the timeout.
+TEST_F(RunnerTest, AStalledResponseIsAbandonedAndRetried) {
+  server_->set_faults({FaultRule{"q-000", FaultKind::kTrickle, 1}});
+  HttpConfig cfg;
+  cfg.endpoints = {server_->base_url()};
+  cfg.model = "test-model";
+  cfg.timeout = std::chrono::milliseconds(60000);
+  cfg.low_speed_time = std::chrono::milliseconds(1000);
+  auto b = make_http_backend(cfg);
+  const auto sum = run_items(make_items(2), settings(), *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 2u);
+  std::map<std::string, io::Json> by_id;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) by_id[r["prompt_id"]] = r;
+  ASSERT_EQ(by_id["q-000"]["attempts"], 2);
+  EXPECT_NE(by_id["q-000"]["attempt_errors"][0]["error"].get<std::string>().find("stalled server"),
+            std::string::npos)
+      << by_id["q-000"]["attempt_errors"][0];
+}
+
+// A server echoing the key (in /v1/models, /props and a ~500-byte error message that the key
+// straddles the cut of) never gets it, or a piece of it, into any file or the cache.
+TEST_F(RunnerTest, AKeyEchoedByTheServerIsMaskedEverywhere) {
+  const std::string key = "sk-LEAKCHECK-0123456789abcdefghij";
+  testing::ServerOptions opts;
+  opts.echo_key = true;
+  TestServer leaky(opts, SolveFn{});
+  leaky.start();
+  leaky.set_faults({FaultRule{"q-001", FaultKind::kEchoKey, -1}});
+  auto s = settings();
+  s.use_cache = true;
+  HttpConfig cfg;
+  cfg.endpoints = {leaky.base_url()};
+  cfg.model = "test-model";
+  cfg.api_key = key;
+  auto b = make_http_backend(cfg);
+  const auto sum = run_items(make_items(3), s, *b, dir_ / "r");
+  leaky.stop();
+  EXPECT_EQ(sum.answered, 2u);
+  EXPECT_EQ(sum.failed, 1u);
+  EXPECT_EQ(leaky.last_headers()["authorization"], "Bearer " + key);
+  const std::string run_json = io::read_file(dir_ / "r" / "run.json");
+  EXPECT_NE(run_json.find("[redacted]"), std::string::npos);  // the echo was there, masked
+  for (const fs::path& f :
+       {dir_ / "r" / "run.json", dir_ / "r" / "responses.jsonl", dir_ / "r" / "errors.jsonl", s.cache_path,
+        fs::path(s.cache_path.string() + "-wal")}) {
+    if (!fs::exists(f)) continue;
+    const std::string text = io::read_file(f);
+    EXPECT_EQ(text.find("sk-LEAKCH"), std::string::npos) << f;
+    EXPECT_EQ(text.find("LEAKCHECK"), std::string::npos) << f;
+  }
 }
 
 TEST_F(RunnerTest, TheApiKeyIsSentButNeverWritten) {

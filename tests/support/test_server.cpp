@@ -22,6 +22,8 @@ std::optional<FaultKind> fault_kind_from_name(std::string_view name) {
   if (name == "malformed") return FaultKind::kMalformed;
   if (name == "huge") return FaultKind::kHuge;
   if (name == "length") return FaultKind::kLength;
+  if (name == "trickle") return FaultKind::kTrickle;
+  if (name == "echo-key") return FaultKind::kEchoKey;
   if (name == "none") return FaultKind::kNone;
   return std::nullopt;
 }
@@ -164,11 +166,13 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  im->svr.Get("/v1/models", [im](const httplib::Request&, httplib::Response& res) {
+  im->svr.Get("/v1/models", [im](const httplib::Request& req, httplib::Response& res) {
     std::string model;
+    bool echo = false;
     {
       std::lock_guard lock(im->m);
       model = im->opts.model;
+      echo = im->opts.echo_key;
     }
     const auto now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -180,9 +184,11 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
                            {"created", now},
                            {"owned_by", "numcheck-test"},
                            {"meta", {{"n_params", 1234}, {"n_ctx_train", 4096}}}}}}};
-    res.set_content(j.dump(), "application/json");
+    io::Json out = j;
+    if (echo) out["data"][0]["seen_authorization"] = req.get_header_value("Authorization");
+    res.set_content(out.dump(), "application/json");
   });
-  im->svr.Get("/props", [im](const httplib::Request&, httplib::Response& res) {
+  im->svr.Get("/props", [im](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(im->m);
     if (!im->opts.props) {
       error_body(res, 404, "File Not Found", "not_found_error");
@@ -191,7 +197,9 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     const io::Json j = {{"build_info", im->opts.build},
                         {"model_path", "/models/" + im->opts.model + ".gguf"},
                         {"total_slots", im->opts.threads}};
-    res.set_content(j.dump(), "application/json");
+    io::Json out = j;
+    if (im->opts.echo_key) out["seen_authorization"] = req.get_header_value("Authorization");
+    res.set_content(out.dump(), "application/json");
   });
 
   auto complete = [this, im](const httplib::Request& req, httplib::Response& res, bool chat) {
@@ -307,6 +315,22 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
                                    }
                                    return sink.write(chunk.data(), n);
                                  });
+        return;
+      }
+      case FaultKind::kTrickle:
+        res.set_chunked_content_provider("application/json", [im](std::size_t, httplib::DataSink& sink) {
+          for (int i = 0; i < 300; ++i) {  // at most a minute
+            if (!sink.write(" ", 1)) return false;
+            im->pause(200);
+          }
+          sink.done();
+          return true;
+        });
+        return;
+      case FaultKind::kEchoKey: {
+        std::string auth = req.get_header_value("Authorization");
+        if (auth.rfind("Bearer ", 0) == 0) auth = auth.substr(7);
+        error_body(res, 400, std::string(485, 'x') + " key=" + auth, "invalid_request_error");
         return;
       }
       case FaultKind::kNone:

@@ -36,8 +36,11 @@ enum class FaultKind : std::uint8_t {
   kMalformed,  // 200 with a body that is not JSON
   kHuge,       // 200 with a 50 MB body
   kLength,     // answers with a cut response and finish_reason "length"
+  kTrickle,    // sends headers, then the body one byte every 200 ms (a stalled server)
+  kEchoKey,    // 400 whose ~500-byte error message ends with the request's bearer token
 };
-// "429", "500", "400", "slow", "drop", "malformed", "huge", "length"; nullopt for others.
+// "429", "500", "400", "slow", "drop", "malformed", "huge", "length", "trickle", "echo-key";
+// nullopt for others.
 [[nodiscard]] std::optional<FaultKind> fault_kind_from_name(std::string_view name);
 
 struct FaultRule {
@@ -64,6 +67,7 @@ struct ServerOptions {
   bool foreign = false;       // not an OpenAI server: every route answers a 404 HTML page
   // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
   bool claims = false;
+  bool echo_key = false;     // /v1/models and /props echo the request's bearer token (a leaky server)
 };
 
 // The canned answer of the claims mode to one chat request, from the last user message:
