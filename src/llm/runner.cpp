@@ -271,6 +271,16 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   io::Json body = io::Json::object();
   body["model"] = model;
   const std::optional<std::string>& system = item.system_prompt ? item.system_prompt : settings.system_prompt;
+  if (api == Api::kEmbeddings) {  // no sampling: the vector of the prompt text
+    body["input"] = item.prompt;
+    for (auto it = settings.extra_body.begin();
+         settings.extra_body.is_object() && it != settings.extra_body.end(); ++it) {
+      if (it.key() == "model" || it.key() == "input")
+        fail(ErrorCode::kUsage, "--extra-body may not set '{}' (the runner sends it)", it.key());
+      body[it.key()] = it.value();
+    }
+    return body;
+  }
   if (api == Api::kChat) {
     io::Json messages = io::Json::array();
     if (system) messages.push_back({{"role", "system"}, {"content", *system}});
@@ -361,7 +371,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   binding["kind"] = settings.kind;
   binding["id_field"] = settings.id_field;
   binding["backend"] = backend.kind();
-  binding["api"] = api == Api::kChat ? "chat" : "completions";
+  binding["api"] = api_name(api);
   binding["model_requested"] = request_model;
   binding["sampling"] = sampling_json(settings.sampling);
   binding["system_prompt"] =
@@ -454,7 +464,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     m["model_from_probe"] = reported_model.empty();
     m["model_requested"] = request_model;
     m["system"] = backend.kind();
-    m["api"] = api == Api::kChat ? "chat" : "completions";
+    m["api"] = api_name(api);
     m["endpoints"] = endpoint_names;
     m["sampling"] = sampling_json(settings.sampling);
     m["system_prompt"] = binding["system_prompt"];
