@@ -25,7 +25,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#if NUMCHECK_HAVE_XAPIAN
 #include <xapian.h>
+#endif
 
 #include "retrieval/index.hpp"
 #include "retrieval/synthetic.hpp"
@@ -95,6 +97,7 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
   return r;
 }
 
+#if NUMCHECK_HAVE_XAPIAN
 Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
                   const fs::path& dir) {
   Result r;
@@ -138,6 +141,8 @@ Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::s
   return r;
 }
 
+#endif
+
 // Runs fn in a child process; the child's peak RSS comes from wait4.
 template <typename Fn>
 Result in_child(Fn fn) {
@@ -163,6 +168,14 @@ Result in_child(Fn fn) {
   }
   r.peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
   return r;
+}
+
+std::string xapian_name() {
+#if NUMCHECK_HAVE_XAPIAN
+  return std::string("Xapian ") + XAPIAN_VERSION;
+#else
+  return "";
+#endif
 }
 
 }  // namespace
@@ -206,9 +219,14 @@ int main(int argc, char** argv) {
       ndocs, nqueries, gen_s, threads, std::thread::hardware_concurrency());
   const Result ours = in_child([&] { return run_ours(docs, queries, threads, dir, numbers); });
   Result xap;
+#if NUMCHECK_HAVE_XAPIAN
   if (xapian) xap = in_child([&] { return run_xapian(docs, queries, dir); });
+#else
+  if (xapian) fmt::print("Xapian not built in (install libxapian-dev and reconfigure): numcheck alone\n");
+  xapian = false;
+#endif
   fs::remove_all(dir);
-  fmt::print("{:<34} {:>14} {:>14}\n", "", "numcheck", xapian ? "Xapian " XAPIAN_VERSION : "");
+  fmt::print("{:<34} {:>14} {:>14}\n", "", "numcheck", xapian ? xapian_name() : "");
   auto row = [&](const char* name, double a, double b, const char* f) {
     fmt::print("{:<34} {:>14} {:>14}\n", name, fmt::format(fmt::runtime(f), a),
                xapian ? fmt::format(fmt::runtime(f), b) : "");

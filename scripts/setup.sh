@@ -7,12 +7,12 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libgmp-dev libfmt-dev libcli11-dev nlohmann-json3-dev libssl-dev
-  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev
+  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libicu-dev libstemmer-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy
 )
-test_pkgs=(chromium wrk)
+test_pkgs=(chromium wrk libxapian-dev)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--with-test-tools" ]]; then want+=("${test_pkgs[@]}"); fi
