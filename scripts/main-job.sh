@@ -12,7 +12,7 @@
 # NUMCHECK_CONSENSUS_PER_TEMPLATE sets its bases per template (default 30: 120 bases, 1,440 calls).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-nc="$root/build/release/src/cli/numcheck"
+nc="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}"
 out="${NUMCHECK_OUT:-$root/out}"
 seed="${NUMCHECK_SEED:-20260725}"
 

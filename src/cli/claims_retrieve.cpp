@@ -3,10 +3,12 @@
 // selection into the evidence file a verifier reads. See docs/retrieval.md.
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/core.h>
 
+#include "claims/evidence.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -47,6 +49,10 @@ void run(const Args& a) {
                                                                : retrieval::QueryMode::kBoth;
   if (a.rerank != "none" && a.evidence.empty())
     throw Error(ErrorCode::kUsage, "--rerank needs --evidence FILE.jsonl (where the selected evidence goes)");
+  if (a.rerank == "none" && !a.evidence.empty() && mode != retrieval::QueryMode::kClaim)
+    throw Error(
+        ErrorCode::kUsage,
+        "--evidence without re-ranking selects BM25's top 3 for the claim query: use --queries claim");
   if (a.rerank == "embeddings" && (a.endpoints.empty() || a.model.empty()))
     throw Error(ErrorCode::kUsage, "--rerank embeddings needs --endpoint URL and --model NAME");
   if (a.rerank != "embeddings" && !a.endpoints.empty())
@@ -104,7 +110,7 @@ void run(const Args& a) {
   m["output"] = a.out;
   m["output_sha256"] = io::sha256_hex(lines);
   fmt::print("{}: {} claims, {} queries, top {} by {}\n", a.out, cs.claims.size(), nqueries, a.k, scoring);
-  if (a.rerank == "none") {
+  if (a.rerank == "none" && a.evidence.empty()) {
     io::write_file_atomic(a.out + ".manifest.json", io::to_pretty(m) + "\n");
     return;
   }
@@ -112,7 +118,7 @@ void run(const Args& a) {
   // Re-ranking and selection.
   const bool embeddings = a.rerank == "embeddings";
   retrieval::Embeddings emb;
-  std::string selection = "lexical";
+  std::string selection = a.rerank == "none" ? "claim-top3" : "lexical";
   if (embeddings) {
     std::set<std::string> texts;
     for (std::size_t c = 0; c < cs.claims.size(); ++c)
@@ -151,8 +157,12 @@ void run(const Args& a) {
   }
   retrieval::SelectionPolicy pol;
   pol.threshold = embeddings ? std::optional<double>(a.threshold) : std::nullopt;
-  std::string ev_lines;
+  claims::EvidenceWriter writer(a.evidence);
+  writer.add_input(a.claims);
+  if (!a.questions.empty()) writer.add_input(a.questions);
+  writer.add_input(fs::path(a.index) / "index.bin");
   std::size_t incomplete = 0, selected_total = 0;
+  std::map<std::string, std::size_t> settings;
   for (std::size_t c = 0; c < cs.claims.size(); ++c) {
     const auto& cq = cs.claims[c];
     const bool claim_only =
@@ -181,8 +191,11 @@ void run(const Args& a) {
         std::stable_sort(
             list.begin(), list.end(),
             [](const retrieval::Scored& x, const retrieval::Scored& y) { return x.score > y.score; });
-      } else {
+      } else if (a.rerank == "lexical") {
         list = retrieval::rerank_lexical(ix, ix.tokenizer(), q.text, q.hits);
+      } else {  // BM25 order
+        for (std::size_t r = 0; r < q.hits.size(); ++r)
+          list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, q.hits[r].score});
       }
       per_query.emplace_back(q.text, std::move(list));
     }
@@ -191,33 +204,36 @@ void run(const Args& a) {
       continue;
     }
     const auto sel = retrieval::select_evidence(per_query, claim_only, pol);
-    io::OrderedJson j;
-    j["id"] = cq.id;
-    j["claim"] = cq.claim;
-    if (cq.label) j["label"] = *cq.label;
-    if (cq.category) j["category"] = *cq.category;
-    j["questions"] = cq.questions;
-    j["evidence"] = io::OrderedJson::array();
-    for (const auto& s : sel) {
-      j["evidence"].push_back({{"doc_id", ix.doc_id(s.doc)},
-                               {"text", ix.doc_text(s.doc)},
-                               {"query", s.query},
-                               {"score", s.score},
-                               {"rank", s.rank}});
+    claims::EvidenceRecord rec;
+    rec.id = cq.id;
+    rec.claim = cq.claim;
+    rec.label = cq.label;
+    rec.category = cq.category;
+    rec.questions = cq.questions;
+    for (std::size_t i = 0; i < sel.size(); ++i) {
+      const auto& s = sel[i];
+      rec.evidence.push_back(
+          {std::string(ix.doc_id(s.doc)), std::string(ix.doc_text(s.doc)), s.query, s.score, i + 1});
     }
-    j["selection"] = selection;
-    j["setting"] = claim_only ? "claim-top3" : "question-top1";
-    ev_lines += io::to_line(j) + "\n";
+    rec.selection = selection;
+    writer.write(rec);
+    ++settings[claim_only ? "claim-top3" : "question-top1"];
     selected_total += sel.size();
   }
-  io::write_file_atomic(a.evidence, ev_lines);
+  io::OrderedJson extra;
+  extra["retrieval_output"] = a.out;
+  extra["scoring"] = scoring;
+  extra["rerank"] = a.rerank;
+  extra["threshold"] = embeddings ? io::OrderedJson(a.threshold) : io::OrderedJson();
+  extra["settings"] = settings;  // claims selected by their questions (top-1 each) or by the claim (top 3)
+  extra["claims_incomplete"] = incomplete;
+  if (embeddings) extra["embeddings"] = m["embeddings"];
+  (void)writer.finish(extra);
   m["evidence"] = {{"file", a.evidence},
                    {"selection", selection},
-                   {"threshold", embeddings ? io::OrderedJson(a.threshold) : io::OrderedJson()},
                    {"claims_written", cs.claims.size() - incomplete},
                    {"claims_incomplete", incomplete},
-                   {"snippets_selected", selected_total},
-                   {"sha256", io::sha256_hex(ev_lines)}};
+                   {"snippets_selected", selected_total}};
   io::write_file_atomic(a.out + ".manifest.json", io::to_pretty(m) + "\n");
   fmt::print("{}: evidence for {} claims ({} snippets), selection {}\n", a.evidence,
              cs.claims.size() - incomplete, selected_total, selection);

@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "claims/category.hpp"
-#include "claims/labels.hpp"
+#include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -26,11 +25,6 @@ char first_byte(const std::string& s) {
 }
 
 }  // namespace
-
-std::string claim_id(const claims::Claim& c) {
-  if (!c.id.empty()) return c.id;
-  return fmt::format("{}:{}", std::filesystem::path(c.source).stem().string(), c.record);
-}
 
 std::vector<std::pair<std::size_t, std::size_t>> word_windows(std::string_view text, std::size_t words,
                                                               std::size_t stride) {
@@ -116,7 +110,7 @@ CorpusStats Collection::add_gold(const std::filesystem::path& path, std::size_t 
   const claims::LoadResult r = claims::load_claims(path);
   for (const auto& c : r.claims) {
     ++st.records;
-    const std::string cid = claim_id(c);
+    const std::string cid = claims::claim_id(c);
     if (c.doc.empty()) {
       ++st.empty;
       continue;
@@ -151,10 +145,10 @@ ClaimSet load_claim_queries(const std::filesystem::path& claims_file,
   for (const auto& c : r.claims) {
     if (limit != 0 && out.claims.size() >= limit) break;
     ClaimQueries cq;
-    cq.id = claim_id(c);
+    cq.id = claims::claim_id(c);
     cq.claim = c.text;
-    if (c.label) cq.label = std::string(claims::verdict_name(*c.label));
-    if (c.category) cq.category = std::string(claims::category_name(*c.category));
+    cq.label = c.label;
+    cq.category = c.category;
     cq.questions = c.questions;
     if (cq.questions.empty()) {
       if (auto it = q_by_id.find(c.id); !c.id.empty() && it != q_by_id.end()) {

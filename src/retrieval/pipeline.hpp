@@ -36,7 +36,7 @@ class Collection {
   CorpusStats add_corpus(const std::filesystem::path& path);
   // Gold documents: every claim's justification (the `doc` field, or the `[Evidences]:` part of
   // a features column) split into windows of `words` words starting every `stride` words. Ids are
-  // "<claim id>#w<n>" (n from 0); metadata names the claim.
+  // "<claim id>#w<n>" (claims::claim_id) (n from 0); metadata names the claim.
   CorpusStats add_gold(const std::filesystem::path& path, std::size_t words, std::size_t stride);
   [[nodiscard]] std::vector<Document>& documents() { return docs_; }
   [[nodiscard]] const std::vector<std::string>& inputs() const { return inputs_; }
@@ -53,16 +53,14 @@ class Collection {
                                                                             std::size_t words,
                                                                             std::size_t stride);
 
-// A claim's id in outputs: its explicit id when the source has one, else "<file stem>:<record>".
-[[nodiscard]] std::string claim_id(const claims::Claim& c);
-
 // ---- queries ----
 
 enum class QueryMode : std::uint8_t { kClaim, kQuestions, kBoth };
 
 struct ClaimQueries {
   std::string id, claim;
-  std::optional<std::string> label, category;
+  std::optional<claims::Verdict> label;
+  std::optional<claims::Category> category;
   std::vector<std::string> questions;
   struct Q {
     std::string kind;  // "claim" | "question"

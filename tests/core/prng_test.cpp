@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 
 namespace numcheck {
 namespace {
@@ -28,18 +30,46 @@ TEST(Rng, SameSeedSameStream) {
 }
 
 TEST(Rng, PinnedOutputsNeverChange) {
-  // Pins the generator: if this changes, every generated benchmark changes. Update only together
-  // with the generator version.
+  // Golden pins: literal outputs of the generator, its named streams, range reduction, shuffle
+  // and split for fixed seeds. If any of these changes, every generated benchmark, bootstrap
+  // interval and injected fault changes: change a pin only together with the generator version,
+  // in the same commit, with the reason.
   Rng r(20260725);
-  const std::uint64_t first = r.next();
-  Rng again(20260725);
-  EXPECT_EQ(first, again.next());
-  std::uint64_t sm = 20260725;
-  std::uint64_t s0 = splitmix64(sm), s1 = splitmix64(sm);
-  (void)s0;
-  // xoshiro256** first output is rotl(s1 * 5, 7) * 9.
-  const std::uint64_t x = s1 * 5;
-  EXPECT_EQ(first, ((x << 7) | (x >> 57)) * 9);
+  EXPECT_EQ(r.next(), 0x43b5241b14dbaffcULL);
+  EXPECT_EQ(r.next(), 0x926c56747ba80848ULL);
+  EXPECT_EQ(r.next(), 0x6872f944aa87d0afULL);
+  EXPECT_EQ(r.next(), 0x766edd1cdd436eedULL);
+
+  Rng cv(20260725, "CV");
+  EXPECT_EQ(cv.next(), 0x6b3197d49ddaaf13ULL);
+  EXPECT_EQ(cv.next(), 0x3869b1dad16728b1ULL);
+  EXPECT_EQ(cv.next(), 0x72bbe0d5020be603ULL);
+  EXPECT_EQ(fnv1a64("CV"), 0x090f2007b5a698ccULL);
+
+  Rng zero(0);
+  EXPECT_EQ(zero.next(), 0x99ec5f36cb75f2b4ULL);
+  EXPECT_EQ(zero.next(), 0xbf6e1f784956452aULL);
+
+  Rng below(1);
+  const std::uint64_t want_below[] = {702, 520, 574, 391, 697, 143, 71, 381};
+  for (const auto w : want_below) EXPECT_EQ(below.below(1000), w);
+
+  Rng between(2);
+  const std::int64_t want_between[] = {-4, 2, -3, 3, 2, -3};
+  for (const auto w : want_between) EXPECT_EQ(between.between(-5, 5), w);
+
+  Rng unit(3);
+  const double u1 = unit.unit();
+  const double u2 = unit.unit();
+  EXPECT_EQ(u1, 0x1.619b57b5cacd1p-1);
+  EXPECT_EQ(u2, 0x1.47fa3bd4bc30cp-1);
+
+  EXPECT_EQ(Rng(20260725).split(7).next(), 0x0faa471c2e033b58ULL);
+
+  Rng shuffler(4);
+  std::vector<int> v{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  shuffler.shuffle(v);
+  EXPECT_EQ(v, (std::vector<int>{4, 0, 9, 5, 7, 1, 6, 3, 8, 2}));
 }
 
 TEST(Rng, BelowStaysInRangeAndIsUniform) {
