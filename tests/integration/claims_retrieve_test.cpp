@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "cli_support.hpp"
 #include "io/files.hpp"
@@ -45,7 +46,9 @@ TEST(ClaimsRetrieveCli, IndexRetrieveSelect) {
   io::for_each_line(d / "e1.jsonl", [&](const io::Line& l) { ev.push_back(io::parse_json(l.text, "e1")); });
   ASSERT_EQ(ev.size(), 2u);
   EXPECT_EQ(ev[0]["selection"], "lexical");
-  EXPECT_EQ(ev[0]["evidence"][0]["doc_id"], "edu-1");  // "$86k" met "$86,000"
+  std::set<std::string> ids;  // the questions select; "$86k"/"$80k" in edu-1 met "86,000"/"$80k"
+  for (const auto& e : ev[0]["evidence"]) ids.insert(e["doc_id"].get<std::string>());
+  EXPECT_TRUE(ids.count("edu-1")) << ev[0].dump();
   EXPECT_EQ(ev[1]["evidence"][0]["doc_id"], "budget-1");
   const io::Json first =
       io::parse_json(io::read_file(d / "r1.jsonl").substr(0, io::read_file(d / "r1.jsonl").find('\n')), "r1");
