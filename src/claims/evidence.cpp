@@ -112,12 +112,9 @@ EvidenceRecord evidence_from_json(const io::Json& j, std::string_view where) {
 }
 
 void for_each_evidence(const fs::path& path, const std::function<void(EvidenceRecord&&)>& fn) {
-  const std::string name = path.filename().string();
-  io::for_each_line(path, [&](const io::Line& line) {
-    if (line.text.find_first_not_of(" \t") == std::string_view::npos) return;
-    const std::string where = fmt::format("{}:{}", name, line.number);
-    fn(evidence_from_json(io::parse_json(line.text, where), where));
-  });
+  // The project's JSONL rule (io/json.hpp): blank lines skipped, a torn last line an error.
+  (void)io::read_jsonl(
+      path, [&](const io::Record& r, std::size_t) { fn(evidence_from_json(r.json(), r.where())); });
 }
 
 std::vector<EvidenceRecord> read_evidence(const fs::path& path) {

@@ -99,6 +99,11 @@ struct Ctx {
 bool apply_label(Ctx& cx, Claim& c, const std::string& raw, std::size_t line) {
   const std::string t = trim(raw);
   if (t.empty()) {
+    if (cx.opt.keep_unknown_labels && cx.opt.labels == LabelPolicy::kRequired) {
+      cx.issue(c.record, line, "empty label (kept as unparseable)", false);
+      c.label_original = "(empty)";
+      return true;
+    }
     if (cx.opt.labels == LabelPolicy::kRequired) {
       cx.issue(c.record, line, "empty label", true);
       return false;
@@ -106,6 +111,11 @@ bool apply_label(Ctx& cx, Claim& c, const std::string& raw, std::size_t line) {
     return true;
   }
   const auto v = cx.labels.map(t);
+  if (!v && cx.opt.keep_unknown_labels) {
+    cx.issue(c.record, line, fmt::format("unknown label '{}' (kept as unparseable)", t), false);
+    c.label_original = t;
+    return true;
+  }
   if (!v) {
     cx.issue(c.record, line, fmt::format("unknown label '{}'", t), true);
     return false;
@@ -132,7 +142,8 @@ bool finish(Ctx& cx, Claim& c, std::size_t line) {
     cx.issue(c.record, line, cx.opt.require_text ? "no claim text" : "neither claim text nor id", true);
     return false;
   }
-  if (!c.label && cx.opt.labels == LabelPolicy::kRequired) {
+  if (!c.label && cx.opt.labels == LabelPolicy::kRequired &&
+      !(cx.opt.keep_unknown_labels && !c.label_original.empty())) {
     cx.issue(c.record, line, "no label", true);
     return false;
   }
@@ -265,18 +276,8 @@ void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) 
   cx.out.claims.push_back(std::move(c));
 }
 
-// io::parse_json reports syntax errors as Error; nlohmann can also throw out_of_range (a number
-// like 1e999 overflows a double), which is turned into an Error naming the file here.
-io::Json parse_json_guarded(std::string_view bytes, std::string_view where) {
-  try {
-    return io::parse_json(bytes, where);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: {}", where, e.what());
-  }
-}
-
 void parse_json_array(Ctx& cx, std::string_view bytes) {
-  const io::Json j = parse_json_guarded(bytes, cx.name);
+  const io::Json j = io::parse_json(bytes, cx.name);
   if (!j.is_array()) fail("{}: expected a JSON array of claim objects", cx.name);
   bool mapping = false;
   std::size_t rec = 0;
@@ -288,27 +289,18 @@ void parse_json_array(Ctx& cx, std::string_view bytes) {
   cx.out.format = mapping ? "json:checkthat-mapping" : "json:quantemp";
 }
 
+// JSONL under io's rule (io/json.hpp): blank lines skipped; a malformed or torn line is an issue
+// (the record is skipped) and loading goes on.
 void parse_jsonl(Ctx& cx, std::string_view bytes) {
   cx.out.format = "jsonl";
-  std::size_t line = 0, rec = 0, pos = 0;
-  while (pos < bytes.size()) {
-    std::size_t e = bytes.find('\n', pos);
-    if (e == std::string_view::npos) e = bytes.size();
-    std::string_view l = bytes.substr(pos, e - pos);
-    pos = e + 1;
-    ++line;
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    if (trim(l).empty()) continue;
-    ++rec;
-    io::Json o;
-    try {
-      o = parse_json_guarded(l, fmt::format("{}:{}", cx.name, line));
-    } catch (const Error& err) {
-      cx.issue(rec, line, fmt::format("not valid JSON: {}", err.what()), true);
-      continue;
-    }
-    json_record(cx, o, rec, line);
-  }
+  std::size_t rec = 0;
+  io::JsonlOptions options;
+  options.on_bad_line = [&](const io::JsonError& e, std::size_t line) {
+    cx.issue(++rec, line, e.message, true);
+  };
+  (void)io::read_jsonl_text(
+      bytes, cx.name, [&](const io::Record& o, std::size_t line) { json_record(cx, o.json(), ++rec, line); },
+      options);
 }
 
 // ---------------------------------------------------------------- CSV

@@ -202,148 +202,102 @@ io::OrderedJson plan_to_json(const Plan& plan) {
 
 namespace {
 
-template <typename T>
-T get_number(const io::Json& obj, std::string_view key, std::string_view where) {
-  const io::Json& v = io::require(obj, key, where);
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!v.is_number()) fail("{}: field '{}' must be a number", where, key);
-  } else if constexpr (std::is_unsigned_v<T>) {
-    if (!v.is_number_unsigned()) fail("{}: field '{}' must be a non-negative integer", where, key);
-  } else {
-    if (!v.is_number_integer()) fail("{}: field '{}' must be an integer", where, key);
-  }
-  if constexpr (std::is_integral_v<T>) {
-    // Refuse values that do not fit instead of letting them wrap.
-    const bool fits =
-        v.is_number_unsigned()
-            ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
-            : (v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
-               (std::is_unsigned_v<T> ||
-                v.get<std::int64_t>() <= static_cast<std::int64_t>(std::numeric_limits<T>::max())));
-    if (!fits) fail("{}: field '{}' is out of range", where, key);
-  }
-  return v.get<T>();
+using io::Record;
+
+int get_int(const Record& r, std::string_view key) {
+  return static_cast<int>(r.integer(key, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
 }
 
-std::vector<std::string> get_strings(const io::Json& obj, std::string_view key, std::string_view where) {
-  const io::Json& v = io::require(obj, key, where);
-  if (!v.is_array()) fail("{}: field '{}' must be an array of strings", where, key);
-  std::vector<std::string> out;
-  for (const auto& e : v) {
-    if (!e.is_string()) fail("{}: field '{}' must be an array of strings", where, key);
-    out.push_back(e.get<std::string>());
-  }
+// A JSON object of strings ({"a": "x", ...}) as a map.
+std::map<std::string, std::string> string_map(const Record& r, std::string_view key) {
+  const Record m = r.object(key);
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : m.json().items()) out[k] = m.string(k);
   return out;
 }
 
-}  // namespace
-
-Plan plan_from_json(const io::Json& j, std::string_view where) {
-  const std::string w(where);
-  if (!j.is_object()) fail("{}: a consensus plan must be a JSON object", w);
-  if (io::require_string(j, "kind", w) != kPlanKind) fail("{}: field 'kind' is not '{}'", w, kPlanKind);
-  if (get_number<int>(j, "version", w) != kPlanVersion) {
-    fail("{}: plan version {} is not supported (expected {})", w, j["version"].dump(), kPlanVersion);
-  }
-  Plan plan;
-  const io::Json& bench = io::require(j, "benchmark", w);
-  plan.benchmark_dir = io::require_string(bench, "dir", w + " benchmark");
-  const io::Json& sha = io::require(bench, "sha256", w + " benchmark");
-  if (!sha.is_object()) fail("{}: field 'benchmark.sha256' must be an object", w);
-  for (const auto& [k, v] : sha.items()) {
-    if (!v.is_string()) fail("{}: benchmark.sha256.{} must be a string", w, k);
-    plan.bench_sha256[k] = v.get<std::string>();
-  }
-
-  const std::string wo = w + " options";
-  const io::Json& o = io::require(j, "options", w);
-  PlanOptions& opt = plan.options;
-  opt.templates = get_strings(o, "templates", wo);
-  opt.per_template = get_number<std::size_t>(o, "per_template", wo);
-  opt.seed = get_number<std::uint64_t>(o, "seed", wo);
-  opt.max_tokens = get_number<int>(o, "max_tokens", wo);
-  const io::Json& st = io::require(o, "stochastic", wo);
-  opt.stochastic.temperature = get_number<double>(st, "temperature", wo + ".stochastic");
-  opt.stochastic.top_p = get_number<double>(st, "top_p", wo + ".stochastic");
-  opt.stochastic.top_k = get_number<int>(st, "top_k", wo + ".stochastic");
-  check_sampling(opt.stochastic, wo + ".stochastic");
+void read_plan_options(const Record& o, PlanOptions& opt) {
+  opt.templates = o.strings("templates");
+  opt.per_template = o.unsigned_integer("per_template");
+  opt.seed = o.unsigned_integer("seed");
+  opt.max_tokens = get_int(o, "max_tokens");
+  const Record st = o.object("stochastic");
+  opt.stochastic.temperature = st.number("temperature");
+  opt.stochastic.top_p = st.number("top_p");
+  opt.stochastic.top_k = get_int(st, "top_k");
+  check_sampling(opt.stochastic, o.where() + " options.stochastic");
   opt.third_view.clear();
-  const io::Json& third = io::require(o, "third_view", wo);
-  if (!third.is_object()) fail("{}: field 'third_view' must be an object", wo);
-  for (const auto& [k, v] : third.items()) {
-    if (!v.is_string()) fail("{}: third_view.{} must be a string", wo, k);
-    opt.third_view[k] = v.get<std::string>();
-  }
-  opt.tiers = get_strings(o, "tiers", wo);
+  for (auto& [k, v] : string_map(o, "third_view")) opt.third_view[k] = v;
+  opt.tiers = o.strings("tiers");
   for (const auto& t : opt.tiers) {
-    if (!known_tier(t)) fail("{}: unknown tier '{}'", wo, t);
+    if (!known_tier(t)) fail("{} options: unknown tier '{}'", o.where(), t);
   }
+}
 
-  const io::Json& bases = io::require(j, "bases", w);
-  if (!bases.is_array()) fail("{}: field 'bases' must be an array", w);
+void read_plan_bases(const Record& j, Plan& plan) {
+  const auto bases = j.objects("bases");
   for (std::size_t i = 0; i < bases.size(); ++i) {
-    const std::string wb = fmt::format("{} bases[{}]", w, i);
-    const io::Json& b = bases[i];
-    if (!b.is_object()) fail("{}: must be an object", wb);
-    const std::string id = io::require_string(b, "base_id", wb);
+    const Record& b = bases[i];
+    const std::string wb = fmt::format("{} bases[{}]", j.where(), i);
+    const std::string id = b.string("base_id");
     if (plan.expected.count(id) != 0) fail("{}: base {} is listed twice", wb, id);
     plan.bases.push_back(id);
-    plan.base_template[id] = io::require_string(b, "template", wb);
-    plan.expected.emplace(id,
-                          num::Rational::parse_exact(io::require_string(b, "answer", wb), wb + " answer"));
-    plan.answer_unit[id] = io::require_string(b, "answer_unit", wb);
+    plan.base_template[id] = b.string("template");
+    plan.expected.emplace(id, num::Rational::parse_exact(b.string("answer"), wb + " answer"));
+    plan.answer_unit[id] = b.string("answer_unit");
   }
+}
 
-  const io::Json& reqs = io::require(j, "requests", w);
-  if (!reqs.is_array()) fail("{}: field 'requests' must be an array", w);
-  std::map<std::string, std::size_t> index;
+void read_plan_requests(const Record& j, Plan& plan, std::map<std::string, std::size_t>& index) {
+  const PlanOptions& opt = plan.options;
+  const auto reqs = j.objects("requests");
   for (std::size_t i = 0; i < reqs.size(); ++i) {
-    const std::string wr = fmt::format("{} requests[{}]", w, i);
-    const io::Json& rj = reqs[i];
-    if (!rj.is_object()) fail("{}: must be an object", wr);
+    const Record& rj = reqs[i];
+    const std::string wr = fmt::format("{} requests[{}]", j.where(), i);
     Request r;
-    r.id = io::require_string(rj, "id", wr);
-    r.tier = io::require_string(rj, "tier", wr);
+    r.id = rj.string("id");
+    r.tier = rj.string("tier");
     if (std::find(opt.tiers.begin(), opt.tiers.end(), r.tier) == opt.tiers.end()) {
       fail("{}: tier '{}' is not one of the plan's tiers", wr, r.tier);
     }
-    r.prompt_id = io::require_string(rj, "prompt_id", wr);
-    r.base_id = io::require_string(rj, "base_id", wr);
+    r.prompt_id = rj.string("prompt_id");
+    r.base_id = rj.string("base_id");
     if (plan.expected.count(r.base_id) == 0) fail("{}: base {} is not in the plan's bases", wr, r.base_id);
-    r.template_id = io::require_string(rj, "template", wr);
-    r.view = io::require_string(rj, "view", wr);
-    r.seed_offset = get_number<std::size_t>(rj, "seed_offset", wr);
+    r.template_id = rj.string("template");
+    r.view = rj.string("view");
+    r.seed_offset = rj.unsigned_integer("seed_offset");
     if (r.seed_offset >= kCalls) fail("{}: seed_offset must be 0, 1 or 2", wr);
-    r.seed = get_number<std::uint64_t>(rj, "seed", wr);
-    r.sampling.temperature = get_number<double>(rj, "temperature", wr);
-    r.sampling.top_p = get_number<double>(rj, "top_p", wr);
-    r.sampling.top_k = get_number<int>(rj, "top_k", wr);
+    r.seed = rj.unsigned_integer("seed");
+    r.sampling.temperature = rj.number("temperature");
+    r.sampling.top_p = rj.number("top_p");
+    r.sampling.top_k = get_int(rj, "top_k");
     check_sampling(r.sampling, wr);
-    r.max_tokens = get_number<int>(rj, "max_tokens", wr);
+    r.max_tokens = get_int(rj, "max_tokens");
     if (r.max_tokens <= 0) fail("{}: max_tokens must be >= 1", wr);
-    r.expected = num::Rational::parse_exact(io::require_string(rj, "expected", wr), wr + " expected");
+    r.expected = num::Rational::parse_exact(rj.string("expected"), wr + " expected");
     if (!(r.expected == plan.expected.at(r.base_id))) {
       fail("{}: expected {} differs from base {}'s answer {}", wr, r.expected.str(), r.base_id,
            plan.expected.at(r.base_id).str());
     }
-    r.answer_unit = io::require_string(rj, "answer_unit", wr);
-    r.prompt = io::require_string(rj, "prompt", wr);
+    r.answer_unit = rj.string("answer_unit");
+    r.prompt = rj.string("prompt");
     if (!index.emplace(r.id, plan.requests.size()).second)
       fail("{}: request id {} is listed twice", wr, r.id);
     plan.requests.push_back(std::move(r));
   }
+}
 
-  const io::Json& arms = io::require(j, "arms", w);
-  if (!arms.is_array()) fail("{}: field 'arms' must be an array", w);
+void read_plan_arms(const Record& j, Plan& plan, const std::map<std::string, std::size_t>& index) {
+  const PlanOptions& opt = plan.options;
+  const auto arms = j.objects("arms");
   std::set<std::string> seen;
   for (std::size_t i = 0; i < arms.size(); ++i) {
-    const std::string wa = fmt::format("{} arms[{}]", w, i);
-    const io::Json& aj = arms[i];
-    if (!aj.is_object()) fail("{}: must be an object", wa);
+    const Record& aj = arms[i];
+    const std::string wa = fmt::format("{} arms[{}]", j.where(), i);
     ArmCalls a;
-    a.tier = io::require_string(aj, "tier", wa);
-    a.arm = io::require_string(aj, "arm", wa);
-    a.base_id = io::require_string(aj, "base_id", wa);
+    a.tier = aj.string("tier");
+    a.arm = aj.string("arm");
+    a.base_id = aj.string("base_id");
     const auto allowed = tier_arms(a.tier);
     if (std::find(opt.tiers.begin(), opt.tiers.end(), a.tier) == opt.tiers.end() ||
         std::find(allowed.begin(), allowed.end(), a.arm) == allowed.end()) {
@@ -353,7 +307,7 @@ Plan plan_from_json(const io::Json& j, std::string_view where) {
     if (!seen.insert(a.tier + "/" + a.arm + "/" + a.base_id).second) {
       fail("{}: tier {} arm {} base {} is listed twice", wa, a.tier, a.arm, a.base_id);
     }
-    const auto ids = get_strings(aj, "requests", wa);
+    const auto ids = aj.strings("requests");
     if (ids.size() != kCalls) fail("{}: an arm has exactly {} requests", wa, kCalls);
     for (std::size_t c = 0; c < kCalls; ++c) {
       auto it = index.find(ids[c]);
@@ -371,10 +325,31 @@ Plan plan_from_json(const io::Json& j, std::string_view where) {
     for (const auto& arm : tier_arms(t)) {
       for (const auto& b : plan.bases) {
         if (seen.count(t + "/" + arm + "/" + b) == 0)
-          fail("{}: tier {} arm {} has no calls for base {}", w, t, arm, b);
+          fail("{}: tier {} arm {} has no calls for base {}", j.where(), t, arm, b);
       }
     }
   }
+}
+
+}  // namespace
+
+Plan plan_from_json(const io::Json& json, std::string_view where) {
+  const std::string w(where);
+  if (!json.is_object()) fail("{}: a consensus plan must be a JSON object", w);
+  const Record j = Record::of(json, w);
+  if (j.string("kind") != kPlanKind) fail("{}: field 'kind' is not '{}'", w, kPlanKind);
+  if (get_int(j, "version") != kPlanVersion) {
+    fail("{}: plan version {} is not supported (expected {})", w, j.at("version").dump(), kPlanVersion);
+  }
+  Plan plan;
+  const Record bench = j.object("benchmark");
+  plan.benchmark_dir = bench.string("dir");
+  for (auto& [k, v] : string_map(bench, "sha256")) plan.bench_sha256[k] = v;
+  read_plan_options(j.object("options"), plan.options);
+  read_plan_bases(j, plan);
+  std::map<std::string, std::size_t> index;
+  read_plan_requests(j, plan, index);
+  read_plan_arms(j, plan, index);
   return plan;
 }
 

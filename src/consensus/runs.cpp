@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 #include "grade/grade.hpp"
-#include "llm/runner.hpp"
+#include "io/json.hpp"
 
 namespace numcheck::consensus {
 
@@ -20,16 +20,14 @@ LoadedRun load_run(const Plan& plan, const std::string& plan_sha256, const std::
 
   const fs::path manifest = dir / "run.json";
   if (fs::exists(manifest)) {
-    const io::Json m = io::read_json_file(manifest);
-    if (!m.is_object()) fail("{}: a run manifest must be a JSON object", manifest.string());
-    if (auto it = m.find("model"); it != m.end() && it->is_string()) run.model = it->get<std::string>();
-    if (auto it = m.find("simulated"); it != m.end() && it->is_boolean()) run.simulated = it->get<bool>();
-    if (auto it = m.find("plan_sha256"); it != m.end()) {
-      if (!it->is_string()) fail("{}: field 'plan_sha256' must be a string", manifest.string());
-      if (it->get<std::string>() != plan_sha256) {
-        fail("{}: the run was made from a different plan (plan_sha256 {} but the plan given hashes to {})",
-             manifest.string(), it->get<std::string>(), plan_sha256);
-      }
+    const io::Json mj = io::read_json_file(manifest);
+    const io::Record m = io::Record::of(mj, manifest.string());
+    if (const io::Json* v = m.find("model"); v != nullptr && v->is_string()) run.model = m.string("model");
+    if (const io::Json* v = m.find("simulated"); v != nullptr && v->is_boolean())
+      run.simulated = m.boolean("simulated");
+    if (auto sha = m.opt_string("plan_sha256"); sha && *sha != plan_sha256) {
+      fail("{}: the run was made from a different plan (plan_sha256 {} but the plan given hashes to {})",
+           manifest.string(), *sha, plan_sha256);
     }
   }
 
@@ -42,40 +40,36 @@ LoadedRun load_run(const Plan& plan, const std::string& plan_sha256, const std::
   for (std::size_t i = 0; i < plan.requests.size(); ++i) index.emplace(plan.requests[i].id, i);
   run.calls.assign(plan.requests.size(), CallResult{false, std::nullopt, false, "missing"});
 
-  (void)llm::read_records(responses, [&](const io::Json& rec, std::size_t line) {
-    const std::string where = fmt::format("{}:{}", responses.string(), line);
-    if (!rec.is_object()) fail("{}: a response record must be a JSON object", where);
-    const std::string id = io::require_string(rec, kRequestIdField, where);
-    auto it = index.find(id);
-    if (it == index.end()) fail("{}: request '{}' is not in the plan", where, id);
-    CallResult& c = run.calls[it->second];
-    if (c.answered) fail("{}: a second record for request '{}'", where, id);
-    const std::string response = io::require_string(rec, "response", where);
-    std::string finish = "stop";
-    if (auto f = rec.find("finish_reason"); f != rec.end()) {
-      if (f->is_string()) {
-        finish = f->get<std::string>();
-      } else if (f->is_null()) {
-        finish = "";
-      } else {
-        fail("{}: field 'finish_reason' must be a string or null", where);
-      }
-    }
-    const Request& req = plan.requests[it->second];
-    const grade::Grade g =
-        grade::grade_response(response, grade::Question{req.expected, req.answer_unit}, finish);
-    c.answered = true;
-    if (layer == Layer::kStrict) {
-      c.value = g.strict.value;
-      c.correct = g.strict.outcome == grade::Outcome::kCorrect;
-      c.outcome = std::string(grade::outcome_name(g.strict.outcome));
-    } else {
-      c.value = g.audit.value;
-      c.correct = g.audit.outcome == grade::Outcome::kCorrect;
-      c.outcome = std::string(grade::outcome_name(g.audit.outcome));
-    }
-    ++run.records;
-  });
+  io::JsonlOptions options;
+  options.torn = io::TornTail::kAppendLog;
+  (void)io::read_jsonl(
+      responses,
+      [&](const io::Record& rec, std::size_t) {
+        const std::string& where = rec.where();
+        const std::string id = rec.string(kRequestIdField);
+        auto it = index.find(id);
+        if (it == index.end()) fail("{}: request '{}' is not in the plan", where, id);
+        CallResult& c = run.calls[it->second];
+        if (c.answered) fail("{}: a second record for request '{}'", where, id);
+        const std::string response = rec.string("response");
+        std::string finish = "stop";
+        if (rec.contains("finish_reason")) finish = rec.opt_string("finish_reason").value_or("");
+        const Request& req = plan.requests[it->second];
+        const grade::Grade g =
+            grade::grade_response(response, grade::Question{req.expected, req.answer_unit}, finish);
+        c.answered = true;
+        if (layer == Layer::kStrict) {
+          c.value = g.strict.value;
+          c.correct = g.strict.outcome == grade::Outcome::kCorrect;
+          c.outcome = std::string(grade::outcome_name(g.strict.outcome));
+        } else {
+          c.value = g.audit.value;
+          c.correct = g.audit.outcome == grade::Outcome::kCorrect;
+          c.outcome = std::string(grade::outcome_name(g.audit.outcome));
+        }
+        ++run.records;
+      },
+      options);
   for (const auto& c : run.calls) {
     if (!c.answered) ++run.missing;
   }

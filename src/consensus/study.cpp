@@ -616,195 +616,180 @@ report::Document report_section(const Analysis& a) {
 
 namespace {
 
-template <class J>
-const J& member(const J& j, std::string_view key, const std::string& where, std::string_view path) {
-  if (!j.is_object() || !j.contains(std::string(key))) {
-    fail("{}: field {}{}{} is missing", where, path, path.empty() ? "" : ".", key);
-  }
-  return j.at(std::string(key));
-}
+using OR = io::OrderedRecord;
+using U = std::uint64_t;
 
-template <class T, class J>
-T value_of(const J& j, std::string_view key, const std::string& where, std::string_view path) {
-  const J& v = member(j, key, where, path);
-  try {
-    return v.template get<T>();
-  } catch (const std::exception&) {
-    fail("{}: field {}{}{} has the wrong type", where, path, path.empty() ? "" : ".", key);
-  }
-}
-
-template <class J>
-std::optional<stats::Interval> interval_of(const J& j, std::string_view key, const std::string& where,
-                                           std::string_view path) {
-  const J& v = member(j, key, where, path);
+std::optional<stats::Interval> interval_of(const OR& r, std::string_view key) {
+  const io::OrderedJson& v = r.at(key);
   if (v.is_null()) return std::nullopt;
   if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
-    fail("{}: field {}.{} is not null or [lo, hi]", where, path, key);
-  return stats::Interval{v[0].template get<double>(), v[1].template get<double>()};
+    r.fail_field(key, "is not null or [lo, hi]");
+  return stats::Interval{v[0].get<double>(), v[1].get<double>()};
 }
 
-num::Rational rational_of(const std::string& s, const std::string& where, std::string_view path) {
-  auto r = num::Rational::from_string(s);
-  if (!r) fail("{}: field {} is not an exact rational: '{}'", where, path, s);
-  return *r;
+num::Rational rational_of(const OR& r, std::string_view key) {
+  const std::string s = r.string(key);
+  auto q = num::Rational::from_string(s);
+  if (!q) r.fail_field(key, fmt::format("is not an exact rational: '{}'", s));
+  return *q;
 }
 
-std::array<std::size_t, 3> order_of(const io::OrderedJson& j, const std::string& where,
-                                    std::string_view path) {
+int int_of(const OR& r, std::string_view key) {
+  return static_cast<int>(r.integer(key, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+}
+
+// A list of exactly n non-negative integers.
+template <std::size_t N>
+std::array<U, N> counts_of(const OR& r, std::string_view key, std::string_view what) {
+  const io::OrderedJson& v = r.at(key);
+  std::array<U, N> out{};
+  if (!v.is_array() || v.size() != N) r.fail_field(key, what);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (!v[i].is_number_unsigned()) r.fail_field(key, what);
+    out[i] = v[i].get<U>();
+  }
+  return out;
+}
+
+std::array<std::size_t, 3> order_of(const OR& r, std::string_view key) {
+  const auto c = counts_of<3>(r, key, "is not an order of three calls");
   std::array<std::size_t, 3> o{};
-  if (!j.is_array() || j.size() != 3) fail("{}: field {} is not an order of three calls", where, path);
   for (std::size_t i = 0; i < 3; ++i) {
-    if (!j[i].is_number_unsigned() || j[i].get<std::size_t>() < 1 || j[i].get<std::size_t>() > 3)
-      fail("{}: field {} is not an order of three calls", where, path);
-    o[i] = j[i].get<std::size_t>() - 1;
+    if (c[i] < 1 || c[i] > 3) r.fail_field(key, "is not an order of three calls");
+    o[i] = static_cast<std::size_t>(c[i] - 1);
   }
   return o;
 }
 
-ArmResult arm_from_json(const io::OrderedJson& j, const std::string& tier, const std::string& arm,
-                        const std::string& where, const std::string& path) {
-  using U = std::uint64_t;
+ArmResult arm_from_json(const OR& j, const std::string& tier, const std::string& arm) {
   ArmResult r;
   r.tier = tier;
   r.arm = arm;
-  r.n_bases = value_of<U>(j, "n_bases", where, path);
-  const auto& ag = member(j, "agreement", where, path);
-  for (std::size_t l = 0; l < 4; ++l)
-    r.agreement[l] = value_of<U>(ag, std::to_string(l), where, path + ".agreement");
-  r.predictions = value_of<U>(j, "predictions", where, path);
-  r.abstentions = value_of<U>(j, "abstentions", where, path);
-  r.prediction_correct = value_of<U>(j, "prediction_correct", where, path);
-  r.prediction_wrong = value_of<U>(j, "prediction_wrong", where, path);
-  r.aurc_ci = interval_of(j, "aurc_ci", where, path);
-  const auto& un = member(j, "unanimous", where, path);
-  r.unanimous_correct = value_of<U>(un, "correct", where, path + ".unanimous");
-  r.unanimous_wrong = value_of<U>(un, "wrong", where, path + ".unanimous");
-  r.non_unanimous = value_of<U>(j, "non_unanimous", where, path);
-  for (const auto& p : member(j, "operating_points", where, path)) {
+  r.n_bases = j.unsigned_integer("n_bases");
+  const OR ag = j.object("agreement");
+  for (std::size_t l = 0; l < 4; ++l) r.agreement[l] = ag.unsigned_integer(std::to_string(l));
+  r.predictions = j.unsigned_integer("predictions");
+  r.abstentions = j.unsigned_integer("abstentions");
+  r.prediction_correct = j.unsigned_integer("prediction_correct");
+  r.prediction_wrong = j.unsigned_integer("prediction_wrong");
+  r.aurc_ci = interval_of(j, "aurc_ci");
+  const OR un = j.object("unanimous");
+  r.unanimous_correct = un.unsigned_integer("correct");
+  r.unanimous_wrong = un.unsigned_integer("wrong");
+  r.non_unanimous = j.unsigned_integer("non_unanimous");
+  for (const auto& p : j.objects("operating_points")) {
     stats::OperatingPoint op;
-    const std::string pp = path + ".operating_points[]";
-    op.threshold = value_of<std::int64_t>(p, "threshold", where, pp);
-    op.accepted = value_of<U>(p, "accepted", where, pp);
-    op.errors = value_of<U>(p, "errors", where, pp);
+    op.threshold = p.integer("threshold");
+    op.accepted = p.unsigned_integer("accepted");
+    op.errors = p.unsigned_integer("errors");
     op.n = r.n_bases;
     r.operating_points.push_back(op);
   }
-  if (r.operating_points.size() != kCalls + 1)
-    fail("{}: field {}.operating_points needs 4 entries", where, path);
-  for (const auto& o : member(j, "sensitivity", where, path)) {
-    const std::string op = path + ".sensitivity[]";
+  if (r.operating_points.size() != kCalls + 1) j.fail_field("operating_points", "needs 4 entries");
+  for (const auto& o : j.objects("sensitivity")) {
     OrderResult orr;
-    orr.order = order_of(member(o, "order", where, op), where, op + ".order");
-    orr.fallback_correct = value_of<U>(o, "fallback_correct", where, op);
-    orr.fallback_wrong = value_of<U>(o, "fallback_wrong", where, op);
-    orr.useful_flags = value_of<U>(o, "useful_flags", where, op);
-    orr.false_alarms = value_of<U>(o, "false_alarms", where, op);
-    orr.aurc_exact =
-        rational_of(value_of<std::string>(o, "aurc_exact", where, op), where, op + ".aurc_exact");
+    orr.order = order_of(o, "order");
+    orr.fallback_correct = o.unsigned_integer("fallback_correct");
+    orr.fallback_wrong = o.unsigned_integer("fallback_wrong");
+    orr.useful_flags = o.unsigned_integer("useful_flags");
+    orr.false_alarms = o.unsigned_integer("false_alarms");
+    orr.aurc_exact = rational_of(o, "aurc_exact");
     orr.aurc = orr.aurc_exact.to_double();
     r.orders.push_back(orr);
   }
-  if (r.orders.empty()) fail("{}: field {}.sensitivity is empty", where, path);
-  for (const auto& p : member(j, "risk_coverage", where, path)) {
+  if (r.orders.empty()) j.fail_field("sensitivity", "is empty");
+  for (const auto& p : j.array("risk_coverage")) {
     if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-      fail("{}: field {}.risk_coverage holds a point that is not [coverage, risk]", where, path);
+      j.fail_field("risk_coverage", "holds a point that is not [coverage, risk]");
     stats::CurvePoint c;
     c.coverage = p[0].get<double>();
     c.risk = p[1].get<double>();
     r.curve.push_back(c);
   }
-  const auto& calls = member(j, "calls", where, path);
-  for (const auto& [key, dst] : {std::pair<const char*, std::array<U, 3>*>{"answered", &r.answered},
-                                 {"parsed", &r.parsed},
-                                 {"correct", &r.correct}}) {
-    const auto& v = member(calls, key, where, path + ".calls");
-    if (!v.is_array() || v.size() != kCalls) fail("{}: field {}.calls.{} needs 3 counts", where, path, key);
-    for (std::size_t c = 0; c < kCalls; ++c) {
-      if (!v[c].is_number_unsigned()) fail("{}: field {}.calls.{} needs 3 counts", where, path, key);
-      (*dst)[c] = v[c].get<U>();
+  const OR calls = j.object("calls");
+  r.answered = counts_of<kCalls>(calls, "answered", "needs 3 counts");
+  r.parsed = counts_of<kCalls>(calls, "parsed", "needs 3 counts");
+  r.correct = counts_of<kCalls>(calls, "correct", "needs 3 counts");
+  r.missing_calls = j.unsigned_integer("missing_calls");
+  return r;
+}
+
+void plan_from_analysis(const OR& plan, Analysis& a) {
+  a.plan_sha256 = plan.string("sha256");
+  a.plan.bases.assign(plan.unsigned_integer("bases"), std::string());
+  PlanOptions& o = a.plan.options;
+  o.templates = plan.strings("templates");
+  o.per_template = plan.unsigned_integer("per_template");
+  o.seed = plan.unsigned_integer("seed");
+  o.max_tokens = int_of(plan, "max_tokens");
+  o.tiers.clear();
+  const OR tiers = plan.object("tiers");
+  if (tiers.json().empty()) plan.fail_field("tiers", "is not a non-empty object");
+  for (const auto& [tier, tj] : tiers.json().items()) {
+    if (tier != "stochastic" && tier != "deterministic")
+      fail("{}: unknown tier '{}' in plan.tiers", plan.where(), tier);
+    o.tiers.push_back(tier);
+    if (tier == "stochastic") {
+      const OR st = tiers.object(tier);
+      o.stochastic.temperature = st.number("temperature");
+      o.stochastic.top_p = st.number("top_p");
+      o.stochastic.top_k = int_of(st, "top_k");
     }
   }
-  r.missing_calls = value_of<U>(j, "missing_calls", where, path);
-  return r;
 }
 
 }  // namespace
 
 Analysis analysis_from_json(std::string_view text, const std::string& where) {
-  (void)io::parse_json(text, where);                       // syntax errors with file:line
-  const io::OrderedJson j = io::OrderedJson::parse(text);  // keeps the systems' order
-  if (!j.is_object() || !j.contains("kind") || j["kind"] != "numcheck.consensus_analysis")
+  const io::OrderedJson json = io::parse_ordered_json(text, where);  // keeps the systems' order
+  if (!json.is_object() || !json.contains("kind") || json["kind"] != "numcheck.consensus_analysis")
     fail("{}: not a consensus analysis (kind is not numcheck.consensus_analysis)", where);
-  if (value_of<int>(j, "version", where, "") != 1) fail("{}: unsupported version (expected 1)", where);
+  const OR j = OR::of(json, where);
+  if (int_of(j, "version") != 1) fail("{}: unsupported version (expected 1)", where);
   Analysis a;
-  const auto& plan = member(j, "plan", where, "");
-  a.plan_sha256 = value_of<std::string>(plan, "sha256", where, "plan");
-  a.plan.bases.assign(value_of<std::size_t>(plan, "bases", where, "plan"), std::string());
-  PlanOptions& o = a.plan.options;
-  o.templates = value_of<std::vector<std::string>>(plan, "templates", where, "plan");
-  o.per_template = value_of<std::size_t>(plan, "per_template", where, "plan");
-  o.seed = value_of<std::uint64_t>(plan, "seed", where, "plan");
-  o.max_tokens = value_of<int>(plan, "max_tokens", where, "plan");
-  o.tiers.clear();
-  const auto& tiers = member(plan, "tiers", where, "plan");
-  if (!tiers.is_object() || tiers.empty()) fail("{}: field plan.tiers is not a non-empty object", where);
-  for (const auto& [tier, tj] : tiers.items()) {
-    if (tier != "stochastic" && tier != "deterministic")
-      fail("{}: unknown tier '{}' in plan.tiers", where, tier);
-    o.tiers.push_back(tier);
-    if (tier == "stochastic") {
-      o.stochastic.temperature = value_of<double>(tj, "temperature", where, "plan.tiers.stochastic");
-      o.stochastic.top_p = value_of<double>(tj, "top_p", where, "plan.tiers.stochastic");
-      o.stochastic.top_k = value_of<int>(tj, "top_k", where, "plan.tiers.stochastic");
-    }
-  }
-  const auto& st = member(j, "settings", where, "");
-  const std::string layer = value_of<std::string>(st, "layer", where, "settings");
+  plan_from_analysis(j.object("plan"), a);
+  const PlanOptions& o = a.plan.options;
+  const OR st = j.object("settings");
+  const std::string layer = st.string("layer");
   if (layer != "strict" && layer != "audit") fail("{}: field settings.layer is '{}'", where, layer);
   a.layer = layer == "audit" ? Layer::kAudit : Layer::kStrict;
-  a.options.bootstrap = value_of<std::size_t>(st, "bootstrap", where, "settings");
-  a.options.seed = value_of<std::uint64_t>(st, "seed", where, "settings");
-  a.options.level = value_of<double>(st, "level", where, "settings");
-  const auto& runs = member(j, "runs", where, "");
-  const auto& systems = member(j, "systems", where, "");
-  if (!runs.is_object() || !systems.is_object()) fail("{}: fields runs and systems must be objects", where);
-  for (const auto& [name, rj] : runs.items()) {
+  a.options.bootstrap = st.unsigned_integer("bootstrap");
+  a.options.seed = st.unsigned_integer("seed");
+  a.options.level = st.number("level");
+  const OR runs = j.object("runs");
+  const OR systems = j.object("systems");
+  for (const auto& [name, rj] : runs.json().items()) {
+    const OR rr = runs.object(name);
     SystemRun r;
     r.name = name;
-    r.run_dir = value_of<std::string>(rj, "run_dir", where, "runs." + name);
-    r.model = value_of<std::string>(rj, "model", where, "runs." + name);
-    r.simulated = value_of<bool>(rj, "simulated", where, "runs." + name);
-    r.records = value_of<std::size_t>(rj, "records", where, "runs." + name);
-    r.missing_calls = value_of<std::size_t>(rj, "missing_calls", where, "runs." + name);
+    r.run_dir = rr.string("run_dir");
+    r.model = rr.string("model");
+    r.simulated = rr.boolean("simulated");
+    r.records = rr.unsigned_integer("records");
+    r.missing_calls = rr.unsigned_integer("missing_calls");
     a.runs.push_back(std::move(r));
   }
-  for (const auto& [name, sj] : systems.items()) {
+  for (const auto& [name, sj] : systems.json().items()) {
+    const OR sr = systems.object(name);
     SystemResult sys;
     sys.name = name;
     for (const auto& tier : o.tiers) {
-      const auto& tj = member(sj, tier, where, "systems." + name);
-      for (const auto& arm : tier_arms(tier)) {
-        const std::string path = fmt::format("systems.{}.{}.{}", name, tier, arm);
-        sys.tiers[tier][arm] =
-            arm_from_json(member(tj, arm, where, "systems." + name + "." + tier), tier, arm, where, path);
-      }
+      const OR tj = sr.object(tier);
+      for (const auto& arm : tier_arms(tier)) sys.tiers[tier][arm] = arm_from_json(tj.object(arm), tier, arm);
     }
     a.systems.push_back(std::move(sys));
   }
   if (a.systems.size() != a.runs.size())
     fail("{}: {} systems for {} runs", where, a.systems.size(), a.runs.size());
-  for (const auto& c : member(j, "comparisons", where, "")) {
+  for (const auto& c : j.objects("comparisons")) {
     Comparison cmp;
-    cmp.system = value_of<std::string>(c, "system", where, "comparisons[]");
-    cmp.tier = value_of<std::string>(c, "tier", where, "comparisons[]");
-    cmp.arm = value_of<std::string>(c, "arm", where, "comparisons[]");
-    cmp.baseline = value_of<std::string>(c, "baseline", where, "comparisons[]");
-    cmp.difference_exact =
-        rational_of(value_of<std::string>(c, "aurc_difference_exact", where, "comparisons[]"), where,
-                    "comparisons[].aurc_difference_exact");
+    cmp.system = c.string("system");
+    cmp.tier = c.string("tier");
+    cmp.arm = c.string("arm");
+    cmp.baseline = c.string("baseline");
+    cmp.difference_exact = rational_of(c, "aurc_difference_exact");
     cmp.difference = cmp.difference_exact.to_double();
-    cmp.ci = interval_of(c, "ci", where, "comparisons[]");
+    cmp.ci = interval_of(c, "ci");
     a.comparisons.push_back(std::move(cmp));
   }
   return a;

@@ -1,9 +1,42 @@
 #pragma once
-// JSON helpers over nlohmann::json: parsing with errors that name the file and line, typed field
-// access with errors that name the field, and one-line serialization for JSONL records.
+// The one JSON/JSONL layer of numcheck. Every library reads and writes JSON through it:
+//
+//  - parsing: `parse_json` (throws Error) and `try_parse_json` (returns the error as a value);
+//    errors name the file, line and column;
+//  - typed field access: `Record` (an object plus where it came from) with string, integer (with
+//    a range check), number, bool, optional, list and nested-object accessors whose errors name
+//    the file, line and field, so that a bad data file never surfaces as "internal error";
+//  - JSONL reading: `read_jsonl`, streaming record by record under one rule for blank and torn
+//    lines (below);
+//  - writing: `to_line` (one JSONL record) and `to_pretty` (manifests), both never throwing on
+//    invalid UTF-8.
+//
+// The JSONL rule (every reader in numcheck follows it):
+//  1. A line that holds only spaces, tabs or "\r" is blank: skipped and counted
+//     (JsonlStats::blank_lines), never an error.
+//  2. A terminated line (ending in "\n") that is not a JSON object is malformed: an Error naming
+//     "file:line" ("not valid JSON (...)" or "not a JSON object"), or, when the caller passes
+//     `on_bad_line`, a JsonError value handed to it while reading goes on.
+//  3. An unterminated last line is a torn record when it does not parse as a JSON object (a
+//     crash cut it: a truncated object never parses). Torn records are never records; they are
+//     counted (JsonlStats::torn_line/torn_bytes) and, under TornTail::kError (the default),
+//     reported as an error "file:N: last line is not terminated (torn by a crash?)". An
+//     unterminated last line that is a complete object is a record (files written by other tools
+//     often lack the final newline) -- except under TornTail::kAppendLog, for files numcheck
+//     appends to itself, where any unterminated tail is torn and left for repair_torn_tail.
+//
+// The record callback sees only `Record`, whose accessors do not expose the parser; a faster
+// parser (simdjson on-demand) can be put behind `read_jsonl` for hot paths without changing its
+// callers. `Record::json()` is the escape hatch for code that needs the whole value.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,20 +45,173 @@ namespace numcheck::io {
 using Json = nlohmann::json;                 // objects with sorted keys (hashing, comparison)
 using OrderedJson = nlohmann::ordered_json;  // objects in insertion order (records we write)
 
-// Parses text; `where` ("responses.jsonl:12") prefixes the error message. Throws Error.
+// ------------------------------------------------------------------------------ errors as values
+
+// What is wrong and where: `where` is "file:line" (or "file", or "" for text from memory),
+// `field` the dotted path of the field at fault ("usage.completion_tokens", "" for the record).
+struct JsonError {
+  std::string where;
+  std::string field;
+  std::string message;  // "must be a string", "not valid JSON (...)", ...
+  bool torn = false;    // an unterminated last line (rule 3)
+
+  // "where: field 'f' message" or "where: message"; never starts with ": " when where is empty.
+  [[nodiscard]] std::string what() const;
+  // Throws Error(kInvalidInput, what()).
+  [[noreturn]] void raise() const;
+};
+
+template <typename J>
+struct JsonResult {
+  std::optional<J> value;
+  JsonError error;  // meaningful when !value
+  [[nodiscard]] bool ok() const noexcept { return value.has_value(); }
+};
+
+// ------------------------------------------------------------------------------ parsing
+
+// Parses text; `where` ("responses.jsonl:12") prefixes the error message. Never throws.
+[[nodiscard]] JsonResult<Json> try_parse_json(std::string_view text, std::string_view where);
+[[nodiscard]] JsonResult<OrderedJson> try_parse_ordered_json(std::string_view text, std::string_view where);
+// The same, throwing Error ("where: invalid JSON at line L, column C: ...").
 [[nodiscard]] Json parse_json(std::string_view text, std::string_view where);
 [[nodiscard]] OrderedJson parse_ordered_json(std::string_view text, std::string_view where);
 // Reads and parses a whole JSON file.
 [[nodiscard]] Json read_json_file(const std::filesystem::path& path);
+[[nodiscard]] OrderedJson read_ordered_json_file(const std::filesystem::path& path);
+
+// ------------------------------------------------------------------------------ writing
 
 // Compact one-line form; invalid UTF-8 in strings is replaced with U+FFFD, never thrown on.
 [[nodiscard]] std::string to_line(const Json& j);
 [[nodiscard]] std::string to_line(const OrderedJson& j);
 // Indented form for manifests and reports (2 spaces, trailing newline).
 [[nodiscard]] std::string to_pretty(const OrderedJson& j);
+[[nodiscard]] std::string to_pretty(const Json& j);
 
-// Field access with clear errors: require_string(obj, "prompt_id", "views.jsonl:7").
+// ------------------------------------------------------------------------------ typed access
+
+// A JSON object and where it came from. Accessors throw Error naming where and the field:
+//   Record r = Record::of(j, "views.jsonl:7");
+//   std::string id = r.string("prompt_id");               // missing or not a string: Error
+//   auto n = r.integer("tokens", 0);                       // integer >= 0 (and <= INT64_MAX)
+//   Record usage = r.object("usage");  usage.integer("completion_tokens", 0);
+//     -> "views.jsonl:7: field 'usage.completion_tokens' must be an integer >= 0"
+// The `opt_` accessors return nullopt for an absent field and for null. The Record refers to the
+// JSON value, which must outlive it.
+template <typename J>
+class BasicRecord {
+ public:
+  using Int = std::int64_t;
+  static constexpr Int kMinInt = std::numeric_limits<Int>::min();
+  static constexpr Int kMaxInt = std::numeric_limits<Int>::max();
+
+  // Checks that j is an object ("where: expected a JSON object" otherwise).
+  [[nodiscard]] static BasicRecord of(const J& j, std::string_view where);
+  [[nodiscard]] static std::optional<BasicRecord> try_of(const J& j, std::string_view where,
+                                                         JsonError& error);
+
+  [[nodiscard]] const J& json() const noexcept { return *j_; }
+  [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  // The dotted path of a field of this record ("usage.completion_tokens").
+  [[nodiscard]] std::string path(std::string_view key) const;
+
+  [[nodiscard]] bool contains(std::string_view key) const;  // present, maybe null
+  [[nodiscard]] bool has(std::string_view key) const;       // present and not null
+  [[nodiscard]] const J* find(std::string_view key) const;  // nullptr when absent
+  [[nodiscard]] const J& at(std::string_view key) const;    // Error when absent
+
+  [[nodiscard]] std::string string(std::string_view key) const;
+  [[nodiscard]] std::optional<std::string> opt_string(std::string_view key) const;
+  [[nodiscard]] Int integer(std::string_view key, Int min = kMinInt, Int max = kMaxInt) const;
+  [[nodiscard]] std::optional<Int> opt_integer(std::string_view key, Int min = kMinInt,
+                                               Int max = kMaxInt) const;
+  // A non-negative integer up to max (for seeds and counts that may exceed INT64_MAX).
+  [[nodiscard]] std::uint64_t unsigned_integer(
+      std::string_view key, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const;
+  [[nodiscard]] double number(std::string_view key) const;
+  [[nodiscard]] std::optional<double> opt_number(std::string_view key) const;
+  [[nodiscard]] bool boolean(std::string_view key) const;
+  [[nodiscard]] std::optional<bool> opt_boolean(std::string_view key) const;
+  // A list of strings (an empty list is fine).
+  [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;
+  [[nodiscard]] std::optional<std::vector<std::string>> opt_strings(std::string_view key) const;
+  // A nested object; its errors name "outer.inner".
+  [[nodiscard]] BasicRecord object(std::string_view key) const;
+  [[nodiscard]] std::optional<BasicRecord> opt_object(std::string_view key) const;
+  // A list of objects; element i's errors name "key[i].inner".
+  [[nodiscard]] std::vector<BasicRecord> objects(std::string_view key) const;
+  // A list (of anything); Error when the field is missing or not a list.
+  [[nodiscard]] const J& array(std::string_view key) const;
+
+  // The error for a field, as a value or thrown: "where: field 'path' message".
+  [[nodiscard]] JsonError field_error(std::string_view key, std::string_view message) const;
+  [[noreturn]] void fail_field(std::string_view key, std::string_view message) const;
+
+ private:
+  BasicRecord(const J& j, std::string where, std::string prefix)
+      : j_(&j), where_(std::move(where)), prefix_(std::move(prefix)) {}
+  const J* j_;
+  std::string where_;
+  std::string prefix_;  // "usage." for a nested record
+};
+
+using Record = BasicRecord<Json>;
+using OrderedRecord = BasicRecord<OrderedJson>;
+
+// Legacy one-liners over Record (kept for plain objects without a Record at hand).
 [[nodiscard]] const Json& require(const Json& obj, std::string_view key, std::string_view where);
 [[nodiscard]] std::string require_string(const Json& obj, std::string_view key, std::string_view where);
+
+// ------------------------------------------------------------------------------ JSONL reading
+
+enum class TornTail {
+  kError,      // a torn last line is an error (or handed to on_bad_line)
+  kAppendLog,  // any unterminated tail is torn, counted and skipped (files numcheck appends to)
+};
+
+struct JsonlStats {
+  std::size_t lines = 0;        // lines seen, including blank and torn ones
+  std::size_t records = 0;      // records handed to the callback
+  std::size_t blank_lines = 0;  // rule 1
+  std::size_t bad_lines = 0;    // rule 2, handed to on_bad_line
+  std::size_t torn_line = 0;    // rule 3: the torn line's number, 0 when none
+  std::size_t torn_bytes = 0;   // its length in bytes
+};
+
+template <typename J>
+struct BasicJsonlOptions {
+  TornTail torn = TornTail::kError;
+  // When set, malformed and torn lines are handed here (with their line number) and reading
+  // goes on; otherwise they are thrown as Error.
+  std::function<void(const JsonError&, std::size_t line)> on_bad_line;
+};
+
+// Streams the file record by record (memory: one line). fn(record, line_number). A missing file
+// is Error(kIo) "path: file not found". read_jsonl(path, fn) reads into Json (sorted keys);
+// read_jsonl<OrderedJson>(path, fn) keeps each object's key order.
+template <typename J = Json>
+JsonlStats read_jsonl(const std::filesystem::path& path,
+                      const std::type_identity_t<std::function<void(const BasicRecord<J>&, std::size_t)>>& fn,
+                      const BasicJsonlOptions<J>& options = {});
+
+using JsonlOptions = BasicJsonlOptions<Json>;
+using OrderedJsonlOptions = BasicJsonlOptions<OrderedJson>;
+
+// The same over text in memory; `name` stands for the file in messages.
+template <typename J = Json>
+JsonlStats read_jsonl_text(
+    std::string_view text, std::string_view name,
+    const std::type_identity_t<std::function<void(const BasicRecord<J>&, std::size_t)>>& fn,
+    const BasicJsonlOptions<J>& options = {});
+
+// Parses one line of a JSONL file under the rule above (`terminated`: it ended in "\n"). Returns
+// nullopt for a blank line (error.message empty) or a malformed/torn one (error set).
+template <typename J>
+std::optional<J> parse_jsonl_line(std::string_view text, bool terminated, TornTail torn,
+                                  std::string_view where, JsonError& error);
+
+// True for a line holding only spaces, tabs and "\r".
+[[nodiscard]] bool is_blank_line(std::string_view text) noexcept;
 
 }  // namespace numcheck::io

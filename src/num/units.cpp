@@ -46,16 +46,10 @@ const Unit* find_in(const std::vector<std::pair<std::string, std::size_t>>& inde
 }
 
 std::vector<std::string> string_list(const io::Json& obj, std::string_view key, const std::string& where) {
-  std::vector<std::string> out;
-  auto it = obj.find(key);
-  if (it == obj.end()) return out;
-  if (!it->is_array()) fail("{}.{}: must be an array of strings", where, key);
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const auto& e = (*it)[i];
-    if (!e.is_string()) fail("{}.{}[{}]: must be a string", where, key, i);
-    std::string s = e.get<std::string>();
-    if (trim(s).empty()) fail("{}.{}[{}]: must not be empty", where, key, i);
-    out.push_back(std::move(s));
+  std::vector<std::string> out =
+      io::Record::of(obj, where).opt_strings(key).value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (trim(out[i]).empty()) fail("{}.{}[{}]: must not be empty", where, key, i);
   }
   return out;
 }

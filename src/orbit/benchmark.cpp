@@ -11,55 +11,13 @@ namespace numcheck::orbit {
 
 namespace {
 
-using OJ = io::OrderedJson;
+using OR = io::OrderedRecord;
 
-std::string where_of(const std::filesystem::path& file, std::size_t line) {
-  return fmt::format("{}:{}", file.string(), line);
-}
-
-const OJ& req(const OJ& obj, std::string_view key, std::string_view where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail("{}: missing field '{}'", where, key);
-  return *it;
-}
-
-std::string req_string(const OJ& obj, std::string_view key, std::string_view where) {
-  const OJ& v = req(obj, key, where);
-  if (!v.is_string()) fail("{}: field '{}' must be a string", where, key);
-  return v.get<std::string>();
-}
-
-num::Rational req_rational(const OJ& obj, std::string_view key, std::string_view where) {
-  const std::string s = req_string(obj, key, where);
-  auto r = num::Rational::from_string(s);
-  if (!r) fail("{}: field '{}' must be an exact rational ('p/q' or an integer), got '{}'", where, key, s);
-  return *r;
-}
-
-std::vector<std::string> req_string_list(const OJ& obj, std::string_view key, std::string_view where) {
-  const OJ& v = req(obj, key, where);
-  if (!v.is_array()) fail("{}: field '{}' must be a list of strings", where, key);
-  std::vector<std::string> out;
-  out.reserve(v.size());
-  for (const auto& e : v) {
-    if (!e.is_string()) fail("{}: field '{}' must be a list of strings", where, key);
-    out.push_back(e.get<std::string>());
-  }
-  return out;
-}
-
-// Reads a JSONL file record by record; a torn or empty line is an error naming the line.
-template <typename Fn>
-void read_jsonl(const std::filesystem::path& path, Fn&& fn) {
-  if (!std::filesystem::exists(path)) fail(ErrorCode::kIo, "{}: file not found", path.string());
-  io::for_each_line(path, [&](const io::Line& line) {
-    const std::string where = where_of(path, line.number);
-    if (line.text.empty()) fail("{}: empty line (one JSON object per line expected)", where);
-    if (!line.terminated) fail("{}: last line is not terminated (file truncated?)", where);
-    const OJ j = io::parse_ordered_json(line.text, where);
-    if (!j.is_object()) fail("{}: expected a JSON object", where);
-    fn(j, where);
-  });
+num::Rational req_rational(const OR& r, std::string_view key) {
+  const std::string s = r.string(key);
+  auto q = num::Rational::from_string(s);
+  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+  return *q;
 }
 
 }  // namespace
@@ -84,49 +42,41 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(manifest_path))
     fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());
   b.manifest_json = io::read_file(manifest_path);
-  {
-    const io::Json m = io::parse_json(b.manifest_json, manifest_path.string());
-    if (!m.is_object()) fail("{}: expected a JSON object", manifest_path.string());
-  }
+  (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
 
   const auto bases_path = dir / "bases.jsonl";
-  read_jsonl(bases_path, [&](const OJ& j, const std::string& where) {
+  (void)io::read_jsonl<io::OrderedJson>(bases_path, [&](const OR& j, std::size_t) {
+    const std::string& where = j.where();
     Base base;
-    base.base_id = req_string(j, "base_id", where);
-    base.template_id = req_string(j, "template", where);
-    base.dimension = req_string(j, "dimension", where);
-    base.canonical_unit = req_string(j, "canonical_unit", where);
-    const OJ& params = req(j, "params", where);
-    if (!params.is_object()) fail("{}: field 'params' must be an object of exact rationals", where);
-    for (const auto& [name, value] : params.items()) {
-      if (!value.is_string()) fail("{}: params.{} must be an exact rational string", where, name);
-      auto r = num::Rational::from_string(value.get<std::string>());
-      if (!r) fail("{}: params.{} must be an exact rational ('p/q' or an integer)", where, name);
-      base.params.emplace_back(name, *r);
+    base.base_id = j.string("base_id");
+    base.template_id = j.string("template");
+    base.dimension = j.string("dimension");
+    base.canonical_unit = j.string("canonical_unit");
+    const OR params = j.object("params");
+    for (const auto& [name, value] : params.json().items()) {
+      (void)value;
+      base.params.emplace_back(name, req_rational(params, name));
     }
-    base.answer = req_rational(j, "answer", where);
-    base.views = req_string_list(j, "views", where);
+    base.answer = req_rational(j, "answer");
+    base.views = j.strings("views");
     if (b.base_index.count(base.base_id)) fail("{}: duplicate base_id '{}'", where, base.base_id);
     b.base_index.emplace(base.base_id, b.bases.size());
     b.bases.push_back(std::move(base));
   });
 
   const auto views_path = dir / "views.jsonl";
-  read_jsonl(views_path, [&](const OJ& j, const std::string& where) {
+  (void)io::read_jsonl<io::OrderedJson>(views_path, [&](const OR& j, std::size_t) {
+    const std::string& where = j.where();
     View v;
-    v.prompt_id = req_string(j, "prompt_id", where);
-    v.base_id = req_string(j, "base_id", where);
-    v.template_id = req_string(j, "template", where);
-    v.view = req_string(j, "view", where);
-    const OJ& fam = req(j, "family", where);
-    if (fam.is_string()) {
-      v.family = fam.get<std::string>();
-    } else if (!fam.is_null()) {
-      fail("{}: field 'family' must be a string or null", where);
-    }
-    v.prompt = req_string(j, "prompt", where);
-    v.expected = req_rational(j, "expected", where);
-    v.answer_unit = req_string(j, "answer_unit", where);
+    v.prompt_id = j.string("prompt_id");
+    v.base_id = j.string("base_id");
+    v.template_id = j.string("template");
+    v.view = j.string("view");
+    (void)j.at("family");  // required, may be null
+    if (auto fam = j.opt_string("family")) v.family = std::move(*fam);
+    v.prompt = j.string("prompt");
+    v.expected = req_rational(j, "expected");
+    v.answer_unit = j.string("answer_unit");
     if (v.prompt_id != v.base_id + ":" + v.view)
       fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, v.prompt_id);
     if (!b.base_index.count(v.base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, v.base_id);

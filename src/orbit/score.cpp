@@ -14,13 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_blank_line(std::string_view s) {
-  for (const char c : s) {
-    if (c != ' ' && c != '\t' && c != '\r' && c != '\v' && c != '\f') return false;
-  }
-  return true;
-}
-
 // The manifest's recorded file hashes ("files": {"bases.jsonl": {"sha256": ...}}), when present.
 std::map<std::string, std::string> manifest_hashes(const Benchmark& bench) {
   std::map<std::string, std::string> out;
@@ -55,79 +48,23 @@ struct Parsed {
   std::optional<std::int64_t> completion_tokens;
 };
 
-// Reads the completion token count: usage.completion_tokens, else top-level completion_tokens.
-// Returns false when a present, non-null count is not a non-negative integer.
-bool read_tokens(const io::Json& j, std::optional<std::int64_t>& out, std::string& why) {
-  const io::Json* v = nullptr;
-  std::string_view name;
-  if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
-    if (auto c = u->find("completion_tokens"); c != u->end() && !c->is_null()) {
-      v = &*c;
-      name = "usage.completion_tokens";
-    }
-  }
-  if (v == nullptr) {
-    if (auto c = j.find("completion_tokens"); c != j.end() && !c->is_null()) {
-      v = &*c;
-      name = "completion_tokens";
-    }
-  }
-  if (v == nullptr) return true;
-  if (v->is_number_unsigned() || (v->is_number_integer() && v->get<std::int64_t>() >= 0)) {
-    out = v->get<std::int64_t>();
-    return true;
-  }
-  why = fmt::format("field '{}' must be a non-negative integer", name);
-  return false;
-}
-
-// Parses one record; on failure returns nullopt and sets `why`. `prompt_id` is set whenever the
-// record has a string prompt_id, so that issues can name it.
-std::optional<Parsed> parse_record(std::string_view text, std::string& prompt_id, std::string& why) {
-  io::Json j;
-  try {
-    j = io::parse_json(text, "");
-  } catch (const Error& e) {
-    std::string_view m = e.what();
-    if (m.starts_with(": ")) m.remove_prefix(2);
-    why = fmt::format("not valid JSON ({})", m);
-    return std::nullopt;
-  }
-  if (!j.is_object()) {
-    why = "not a JSON object";
-    return std::nullopt;
-  }
+// Reads one record's fields (prompt_id first, so that issues can name it); field errors throw
+// Error "field 'x' must be ..." (the record has no `where`: the issue carries the line).
+Parsed parse_record(const io::Record& r, std::string& prompt_id) {
   Parsed p;
-  auto id = j.find("prompt_id");
-  if (id == j.end() || !id->is_string()) {
-    why = id == j.end() ? "missing field 'prompt_id'" : "field 'prompt_id' must be a string";
-    return std::nullopt;
-  }
-  p.prompt_id = id->get<std::string>();
+  p.prompt_id = r.string("prompt_id");
   prompt_id = p.prompt_id;
-  auto resp = j.find("response");
-  if (resp == j.end()) {
-    why = "missing field 'response'";
-    return std::nullopt;
+  (void)r.at("response");  // required, may be null
+  p.response = r.opt_string("response").value_or("");
+  (void)r.at("finish_reason");
+  p.finish_reason = r.opt_string("finish_reason").value_or("");
+  // The completion token count: usage.completion_tokens, else top-level completion_tokens.
+  const io::Json* usage = r.find("usage");
+  if (usage != nullptr && usage->is_object() && r.object("usage").has("completion_tokens")) {
+    p.completion_tokens = r.object("usage").integer("completion_tokens", 0);
+  } else {
+    p.completion_tokens = r.opt_integer("completion_tokens", 0);
   }
-  if (resp->is_string()) {
-    p.response = resp->get<std::string>();
-  } else if (!resp->is_null()) {
-    why = "field 'response' must be a string or null";
-    return std::nullopt;
-  }
-  auto fr = j.find("finish_reason");
-  if (fr == j.end()) {
-    why = "missing field 'finish_reason'";
-    return std::nullopt;
-  }
-  if (fr->is_string()) {
-    p.finish_reason = fr->get<std::string>();
-  } else if (!fr->is_null()) {
-    why = "field 'finish_reason' must be a string or null";
-    return std::nullopt;
-  }
-  if (!read_tokens(j, p.completion_tokens, why)) return std::nullopt;
   return p;
 }
 
@@ -181,43 +118,47 @@ Scores score_responses(const Benchmark& bench, const fs::path& responses, const 
   Scores s;
   std::vector<std::size_t> first_line(bench.views.size(), 0);  // line of the scored record, 0 = none
   std::vector<ScoredPrompt> by_view(bench.views.size());
-  io::for_each_line(responses, [&](const io::Line& line) {
-    s.lines = line.number;
-    if (is_blank_line(line.text)) {
-      ++s.blank_lines;
-      return;
-    }
-    std::string prompt_id;
-    std::string why;
-    auto rec = parse_record(line.text, prompt_id, why);
-    if (!rec) {
-      if (!line.terminated) why += " (last line is not terminated: torn by a crash?)";
-      s.issues.push_back({ScoreIssueKind::kMalformed, line.number, prompt_id, why});
-      return;
-    }
-    const auto it = bench.prompt_index.find(rec->prompt_id);
-    if (it == bench.prompt_index.end()) {
-      s.issues.push_back({ScoreIssueKind::kUnknownPrompt, line.number, rec->prompt_id,
-                          fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)});
-      return;
-    }
-    const std::size_t idx = it->second;
-    if (first_line[idx] != 0) {
-      s.issues.push_back({ScoreIssueKind::kDuplicate, line.number, rec->prompt_id,
-                          fmt::format("duplicate prompt_id '{}' (first record at line {})", rec->prompt_id,
-                                      first_line[idx])});
-      return;
-    }
-    first_line[idx] = line.number;
-    const View& v = bench.views[idx];
-    ScoredPrompt& p = by_view[idx];
-    p.view_index = idx;
-    p.line = line.number;
-    p.completion_tokens = rec->completion_tokens;
-    p.grade = grade::grade_response(rec->response, grade::Question{v.expected, v.answer_unit},
-                                    rec->finish_reason, units);
-    p.finish_reason = std::move(rec->finish_reason);
-  });
+  io::JsonlOptions options;
+  options.on_bad_line = [&](const io::JsonError& e, std::size_t line) {
+    s.issues.push_back({ScoreIssueKind::kMalformed, line, "", e.message});
+  };
+  const io::JsonlStats stats = io::read_jsonl(
+      responses,
+      [&](const io::Record& record, std::size_t line_number) {
+        std::string prompt_id;
+        std::optional<Parsed> rec;
+        try {
+          rec = parse_record(io::Record::of(record.json(), ""), prompt_id);
+        } catch (const Error& e) {
+          s.issues.push_back({ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()});
+          return;
+        }
+        const auto it = bench.prompt_index.find(rec->prompt_id);
+        if (it == bench.prompt_index.end()) {
+          s.issues.push_back({ScoreIssueKind::kUnknownPrompt, line_number, rec->prompt_id,
+                              fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)});
+          return;
+        }
+        const std::size_t idx = it->second;
+        if (first_line[idx] != 0) {
+          s.issues.push_back({ScoreIssueKind::kDuplicate, line_number, rec->prompt_id,
+                              fmt::format("duplicate prompt_id '{}' (first record at line {})",
+                                          rec->prompt_id, first_line[idx])});
+          return;
+        }
+        first_line[idx] = line_number;
+        const View& v = bench.views[idx];
+        ScoredPrompt& p = by_view[idx];
+        p.view_index = idx;
+        p.line = line_number;
+        p.completion_tokens = rec->completion_tokens;
+        p.grade = grade::grade_response(rec->response, grade::Question{v.expected, v.answer_unit},
+                                        rec->finish_reason, units);
+        p.finish_reason = std::move(rec->finish_reason);
+      },
+      options);
+  s.lines = stats.lines;
+  s.blank_lines = stats.blank_lines;
   for (std::size_t i = 0; i < bench.views.size(); ++i) {
     if (first_line[i] == 0) {
       s.issues.push_back({ScoreIssueKind::kMissing, 0, bench.views[i].prompt_id,
@@ -280,17 +221,13 @@ SystemInfo read_system_info(const fs::path& responses) {
   std::error_code ec;
   if (!fs::is_regular_file(run, ec)) return info;
   const io::Json j = io::read_json_file(run);
-  if (!j.is_object()) fail("{}: expected a JSON object", run.string());
-  if (auto m = j.find("model"); m != j.end() && !m->is_null()) {
-    if (!m->is_string() || m->get<std::string>().empty())
-      fail("{}: field 'model' must be a non-empty string", run.string());
-    info.name = m->get<std::string>();
+  const io::Record r = io::Record::of(j, run.string());
+  if (auto m = r.opt_string("model")) {
+    if (m->empty()) r.fail_field("model", "must be a non-empty string");
+    info.name = std::move(*m);
     info.source = "run.json";
   }
-  if (auto sim = j.find("simulated"); sim != j.end() && !sim->is_null()) {
-    if (!sim->is_boolean()) fail("{}: field 'simulated' must be true or false", run.string());
-    info.simulated = sim->get<bool>();
-  }
+  if (auto sim = r.opt_boolean("simulated")) info.simulated = *sim;
   return info;
 }
 
@@ -325,6 +262,10 @@ io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, con
   b["files"] = std::move(files);
   b["prompts"] = bench.views.size();
   m["benchmark"] = std::move(b);
+  if (!bench.selection.is_null()) {
+    m["selection"] = bench.selection;
+    m["selection"]["records_outside"] = scores.outside_selection;
+  }
 
   m["responses"] = {{"path", responses.string()},
                     {"sha256", io::sha256_file(responses)},

@@ -41,41 +41,31 @@ std::optional<fs::path> find_sidecar(const fs::path& scores) {
 
 namespace {
 
-const OJ* field(const OJ& obj, std::string_view key) {
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
+using OR = io::OrderedRecord;
+
+// A JSON object (or nullptr) at key of a plain value, for the sidecar's optional parts.
+std::optional<OR> object_at(const OR& r, std::string_view key) {
+  const OJ* v = r.find(key);
+  if (v == nullptr || !v->is_object()) return std::nullopt;
+  return r.object(key);
 }
 
-std::optional<std::string> opt_string(const OJ& obj, std::string_view key, std::string_view where) {
-  const OJ* v = field(obj, key);
-  if (v == nullptr || v->is_null()) return std::nullopt;
-  if (!v->is_string()) fail("{}: field '{}' must be a string", where, key);
-  return v->get<std::string>();
-}
-
-bool opt_bool(const OJ& obj, std::string_view key, std::string_view where) {
-  const OJ* v = field(obj, key);
-  if (v == nullptr || v->is_null()) return false;
-  if (!v->is_boolean()) fail("{}: field '{}' must be true or false", where, key);
-  return v->get<bool>();
-}
-
-LayerScore read_layer(const OJ& rec, std::string_view layer, const orbit::View& view,
-                      std::string_view where) {
-  const OJ* obj = field(rec, layer);
-  if (obj == nullptr || !obj->is_object()) fail("{}: missing object '{}'", where, layer);
-  const auto oname = opt_string(*obj, "outcome", where);
-  if (!oname) fail("{}: missing field '{}.outcome'", where, layer);
-  const auto outcome = outcome_from_name(*oname);
+LayerScore read_layer(const OR& rec, std::string_view layer, const orbit::View& view) {
+  const std::string& where = rec.where();
+  const OJ* lj = rec.find(layer);
+  if (lj == nullptr || !lj->is_object()) fail("{}: missing object '{}'", where, layer);
+  const OR obj = rec.object(layer);
+  const std::string oname = obj.string("outcome");
+  const auto outcome = outcome_from_name(oname);
   if (!outcome) {
     fail(
         "{}: {}.outcome '{}' is not one of correct, truncation_error, format_error, parse_error, "
         "unit_error, value_error",
-        where, layer, *oname);
+        where, layer, oname);
   }
   LayerScore s;
   s.outcome = *outcome;
-  if (const auto v = opt_string(*obj, "value", where)) {
+  if (const auto v = obj.opt_string("value")) {
     auto r = num::Rational::from_string(*v);
     if (!r) fail("{}: {}.value '{}' is not an exact 'p/q' rational", where, layer, *v);
     s.value = std::move(*r);
@@ -83,7 +73,7 @@ LayerScore read_layer(const OJ& rec, std::string_view layer, const orbit::View& 
   // The outcome and the value must agree with the benchmark's exact answer: this catches scores
   // graded against another benchmark (or a damaged file) instead of reporting nonsense.
   if (s.outcome == Outcome::kCorrect || s.outcome == Outcome::kValueError) {
-    if (!s.value) fail("{}: {}.outcome is {} but {}.value is null", where, layer, *oname, layer);
+    if (!s.value) fail("{}: {}.outcome is {} but {}.value is null", where, layer, oname, layer);
     const bool equal = *s.value == view.expected;
     if (s.outcome == Outcome::kCorrect && !equal) {
       fail(
@@ -99,26 +89,83 @@ LayerScore read_layer(const OJ& rec, std::string_view layer, const orbit::View& 
   return s;
 }
 
-void check_matches(const OJ& rec, std::string_view key, std::string_view expected, std::string_view where) {
-  if (const auto v = opt_string(rec, key, where); v && *v != expected) {
-    fail("{}: {} '{}' does not match the benchmark's '{}'", where, key, *v, expected);
+void check_matches(const OR& rec, std::string_view key, std::string_view expected) {
+  if (const auto v = rec.opt_string(key); v && *v != expected) {
+    fail("{}: {} '{}' does not match the benchmark's '{}'", rec.where(), key, *v, expected);
   }
 }
 
-template <typename Fn>
-void read_jsonl(const fs::path& path, Fn&& fn) {
-  if (!fs::exists(path)) fail(ErrorCode::kIo, "{}: file not found", path.string());
-  io::for_each_line(path, [&](const io::Line& line) {
-    const std::string where = fmt::format("{}:{}", path.string(), line.number);
-    if (line.text.find_first_not_of(" \t\r") == std::string_view::npos) {
-      if (!line.terminated) return;  // a trailing blank fragment
-      fail("{}: empty line (one JSON object per line expected)", where);
+// The sidecar manifest: the system's name and whether it is simulated; scores made for another
+// benchmark (other file hashes) are refused.
+void read_sidecar(SystemScores& sys, const orbit::Benchmark& bench) {
+  const std::string where = sys.manifest_path->string();
+  sys.manifest = io::read_ordered_json_file(*sys.manifest_path);
+  const OR m = OR::of(sys.manifest, where);
+  // `system` is {"name", "simulated", "source"} as `orbit score` writes it; a plain string
+  // name and a top-level `simulated` are accepted too.
+  if (const auto sj = object_at(m, "system")) {
+    if (auto s = sj->opt_string("name")) sys.name = *s;
+    sys.simulated = sj->opt_boolean("simulated").value_or(false);
+  } else if (auto s = m.opt_string("system")) {
+    sys.name = *s;
+  }
+  sys.simulated = sys.simulated || m.opt_boolean("simulated").value_or(false);
+  // Scores made for another benchmark: the hashes of its files must match.
+  if (const auto b = object_at(m, "benchmark")) {
+    if (const auto files = object_at(*b, "files")) {
+      for (const auto& [file, hex] : bench.file_sha256) {
+        if (auto h = files->opt_string(file); h && *h != hex) {
+          fail(
+              "{}: the scores were made for a different {} (sha256 {}, the benchmark at {} "
+              "has {})",
+              where, file, *h, bench.dir.string(), hex);
+        }
+      }
     }
-    if (!line.terminated) fail("{}: last line is not terminated (file truncated?)", where);
-    const OJ j = io::parse_ordered_json(line.text, where);
-    if (!j.is_object()) fail("{}: expected a JSON object", where);
-    fn(j, where, line.number);
-  });
+  }
+}
+
+// One record of a scores file into its prompt's slot.
+void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const OR& rec, std::size_t line) {
+  const std::string& where = rec.where();
+  ++sys.records;
+  const std::string pid = rec.string("prompt_id");
+  auto it = bench.prompt_index.find(pid);
+  if (it == bench.prompt_index.end()) {
+    fail("{}: prompt_id '{}' is not in the benchmark at {}", where, pid, bench.dir.string());
+  }
+  const orbit::View& view = bench.views[it->second];
+  ScoredPrompt& sp = sys.by_view[it->second];
+  if (sp.present) fail("{}: duplicate record for prompt_id '{}' (first at line {})", where, pid, sp.line);
+  check_matches(rec, "base_id", view.base_id);
+  check_matches(rec, "view", view.view);
+  check_matches(rec, "template", view.template_id);
+  if (const auto fam = rec.opt_string("family"); fam && (!view.family || *view.family != *fam)) {
+    fail("{}: family '{}' does not match the benchmark's '{}'", where, *fam, view.family.value_or("null"));
+  }
+  sp.present = true;
+  sp.line = line;
+  sp.layer[0] = read_layer(rec, "strict", view);
+  sp.layer[1] = read_layer(rec, "audit", view);
+  sp.finish_reason = rec.opt_string("finish_reason").value_or("");
+  if (auto t = rec.opt_integer("completion_tokens", 0)) sp.completion_tokens = static_cast<std::uint64_t>(*t);
+  const OR strict = rec.object("strict");
+  const OR audit = rec.object("audit");
+  sp.multiple_final = strict.opt_boolean("multiple_final").value_or(false);
+  sp.recovered = audit.opt_boolean("recovered").value_or(false);
+  if (auto rules = audit.opt_strings("rules")) sp.rules = std::move(*rules);
+  if (auto k = audit.opt_integer("magnitude_k", -1000, 1000)) sp.magnitude_k = static_cast<int>(*k);
+  if (sp.recovered &&
+      (sp.layer[0].outcome == Outcome::kCorrect || sp.layer[1].outcome != Outcome::kCorrect)) {
+    fail("{}: audit.recovered is true but strict is {} and audit is {}", where,
+         outcome_name(sp.layer[0].outcome), outcome_name(sp.layer[1].outcome));
+  }
+  if (auto r = rec.opt_string("response")) sp.response = std::move(*r);
+  if (is_orbit_view(view.view)) {
+    ++sys.scored_orbit_prompts;
+  } else {
+    ++sys.ignored;
+  }
 }
 
 }  // namespace
@@ -129,99 +176,12 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
   sys.scores_path = scores;
   sys.by_view.resize(bench.views.size());
   sys.manifest_path = find_sidecar(scores);
-  if (sys.manifest_path) {
-    const std::string text = io::read_file(*sys.manifest_path);
-    sys.manifest = io::parse_ordered_json(text, sys.manifest_path->string());
-    if (!sys.manifest.is_object()) fail("{}: expected a JSON object", sys.manifest_path->string());
-    const std::string where = sys.manifest_path->string();
-    // `system` is {"name", "simulated", "source"} as `orbit score` writes it; a plain string
-    // name and a top-level `simulated` are accepted too.
-    if (const OJ* sj = field(sys.manifest, "system"); sj != nullptr && sj->is_object()) {
-      if (auto s = opt_string(*sj, "name", where)) sys.name = *s;
-      sys.simulated = opt_bool(*sj, "simulated", where);
-    } else if (auto s = opt_string(sys.manifest, "system", where)) {
-      sys.name = *s;
-    }
-    sys.simulated = sys.simulated || opt_bool(sys.manifest, "simulated", where);
-    // Scores made for another benchmark: the hashes of its files must match.
-    if (const OJ* b = field(sys.manifest, "benchmark"); b != nullptr && b->is_object()) {
-      if (const OJ* files = field(*b, "files"); files != nullptr && files->is_object()) {
-        for (const auto& [file, hex] : bench.file_sha256) {
-          if (auto h = opt_string(*files, file, where); h && *h != hex) {
-            fail(
-                "{}: the scores were made for a different {} (sha256 {}, the benchmark at {} "
-                "has {})",
-                where, file, *h, bench.dir.string(), hex);
-          }
-        }
-      }
-    }
-  }
+  if (sys.manifest_path) read_sidecar(sys, bench);
   if (name) sys.name = *name;
   if (sys.name.empty()) sys.name = scores.stem().string();
 
-  read_jsonl(scores, [&](const OJ& rec, const std::string& where, std::size_t line) {
-    ++sys.records;
-    const auto pid = opt_string(rec, "prompt_id", where);
-    if (!pid) fail("{}: missing field 'prompt_id'", where);
-    auto it = bench.prompt_index.find(*pid);
-    if (it == bench.prompt_index.end()) {
-      fail("{}: prompt_id '{}' is not in the benchmark at {}", where, *pid, bench.dir.string());
-    }
-    const orbit::View& view = bench.views[it->second];
-    ScoredPrompt& sp = sys.by_view[it->second];
-    if (sp.present) {
-      fail("{}: duplicate record for prompt_id '{}' (first at line {})", where, *pid, sp.line);
-    }
-    check_matches(rec, "base_id", view.base_id, where);
-    check_matches(rec, "view", view.view, where);
-    check_matches(rec, "template", view.template_id, where);
-    if (const OJ* fam = field(rec, "family"); fam != nullptr && !fam->is_null()) {
-      if (!fam->is_string()) fail("{}: field 'family' must be a string or null", where);
-      if (!view.family || *view.family != fam->get<std::string>()) {
-        fail("{}: family '{}' does not match the benchmark's '{}'", where, fam->get<std::string>(),
-             view.family.value_or("null"));
-      }
-    }
-    sp.present = true;
-    sp.line = line;
-    sp.layer[0] = read_layer(rec, "strict", view, where);
-    sp.layer[1] = read_layer(rec, "audit", view, where);
-    sp.finish_reason = opt_string(rec, "finish_reason", where).value_or("");
-    if (const OJ* t = field(rec, "completion_tokens"); t != nullptr && !t->is_null()) {
-      if (!t->is_number_unsigned() && !(t->is_number_integer() && t->get<std::int64_t>() >= 0)) {
-        fail("{}: field 'completion_tokens' must be a non-negative integer", where);
-      }
-      sp.completion_tokens = t->get<std::uint64_t>();
-    }
-    sp.multiple_final = opt_bool(rec.value("strict", OJ::object()), "multiple_final", where);
-    const OJ& audit = rec["audit"];
-    sp.recovered = opt_bool(audit, "recovered", where);
-    if (const OJ* rules = field(audit, "rules"); rules != nullptr && !rules->is_null()) {
-      if (!rules->is_array()) fail("{}: field 'audit.rules' must be a list of strings", where);
-      for (const auto& r : *rules) {
-        if (!r.is_string()) fail("{}: field 'audit.rules' must be a list of strings", where);
-        sp.rules.push_back(r.get<std::string>());
-      }
-    }
-    if (const OJ* k = field(audit, "magnitude_k"); k != nullptr && !k->is_null()) {
-      if (!k->is_number_integer() || k->get<std::int64_t>() < -1000 || k->get<std::int64_t>() > 1000) {
-        fail("{}: field 'audit.magnitude_k' must be a small integer or null", where);
-      }
-      sp.magnitude_k = static_cast<int>(k->get<std::int64_t>());
-    }
-    if (sp.recovered &&
-        (sp.layer[0].outcome == Outcome::kCorrect || sp.layer[1].outcome != Outcome::kCorrect)) {
-      fail("{}: audit.recovered is true but strict is {} and audit is {}", where,
-           outcome_name(sp.layer[0].outcome), outcome_name(sp.layer[1].outcome));
-    }
-    if (auto r = opt_string(rec, "response", where)) sp.response = std::move(*r);
-    if (is_orbit_view(view.view)) {
-      ++sys.scored_orbit_prompts;
-    } else {
-      ++sys.ignored;
-    }
-  });
+  (void)io::read_jsonl<OJ>(
+      scores, [&](const OR& rec, std::size_t line) { read_score_record(sys, bench, rec, line); });
 
   for (std::size_t i = 0; i < bench.views.size(); ++i) {
     if (!sys.by_view[i].present && is_orbit_view(bench.views[i].view)) ++sys.missing;
@@ -230,15 +190,14 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
   // Response text for the examples: an explicit responses file, else the sidecar's.
   std::optional<fs::path> rpath = responses;
   if (!rpath && sys.manifest_path && sys.manifest.is_object()) {
+    const OR m = OR::of(sys.manifest, sys.manifest_path->string());
     std::optional<std::string> r;
-    if (const OJ* rj = field(sys.manifest, "responses"); rj != nullptr && rj->is_object()) {
-      r = opt_string(*rj, "path", sys.manifest_path->string());
-    } else {
-      r = opt_string(sys.manifest, "responses", sys.manifest_path->string());
-    }
     std::optional<std::string> sha;
-    if (const OJ* rj = field(sys.manifest, "responses"); rj != nullptr && rj->is_object()) {
-      sha = opt_string(*rj, "sha256", sys.manifest_path->string());
+    if (const auto rj = object_at(m, "responses")) {
+      r = rj->opt_string("path");
+      sha = rj->opt_string("sha256");
+    } else {
+      r = m.opt_string("responses");
     }
     if (r) {
       // As recorded (relative to where `score` ran), else relative to the sidecar's folder; used
@@ -257,12 +216,10 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
     }
   }
   if (rpath) {
-    read_jsonl(*rpath, [&](const OJ& rec, const std::string& where, std::size_t) {
-      const auto pid = opt_string(rec, "prompt_id", where);
-      if (!pid) fail("{}: missing field 'prompt_id'", where);
-      auto it = bench.prompt_index.find(*pid);
+    (void)io::read_jsonl<OJ>(*rpath, [&](const OR& rec, std::size_t) {
+      auto it = bench.prompt_index.find(rec.string("prompt_id"));
       if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it
-      if (auto r = opt_string(rec, "response", where)) sys.by_view[it->second].response = *r;
+      if (auto r = rec.opt_string("response")) sys.by_view[it->second].response = *r;
     });
   }
   for (const auto& sp : sys.by_view) {

@@ -198,7 +198,7 @@ TEST_F(ReportConsensus, BadConsensusFolderIsAReadableError) {
                           (d / "bench").string(), (d / "sys" / "scores.jsonl").string(),
                           (d / "report2").string(), (d / "fake").string()));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("field plan is missing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("consensus.json: missing field 'plan'"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
 }
 

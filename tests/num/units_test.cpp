@@ -156,7 +156,7 @@ TEST(Units, BadFilesNameTheField) {
   EXPECT_NE(error_of(doc(R"({"dimension": "length", "factor": "1"})")).find("units[0]: missing field 'id'"),
             std::string::npos);
   EXPECT_NE(error_of(doc(R"({"id": "m", "dimension": "length", "factor": "1", "symbols": "m"})"))
-                .find(".symbols: must be an array"),
+                .find("field 'symbols' must be a list of strings"),
             std::string::npos);
   EXPECT_NE(error_of(doc(R"({"id": "m", "dimension": "length", "factor": "1", "symbols": [""]})"))
                 .find(".symbols[0]: must not be empty"),

@@ -118,15 +118,21 @@ TEST_F(Scores, BadRecordsAreErrorsNamingTheLine) {
   EXPECT_THAT(
       error_of({R"({"prompt_id": "CV-0001:canonical", "strict": {"outcome": "correct", "value": "5/4"}})"}),
       HasSubstr("missing object 'audit'"));
-  EXPECT_THAT(error_of({R"([1, 2])"}), HasSubstr("expected a JSON object"));
+  EXPECT_THAT(error_of({R"([1, 2])"}), HasSubstr("bad.jsonl:1: not a JSON object"));
   EXPECT_THAT(
       error_of(
           {R"({"prompt_id": "CV-0001:canonical", "completion_tokens": -3, "strict": {"outcome": "correct", "value": "5/4"}, "audit": {"outcome": "correct", "value": "5/4"}})"}),
       HasSubstr("completion_tokens"));
-  EXPECT_THAT(error_of({ok_line, ""}), HasSubstr("empty line"));
+  // Blank lines are skipped (io's JSONL rule), never records.
+  EXPECT_EQ(error_of({ok_line, "", "  "}), "(no error)");
   // A torn last line (no newline) is an error, not a silent drop.
   io::write_file_atomic(dir_ / "torn.jsonl", ok + ok_line.substr(0, 20));
-  EXPECT_THROW((void)load_scores(dir_ / "torn.jsonl", bench_), Error);
+  try {
+    (void)load_scores(dir_ / "torn.jsonl", bench_);
+    ADD_FAILURE() << "a torn last line was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("torn.jsonl:2: last line is not terminated"));
+  }
   EXPECT_THROW((void)load_scores(dir_ / "absent.jsonl", bench_), Error);
 }
 
