@@ -8,13 +8,13 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libgmp-dev libfmt-dev libcli11-dev nlohmann-json3-dev libssl-dev
-  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev
+  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libicu-dev libstemmer-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy
   liblinear-dev
 )
-test_pkgs=(chromium wrk clang-tidy nginx-light hyperfine time)  # time, nginx-light, hyperfine: bench/compare.sh
+test_pkgs=(chromium wrk clang-tidy nginx-light hyperfine time libxapian-dev)  # time, nginx-light, hyperfine: bench/compare.sh; libxapian-dev: bench_retrieval peer
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--with-test-tools" ]]; then want+=("${test_pkgs[@]}"); fi

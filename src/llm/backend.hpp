@@ -43,8 +43,18 @@ struct SamplingOverride {
   [[nodiscard]] Sampling apply(Sampling s) const;
 };
 
-// Which OpenAI route the HTTP backend posts to.
-enum class Api : std::uint8_t { kChat, kCompletions };  // /chat/completions, /completions
+// Which OpenAI route the HTTP backend posts to. kEmbeddings (POST /embeddings, body {"model",
+// "input"}, no sampling fields) answers with the vector as Completion::content: a compact JSON
+// array of numbers (claims retrieval's re-ranking).
+enum class Api : std::uint8_t {
+  kChat,
+  kCompletions,
+  kEmbeddings
+};  // /chat/completions, /completions, /embeddings
+// "chat", "completions", "embeddings" (records, run.json, resume binding).
+[[nodiscard]] inline const char* api_name(Api api) {
+  return api == Api::kChat ? "chat" : (api == Api::kCompletions ? "completions" : "embeddings");
+}
 
 // One request, ready to send: the exact JSON body (also what the record stores and what the cache
 // key hashes) plus the context the simulated backend needs.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -275,7 +276,10 @@ bool retryable_curl(CURLcode c) {
   }
 }
 
-std::string request_path(Api api) { return api == Api::kChat ? "/chat/completions" : "/completions"; }
+std::string request_path(Api api) {
+  return api == Api::kChat ? "/chat/completions"
+                           : (api == Api::kCompletions ? "/completions" : "/embeddings");
+}
 
 class HttpBackend;
 
@@ -609,6 +613,28 @@ ParsedBody parse_completion_body(std::string_view body, Api api) {
   }
   if (j.contains("error")) {
     p.error = "error object: " + error_message_from_body(body);
+    return p;
+  }
+  if (api == Api::kEmbeddings) {  // {"data": [{"embedding": [numbers...]}], "model": ...}
+    auto data = j.find("data");
+    if (data == j.end() || !data->is_array() || data->empty() || !(*data)[0].is_object() ||
+        !(*data)[0].contains("embedding") || !(*data)[0]["embedding"].is_array() ||
+        (*data)[0]["embedding"].empty()) {
+      p.error = "no data[0].embedding array";
+      return p;
+    }
+    const io::Json& e = (*data)[0]["embedding"];
+    for (const auto& x : e) {
+      if (!x.is_number() || !std::isfinite(x.get<double>())) {
+        p.error = "data[0].embedding holds a value that is not a finite number";
+        return p;
+      }
+    }
+    p.completion.content = e.dump();
+    p.completion.finish_reason = "stop";
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) p.completion.usage = *u;
+    if (auto m = j.find("model"); m != j.end() && m->is_string()) p.completion.model = m->get<std::string>();
+    p.ok = true;
     return p;
   }
   auto choices = j.find("choices");

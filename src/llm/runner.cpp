@@ -176,6 +176,16 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   io::Json body = io::Json::object();
   body["model"] = model;
   const std::optional<std::string>& system = item.system_prompt ? item.system_prompt : settings.system_prompt;
+  if (api == Api::kEmbeddings) {  // no sampling: the vector of the prompt text
+    body["input"] = item.prompt;
+    for (auto it = settings.extra_body.begin();
+         settings.extra_body.is_object() && it != settings.extra_body.end(); ++it) {
+      if (it.key() == "model" || it.key() == "input")
+        fail(ErrorCode::kUsage, "--extra-body may not set '{}' (the runner sends it)", it.key());
+      body[it.key()] = it.value();
+    }
+    return body;
+  }
   if (api == Api::kChat) {
     io::Json messages = io::Json::array();
     if (system) messages.push_back({{"role", "system"}, {"content", *system}});
@@ -276,7 +286,7 @@ struct Target {
   Api api = Api::kChat;
   std::vector<std::string> endpoint_names;
   std::string request_model;
-  [[nodiscard]] const char* api_name() const { return api == Api::kChat ? "chat" : "completions"; }
+  [[nodiscard]] const char* api_name() const { return llm::api_name(api); }
 };
 
 // Stage 3: the settings that must match on --resume (the runner's and the caller's).

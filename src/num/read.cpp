@@ -915,6 +915,12 @@ const Candidate* longest(const std::vector<Candidate>& c) {
   return best;
 }
 
+bool is_number_word_impl(std::string_view w) noexcept {
+  const WordInfo* wi = lookup_word(w, 0, w.size());
+  return wi != nullptr && wi->kind != WordKind::kA && wi->kind != WordKind::kAnd &&
+         wi->kind != WordKind::kMinus && wi->kind != WordKind::kPoint;
+}
+
 }  // namespace detail
 
 namespace {
@@ -1113,5 +1119,7 @@ std::vector<NumberMatch> find_numbers(std::string_view t, FormSet allowed, std::
   }
   return out;
 }
+
+bool is_number_word(std::string_view word) noexcept { return detail::is_number_word_impl(word); }
 
 }  // namespace numcheck::num

@@ -128,4 +128,9 @@ struct SmallNumber {
 [[nodiscard]] std::vector<NumberMatch> find_numbers(std::string_view text, FormSet allowed = FormSet::all(),
                                                     std::size_t max_matches = 100000);
 
+// True when `word` (one word, any case) is a number word the kWords grammar reads ("seven",
+// "thousand", "half", "quarters"), not counting the connectors "a", "an", "and", "point", "minus",
+// "negative". Lets a caller skip text that cannot hold a number written in words.
+[[nodiscard]] bool is_number_word(std::string_view word) noexcept;
+
 }  // namespace numcheck::num

@@ -1,0 +1,247 @@
+// bench_retrieval: indexing and top-100 query speed of numcheck's index (src/retrieval) side by
+// side with Xapian on the same deterministic synthetic collection and queries, in one run.
+//
+//   build/release/bench/bench_retrieval                    # 20,000 snippets, 1,000 queries
+//   build/release/bench/bench_retrieval --docs 423320      # the paper's collection size
+//   options: --docs N --queries Q --threads T (indexing threads, default 2) --no-xapian
+//            --no-number-terms (plain words only, to see what the quantity layer costs)
+//
+// Each system runs in its own child process so its peak resident memory (getrusage of the child)
+// is its own. Indexing is end to end: text in memory -> index file on disk (tokenizing, number
+// terms, inverting, writing, checksum). Queries are single-threaded top-100 (ours with MaxScore;
+// Xapian BM25 with k1 = 1.2, b = 0.75, OR of the query's words through its QueryParser). The
+// generator's time is excluded. Figures are wall-clock: run on a quiet machine, or compare
+// instruction counts under callgrind.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#if NUMCHECK_HAVE_XAPIAN
+#include <xapian.h>
+#endif
+
+#include "retrieval/index.hpp"
+#include "retrieval/synthetic.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace numcheck;
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+  double index_cpu_s = 0, query_cpu_s = 0;
+  double index_s = 0, docs_per_s = 0, queries_per_s = 0, exhaustive_qps = 0;
+  double index_mb = 0, peak_mb = 0, mean_hits = 0;
+};
+
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// CPU seconds (user + system) of every thread of this process so far.
+double cpu_now() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+std::uint64_t dir_bytes(const fs::path& p) {
+  std::uint64_t n = 0;
+  for (const auto& e : fs::recursive_directory_iterator(p))
+    if (e.is_regular_file()) n += e.file_size();
+  return n;
+}
+
+Result run_ours(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
+                unsigned threads, const fs::path& dir, bool numbers) {
+  Result r;
+  const double c0 = cpu_now();
+  const auto t0 = Clock::now();
+  {
+    retrieval::IndexBuilder b({.stem = false, .number_terms = numbers});
+    for (std::size_t i = 0; i < docs.size(); ++i)
+      b.add({retrieval::SyntheticCollection::document_id(i), docs[i], ""});
+    const retrieval::Index ix = b.build(threads);
+    ix.save(dir / "index.bin");
+  }
+  const auto t1 = Clock::now();
+  r.index_cpu_s = cpu_now() - c0;
+  r.index_s = secs(t0, t1);
+  r.docs_per_s = static_cast<double>(docs.size()) / r.index_s;
+  r.index_mb = static_cast<double>(fs::file_size(dir / "index.bin")) / 1e6;
+  const retrieval::Index ix = retrieval::Index::load(dir / "index.bin");
+  const retrieval::Searcher s(ix, {});
+  std::vector<retrieval::Query> qs;
+  for (const auto& q : queries) qs.push_back(retrieval::make_query(q, ix.tokenizer()));
+  std::size_t hits = 0;
+  const double c2 = cpu_now();
+  const auto t2 = Clock::now();
+  for (const auto& q : qs) hits += s.search(q, 100).size();
+  const auto t3 = Clock::now();
+  r.query_cpu_s = cpu_now() - c2;
+  r.queries_per_s = static_cast<double>(qs.size()) / secs(t2, t3);
+  r.mean_hits = static_cast<double>(hits) / static_cast<double>(qs.size());
+  const std::size_t nx = std::min<std::size_t>(qs.size(), 200);
+  const auto t4 = Clock::now();
+  for (std::size_t i = 0; i < nx; ++i) hits += s.search_exhaustive(qs[i], 100).size();
+  r.exhaustive_qps = static_cast<double>(nx) / secs(t4, Clock::now());
+  return r;
+}
+
+#if NUMCHECK_HAVE_XAPIAN
+Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
+                  const fs::path& dir) {
+  Result r;
+  const double c0 = cpu_now();
+  const auto t0 = Clock::now();
+  {
+    Xapian::WritableDatabase db((dir / "xapian").string(), Xapian::DB_CREATE_OR_OVERWRITE);
+    Xapian::TermGenerator tg;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      Xapian::Document d;
+      tg.set_document(d);
+      tg.index_text(docs[i]);
+      d.set_data(retrieval::SyntheticCollection::document_id(i));
+      db.add_document(d);
+    }
+    db.commit();
+  }
+  const auto t1 = Clock::now();
+  r.index_cpu_s = cpu_now() - c0;
+  r.index_s = secs(t0, t1);
+  r.docs_per_s = static_cast<double>(docs.size()) / r.index_s;
+  r.index_mb = static_cast<double>(dir_bytes(dir / "xapian")) / 1e6;
+  Xapian::Database db((dir / "xapian").string());
+  Xapian::Enquire enq(db);
+  enq.set_weighting_scheme(Xapian::BM25Weight(1.2, 0, 1, 0.75, 0.5));
+  Xapian::QueryParser qp;
+  qp.set_database(db);
+  qp.set_default_op(Xapian::Query::OP_OR);
+  std::vector<Xapian::Query> qs;
+  for (const auto& q : queries) qs.push_back(qp.parse_query(q, 0));
+  std::size_t hits = 0;
+  const double c2 = cpu_now();
+  const auto t2 = Clock::now();
+  for (const auto& q : qs) {
+    enq.set_query(q);
+    hits += enq.get_mset(0, 100).size();
+  }
+  r.query_cpu_s = cpu_now() - c2;
+  r.queries_per_s = static_cast<double>(qs.size()) / secs(t2, Clock::now());
+  r.mean_hits = static_cast<double>(hits) / static_cast<double>(qs.size());
+  return r;
+}
+
+#endif
+
+// Runs fn in a child process; the child's peak RSS comes from wait4.
+template <typename Fn>
+Result in_child(Fn fn) {
+  int fds[2];
+  if (pipe(fds) != 0) std::exit(1);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Result r = fn();
+    if (write(fds[1], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  Result r;
+  const auto got = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  if (got != static_cast<ssize_t>(sizeof r) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fmt::print(stderr, "bench_retrieval: child failed\n");
+    std::exit(1);
+  }
+  r.peak_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  return r;
+}
+
+std::string xapian_name() {
+#if NUMCHECK_HAVE_XAPIAN
+  return std::string("Xapian ") + XAPIAN_VERSION;
+#else
+  return "";
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t ndocs = 20000, nqueries = 1000;
+  unsigned threads = 2;
+  bool xapian = true, numbers = true;
+  if (const char* e = std::getenv("NUMCHECK_BENCH_RETRIEVAL_DOCS")) ndocs = std::strtoull(e, nullptr, 10);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--docs")
+      ndocs = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--queries")
+      nqueries = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--threads")
+      threads = static_cast<unsigned>(std::strtoul(next().c_str(), nullptr, 10));
+    else if (a == "--no-xapian")
+      xapian = false;
+    else if (a == "--no-number-terms")
+      numbers = false;
+    else if (a.rfind("--benchmark", 0) == 0)
+      continue;  // scripts/run-benchmarks.sh passes these
+    else {
+      fmt::print(stderr, "usage: bench_retrieval [--docs N] [--queries Q] [--threads T] [--no-xapian]\n");
+      return 2;
+    }
+  }
+  const auto g0 = Clock::now();
+  const retrieval::SyntheticCollection coll;
+  std::vector<std::string> docs(ndocs), queries(nqueries);
+  for (std::size_t i = 0; i < ndocs; ++i) docs[i] = coll.document(i);
+  for (std::size_t i = 0; i < nqueries; ++i) queries[i] = coll.query(i);
+  const double gen_s = secs(g0, Clock::now());
+  const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_bench_retrieval_{}", getpid());
+  fs::create_directories(dir);
+  fmt::print(
+      "synthetic collection: {} snippets, {} queries (generated in {:.1f} s, not counted); {} indexing "
+      "threads; machine: {} cores\n",
+      ndocs, nqueries, gen_s, threads, std::thread::hardware_concurrency());
+  const Result ours = in_child([&] { return run_ours(docs, queries, threads, dir, numbers); });
+  Result xap;
+#if NUMCHECK_HAVE_XAPIAN
+  if (xapian) xap = in_child([&] { return run_xapian(docs, queries, dir); });
+#else
+  if (xapian) fmt::print("Xapian not built in (install libxapian-dev and reconfigure): numcheck alone\n");
+  xapian = false;
+#endif
+  fs::remove_all(dir);
+  fmt::print("{:<34} {:>14} {:>14}\n", "", "numcheck", xapian ? xapian_name() : "");
+  auto row = [&](const char* name, double a, double b, const char* f) {
+    fmt::print("{:<34} {:>14} {:>14}\n", name, fmt::format(fmt::runtime(f), a),
+               xapian ? fmt::format(fmt::runtime(f), b) : "");
+  };
+  row("index: snippets/s (end to end)", ours.docs_per_s, xap.docs_per_s, "{:.0f}");
+  row("index: seconds", ours.index_s, xap.index_s, "{:.2f}");
+  row("index: CPU seconds (all threads)", ours.index_cpu_s, xap.index_cpu_s, "{:.2f}");
+  row("index: snippets per CPU second", static_cast<double>(ndocs) / ours.index_cpu_s,
+      static_cast<double>(ndocs) / xap.index_cpu_s, "{:.0f}");
+  row("index: size on disk (MB)", ours.index_mb, xap.index_mb, "{:.1f}");
+  row("top-100 queries/s (1 thread)", ours.queries_per_s, xap.queries_per_s, "{:.1f}");
+  row("top-100 queries per CPU second", static_cast<double>(nqueries) / ours.query_cpu_s,
+      static_cast<double>(nqueries) / xap.query_cpu_s, "{:.1f}");
+  row("mean hits per query", ours.mean_hits, xap.mean_hits, "{:.1f}");
+  row("peak memory (MB, whole child)", ours.peak_mb, xap.peak_mb, "{:.0f}");
+  fmt::print("numcheck exhaustive (no pruning) top-100 queries/s: {:.1f}\n", ours.exhaustive_qps);
+  return 0;
+}

@@ -1,0 +1,588 @@
+#include "retrieval/index.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <thread>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::retrieval {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the index file format is little-endian");
+
+constexpr std::string_view kMagic = "NUMCHECK-RIDX\n";  // 14 bytes
+constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::size_t kHashHexBytes = 64;
+
+// ---- writing ----
+struct Out {
+  std::string s;
+  void u32(std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
+  void u64(std::uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+  void f64(double v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+  void u32s(const std::vector<std::uint32_t>& v) {
+    u64(v.size());
+    s.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  }
+  void strings(const std::vector<std::string>& v) {
+    u64(v.size());
+    std::uint64_t off = 0;
+    for (const auto& x : v) {
+      u64(off);
+      off += x.size();
+    }
+    u64(off);
+    for (const auto& x : v) s += x;
+  }
+};
+
+// ---- reading: every read is bounds-checked ----
+struct In {
+  std::string_view b;
+  std::size_t pos = 0;
+  std::string_view name;
+  [[noreturn]] void bad(std::string_view what) const {
+    fail("index file {} is truncated or corrupt ({} at byte {}); rebuild it with 'numcheck claims index'",
+         name, what, pos);
+  }
+  void need(std::uint64_t n, std::string_view what) const {
+    if (n > b.size() - pos) bad(what);
+  }
+  std::uint32_t u32(std::string_view what) {
+    need(4, what);
+    std::uint32_t v;
+    std::memcpy(&v, b.data() + pos, 4);
+    pos += 4;
+    return v;
+  }
+  std::uint64_t u64(std::string_view what) {
+    need(8, what);
+    std::uint64_t v;
+    std::memcpy(&v, b.data() + pos, 8);
+    pos += 8;
+    return v;
+  }
+  double f64(std::string_view what) {
+    need(8, what);
+    double v;
+    std::memcpy(&v, b.data() + pos, 8);
+    pos += 8;
+    return v;
+  }
+  std::vector<std::uint32_t> u32s(std::string_view what) {
+    const std::uint64_t n = u64(what);
+    if (n > (b.size() - pos) / 4) bad(what);
+    std::vector<std::uint32_t> v(n);
+    if (n) std::memcpy(v.data(), b.data() + pos, n * 4);
+    pos += n * 4;
+    return v;
+  }
+  std::vector<std::string> strings(std::string_view what) {
+    const std::uint64_t n = u64(what);
+    if (n >= (b.size() - pos) / 8) bad(what);
+    std::vector<std::uint64_t> off(n + 1);
+    for (auto& o : off) o = u64(what);
+    if (off[0] != 0) bad(what);
+    for (std::size_t i = 0; i < n; ++i)
+      if (off[i + 1] < off[i]) bad(what);
+    need(off[n], what);
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) v.emplace_back(b.substr(pos + off[i], off[i + 1] - off[i]));
+    pos += off[n];
+    return v;
+  }
+};
+
+bool better(const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.doc < b.doc); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Index
+
+void Index::finish() {
+  std::uint64_t total = 0;
+  for (auto l : doc_len_) total += l;
+  avgdl_ = (doc_len_.empty() || total == 0)
+               ? 1.0
+               : static_cast<double>(total) / static_cast<double>(doc_len_.size());
+  id_order_.resize(doc_ids_.size());
+  std::iota(id_order_.begin(), id_order_.end(), 0u);
+  std::sort(id_order_.begin(), id_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return doc_ids_[a] < doc_ids_[b] || (doc_ids_[a] == doc_ids_[b] && a < b);
+  });
+  for (std::size_t i = 1; i < id_order_.size(); ++i) {
+    if (doc_ids_[id_order_[i]] == doc_ids_[id_order_[i - 1]])
+      fail("duplicate document id '{}' (documents {} and {}); ids must be unique", doc_ids_[id_order_[i]],
+           id_order_[i - 1] + 1, id_order_[i] + 1);
+  }
+}
+
+std::optional<std::uint32_t> Index::doc_number(std::string_view id) const {
+  auto it = std::lower_bound(id_order_.begin(), id_order_.end(), id,
+                             [&](std::uint32_t d, std::string_view x) { return doc_ids_[d] < x; });
+  if (it == id_order_.end() || doc_ids_[*it] != id) return std::nullopt;
+  return *it;
+}
+
+std::optional<std::uint32_t> Index::term(std::string_view t) const {
+  auto it = std::lower_bound(terms_.begin(), terms_.end(), t,
+                             [](const std::string& a, std::string_view x) { return a < x; });
+  if (it == terms_.end() || *it != t) return std::nullopt;
+  return static_cast<std::uint32_t>(it - terms_.begin());
+}
+
+std::string Index::serialize() const {
+  Out o;
+  o.s.reserve(64 + docids_.size() * 8 + terms_.size() * 16);
+  o.s += kMagic;
+  o.u32(kFormatVersion);
+  o.u32((tok_.stem ? 1u : 0u) | (tok_.number_terms ? 2u : 0u));
+  o.f64(avgdl_);
+  o.strings(doc_ids_);
+  o.strings(doc_texts_);
+  o.strings(doc_meta_);
+  o.u32s(doc_len_);
+  o.strings(terms_);
+  o.u32s(term_off_);
+  o.u32s(docids_);
+  o.u32s(tfs_);
+  o.s += io::sha256_hex(o.s);
+  return std::move(o.s);
+}
+
+void Index::save(const std::filesystem::path& path) const { io::write_file_atomic(path, serialize()); }
+
+Index Index::load(const std::filesystem::path& path) {
+  const std::string bytes = io::read_file(path);
+  return parse(bytes, path.string());
+}
+
+Index Index::parse(std::string_view bytes, std::string_view name, bool verify_checksum) {
+  In in{bytes, 0, name};
+  if (bytes.size() < kMagic.size() + kHashHexBytes || bytes.substr(0, kMagic.size()) != kMagic) {
+    in.bad(bytes.size() < kMagic.size() + kHashHexBytes ? "too short" : "not a numcheck index");
+  }
+  const std::string_view body = bytes.substr(0, bytes.size() - kHashHexBytes);
+  if (verify_checksum && io::sha256_hex(body) != bytes.substr(body.size())) {
+    in.pos = body.size();
+    in.bad("checksum mismatch");
+  }
+  in.b = body;
+  in.pos = kMagic.size();
+  Index ix;
+  if (const auto v = in.u32("version"); v != kFormatVersion)
+    fail("index file {} has format version {}, this numcheck reads version {}; rebuild it", name, v,
+         kFormatVersion);
+  const std::uint32_t flags = in.u32("flags");
+  if (flags > 3) in.bad("unknown flags");
+  ix.tok_.stem = (flags & 1u) != 0;
+  ix.tok_.number_terms = (flags & 2u) != 0;
+  ix.avgdl_ = in.f64("avgdl");
+  ix.doc_ids_ = in.strings("document ids");
+  ix.doc_texts_ = in.strings("document texts");
+  ix.doc_meta_ = in.strings("document metadata");
+  ix.doc_len_ = in.u32s("document lengths");
+  const std::size_t n = ix.doc_ids_.size();
+  if (ix.doc_texts_.size() != n || ix.doc_meta_.size() != n || ix.doc_len_.size() != n || n > 0xFFFFFFF0u)
+    in.bad("document tables disagree");
+  ix.terms_ = in.strings("terms");
+  for (std::size_t i = 1; i < ix.terms_.size(); ++i)
+    if (!(ix.terms_[i - 1] < ix.terms_[i])) in.bad("terms out of order");
+  ix.term_off_ = in.u32s("term offsets");
+  ix.docids_ = in.u32s("postings");
+  ix.tfs_ = in.u32s("frequencies");
+  if (in.pos != body.size()) in.bad("trailing bytes");
+  if (ix.term_off_.size() != ix.terms_.size() + 1 || ix.term_off_.front() != 0 ||
+      ix.term_off_.back() != ix.docids_.size() || ix.tfs_.size() != ix.docids_.size())
+    in.bad("posting tables disagree");
+  for (std::size_t t = 0; t < ix.terms_.size(); ++t) {
+    const auto b = ix.term_off_[t], e = ix.term_off_[t + 1];
+    if (e <= b) in.bad("empty or negative posting list");
+    for (auto i = b; i < e; ++i) {
+      if (ix.docids_[i] >= n || (i > b && ix.docids_[i] <= ix.docids_[i - 1]) || ix.tfs_[i] == 0)
+        in.bad("posting out of range or order");
+    }
+  }
+  std::uint64_t total = 0;
+  for (auto l : ix.doc_len_) total += l;
+  const double avg = (n == 0 || total == 0) ? 1.0 : static_cast<double>(total) / static_cast<double>(n);
+  if (!(ix.avgdl_ == avg)) in.bad("average document length");
+  ix.finish();
+  return ix;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IndexBuilder
+
+Index IndexBuilder::build(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (docs_.size() >= 0xFFFFFFF0u) fail("too many documents for one index ({})", docs_.size());
+  Index ix;
+  ix.tok_ = tok_;
+  const std::size_t n = docs_.size();
+  ix.doc_len_.resize(n);
+
+  // Workers tokenize and map terms to their own local ids (each worker keeps its dictionary
+  // across batches); the merge maps each new local term once to a global id, then only indexes
+  // arrays. Batches run one ahead of the sequential merge.
+  struct Chunk {
+    std::vector<std::string> new_terms;  // local ids assigned in this chunk, in order
+    std::vector<std::uint32_t> doc_len;
+    std::vector<std::uint32_t> doc_end;                          // per doc: end offset into pairs
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (local id, tf), ids ascending per doc
+  };
+  // A dictionary whose keys live in an arena (no string object per term).
+  struct LocalDict {
+    std::unordered_map<std::string_view, std::uint32_t> ids;
+    std::vector<std::unique_ptr<char[]>> blocks;
+    std::size_t used = 0, cap = 0;
+    std::string_view keep(std::string_view t) {
+      if (t.size() > cap - used) {
+        cap = std::max<std::size_t>(1 << 20, t.size());
+        blocks.push_back(std::make_unique<char[]>(cap));
+        used = 0;
+      }
+      char* p = blocks.back().get() + used;
+      std::memcpy(p, t.data(), t.size());
+      used += t.size();
+      return {p, t.size()};
+    }
+  };
+  std::vector<LocalDict> dicts(threads);
+  std::vector<std::vector<std::uint32_t>> local_to_global(threads);
+  auto work = [this](LocalDict& dict, std::size_t b, std::size_t e) {
+    Chunk c;
+    c.doc_len.reserve(e - b);
+    c.doc_end.reserve(e - b);
+    std::vector<std::uint32_t> lids;
+    for (std::size_t i = b; i < e; ++i) {
+      lids.clear();
+      const std::uint32_t len = analyze_each(docs_[i].text, tok_, [&](std::string_view t) {
+        auto it = dict.ids.find(t);
+        if (it == dict.ids.end()) {
+          it = dict.ids.emplace(dict.keep(t), static_cast<std::uint32_t>(dict.ids.size())).first;
+          c.new_terms.emplace_back(t);
+        }
+        lids.push_back(it->second);
+      });
+      c.doc_len.push_back(len);
+      std::sort(lids.begin(), lids.end());
+      for (std::size_t x = 0; x < lids.size();) {
+        std::size_t y = x;
+        while (y < lids.size() && lids[y] == lids[x]) ++y;
+        c.pairs.emplace_back(lids[x], static_cast<std::uint32_t>(y - x));
+        x = y;
+      }
+      c.doc_end.push_back(static_cast<std::uint32_t>(c.pairs.size()));
+    }
+    return c;
+  };
+  constexpr std::size_t kBatch = 8192;
+  auto start_batch = [&](std::size_t b) {
+    std::vector<std::future<Chunk>> parts;
+    const std::size_t e = std::min(n, b + kBatch);
+    const std::size_t per = (e - b + threads - 1) / threads;
+    std::size_t w = 0;
+    for (std::size_t s = b; s < e; s += per, ++w)
+      parts.push_back(std::async(std::launch::async, work, std::ref(dicts[w]), s, std::min(e, s + per)));
+    return parts;
+  };
+  std::unordered_map<std::string, std::uint32_t> ids;
+  ids.reserve(1 << 16);
+  std::vector<std::vector<std::uint32_t>> plist_docs, plist_tfs;
+  auto pending = start_batch(0);
+  std::size_t d = 0;
+  for (std::size_t b = 0; b < n; b += kBatch) {
+    std::vector<Chunk> got;
+    for (auto& f : pending) got.push_back(f.get());
+    pending.clear();
+    if (b + kBatch < n) pending = start_batch(b + kBatch);
+    for (std::size_t w = 0; w < got.size(); ++w) {
+      Chunk& c = got[w];
+      auto& l2g = local_to_global[w];
+      for (std::string& t : c.new_terms) {
+        auto [it, inserted] = ids.try_emplace(std::move(t), static_cast<std::uint32_t>(ids.size()));
+        if (inserted) {
+          plist_docs.emplace_back();
+          plist_tfs.emplace_back();
+        }
+        l2g.push_back(it->second);
+      }
+      std::size_t p = 0;
+      for (std::size_t k = 0; k < c.doc_len.size(); ++k, ++d) {
+        ix.doc_len_[d] = c.doc_len[k];
+        for (; p < c.doc_end[k]; ++p) {
+          const std::uint32_t g = l2g[c.pairs[p].first];
+          plist_docs[g].push_back(static_cast<std::uint32_t>(d));
+          plist_tfs[g].push_back(c.pairs[p].second);
+        }
+      }
+    }
+  }
+  dicts.clear();
+
+  // Vocabulary in byte order; postings laid out contiguously in that order.
+  std::vector<std::pair<std::string_view, std::uint32_t>> vocab;
+  vocab.reserve(ids.size());
+  for (const auto& [t, id] : ids) vocab.emplace_back(t, id);
+  std::sort(vocab.begin(), vocab.end());
+  std::uint64_t total = 0;
+  for (const auto& v : plist_docs) total += v.size();
+  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
+  ix.terms_.reserve(vocab.size());
+  ix.term_off_.reserve(vocab.size() + 1);
+  ix.docids_.reserve(total);
+  ix.tfs_.reserve(total);
+  ix.term_off_.push_back(0);
+  for (const auto& [t, id] : vocab) {
+    ix.terms_.emplace_back(t);
+    ix.docids_.insert(ix.docids_.end(), plist_docs[id].begin(), plist_docs[id].end());
+    ix.tfs_.insert(ix.tfs_.end(), plist_tfs[id].begin(), plist_tfs[id].end());
+    ix.term_off_.push_back(static_cast<std::uint32_t>(ix.docids_.size()));
+    std::vector<std::uint32_t>().swap(plist_docs[id]);
+    std::vector<std::uint32_t>().swap(plist_tfs[id]);
+  }
+  ix.doc_ids_.reserve(n);
+  ix.doc_texts_.reserve(n);
+  ix.doc_meta_.reserve(n);
+  for (Document& doc : docs_) {
+    ix.doc_ids_.push_back(std::move(doc.id));
+    ix.doc_texts_.push_back(std::move(doc.text));
+    ix.doc_meta_.push_back(std::move(doc.meta));
+  }
+  docs_.clear();
+  ix.finish();
+  return ix;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries and search
+
+Query make_query_from_terms(const std::vector<std::string>& terms) {
+  Query q;
+  for (const auto& t : terms) {
+    auto it = std::find(q.terms.begin(), q.terms.end(), t);
+    if (it == q.terms.end()) {
+      q.terms.push_back(t);
+      q.counts.push_back(1);
+    } else {
+      ++q.counts[static_cast<std::size_t>(it - q.terms.begin())];
+    }
+  }
+  return q;
+}
+
+Query make_query(std::string_view text, const TokenizerOptions& tok) {
+  return make_query_from_terms(analyze(text, tok).terms);
+}
+
+Searcher::Searcher(const Index& index, Bm25Params params) : ix_(index), p_(params) {
+  if (!(p_.k1 >= 0) || !(p_.b >= 0 && p_.b <= 1) || !std::isfinite(p_.k1))
+    fail(ErrorCode::kUsage, "BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1 = {}, b = {})", p_.k1, p_.b);
+  const std::uint32_t n = ix_.num_docs();
+  norm_.resize(n);
+  for (std::uint32_t d = 0; d < n; ++d)
+    norm_[d] = p_.k1 * (1.0 - p_.b + p_.b * static_cast<double>(ix_.doc_length(d)) / ix_.avgdl());
+  max_ratio_.resize(ix_.num_terms());
+  for (std::uint32_t t = 0; t < ix_.num_terms(); ++t) {
+    const auto pl = ix_.postings(t);
+    double m = 0;
+    for (std::size_t i = 0; i < pl.size; ++i) {
+      const double f = pl.tfs[i];
+      m = std::max(m, f / (f + norm_[pl.docs[i]]));
+    }
+    max_ratio_[t] = m;
+  }
+}
+
+double Searcher::idf(std::uint32_t term) const {
+  const double N = ix_.num_docs();
+  const double df = ix_.df(term);
+  return std::log(1.0 + (N - df + 0.5) / (df + 0.5));
+}
+
+namespace {
+
+struct TermW {
+  std::uint32_t term;
+  double weight;  // count * idf * (k1 + 1)
+  double max_score;
+  std::size_t slot;  // position in the query (summation order)
+};
+
+std::vector<TermW> resolve(const Index& ix, const Searcher& s, const Query& q,
+                           const std::vector<double>& max_ratio, double k1) {
+  std::vector<TermW> out;
+  for (std::size_t i = 0; i < q.terms.size(); ++i) {
+    auto t = ix.term(q.terms[i]);
+    if (!t) continue;
+    const double w = static_cast<double>(q.counts[i]) * s.idf(*t) * (k1 + 1.0);
+    out.push_back({*t, w, w * max_ratio[*t], out.size()});
+  }
+  return out;
+}
+
+std::vector<Hit> finish_heap(std::vector<Hit> heap) {
+  std::sort(heap.begin(), heap.end(), better);
+  return heap;
+}
+
+}  // namespace
+
+double Searcher::score(const Query& q, std::uint32_t doc) const {
+  double s = 0;
+  for (const TermW& t : resolve(ix_, *this, q, max_ratio_, p_.k1)) {
+    const auto pl = ix_.postings(t.term);
+    const auto* it = std::lower_bound(pl.docs, pl.docs + pl.size, doc);
+    if (it != pl.docs + pl.size && *it == doc) {
+      const double f = pl.tfs[it - pl.docs];
+      s += t.weight * f / (f + norm_[doc]);
+    }
+  }
+  return s;
+}
+
+std::vector<Hit> Searcher::search_exhaustive(const Query& q, std::size_t k) const {
+  if (k == 0) return {};
+  std::vector<double> acc(ix_.num_docs(), 0.0);
+  std::vector<std::uint32_t> touched;
+  for (const TermW& t : resolve(ix_, *this, q, max_ratio_, p_.k1)) {
+    const auto pl = ix_.postings(t.term);
+    for (std::size_t i = 0; i < pl.size; ++i) {
+      const std::uint32_t d = pl.docs[i];
+      const double f = pl.tfs[i];
+      if (acc[d] == 0.0) touched.push_back(d);
+      acc[d] += t.weight * f / (f + norm_[d]);
+    }
+  }
+  std::vector<Hit> hits;
+  hits.reserve(touched.size());
+  for (auto d : touched) hits.push_back({d, acc[d]});
+  const std::size_t m = std::min(k, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(m), hits.end(), better);
+  hits.resize(m);
+  return hits;
+}
+
+std::vector<Hit> Searcher::search(const Query& q, std::size_t k) const {
+  if (k == 0) return {};
+  std::vector<TermW> terms = resolve(ix_, *this, q, max_ratio_, p_.k1);
+  const std::size_t nt = terms.size();
+  if (nt == 0) return {};
+  // Cursors ordered by max score ascending: a prefix of them is "non-essential" once the sum of
+  // their max scores cannot lift a document into the top k.
+  std::vector<std::size_t> order(nt);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return terms[a].max_score < terms[b].max_score; });
+  struct Cursor {
+    const std::uint32_t* docs;
+    const std::uint32_t* tfs;
+    std::size_t pos, size;
+    double weight;
+    std::size_t slot;
+    [[nodiscard]] std::uint32_t doc() const {
+      return pos < size ? docs[pos] : std::numeric_limits<std::uint32_t>::max();
+    }
+    void next_geq(std::uint32_t d) {
+      if (pos >= size || docs[pos] >= d) return;
+      std::size_t step = 1, lo = pos, hi = pos + 1;
+      while (hi < size && docs[hi] < d) {
+        lo = hi;
+        step *= 2;
+        hi = std::min(size, hi + step);
+      }
+      pos = static_cast<std::size_t>(std::lower_bound(docs + lo, docs + hi, d) - docs);
+    }
+  };
+  std::vector<Cursor> cur;
+  std::vector<double> ub(nt);  // ub[i] = sum of max scores of cursors 0..i, slightly inflated
+  constexpr double kSlack = 1.0 + 1e-9;
+  double run = 0;
+  for (std::size_t i = 0; i < nt; ++i) {
+    const TermW& t = terms[order[i]];
+    const auto pl = ix_.postings(t.term);
+    cur.push_back({pl.docs, pl.tfs, 0, pl.size, t.weight, t.slot});
+    run += t.max_score;
+    ub[i] = run * kSlack;
+  }
+  std::vector<double> contrib(nt);
+  std::vector<Hit> heap;  // min-heap by `better` (worst on top)
+  heap.reserve(k + 1);
+  double theta = -1.0;  // a document must score > theta to enter (scores are > 0)
+  std::size_t first_ess = 0;
+  constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t next = kEnd;
+  for (const auto& c : cur) next = std::min(next, c.doc());
+  while (next != kEnd) {
+    const std::uint32_t d = next;
+    next = kEnd;
+    std::fill(contrib.begin(), contrib.end(), 0.0);
+    double partial = 0;
+    const double nd = norm_[d];
+    for (std::size_t i = first_ess; i < nt; ++i) {
+      Cursor& c = cur[i];
+      if (c.doc() == d) {
+        const double f = c.tfs[c.pos];
+        const double v = c.weight * f / (f + nd);
+        contrib[c.slot] = v;
+        partial += v;
+        ++c.pos;
+      }
+      next = std::min(next, c.doc());
+    }
+    bool alive = true;
+    for (std::size_t i = first_ess; i-- > 0;) {
+      if (partial * kSlack + ub[i] <= theta) {
+        alive = false;
+        break;
+      }
+      Cursor& c = cur[i];
+      c.next_geq(d);
+      if (c.doc() == d) {
+        const double f = c.tfs[c.pos];
+        const double v = c.weight * f / (f + nd);
+        contrib[c.slot] = v;
+        partial += v;
+      }
+    }
+    if (!alive) continue;
+    double s = 0;
+    for (std::size_t j = 0; j < nt; ++j)
+      if (contrib[j] != 0.0) s += contrib[j];
+    if (heap.size() < k) {
+      heap.push_back({d, s});
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (s > theta) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = {d, s};
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else {
+      continue;
+    }
+    if (heap.size() == k) {
+      theta = heap.front().score;
+      while (first_ess < nt && ub[first_ess] <= theta) ++first_ess;
+      if (first_ess == nt) break;
+      // `next` may point at a document only non-essential lists had; recompute from essentials.
+      next = kEnd;
+      for (std::size_t i = first_ess; i < nt; ++i) next = std::min(next, cur[i].doc());
+    }
+  }
+  return finish_heap(std::move(heap));
+}
+
+}  // namespace numcheck::retrieval

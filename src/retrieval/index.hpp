@@ -1,0 +1,141 @@
+#pragma once
+// The inverted index and the BM25 scorer (our own; the layout follows PISA's ideas without its
+// compression: per term a document-ordered posting list of (document number, term frequency)).
+//
+// Scoring is one named variant, "bm25-lucene": Lucene's / Elasticsearch's BM25
+//   idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+//   score(d, q) = sum over query terms t (repeated terms count again) of
+//                 idf(t) * f(t,d) * (k1 + 1) / (f(t,d) + k1 * (1 - b + b * dl(d) / avgdl))
+// with exact document lengths (Lucene rounds them to one byte; we do not), dl = number of words
+// (number terms are synonyms and do not count, like Lucene's discountOverlaps), avgdl = mean dl
+// over all documents. Ties are broken by the lower document number (insertion order). Scores are
+// doubles summed in query-term order, so pruned and exhaustive search give the same bits.
+//
+// Search is document-at-a-time MaxScore (Turtle and Flood 1995, as in PISA's maxscore_query):
+// safe, i.e. its top-k equals exhaustive scoring's top-k (tested on random queries).
+//
+// Persistence: one file (format in docs/retrieval.md) ending with the SHA-256 of everything before
+// it; load() verifies size, magic, version and checksum before reading, and bounds-checks every
+// count and offset, so a truncated or corrupt file is an Error, never a wrong ranking.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "retrieval/tokenize.hpp"
+
+namespace numcheck::retrieval {
+
+inline constexpr std::string_view kScoringVariant = "bm25-lucene";
+
+struct Bm25Params {
+  double k1 = 1.2;
+  double b = 0.75;
+};
+
+struct Document {
+  std::string id;
+  std::string text;
+  std::string meta;  // compact JSON object of extra fields ("" = none)
+};
+
+class Index {
+ public:
+  [[nodiscard]] std::uint32_t num_docs() const { return static_cast<std::uint32_t>(doc_len_.size()); }
+  [[nodiscard]] std::size_t num_terms() const { return terms_.size(); }
+  [[nodiscard]] std::uint64_t num_postings() const { return docids_.size(); }
+  [[nodiscard]] double avgdl() const { return avgdl_; }
+  [[nodiscard]] const TokenizerOptions& tokenizer() const { return tok_; }
+  [[nodiscard]] std::string_view doc_id(std::uint32_t d) const { return doc_ids_[d]; }
+  [[nodiscard]] std::string_view doc_text(std::uint32_t d) const { return doc_texts_[d]; }
+  [[nodiscard]] std::string_view doc_meta(std::uint32_t d) const { return doc_meta_[d]; }
+  [[nodiscard]] std::uint32_t doc_length(std::uint32_t d) const { return doc_len_[d]; }
+  [[nodiscard]] std::optional<std::uint32_t> doc_number(std::string_view id) const;
+
+  // Term number, or nullopt when the term is not in the index.
+  [[nodiscard]] std::optional<std::uint32_t> term(std::string_view t) const;
+  [[nodiscard]] std::string_view term_text(std::uint32_t t) const { return terms_[t]; }
+  [[nodiscard]] std::uint32_t df(std::uint32_t t) const { return term_off_[t + 1] - term_off_[t]; }
+  struct Postings {
+    const std::uint32_t* docs;
+    const std::uint32_t* tfs;
+    std::size_t size;
+  };
+  [[nodiscard]] Postings postings(std::uint32_t t) const {
+    const auto b = term_off_[t];
+    return {docids_.data() + b, tfs_.data() + b, static_cast<std::size_t>(term_off_[t + 1] - b)};
+  }
+
+  // Writes the index file (atomically). Throws Error (kIo).
+  void save(const std::filesystem::path& path) const;
+  // Reads an index file. verify_checksum=false is for the fuzz target only (every structural
+  // check still runs). Throws Error naming the file for any problem.
+  [[nodiscard]] static Index load(const std::filesystem::path& path);
+  [[nodiscard]] static Index parse(std::string_view bytes, std::string_view name,
+                                   bool verify_checksum = true);
+  // The file's bytes (what save writes).
+  [[nodiscard]] std::string serialize() const;
+
+ private:
+  friend class IndexBuilder;
+  TokenizerOptions tok_;
+  std::vector<std::string> doc_ids_, doc_texts_, doc_meta_;
+  std::vector<std::uint32_t> doc_len_;
+  double avgdl_ = 1.0;
+  std::vector<std::string> terms_;       // sorted (byte order)
+  std::vector<std::uint32_t> term_off_;  // size terms + 1, into docids_/tfs_
+  std::vector<std::uint32_t> docids_, tfs_;
+  std::vector<std::uint32_t> id_order_;  // document numbers sorted by id (for doc_number)
+  void finish();                         // avgdl, id order; throws on duplicate ids
+};
+
+// Builds an index from documents added in order (document number = order of add). Duplicate
+// document ids are an Error (the CLI de-duplicates snippets before adding them).
+class IndexBuilder {
+ public:
+  explicit IndexBuilder(TokenizerOptions tok = {}) : tok_(tok) {}
+  void add(Document d) { docs_.push_back(std::move(d)); }
+  [[nodiscard]] std::size_t size() const { return docs_.size(); }
+  // Tokenizes with `threads` threads (0 = hardware concurrency) and builds. Consumes the builder.
+  [[nodiscard]] Index build(unsigned threads = 0);
+
+ private:
+  TokenizerOptions tok_;
+  std::vector<Document> docs_;
+};
+
+struct Hit {
+  std::uint32_t doc = 0;
+  double score = 0;
+};
+
+// A query: distinct terms with their repeat counts, in first-occurrence order.
+struct Query {
+  std::vector<std::string> terms;
+  std::vector<std::uint32_t> counts;
+};
+[[nodiscard]] Query make_query(std::string_view text, const TokenizerOptions& tok);
+[[nodiscard]] Query make_query_from_terms(const std::vector<std::string>& terms);
+
+class Searcher {
+ public:
+  Searcher(const Index& index, Bm25Params params);
+  [[nodiscard]] const Bm25Params& params() const { return p_; }
+  [[nodiscard]] double idf(std::uint32_t term) const;
+  // Top k by score (ties: lower document number first) with MaxScore pruning.
+  [[nodiscard]] std::vector<Hit> search(const Query& q, std::size_t k) const;
+  // The same by scoring every posting of every query term (reference for tests and benchmarks).
+  [[nodiscard]] std::vector<Hit> search_exhaustive(const Query& q, std::size_t k) const;
+  // One document's score for a query (0 when it has none of the terms).
+  [[nodiscard]] double score(const Query& q, std::uint32_t doc) const;
+
+ private:
+  const Index& ix_;
+  Bm25Params p_;
+  std::vector<double> norm_;       // per document: k1 * (1 - b + b * dl / avgdl)
+  std::vector<double> max_ratio_;  // per term: max over postings of f / (f + norm)
+};
+
+}  // namespace numcheck::retrieval

@@ -1,0 +1,306 @@
+#include "retrieval/tokenize.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <libstemmer.h>
+#include <unicode/brkiter.h>
+#include <unicode/ubrk.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/utext.h>
+#include <unicode/uvernum.h>
+
+#include "claims/segment.hpp"
+#include "core/error.hpp"
+#include "num/read.hpp"
+#include "num/units.hpp"
+
+namespace numcheck::retrieval {
+namespace {
+
+// UAX #29 Word_Break classes of the ASCII characters that matter for words.
+enum class Wb : std::uint8_t { kOther, kALetter, kNumeric, kMidLetter, kMidNumLetQ, kMidNum, kExtendNumLet };
+
+constexpr Wb ascii_class(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return Wb::kALetter;
+  if (c >= '0' && c <= '9') return Wb::kNumeric;
+  if (c == '.' || c == '\'') return Wb::kMidNumLetQ;  // MidNumLet '.', Single_Quote '\''
+  if (c == ',' || c == ';') return Wb::kMidNum;
+  if (c == '_') return Wb::kExtendNumLet;
+  // ':' is MidLetter in UAX #29 but ICU's default rules leave it out (a Swedish/Finnish tailoring).
+  return Wb::kOther;
+}
+
+bool is_word_class(Wb w) { return w == Wb::kALetter || w == Wb::kNumeric || w == Wb::kExtendNumLet; }
+
+bool all_ascii(std::string_view s) {
+  for (unsigned char c : s)
+    if (c >= 0x80) return false;
+  return true;
+}
+
+struct IcuState {
+  std::unique_ptr<icu::BreakIterator> it;
+  UText* ut = nullptr;
+  IcuState() {
+    UErrorCode st = U_ZERO_ERROR;
+    it.reset(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), st));
+    if (U_FAILURE(st) || !it) fail("ICU word break iterator unavailable: {}", u_errorName(st));
+  }
+  ~IcuState() {
+    if (ut) utext_close(ut);
+  }
+  IcuState(const IcuState&) = delete;
+  IcuState& operator=(const IcuState&) = delete;
+};
+
+IcuState& icu_state() {
+  thread_local IcuState s;
+  return s;
+}
+
+struct Stemmer {
+  sb_stemmer* s = nullptr;
+  Stemmer() : s(sb_stemmer_new("english", "UTF_8")) {
+    if (!s) fail("Snowball English stemmer unavailable");
+  }
+  ~Stemmer() { sb_stemmer_delete(s); }
+  Stemmer(const Stemmer&) = delete;
+  Stemmer& operator=(const Stemmer&) = delete;
+};
+
+void stem_in_place(std::string& term) {
+  thread_local Stemmer st;
+  const sb_symbol* out =
+      sb_stemmer_stem(st.s, reinterpret_cast<const sb_symbol*>(term.data()), static_cast<int>(term.size()));
+  if (!out) return;  // out of memory in the stemmer: keep the word
+  term.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(sb_stemmer_length(st.s)));
+}
+
+void normalize_into(std::string_view word, bool ascii, std::string& t) {
+  if (ascii) {
+    t.resize(word.size());
+    for (std::size_t i = 0; i < word.size(); ++i) {
+      const char c = word[i];
+      t[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
+    }
+    return;
+  }
+  t.clear();
+  icu::UnicodeString u =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
+  u.foldCase();
+  u.toUTF8String(t);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    Wb c = ascii_class(static_cast<unsigned char>(text[i]));
+    if (!is_word_class(c)) {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    Wb prev = c;
+    ++i;
+    while (i < n) {
+      const Wb nc = ascii_class(static_cast<unsigned char>(text[i]));
+      if (is_word_class(nc)) {  // WB5, WB8, WB9, WB10, WB13a, WB13b
+        prev = nc;
+        ++i;
+        continue;
+      }
+      if (i + 1 < n) {
+        const Wb after = ascii_class(static_cast<unsigned char>(text[i + 1]));
+        // WB6/WB7: ALetter (MidLetter | MidNumLetQ) ALetter
+        if (prev == Wb::kALetter && (nc == Wb::kMidLetter || nc == Wb::kMidNumLetQ) &&
+            after == Wb::kALetter) {
+          i += 2;
+          continue;
+        }
+        // WB11/WB12: Numeric (MidNum | MidNumLetQ) Numeric
+        if (prev == Wb::kNumeric && (nc == Wb::kMidNum || nc == Wb::kMidNumLetQ) && after == Wb::kNumeric) {
+          i += 2;
+          continue;
+        }
+      }
+      break;
+    }
+    // ICU gives every segment a word status except a lone ExtendNumLet ("_").
+    if (c != Wb::kExtendNumLet || i - start >= 2) out.emplace_back(start, i);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> icu_word_ranges(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  IcuState& s = icu_state();
+  UErrorCode st = U_ZERO_ERROR;
+  s.ut = utext_openUTF8(s.ut, text.data(), static_cast<int64_t>(text.size()), &st);
+  if (U_FAILURE(st)) fail("ICU cannot open text: {}", u_errorName(st));
+  s.it->setText(s.ut, st);
+  if (U_FAILURE(st)) fail("ICU cannot segment text: {}", u_errorName(st));
+  std::int32_t prev = s.it->first();
+  for (std::int32_t pos = s.it->next(); pos != icu::BreakIterator::DONE; prev = pos, pos = s.it->next()) {
+    if (s.it->getRuleStatus() == UBRK_WORD_NONE) continue;
+    out.emplace_back(static_cast<std::size_t>(prev), static_cast<std::size_t>(pos));
+  }
+  return out;
+}
+
+std::vector<Token> words(std::string_view text, const TokenizerOptions& opt) {
+  const bool ascii = all_ascii(text);
+  const auto ranges = ascii ? ascii_word_ranges(text) : icu_word_ranges(text);
+  std::vector<Token> out;
+  out.reserve(ranges.size());
+  std::string t;
+  for (auto [b, e] : ranges) {
+    if (e - b > kMaxTokenBytes) continue;
+    const std::string_view w = text.substr(b, e - b);
+    normalize_into(w, ascii || all_ascii(w), t);
+    if (opt.stem) stem_in_place(t);
+    if (t.empty() || t.size() > kMaxTokenBytes) continue;
+    out.push_back({b, e, t});
+  }
+  return out;
+}
+
+namespace {
+
+std::string number_term(const num::Rational& v) {
+  auto dec = v.to_decimal();
+  return "#" + (dec ? *dec : v.str());
+}
+
+// A currency symbol written just before byte `at` ("$", "€", "£", ...: prefix units of the
+// registry), skipping one space.
+bool currency_before(std::string_view text, std::size_t at) {
+  if (at > 0 && text[at - 1] == ' ') --at;
+  const auto& units = num::UnitRegistry::builtin();
+  for (std::size_t len = 1; len <= 3 && len <= at; ++len) {
+    const num::Unit* u = units.lookup(text.substr(at - len, len));
+    if (u != nullptr && u->prefix) return true;
+  }
+  return false;
+}
+
+// "86k", "5bn", "$3m": digits with a scale attached (the claims lexicon's attached_scales; "m"
+// and "b" only after a currency symbol, as there).
+std::optional<num::Rational> attached_scale_value(std::string_view text, std::size_t b, std::size_t e) {
+  std::size_t d = b;
+  while (d < e && ((text[d] >= '0' && text[d] <= '9') || text[d] == '.' || text[d] == ',')) ++d;
+  if (d == b || d == e) return std::nullopt;
+  const claims::Lexicon& lex = claims::Lexicon::builtin();
+  const auto sc = lex.attached_scales.find(std::string(text.substr(d, e - d)));
+  if (sc == lex.attached_scales.end()) return std::nullopt;
+  const auto& need = lex.attached_need_currency;
+  if (std::find(need.begin(), need.end(), sc->first) != need.end() && !currency_before(text, b))
+    return std::nullopt;
+  const num::ReadResult r =
+      num::read_number(text.substr(b, d - b), {num::NumberForm::kInteger, num::NumberForm::kDecimal});
+  if (!r) return std::nullopt;
+  return r.match->value * sc->second;
+}
+
+void add_number_terms(std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+                      std::vector<std::string>& out) {
+  // Numbers the reader finds in running text (every written form, number words included) and
+  // digits with an attached scale, which the reader leaves alone as part of a word; in text order.
+  std::vector<std::pair<std::size_t, std::string>> found;
+  std::vector<std::pair<std::size_t, std::size_t>> scaled;
+  for (auto [b, e] : ranges) {
+    if (text[b] < '0' || text[b] > '9') continue;
+    if (auto v = attached_scale_value(text, b, e)) {
+      found.emplace_back(b, number_term(*v));
+      scaled.emplace_back(b, e);
+    }
+  }
+  // The reader runs only on windows around words that can be part of a number (a digit or a number
+  // word), two words before and three after, merged when they touch, each from the end of the word
+  // before to the start of the word after (so "$", "-", "%" and "per cent" are inside). A number
+  // never straddles two windows, so this finds what one pass over the whole text finds.
+  auto numberish = [&](std::size_t i) {
+    const auto [b, e] = ranges[i];
+    for (std::size_t k = b; k < e; ++k)
+      if (text[k] >= '0' && text[k] <= '9') return true;
+    return num::is_number_word(text.substr(b, e - b));
+  };
+  const std::size_t nr = ranges.size();
+  std::size_t i = 0;
+  while (i < nr) {
+    if (!numberish(i)) {
+      ++i;
+      continue;
+    }
+    const std::size_t lo = i >= 2 ? i - 2 : 0;
+    std::size_t hi = std::min(nr - 1, i + 3);
+    for (std::size_t j = i + 1; j <= hi + 3 && j < nr; ++j)
+      if (numberish(j)) hi = std::min(nr - 1, std::max(hi, j + 3));
+    const std::size_t wb = lo > 0 ? ranges[lo - 1].second : 0;
+    const std::size_t we = hi + 1 < nr ? ranges[hi + 1].first : text.size();
+    for (const num::NumberMatch& m : num::find_numbers(text.substr(wb, we - wb))) {
+      const std::size_t at = wb + m.begin;
+      const bool inside = std::any_of(scaled.begin(), scaled.end(),
+                                      [&](const auto& r) { return at >= r.first && at < r.second; });
+      if (!inside) found.emplace_back(at, number_term(m.value));
+    }
+    i = hi + 1;
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& f : found) out.push_back(std::move(f.second));
+}
+
+}  // namespace
+
+std::vector<std::string> number_terms(std::string_view text) {
+  std::vector<std::string> out;
+  add_number_terms(text, all_ascii(text) ? ascii_word_ranges(text) : icu_word_ranges(text), out);
+  return out;
+}
+
+std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
+                           const std::function<void(std::string_view)>& emit) {
+  const bool ascii = all_ascii(text);
+  const auto ranges = ascii ? ascii_word_ranges(text) : icu_word_ranges(text);
+  thread_local std::string t;
+  std::uint32_t length = 0;
+  for (auto [b, e] : ranges) {
+    if (e - b > kMaxTokenBytes) continue;
+    const std::string_view w = text.substr(b, e - b);
+    normalize_into(w, ascii || all_ascii(w), t);
+    if (opt.stem) stem_in_place(t);
+    if (t.empty() || t.size() > kMaxTokenBytes) continue;
+    ++length;
+    emit(t);
+  }
+  if (opt.number_terms) {
+    std::vector<std::string> nums;
+    add_number_terms(text, ranges, nums);
+    for (const auto& x : nums) emit(x);
+  }
+  return length;
+}
+
+Analyzed analyze(std::string_view text, const TokenizerOptions& opt) {
+  Analyzed a;
+  a.length = analyze_each(text, opt, [&](std::string_view t) { a.terms.emplace_back(t); });
+  return a;
+}
+
+std::string tokenizer_name(const TokenizerOptions& opt) {
+  std::string s = fmt::format("uax29-icu{}+lower", U_ICU_VERSION);
+  if (opt.stem) s += "+snowball-english";
+  if (opt.number_terms) s += "+numbers";
+  return s;
+}
+
+}  // namespace numcheck::retrieval

@@ -1,0 +1,209 @@
+// BM25 equals an independent straightforward implementation; MaxScore's top-100 equals exhaustive
+// scoring's on 1,000 random queries; the index file round-trips and a damaged file is an error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/prng.hpp"
+#include "io/files.hpp"
+#include "retrieval/index.hpp"
+#include "retrieval/synthetic.hpp"
+
+namespace numcheck::retrieval {
+namespace {
+
+Index build(const std::vector<std::string>& texts, TokenizerOptions tok = {}) {
+  IndexBuilder b(tok);
+  for (std::size_t i = 0; i < texts.size(); ++i) b.add({"d" + std::to_string(i), texts[i], ""});
+  return b.build(2);
+}
+
+// BM25 written from the formula, over whitespace-free term lists, without any index.
+double naive_bm25(const std::vector<Analyzed>& docs, const std::vector<std::string>& query, std::size_t d,
+                  double k1, double b) {
+  const double N = static_cast<double>(docs.size());
+  double total = 0;
+  for (const auto& a : docs) total += a.length;
+  const double avgdl = total / N;
+  double s = 0;
+  for (const auto& q : query) {  // repeated query terms count again
+    double df = 0;
+    for (const auto& a : docs)
+      if (std::count(a.terms.begin(), a.terms.end(), q) > 0) df += 1;
+    if (df == 0) continue;
+    const double f = static_cast<double>(std::count(docs[d].terms.begin(), docs[d].terms.end(), q));
+    if (f == 0) continue;
+    const double idf = std::log(1 + (N - df + 0.5) / (df + 0.5));
+    s += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * docs[d].length / avgdl));
+  }
+  return s;
+}
+
+const std::vector<std::string> kSmall = {
+    "The unemployment rate fell to 3.5% in 2019, the lowest in 50 years.",
+    "Spending rose by $86,000 last year; the budget was $1.2 million.",
+    "One thousand people attended; 1,000 tickets were sold.",
+    "Unemployment unemployment unemployment.",
+    "",
+    "A claim about taxes and the budget and spending.",
+    "Rates of unemployment in the U.S. were 1000 times lower?",
+};
+
+TEST(Bm25, EqualsStraightforwardImplementation) {
+  const Index ix = build(kSmall);
+  std::vector<Analyzed> docs;
+  for (const auto& t : kSmall) docs.push_back(analyze(t));
+  for (auto [k1, b] :
+       std::vector<std::pair<double, double>>{{1.2, 0.75}, {0.9, 0.4}, {2.0, 1.0}, {0.0, 0.0}}) {
+    Searcher s(ix, {k1, b});
+    for (std::string qtext : {"unemployment rate 2019", "budget spending $86k", "one thousand tickets 1000",
+                              "unemployment unemployment taxes", "nothing matches zzz"}) {
+      const Query q = make_query(qtext, ix.tokenizer());
+      const auto terms = analyze(qtext).terms;
+      auto hits = s.search_exhaustive(q, 100);
+      std::set<std::uint32_t> seen;
+      for (const auto& h : hits) {
+        seen.insert(h.doc);
+        const double want = naive_bm25(docs, terms, h.doc, k1, b);
+        EXPECT_NEAR(h.score, want, 1e-9 * want) << qtext << " doc " << h.doc;
+        EXPECT_EQ(h.score, s.score(q, h.doc));
+      }
+      for (std::uint32_t d = 0; d < ix.num_docs(); ++d)
+        if (!seen.count(d)) {
+          EXPECT_EQ(naive_bm25(docs, terms, d, k1, b), 0.0) << qtext << " doc " << d;
+        }
+    }
+  }
+}
+
+TEST(Bm25, NumberTermsMatchAcrossForms) {
+  const Index ix = build(kSmall);
+  Searcher s(ix, {});
+  const auto hits = s.search(make_query("$86k", ix.tokenizer()), 10);
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(ix.doc_id(hits[0].doc), "d1");
+  const auto h2 = s.search(make_query("one thousand", ix.tokenizer()), 10);
+  std::set<std::string> ids;
+  for (const auto& h : h2) ids.insert(std::string(ix.doc_id(h.doc)));
+  EXPECT_TRUE(ids.count("d2") && ids.count("d6"));  // "1,000" and "1000" meet "one thousand"
+}
+
+TEST(Bm25, TiesBrokenByDocumentNumber) {
+  const Index ix = build({"alpha beta", "alpha beta", "gamma", "alpha beta"});
+  Searcher s(ix, {});
+  const auto hits = s.search(make_query("alpha", ix.tokenizer()), 2);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].doc, 0u);
+  EXPECT_EQ(hits[1].doc, 1u);
+  EXPECT_EQ(hits[0].score, hits[1].score);
+}
+
+TEST(Bm25, DuplicateDocumentIdsAreAnError) {
+  IndexBuilder b;
+  b.add({"x", "one", ""});
+  b.add({"x", "two", ""});
+  EXPECT_THROW((void)b.build(1), Error);
+}
+
+TEST(MaxScore, EqualsExhaustiveTop100OnRandomQueries) {
+  SyntheticSpec spec;
+  spec.vocabulary = 3000;  // small vocabulary: long posting lists and many ties
+  SyntheticCollection coll(spec);
+  IndexBuilder b;
+  for (std::size_t i = 0; i < 4000; ++i) b.add({SyntheticCollection::document_id(i), coll.document(i), ""});
+  const Index ix = b.build(2);
+  Rng rng(20260725, "maxscore-params");
+  std::size_t compared = 0;
+  for (std::size_t qi = 0; qi < 1000; ++qi) {
+    const Bm25Params p = qi % 3 == 0 ? Bm25Params{} : Bm25Params{0.5 + rng.unit() * 1.5, rng.unit()};
+    Searcher s(ix, p);
+    const Query q = make_query(coll.query(qi), ix.tokenizer());
+    const std::size_t k = qi % 10 == 0 ? 1 + rng.below(20) : 100;
+    const auto pruned = s.search(q, k);
+    const auto full = s.search_exhaustive(q, k);
+    ASSERT_EQ(pruned.size(), full.size()) << "query " << qi;
+    for (std::size_t r = 0; r < full.size(); ++r) {
+      ASSERT_EQ(pruned[r].doc, full[r].doc) << "query " << qi << " rank " << r;
+      ASSERT_EQ(pruned[r].score, full[r].score) << "query " << qi << " rank " << r;
+    }
+    compared += full.size();
+  }
+  EXPECT_GT(compared, 50000u);
+}
+
+TEST(IndexFile, RoundTripsAndRanksTheSame) {
+  const Index ix = build(kSmall, {.stem = true, .number_terms = true});
+  const std::string bytes = ix.serialize();
+  const Index back = Index::parse(bytes, "mem");
+  EXPECT_EQ(back.num_docs(), ix.num_docs());
+  EXPECT_EQ(back.num_terms(), ix.num_terms());
+  EXPECT_TRUE(back.tokenizer().stem);
+  EXPECT_EQ(back.serialize(), bytes);
+  Searcher a(ix, {}), b(back, {});
+  const Query q = make_query("unemployment budget 1000", ix.tokenizer());
+  const auto ha = a.search(q, 10), hb = b.search(q, 10);
+  ASSERT_EQ(ha.size(), hb.size());
+  for (std::size_t i = 0; i < ha.size(); ++i) EXPECT_EQ(ha[i].doc, hb[i].doc);
+  EXPECT_EQ(back.doc_number("d3"), 3u);
+  EXPECT_FALSE(back.doc_number("nope"));
+}
+
+TEST(IndexFile, TruncatedOrCorruptIsAClearError) {
+  const std::string bytes = build(kSmall).serialize();
+  for (std::size_t cut : {std::size_t{0}, std::size_t{5}, bytes.size() / 2, bytes.size() - 1}) {
+    try {
+      (void)Index::parse(bytes.substr(0, cut), "idx.bin");
+      ADD_FAILURE() << "cut at " << cut << " loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("idx.bin"), std::string::npos);
+    }
+  }
+  Rng rng(7, "corrupt");
+  for (int i = 0; i < 200; ++i) {
+    std::string bad = bytes;
+    bad[rng.below(bad.size())] ^= static_cast<char>(1 + rng.below(255));
+    EXPECT_THROW((void)Index::parse(bad, "idx.bin"), Error);
+  }
+  // Without the checksum the structural checks still refuse what they can see.
+  std::string bad = bytes;
+  bad.resize(bad.size() - 70);
+  bad += std::string(64, '0');
+  EXPECT_THROW((void)Index::parse(bad, "idx.bin", false), Error);
+}
+
+TEST(IndexFile, SaveAndLoadThroughAFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "numcheck_retrieval_index_test";
+  std::filesystem::create_directories(dir);
+  const Index ix = build(kSmall);
+  ix.save(dir / "index.bin");
+  EXPECT_EQ(Index::load(dir / "index.bin").num_docs(), ix.num_docs());
+  EXPECT_THROW((void)Index::load(dir / "missing.bin"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HostileCorpus, EmptyHugeAndInvalidDocuments) {
+  std::string huge;
+  huge.reserve(10u << 20);
+  while (huge.size() < (10u << 20)) huge += "lorem ipsum dolor sit amet ";
+  const std::string invalid =
+      "caf\xc3 \xff\xfe na\xefve 12\x80"
+      "3";
+  const Index ix = build({"", huge, invalid, "lorem"});
+  EXPECT_EQ(ix.doc_length(0), 0u);
+  Searcher s(ix, {});
+  const auto hits = s.search(make_query("lorem", ix.tokenizer()), 10);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].doc, 1u);  // the 10 MB document repeats it 400,000 times
+  EXPECT_EQ(hits[1].doc, 3u);
+  EXPECT_EQ(ix.doc_length(2), 5u);  // invalid bytes are boundaries: "caf", "na", "ve", "12", "3"
+  EXPECT_EQ(s.search(make_query("", ix.tokenizer()), 10).size(), 0u);
+}
+
+}  // namespace
+}  // namespace numcheck::retrieval

@@ -1,0 +1,140 @@
+#include "embeddings_server.hpp"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "io/json.hpp"
+
+namespace numcheck::testing {
+
+struct EmbeddingsServer::Impl {
+  httplib::Server svr;
+  std::thread th;
+  int port = 0;
+  std::string model;
+  std::size_t dim;
+  mutable std::mutex mu;
+  std::vector<EmbeddingFault> faults;
+  std::map<std::string, int> seen;  // (fault index + text) -> requests so far
+};
+
+EmbeddingsServer::EmbeddingsServer(std::string model, std::size_t dimension)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->model = std::move(model);
+  impl_->dim = dimension;
+  Impl* im = impl_.get();
+  im->svr.Get("/v1/models", [im](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> l(im->mu);
+    io::Json j = {{"object", "list"}, {"data", io::Json::array({{{"id", im->model}, {"object", "model"}}})}};
+    res.set_content(j.dump(), "application/json");
+  });
+  im->svr.Post("/v1/embeddings", [this, im](const httplib::Request& req, httplib::Response& res) {
+    ++posts_;
+    io::Json body = io::Json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.contains("input") || !body["input"].is_string() ||
+        !body.contains("model")) {
+      res.status = 400;
+      res.set_content(R"({"error":{"message":"need model and input"}})", "application/json");
+      return;
+    }
+    const std::string text = body["input"].get<std::string>();
+    std::string fault;
+    std::string model;
+    {
+      std::lock_guard<std::mutex> l(im->mu);
+      model = im->model;
+      for (std::size_t i = 0; i < im->faults.size(); ++i) {
+        const auto& f = im->faults[i];
+        if (text.find(f.match) == std::string::npos) continue;
+        int& n = im->seen[std::to_string(i) + "\n" + text];
+        if (f.times < 0 || n < f.times) {
+          ++n;
+          fault = f.kind;
+          break;
+        }
+      }
+    }
+    if (fault == "429") {
+      res.status = 429;
+      res.set_header("Retry-After", "0");
+      res.set_content(R"({"error":{"message":"rate limited"}})", "application/json");
+      return;
+    }
+    if (fault == "500") {
+      res.status = 500;
+      res.set_content(R"({"error":{"message":"internal error"}})", "application/json");
+      return;
+    }
+    io::Json vec = io::Json::array();
+    if (fault == "malformed") {
+      vec = io::Json::array({"not", "a", "number"});
+    } else {
+      for (double x : vector_for(text)) vec.push_back(x);
+      if (fault == "dimension") vec.push_back(1.0);
+    }
+    io::Json j = {{"object", "list"},
+                  {"model", model},
+                  {"data", io::Json::array({{{"object", "embedding"}, {"index", 0}, {"embedding", vec}}})},
+                  {"usage", {{"prompt_tokens", 1}, {"total_tokens", 1}}}};
+    res.set_content(j.dump(), "application/json");
+  });
+}
+
+EmbeddingsServer::~EmbeddingsServer() { stop(); }
+
+int EmbeddingsServer::start() {
+  impl_->port = impl_->svr.bind_to_any_port("127.0.0.1");
+  impl_->th = std::thread([im = impl_.get()] { im->svr.listen_after_bind(); });
+  for (int i = 0; i < 2000 && !impl_->svr.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return impl_->port;
+}
+
+void EmbeddingsServer::stop() {
+  if (impl_->th.joinable()) {
+    impl_->svr.stop();
+    impl_->th.join();
+  }
+}
+
+std::string EmbeddingsServer::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port) + "/v1";
+}
+
+void EmbeddingsServer::set_faults(std::vector<EmbeddingFault> f) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  impl_->faults = std::move(f);
+  impl_->seen.clear();
+}
+
+void EmbeddingsServer::set_model(std::string model) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  impl_->model = std::move(model);
+}
+
+std::vector<double> EmbeddingsServer::vector_for(const std::string& text) const {
+  std::vector<double> v(impl_->dim, 0.0);
+  std::string w;
+  auto flush = [&] {
+    if (w.empty()) return;
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : w) h = (h ^ c) * 1099511628211ull;
+    v[h % impl_->dim] += 1.0;
+    w.clear();
+  };
+  for (char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      w += c;
+    } else if (c >= 'A' && c <= 'Z') {
+      w += static_cast<char>(c - 'A' + 'a');
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return v;
+}
+
+}  // namespace numcheck::testing
