@@ -11,6 +11,7 @@ build_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy
+  liblinear-dev
 )
 test_pkgs=(chromium wrk)
 

@@ -11,12 +11,12 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/run_flags.hpp"
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
-#include "llm/options.hpp"
 #include "llm/reference.hpp"
 #include "llm/runner.hpp"
 #include "orbit/benchmark.hpp"
@@ -98,7 +98,7 @@ void setup_run(CLI::App& app) {
   app.add_option(
       "--bench", a->bench,
       "Benchmark directory for --system reference (default: the directory the plan was made from)");
-  llm::add_run_options(app, a->opts);
+  add_run_flags(app, a->opts);
   app.footer(
       "Sampling (temperature, top_p, top_k, seed, max_tokens) is fixed per call by the plan; the sampling "
       "flags "

@@ -11,9 +11,9 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "io/sha256.hpp"
-#include "llm/options.hpp"
 #include "llm/reference.hpp"
 #include "llm/runner.hpp"
 #include "orbit/benchmark.hpp"
@@ -38,7 +38,7 @@ void setup(CLI::App& app) {
                  "Comma-separated views to run (canonical, fraction, scientific, percent, words, unit, "
                  "paraphrase1, paraphrase2) or 'all'; default: every view except the paraphrases");
   app.add_option("--limit", args->limit, "Run only the first N selected prompts, in file order");
-  llm::add_run_options(app, args->opts);
+  add_run_flags(app, args->opts);
   app.footer(
       "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
       "errors.jsonl; "

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -31,28 +32,71 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
   return out;
 }
 
-void write_file_atomic(const fs::path& path, std::string_view bytes) {
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(ErrorCode::kIo, "cannot write {}: {}", tmp.string(), std::strerror(errno));
+AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
+  if (path_.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(path_.parent_path(), ec);
+    if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", path_.parent_path().string(), ec.message());
+  }
+  tmp_ = path_;
+  tmp_ += fmt::format(".tmp.{}", ::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+  }
+}
+
+void AtomicFile::abort_with(const char* what, int err) {
+  ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+  fail(ErrorCode::kIo, "cannot {} {}: {}", what, path_.string(), std::strerror(err));
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      fail(ErrorCode::kIo, "cannot write {}: {}", tmp.string(), std::strerror(e));
+      abort_with("write", errno);
     }
     done += static_cast<std::size_t>(n);
   }
-  ::fsync(fd);
-  ::close(fd);
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
+  if (::fsync(fd_) != 0) abort_with("write", errno);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    const int e = errno;
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+    fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(e));
+  }
+  fd_ = -1;
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) fail(ErrorCode::kIo, "cannot rename {} to {}: {}", tmp.string(), path.string(), ec.message());
+  fs::rename(tmp_, path_, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp_, ignored);
+    fail(ErrorCode::kIo, "cannot rename {} to {}: {}", tmp_.string(), path_.string(), ec.message());
+  }
+}
+
+void write_file_atomic(const fs::path& path, std::string_view bytes) {
+  AtomicFile f(path);
+  f.write(bytes);
+  f.commit();
 }
 
 static fs::path exe_dir() {
@@ -99,23 +143,28 @@ void for_each_line(const fs::path& path, const std::function<void(const Line&)>&
 }
 
 AppendFile::AppendFile(const fs::path& path, bool durable) : durable_(durable), path_(path) {
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  f_ = std::fopen(path.c_str(), "ab");
-  if (f_ == nullptr)
-    fail(ErrorCode::kIo, "cannot open {} for appending: {}", path.string(), std::strerror(errno));
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", path.parent_path().string(), ec.message());
+  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot open {} for appending: {}", path.string(), std::strerror(errno));
 }
 
-AppendFile::AppendFile(AppendFile&& o) noexcept : f_(o.f_), durable_(o.durable_), path_(std::move(o.path_)) {
-  o.f_ = nullptr;
-}
+AppendFile::AppendFile(AppendFile&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)),
+      durable_(o.durable_),
+      dirty_(o.dirty_.load()),
+      path_(std::move(o.path_)) {}
 
 AppendFile& AppendFile::operator=(AppendFile&& o) noexcept {
   if (this != &o) {
     close();
-    f_ = o.f_;
+    fd_ = std::exchange(o.fd_, -1);
     durable_ = o.durable_;
+    dirty_.store(o.dirty_.load());
     path_ = std::move(o.path_);
-    o.f_ = nullptr;
   }
   return *this;
 }
@@ -123,22 +172,34 @@ AppendFile& AppendFile::operator=(AppendFile&& o) noexcept {
 AppendFile::~AppendFile() { close(); }
 
 void AppendFile::close() {
-  if (f_ != nullptr) {
-    std::fclose(f_);
-    f_ = nullptr;
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
   }
 }
 
 void AppendFile::append_line(std::string_view line) {
-  if (f_ == nullptr) fail(ErrorCode::kIo, "append to a closed file");
+  if (fd_ < 0) fail(ErrorCode::kIo, "append to a closed file");
   std::string rec;
   rec.reserve(line.size() + 1);
   rec.append(line);
   rec.push_back('\n');
-  if (std::fwrite(rec.data(), 1, rec.size(), f_) != rec.size() || std::fflush(f_) != 0) {
-    fail(ErrorCode::kIo, "cannot append to {}: {}", path_.string(), std::strerror(errno));
+  std::size_t off = 0;
+  while (off < rec.size()) {
+    const ssize_t n = ::write(fd_, rec.data() + off, rec.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(ErrorCode::kIo, "cannot append to {}: {}", path_.string(), std::strerror(errno));
+    }
+    off += static_cast<std::size_t>(n);
   }
-  if (durable_) ::fsync(::fileno(f_));
+  dirty_.store(true);
+  if (durable_) sync();
+}
+
+void AppendFile::sync() {
+  if (fd_ < 0 || !dirty_.exchange(false)) return;
+  if (::fdatasync(fd_) != 0) fail(ErrorCode::kIo, "cannot sync {}: {}", path_.string(), std::strerror(errno));
 }
 
 std::size_t repair_torn_tail(const fs::path& path) {

@@ -1,6 +1,6 @@
 #pragma once
 // Files: whole-file reads, atomic writes, crash-safe appends, and the data directory.
-#include <cstdio>
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -13,8 +13,30 @@ namespace numcheck::io {
 [[nodiscard]] std::string read_file(const std::filesystem::path& path,
                                     std::size_t max_bytes = std::size_t{1} << 32);
 
-// Writes via a temporary file in the same folder, fsync and rename: readers see the old file or
-// the new one, never a half-written one.
+// The crash-safe writers: AtomicFile / write_file_atomic (whole files) and AppendFile (records).
+// Every numcheck file that must survive a crash is written through one of them.
+
+// A whole file written in pieces to "<path>.tmp.<pid>", then fsync'd and renamed over `path` by
+// commit(): readers see the old file or the new one, never a half-written one. Any failure (a
+// full disk, an I/O error) and a destruction without commit() remove the temporary file.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);  // creates missing parent folders
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  void write(std::string_view bytes);  // throws Error (kIo) naming the file; the temp file is gone
+  void commit();                       // throws Error (kIo) likewise; afterwards `path` is the new file
+  [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
+
+ private:
+  [[noreturn]] void abort_with(const char* what, int err);
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+};
+
+// Writes `bytes` with one AtomicFile.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // Path of a file shipped in numcheck's data folder (units.json, orbit/default_spec.json, ...).
@@ -33,26 +55,31 @@ struct Line {
 // Calls fn for each line of the file, in order. Streams; memory use is one line.
 void for_each_line(const std::filesystem::path& path, const std::function<void(const Line&)>& fn);
 
-// Appends records to a file, one write + flush (+ fsync when durable) per record, so that a crash
-// at any moment leaves every earlier record intact and at most a torn last line.
+// Appends records to a file with one write(2) per line (O_APPEND): a process killed at any moment
+// leaves every earlier line intact and at most one torn last line (repair_torn_tail), and lines
+// appended from several threads never interleave. `durable` fdatasyncs after every line;
+// otherwise sync() does it for every line appended since the last sync (the runner calls it at
+// most once a second).
 class AppendFile {
  public:
   AppendFile() = default;
-  AppendFile(const std::filesystem::path& path, bool durable);
+  AppendFile(const std::filesystem::path& path, bool durable);  // creates missing parent folders
   AppendFile(AppendFile&& other) noexcept;
   AppendFile& operator=(AppendFile&& other) noexcept;
   AppendFile(const AppendFile&) = delete;
   AppendFile& operator=(const AppendFile&) = delete;
   ~AppendFile();
 
-  // Writes `line` followed by "\n" (line must not contain "\n").
+  // Writes `line` followed by "\n" (line must not contain "\n"). Safe to call from several threads.
   void append_line(std::string_view line);
-  [[nodiscard]] bool is_open() const noexcept { return f_ != nullptr; }
+  void sync();
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
   void close();
 
  private:
-  std::FILE* f_ = nullptr;
+  int fd_ = -1;
   bool durable_ = false;
+  std::atomic<bool> dirty_{false};
   std::filesystem::path path_;
 };
 

@@ -1,19 +1,15 @@
 #include "llm/runner.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <ctime>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -25,6 +21,7 @@
 #include "io/files.hpp"
 #include "llm/cache.hpp"
 #include "llm/progress.hpp"
+#include "llm/threaded_session.hpp"
 
 namespace numcheck::llm {
 
@@ -64,61 +61,12 @@ std::string iso_now() {
   return fmt::format("{}.{:03}Z", buf, ms);
 }
 
-// Appends whole lines with one write(2) each; a process killed at any moment leaves every earlier
-// line intact and at most one torn last line (repaired on resume).
-class RecordFile {
- public:
-  explicit RecordFile(const fs::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail(ErrorCode::kIo, "cannot open {}: {}", path.string(), std::strerror(errno));
-  }
-  ~RecordFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RecordFile(const RecordFile&) = delete;
-  RecordFile& operator=(const RecordFile&) = delete;
-
-  void append(std::string line) {
-    line += '\n';
-    std::size_t off = 0;
-    while (off < line.size()) {
-      const ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(errno));
-      }
-      off += static_cast<std::size_t>(n);
-    }
-    dirty_.store(true);
-  }
-  void sync() {
-    if (!dirty_.exchange(false)) return;
-    if (::fdatasync(fd_) != 0)
-      fail(ErrorCode::kIo, "cannot sync {}: {}", path_.string(), std::strerror(errno));
-  }
-
- private:
-  fs::path path_;
-  int fd_ = -1;
-  std::atomic<bool> dirty_{false};
-};
-
 struct Job {
   std::size_t item = 0;  // index into items
   std::uint64_t request_index = 0;
   Request request;
   std::string cache_key;
   std::string started_at;
-};
-
-struct Outcome {
-  bool ok = false;
-  bool abandoned = false;  // the session stopped while this item waited to retry: no record
-  Attempt last;
-  io::OrderedJson attempt_errors = io::OrderedJson::array();
-  int attempts = 0;
-  std::size_t endpoint = 0;
-  std::string completed_at;
 };
 
 milliseconds backoff_delay(const RetryPolicy& p, int failed_attempt, Rng& rng,
@@ -157,55 +105,6 @@ struct StopFlag {
     return cv.wait_for(lock, d, [&] { return stop; });
   }
 };
-
-// One item's attempts: sends, retries with backoff, records each failed attempt.
-Outcome attempt_item(const Request& request, Session& session, std::size_t home, std::size_t n_endpoints,
-                     const std::vector<std::string>& endpoint_names, const RetryPolicy& policy, Rng& rng,
-                     StopFlag& stop) {
-  Outcome out;
-  for (int attempt = 0;; ++attempt) {
-    const std::size_t ep = (home + static_cast<std::size_t>(attempt)) % n_endpoints;
-    out.endpoint = ep;
-    Attempt a;
-    try {
-      a = session.send(request, ep);
-    } catch (const std::exception& e) {
-      a.status = Attempt::Status::kFatal;
-      a.error = std::string("internal error: ") + e.what();
-    }
-    out.attempts = attempt + 1;
-    if (a.status == Attempt::Status::kOk) {
-      out.ok = true;
-      out.last = std::move(a);
-      break;
-    }
-    io::OrderedJson err = io::OrderedJson::object();
-    err["attempt"] = attempt + 1;
-    err["endpoint"] = endpoint_names[ep];
-    err["error"] = a.error;
-    err["http_status"] = a.http_status == 0 ? io::OrderedJson() : io::OrderedJson(a.http_status);
-    err["latency_ms"] = a.latency.count();
-    err["at"] = iso_now();
-    const bool last_try = a.status == Attempt::Status::kFatal || attempt >= policy.retries;
-    if (!last_try) {
-      const milliseconds delay = backoff_delay(policy, attempt + 1, rng, a.retry_after_s);
-      if (a.retry_after_s) err["retry_after_s"] = *a.retry_after_s;
-      err["retry_in_ms"] = delay.count();
-      out.attempt_errors.push_back(std::move(err));
-      if (stop.sleep_for(delay)) {
-        out.abandoned = true;
-        out.last = std::move(a);
-        break;
-      }
-      continue;
-    }
-    out.attempt_errors.push_back(std::move(err));
-    out.last = std::move(a);
-    break;
-  }
-  out.completed_at = iso_now();
-  return out;
-}
 
 io::OrderedJson sampling_json(const Sampling& s) {
   io::OrderedJson j = io::OrderedJson::object();
@@ -306,20 +205,20 @@ std::size_t read_records(const fs::path& path, const std::function<void(const io
   return stats.torn_bytes;
 }
 
-RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& settings, Backend& backend,
-                     const fs::path& out_dir) {
-  RunSummary summary;
-  summary.total = items.size();
+namespace {
+
+// ---- The stages of run_items, in the order it calls them. ----
+
+// Stage 1: items have unique non-empty ids and fields that do not collide with the runner's.
+void check_items(const std::vector<WorkItem>& items, const RunSettings& settings) {
   if (settings.concurrency == 0) fail(ErrorCode::kUsage, "--concurrency must be at least 1");
   if (settings.id_field.empty()) fail(ErrorCode::kUsage, "run settings: empty id field");
-
-  // Items: unique non-empty ids, fields that do not collide with the runner's.
-  std::unordered_map<std::string, std::size_t> index;
-  index.reserve(items.size());
+  std::unordered_set<std::string> ids;
+  ids.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];
     if (it.item_id.empty()) fail("work item {} has an empty id", i + 1);
-    if (!index.emplace(it.item_id, i).second) fail("work item id '{}' occurs twice", it.item_id);
+    if (!ids.insert(it.item_id).second) fail("work item id '{}' occurs twice", it.item_id);
     if (!it.fields.is_object()) fail("work item '{}': fields must be a JSON object", it.item_id);
     for (auto f = it.fields.begin(); f != it.fields.end(); ++f) {
       bool clash = f.key() == settings.id_field;
@@ -328,137 +227,162 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     }
   }
   if (!settings.extra_body.is_object()) fail(ErrorCode::kUsage, "--extra-body must be a JSON object");
+}
 
-  const fs::path run_json = out_dir / "run.json";
-  const fs::path responses_path = out_dir / "responses.jsonl";
-  const fs::path errors_path = out_dir / "errors.jsonl";
-  std::error_code ec;
-  const bool existing = fs::exists(run_json) || fs::exists(responses_path) || fs::exists(errors_path);
-  if (existing && !settings.resume) {
+struct RunPaths {
+  fs::path dir, run_json, responses, errors;
+  explicit RunPaths(const fs::path& out)
+      : dir(out),
+        run_json(out / "run.json"),
+        responses(out / "responses.jsonl"),
+        errors(out / "errors.jsonl") {}
+};
+
+// Stage 2: the run directory: refuses an existing run without resume; creates a missing one.
+// Returns whether it holds an earlier run.
+bool open_run_dir(const RunPaths& p, bool resume) {
+  const bool existing = fs::exists(p.run_json) || fs::exists(p.responses) || fs::exists(p.errors);
+  if (existing && !resume) {
     fail(ErrorCode::kUsage, "{} already holds a run; pass --resume to continue it or choose a new --out",
-         out_dir.string());
+         p.dir.string());
   }
-  if (existing && !fs::exists(run_json)) {
+  if (existing && !fs::exists(p.run_json)) {
     fail(ErrorCode::kInvalidInput,
-         "{} has records but no run.json; it is not a run directory numcheck can resume", out_dir.string());
+         "{} has records but no run.json; it is not a run directory numcheck can resume", p.dir.string());
   }
-  fs::create_directories(out_dir, ec);
-  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", out_dir.string(), ec.message());
+  std::error_code ec;
+  fs::create_directories(p.dir, ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", p.dir.string(), ec.message());
+  return existing;
+}
 
-  // The server(s): identity for the cache key and the resume check.
-  ServerInfo server = backend.probe();
-  const Api api = backend.api();
-  const std::vector<std::string> endpoint_names = backend.endpoints();
-  const std::string request_model = settings.model.empty() ? server.model : settings.model;
+// What this session sends and whom to: fixed after the probe.
+struct Target {
+  ServerInfo server;
+  Api api = Api::kChat;
+  std::vector<std::string> endpoint_names;
+  std::string request_model;
+  [[nodiscard]] const char* api_name() const { return api == Api::kChat ? "chat" : "completions"; }
+};
 
+// Stage 3: the settings that must match on --resume (the runner's and the caller's).
+io::OrderedJson make_binding(const RunSettings& settings, const Backend& backend, const Target& t) {
   io::OrderedJson binding = io::OrderedJson::object();
   binding["kind"] = settings.kind;
   binding["id_field"] = settings.id_field;
   binding["backend"] = backend.kind();
-  binding["api"] = api == Api::kChat ? "chat" : "completions";
-  binding["model_requested"] = request_model;
+  binding["api"] = t.api_name();
+  binding["model_requested"] = t.request_model;
   binding["sampling"] = sampling_json(settings.sampling);
   binding["system_prompt"] =
       settings.system_prompt ? io::OrderedJson(*settings.system_prompt) : io::OrderedJson();
   binding["extra_body"] = io::OrderedJson::parse(io::to_line(settings.extra_body));
-  binding["server_identity"] = io::OrderedJson::parse(io::to_line(server.identity));
+  binding["server_identity"] = io::OrderedJson::parse(io::to_line(t.server.identity));
   for (auto it = settings.binding.begin(); it != settings.binding.end(); ++it) {
     if (binding.contains(it.key())) fail("run settings: binding key '{}' is reserved", it.key());
     binding[it.key()] = it.value();
   }
+  return binding;
+}
 
-  // Earlier sessions.
-  io::OrderedJson old_manifest;
+// What earlier sessions left in the run directory.
+struct Prior {
+  io::OrderedJson manifest;  // null for a fresh run
   std::unordered_set<std::string> answered;
   std::uint64_t next_request_index = 0;
-  std::string reported_model;
+  std::string reported_model;  // model confirmed by an answer ("" when none yet)
   io::OrderedJson sessions = io::OrderedJson::array();
-  if (existing) {
-    old_manifest = io::parse_ordered_json(io::read_file(run_json), run_json.string());
-    check_binding(old_manifest.value("binding", io::OrderedJson()), binding, run_json);
-    if (old_manifest.contains("sessions") && old_manifest["sessions"].is_array())
-      sessions = old_manifest["sessions"];
-    if (old_manifest.contains("model") && old_manifest["model"].is_string() &&
-        !old_manifest.value("model_from_probe", true)) {
-      reported_model = old_manifest["model"].get<std::string>();
-    }
-    summary.torn_bytes_repaired += io::repair_torn_tail(responses_path);
-    summary.torn_bytes_repaired += io::repair_torn_tail(errors_path);
-    if (fs::exists(responses_path)) {
-      read_records(responses_path, [&](const io::Json& rec, std::size_t line) {
-        auto id = rec.find(settings.id_field);
-        if (id == rec.end() || !id->is_string()) {
-          fail("{}:{}: missing field '{}'", responses_path.string(), line, settings.id_field);
-        }
-        if (!answered.insert(id->get<std::string>()).second) {
-          fail("{}:{}: a second record for '{}' (the file was edited?)", responses_path.string(), line,
-               id->get<std::string>());
-        }
-        if (auto ri = rec.find("request_index"); ri != rec.end() && ri->is_number_unsigned()) {
-          next_request_index = std::max(next_request_index, ri->get<std::uint64_t>() + 1);
-        }
-      });
-    }
-    if (fs::exists(errors_path)) {
-      read_records(errors_path, [&](const io::Json& rec, std::size_t) {
-        if (auto ri = rec.find("request_index"); ri != rec.end() && ri->is_number_unsigned()) {
-          next_request_index = std::max(next_request_index, ri->get<std::uint64_t>() + 1);
-        }
-      });
-    }
+  std::size_t torn_bytes = 0;
+};
+
+void note_request_index(const io::Json& rec, std::uint64_t& next) {
+  if (auto ri = rec.find("request_index"); ri != rec.end() && ri->is_number_unsigned())
+    next = std::max(next, ri->get<std::uint64_t>() + 1);
+}
+
+// Stage 4: checks the binding against run.json, repairs torn tails, reads the answered ids.
+Prior load_prior(const RunPaths& p, const RunSettings& settings, const io::OrderedJson& binding) {
+  Prior prior;
+  prior.manifest = io::parse_ordered_json(io::read_file(p.run_json), p.run_json.string());
+  check_binding(prior.manifest.value("binding", io::OrderedJson()), binding, p.run_json);
+  if (prior.manifest.contains("sessions") && prior.manifest["sessions"].is_array())
+    prior.sessions = prior.manifest["sessions"];
+  if (prior.manifest.contains("model") && prior.manifest["model"].is_string() &&
+      !prior.manifest.value("model_from_probe", true)) {
+    prior.reported_model = prior.manifest["model"].get<std::string>();
   }
-
-  std::vector<std::size_t> pending;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (answered.count(items[i].item_id) != 0) {
-      ++summary.answered_before;
-    } else {
-      pending.push_back(i);
-    }
+  prior.torn_bytes += io::repair_torn_tail(p.responses);
+  prior.torn_bytes += io::repair_torn_tail(p.errors);
+  if (fs::exists(p.responses)) {
+    read_records(p.responses, [&](const io::Json& rec, std::size_t line) {
+      auto id = rec.find(settings.id_field);
+      if (id == rec.end() || !id->is_string())
+        fail("{}:{}: missing field '{}'", p.responses.string(), line, settings.id_field);
+      if (!prior.answered.insert(id->get<std::string>()).second) {
+        fail("{}:{}: a second record for '{}' (the file was edited?)", p.responses.string(), line,
+             id->get<std::string>());
+      }
+      note_request_index(rec, prior.next_request_index);
+    });
   }
+  if (fs::exists(p.errors)) {
+    read_records(p.errors, [&](const io::Json& rec, std::size_t) {
+      note_request_index(rec, prior.next_request_index);
+    });
+  }
+  return prior;
+}
 
-  // Manifest at session start.
-  const std::size_t session_no = sessions.size() + 1;
-  const std::string session_started = iso_now();
-  io::OrderedJson session = io::OrderedJson::object();
-  session["session"] = session_no;
-  session["started_at"] = session_started;
-  session["ended_at"] = nullptr;
-  session["items"] = items.size();
-  session["pending"] = pending.size();
-  sessions.push_back(session);
-
+// run.json: the fixed parts of this session, rewritten with the counts at its start and end.
+struct Manifest {
+  const RunSettings& settings;
+  const Backend& backend;
+  const Target& target;
+  const io::OrderedJson& binding;
+  const Prior& prior;
   io::OrderedJson recorded = io::OrderedJson::object();
-  recorded["concurrency_per_endpoint"] = settings.concurrency;
-  recorded["retries"] = settings.retry.retries;
-  recorded["retry_base_delay_ms"] = settings.retry.base_delay.count();
-  recorded["retry_max_delay_ms"] = settings.retry.max_delay.count();
-  recorded["max_errors"] = settings.max_errors ? io::OrderedJson(*settings.max_errors) : io::OrderedJson();
-  recorded["cache"] =
-      settings.use_cache ? io::OrderedJson(settings.cache_path.string()) : io::OrderedJson(false);
-  for (auto it = settings.recorded.begin(); it != settings.recorded.end(); ++it)
-    recorded[it.key()] = it.value();
+  std::string session_started;
+  fs::path path;
 
-  auto write_manifest = [&](bool final_write) {
+  Manifest(const RunSettings& s, const Backend& b, const Target& t, const io::OrderedJson& bind,
+           const Prior& p, fs::path run_json)
+      : settings(s),
+        backend(b),
+        target(t),
+        binding(bind),
+        prior(p),
+        session_started(iso_now()),
+        path(std::move(run_json)) {
+    recorded["concurrency_per_endpoint"] = s.concurrency;
+    recorded["retries"] = s.retry.retries;
+    recorded["retry_base_delay_ms"] = s.retry.base_delay.count();
+    recorded["retry_max_delay_ms"] = s.retry.max_delay.count();
+    recorded["max_errors"] = s.max_errors ? io::OrderedJson(*s.max_errors) : io::OrderedJson();
+    recorded["cache"] = s.use_cache ? io::OrderedJson(s.cache_path.string()) : io::OrderedJson(false);
+    for (auto it = s.recorded.begin(); it != s.recorded.end(); ++it) recorded[it.key()] = it.value();
+  }
+
+  void write(const RunSummary& summary, const std::string& reported_model, const io::OrderedJson& sessions,
+             bool final_write) const {
     io::OrderedJson m = io::OrderedJson::object();
     m["kind"] = settings.kind;
     m["numcheck_version"] = kVersion;
     m["simulated"] = backend.simulated();
-    m["model"] = reported_model.empty() ? server.model : reported_model;
+    m["model"] = reported_model.empty() ? target.server.model : reported_model;
     m["model_from_probe"] = reported_model.empty();
-    m["model_requested"] = request_model;
+    m["model_requested"] = target.request_model;
     m["system"] = backend.kind();
-    m["api"] = api == Api::kChat ? "chat" : "completions";
-    m["endpoints"] = endpoint_names;
+    m["api"] = target.api_name();
+    m["endpoints"] = target.endpoint_names;
     m["sampling"] = sampling_json(settings.sampling);
     m["system_prompt"] = binding["system_prompt"];
     m["extra_body"] = binding["extra_body"];
     for (auto it = settings.binding.begin(); it != settings.binding.end(); ++it) m[it.key()] = it.value();
     for (auto it = settings.info.begin(); it != settings.info.end(); ++it) m[it.key()] = it.value();
     m["settings"] = recorded;
-    m["server"] = server.info;
-    m["started_at"] = old_manifest.is_object() && old_manifest.contains("started_at")
-                          ? old_manifest["started_at"]
+    m["server"] = target.server.info;
+    m["started_at"] = prior.manifest.is_object() && prior.manifest.contains("started_at")
+                          ? prior.manifest["started_at"]
                           : io::OrderedJson(session_started);
     m["ended_at"] = final_write ? io::OrderedJson(iso_now()) : io::OrderedJson();
     io::OrderedJson counts = io::OrderedJson::object();
@@ -471,30 +395,185 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     m["complete"] = final_write && counts["unanswered"] == 0;
     m["sessions"] = sessions;
     m["binding"] = binding;
-    io::write_file_atomic(run_json, io::to_pretty(m));
-  };
-  write_manifest(false);
+    io::write_file_atomic(path, io::to_pretty(m));
+  }
+};
 
-  RecordFile responses(responses_path);
-  RecordFile errors(errors_path);
-  std::unique_ptr<ResponseCache> cache;
-  if (settings.use_cache) cache = std::make_unique<ResponseCache>(settings.cache_path);
+// One item's attempts so far (the retry state, the same for every backend).
+struct ItemAttempts {
+  Job job;
+  std::size_t home = 0;      // endpoint of the first attempt; attempt k goes to home + k
+  std::size_t endpoint = 0;  // endpoint of the latest attempt
+  int attempts = 0;
+  io::OrderedJson attempt_errors = io::OrderedJson::array();
+  Attempt last;
+  std::string completed_at;
+  bool waiting = false;  // waiting for a retry at `due`
+  Clock::time_point due;
+};
 
-  Progress progress(settings.progress, pending.size(), settings.progress_interval);
+// The retry logic: takes the result of the item's latest attempt. Returns true when the item is
+// finished (answered, or failed for good: s.last holds the final attempt); otherwise the failed
+// attempt is recorded in attempt_errors and the item waits for its retry at s.due.
+bool after_attempt(ItemAttempts& s, Attempt a, const RetryPolicy& policy, Rng& rng,
+                   const std::vector<std::string>& endpoint_names) {
+  const int attempt = s.attempts++;  // 0-based number of this attempt
+  if (a.status != Attempt::Status::kOk) {
+    io::OrderedJson err = io::OrderedJson::object();
+    err["attempt"] = attempt + 1;
+    err["endpoint"] = endpoint_names[s.endpoint];
+    err["error"] = a.error;
+    err["http_status"] = a.http_status == 0 ? io::OrderedJson() : io::OrderedJson(a.http_status);
+    err["latency_ms"] = a.latency.count();
+    err["at"] = iso_now();
+    if (a.status == Attempt::Status::kRetryable && attempt < policy.retries) {
+      const milliseconds delay = backoff_delay(policy, attempt + 1, rng, a.retry_after_s);
+      if (a.retry_after_s) err["retry_after_s"] = *a.retry_after_s;
+      err["retry_in_ms"] = delay.count();
+      s.attempt_errors.push_back(std::move(err));
+      s.waiting = true;
+      s.due = Clock::now() + delay;
+      return false;
+    }
+    s.attempt_errors.push_back(std::move(err));
+  }
+  s.last = std::move(a);
+  s.completed_at = iso_now();
+  return true;
+}
 
-  auto base_record = [&](const WorkItem& item, std::uint64_t request_index) {
+// The state one session shares between its event-loop threads: the queue of pending items, the
+// record files, the cache and the counts.
+class Dispatch {
+ public:
+  Dispatch(const std::vector<WorkItem>& items, const RunSettings& settings, const Target& target,
+           std::vector<std::size_t> pending, const Prior& prior, std::size_t session_no,
+           const RunPaths& paths, RunSummary& summary)
+      : items_(items),
+        settings_(settings),
+        target_(target),
+        pending_(std::move(pending)),
+        next_request_index_(prior.next_request_index),
+        reported_model_(prior.reported_model),
+        session_no_(session_no),
+        responses_(paths.responses, false),
+        errors_(paths.errors, false),
+        summary_(summary) {
+    if (settings.use_cache) cache_ = std::make_unique<ResponseCache>(settings.cache_path);
+  }
+
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+  [[nodiscard]] const Target& target() const { return target_; }
+  [[nodiscard]] const RunSettings& settings() const { return settings_; }
+  StopFlag& stop() { return stop_; }
+
+  // The next pending item's job (with its request index), or nullopt when none is left or the
+  // session stops. Cache hits are recorded here and never returned.
+  std::optional<Job> next_job() {
+    while (!stop_.is_set()) {
+      const std::size_t k = next_.fetch_add(1);
+      if (k >= pending_.size()) return std::nullopt;
+      Job job = make_job(pending_[k]);
+      std::optional<Completion> hit;
+      {
+        std::lock_guard lock(m_);
+        job.request_index = next_request_index_++;
+        if (cache_) hit = cache_->get(job.cache_key);
+      }
+      job.started_at = iso_now();
+      if (!hit) return job;
+      responses_.append_line(
+          response_line(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at));
+      std::lock_guard lock(m_);
+      ++summary_.answered;
+      ++summary_.from_cache;
+    }
+    return std::nullopt;
+  }
+
+  // Records a finished item: the line is formatted and appended outside the lock (one O_APPEND
+  // write per line: concurrent appends never interleave), then counts and cache under it.
+  void finish(const ItemAttempts& s) {
+    const std::string& ep = target_.endpoint_names[s.endpoint % target_.endpoint_names.size()];
+    if (s.last.status == Attempt::Status::kOk) {
+      responses_.append_line(response_line(s.job, s.last.completion, ep, s.last.latency.count(), s.attempts,
+                                           s.attempt_errors, false, s.completed_at));
+      std::lock_guard lock(m_);
+      ++summary_.answered;
+      if (reported_model_.empty() && !s.last.completion.model.empty())
+        reported_model_ = s.last.completion.model;
+      if (cache_) {
+        cache_->put(s.job.cache_key, reported_model_.empty() ? target_.server.model : reported_model_,
+                    target_.server.identity, s.last.completion);
+      }
+      return;
+    }
+    errors_.append_line(error_line(s, ep));
+    std::lock_guard lock(m_);
+    ++summary_.failed;
+    if (settings_.max_errors && summary_.failed >= *settings_.max_errors) {
+      summary_.stopped_early = true;
+      stop_.set();
+    }
+  }
+
+  // A thread's failure (an I/O error writing records, a cache error): stops the session; run_items
+  // rethrows the first one after every thread has ended.
+  void abort_with(std::exception_ptr e) {
+    {
+      std::lock_guard lock(m_);
+      if (!failure_) failure_ = std::move(e);
+    }
+    stop_.set();
+  }
+
+  // Progress counts; commits the cache's batch while the threads work.
+  std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
+    std::lock_guard lock(m_);
+    if (cache_ && commit_cache) cache_->commit();
+    return {summary_.answered, summary_.failed, summary_.from_cache};
+  }
+
+  void sync_files() {
+    responses_.sync();
+    errors_.sync();
+  }
+
+  // After every thread ended: rethrows a thread's failure, commits the cache, syncs the files.
+  std::string close() {
+    if (failure_) std::rethrow_exception(failure_);
+    if (cache_) cache_->commit();
+    if (settings_.fsync) sync_files();
+    return reported_model_;
+  }
+
+ private:
+  Job make_job(std::size_t item_index) const {
+    const WorkItem& item = items_[item_index];
+    Job job;
+    job.item = item_index;
+    job.request.item_id = item.item_id;
+    job.request.prompt = item.prompt;
+    job.request.sampling = item.sampling.apply(settings_.sampling);
+    job.request.body_json = build_request_body(item, settings_, target_.request_model, target_.api);
+    job.request.body = io::to_line(job.request.body_json);
+    if (cache_) job.cache_key = cache_key(target_.server.identity, job.request.body_json);
+    return job;
+  }
+
+  io::OrderedJson base_record(const Job& job) const {
+    const WorkItem& item = items_[job.item];
     io::OrderedJson rec = io::OrderedJson::object();
-    rec[settings.id_field] = item.item_id;
+    rec[settings_.id_field] = item.item_id;
     for (auto f = item.fields.begin(); f != item.fields.end(); ++f) rec[f.key()] = f.value();
-    rec["request_index"] = request_index;
+    rec["request_index"] = job.request_index;
     return rec;
-  };
+  }
 
-  // The response record's line (formatted outside the state lock).
-  auto response_line = [&](const Job& job, const Completion& c, const std::string& endpoint,
-                           std::int64_t latency_ms, int attempts, const io::OrderedJson& attempt_errors,
-                           bool cached, const std::string& completed_at) {
-    io::OrderedJson head = base_record(items[job.item], job.request_index);
+  std::string response_line(const Job& job, const Completion& c, const std::string& endpoint,
+                            std::int64_t latency_ms, int attempts, const io::OrderedJson& attempt_errors,
+                            bool cached, const std::string& completed_at) const {
+    io::OrderedJson head = base_record(job);
     head["endpoint"] = cached ? io::OrderedJson() : io::OrderedJson(endpoint);
     io::OrderedJson rec = io::OrderedJson::object();  // after "request" (the exact body sent)
     rec["response"] = c.content;
@@ -511,315 +590,262 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
     rec["cached"] = cached;
     rec["started_at"] = job.started_at;
     rec["completed_at"] = completed_at;
-    rec["session"] = session_no;
+    rec["session"] = session_no_;
     return record_line(head, job.request.body, rec);
-  };
+  }
 
-  // Workers: `concurrency` per endpoint, each with its own session (connection). Each worker takes
-  // the next pending item, answers it from the cache or the server, and writes its record under
-  // the state lock: no hand-off between threads per request. The main thread only shows progress
-  // and syncs the files.
-  const std::size_t n_endpoints = std::max<std::size_t>(1, endpoint_names.size());
-  const std::size_t n_workers =
-      std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, pending.size()));
-  // With an asynchronous backend, a few event-loop threads (one per core, at most) carry all the
-  // requests in flight; otherwise one thread per request in flight.
-  std::vector<std::unique_ptr<AsyncSession>> async_sessions;
-  std::vector<std::unique_ptr<Session>> worker_sessions;
-  std::size_t n_threads = n_workers;
+  std::string error_line(const ItemAttempts& s, const std::string& endpoint) const {
+    io::OrderedJson head = base_record(s.job);
+    head["endpoint"] = endpoint;
+    io::OrderedJson rec = io::OrderedJson::object();
+    rec["error"] = s.last.error;
+    rec["http_status"] = s.last.http_status == 0 ? io::OrderedJson() : io::OrderedJson(s.last.http_status);
+    rec["attempts"] = s.attempts;
+    rec["attempt_errors"] = s.attempt_errors;
+    rec["started_at"] = s.job.started_at;
+    rec["completed_at"] = s.completed_at;
+    rec["session"] = session_no_;
+    return record_line(head, s.job.request.body, rec);
+  }
+
+  const std::vector<WorkItem>& items_;
+  const RunSettings& settings_;
+  const Target& target_;
+  const std::vector<std::size_t> pending_;
+  std::atomic<std::size_t> next_{0};
+  std::mutex m_;  // cache, summary, request indexes, reported model, failure
+  std::uint64_t next_request_index_;
+  std::string reported_model_;
+  std::size_t session_no_;
+  io::AppendFile responses_, errors_;
+  std::unique_ptr<ResponseCache> cache_;
+  RunSummary& summary_;
+  StopFlag stop_;
+  std::exception_ptr failure_;
+};
+
+// One event loop: up to `slots` items in flight on `session`, each with its retries. Items waiting
+// for a retry when the session stops are abandoned (no record: --resume retries them).
+class EventLoop {
+ public:
+  EventLoop(Dispatch& d, AsyncSession& session, std::size_t thread, std::size_t slots, Rng rng)
+      : d_(d),
+        session_(session),
+        thread_(thread),
+        slots_(slots),
+        rng_(std::move(rng)),
+        n_endpoints_(std::max<std::size_t>(1, d.target().endpoint_names.size())) {}
+
+  void run() {
+    for (;;) {
+      const bool stopping = d_.stop().is_set();
+      if (!stopping) fill();
+      const auto soonest = relaunch_due(stopping);
+      if (items_.empty()) break;
+      const auto wait =
+          std::max(std::chrono::duration_cast<milliseconds>(soonest - Clock::now()), milliseconds(1));
+      std::vector<std::pair<std::uint64_t, Attempt>> finished = std::move(failed_starts_);
+      failed_starts_.clear();
+      if (finished.empty()) {
+        if (session_.in_flight() == 0) {
+          (void)d_.stop().sleep_for(wait);
+        } else {
+          finished = session_.wait(wait);
+        }
+      }
+      for (auto& [tag, a] : finished) take(tag, std::move(a));
+    }
+  }
+
+ private:
+  // Starts new items until every slot is busy or no item is left.
+  void fill() {
+    while (!exhausted_ && items_.size() < slots_) {
+      std::optional<Job> job = d_.next_job();
+      if (!job) {
+        exhausted_ = true;
+        return;
+      }
+      const std::uint64_t tag = next_tag_++;
+      ItemAttempts& s = items_[tag];
+      s.home = (thread_ * slots_ + static_cast<std::size_t>(tag)) % n_endpoints_;
+      s.job = std::move(*job);
+      launch(tag, s);
+    }
+  }
+
+  // An exception from the backend's start() is that attempt's (fatal) result, like one from send().
+  void launch(std::uint64_t tag, ItemAttempts& s) {
+    s.waiting = false;
+    s.endpoint = (s.home + static_cast<std::size_t>(s.attempts)) % n_endpoints_;
+    try {
+      session_.start(tag, s.job.request, s.endpoint);
+    } catch (const std::exception& e) {
+      Attempt a;
+      a.status = Attempt::Status::kFatal;
+      a.error = std::string("internal error: ") + e.what();
+      failed_starts_.emplace_back(tag, std::move(a));
+    }
+  }
+
+  // Relaunches the retries that are due (drops them when stopping); returns when to look again.
+  Clock::time_point relaunch_due(bool stopping) {
+    const auto now = Clock::now();
+    auto soonest = now + milliseconds(100);
+    for (auto it = items_.begin(); it != items_.end();) {
+      ItemAttempts& s = it->second;
+      if (s.waiting && stopping) {
+        it = items_.erase(it);
+        continue;
+      }
+      if (s.waiting) {
+        if (s.due <= now) {
+          launch(it->first, s);
+        } else {
+          soonest = std::min(soonest, s.due);
+        }
+      }
+      ++it;
+    }
+    return soonest;
+  }
+
+  void take(std::uint64_t tag, Attempt a) {
+    auto it = items_.find(tag);
+    if (it == items_.end()) return;
+    if (after_attempt(it->second, std::move(a), d_.settings().retry, rng_, d_.target().endpoint_names)) {
+      d_.finish(it->second);
+      items_.erase(it);
+    }
+  }
+
+  Dispatch& d_;
+  AsyncSession& session_;
+  std::size_t thread_, slots_;
+  Rng rng_;
+  std::size_t n_endpoints_;
+  std::unordered_map<std::uint64_t, ItemAttempts> items_;
+  std::vector<std::pair<std::uint64_t, Attempt>> failed_starts_;
+  std::uint64_t next_tag_ = 0;
+  bool exhausted_ = false;
+};
+
+// Stage 5: the sessions that carry the requests. `concurrency` requests in flight per endpoint:
+// with an asynchronous backend a few event loops (one per core, at most 4) carry them all; a
+// blocking backend gets one event loop over a thread per request in flight.
+struct Lanes {
+  std::vector<std::unique_ptr<AsyncSession>> sessions;
   std::size_t slots_per_thread = 1;
+};
+
+Lanes open_lanes(Backend& backend, std::size_t n_workers) {
+  Lanes lanes;
   if (auto first = backend.open_async_session()) {
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    n_threads = std::min(n_workers, std::min<std::size_t>(cores, 4));
-    slots_per_thread = (n_workers + n_threads - 1) / n_threads;
-    async_sessions.push_back(std::move(first));
-    for (std::size_t t = 1; t < n_threads; ++t) async_sessions.push_back(backend.open_async_session());
+    const std::size_t n_threads = std::min(n_workers, std::min<std::size_t>(cores, 4));
+    lanes.slots_per_thread = (n_workers + n_threads - 1) / n_threads;
+    lanes.sessions.push_back(std::move(first));
+    for (std::size_t t = 1; t < n_threads; ++t) lanes.sessions.push_back(backend.open_async_session());
   } else {
-    for (std::size_t w = 0; w < n_workers; ++w) worker_sessions.push_back(backend.open_session());
+    lanes.slots_per_thread = n_workers;
+    lanes.sessions.push_back(make_threaded_session(backend, n_workers));
   }
+  return lanes;
+}
 
-  std::mutex state_m;  // records, cache, summary, request indexes
-  std::atomic<std::size_t> next{0};
-  StopFlag stop;
-  std::exception_ptr failure;
-  const Rng jitter_root(settings.sampling.seed, "retry-jitter");
-
-  auto make_job = [&](std::size_t item_index) {
-    const WorkItem& item = items[item_index];
-    Job job;
-    job.item = item_index;
-    job.request.item_id = item.item_id;
-    job.request.prompt = item.prompt;
-    job.request.sampling = item.sampling.apply(settings.sampling);
-    job.request.body_json = build_request_body(item, settings, request_model, api);
-    job.request.body = io::to_line(job.request.body_json);
-    if (cache) job.cache_key = cache_key(server.identity, job.request.body_json);
-    return job;
-  };
-
-  // Records an item's outcome: the line is formatted and appended outside the state lock (one
-  // O_APPEND write per line: concurrent appends never interleave), then counts and cache under it.
-  auto handle = [&](const Job& job, Outcome& out) {
-    if (out.abandoned) return;
-    const std::string& ep = endpoint_names[out.endpoint % endpoint_names.size()];
-    if (out.ok) {
-      responses.append(response_line(job, out.last.completion, ep, out.last.latency.count(), out.attempts,
-                                     out.attempt_errors, false, out.completed_at));
-      std::lock_guard lock(state_m);
-      ++summary.answered;
-      if (reported_model.empty() && !out.last.completion.model.empty())
-        reported_model = out.last.completion.model;
-      if (cache) {
-        cache->put(job.cache_key, reported_model.empty() ? server.model : reported_model, server.identity,
-                   out.last.completion);
-      }
-      return;
-    }
-    io::OrderedJson head = base_record(items[job.item], job.request_index);
-    head["endpoint"] = ep;
-    io::OrderedJson rec = io::OrderedJson::object();
-    rec["error"] = out.last.error;
-    rec["http_status"] =
-        out.last.http_status == 0 ? io::OrderedJson() : io::OrderedJson(out.last.http_status);
-    rec["attempts"] = out.attempts;
-    rec["attempt_errors"] = out.attempt_errors;
-    rec["started_at"] = job.started_at;
-    rec["completed_at"] = out.completed_at;
-    rec["session"] = session_no;
-    errors.append(record_line(head, job.request.body, rec));
-    std::lock_guard lock(state_m);
-    ++summary.failed;
-    if (settings.max_errors && summary.failed >= *settings.max_errors) {
-      summary.stopped_early = true;
-      stop.set();
-    }
-  };
-
-  auto worker = [&](std::size_t w) {
-    Rng rng = jitter_root.split(w);
-    try {
-      while (!stop.is_set()) {
-        const std::size_t k = next.fetch_add(1);
-        if (k >= pending.size()) break;
-        Job job = make_job(pending[k]);
-        std::optional<Completion> hit;
-        {
-          std::lock_guard lock(state_m);
-          job.request_index = next_request_index++;
-          if (cache) hit = cache->get(job.cache_key);
-        }
-        job.started_at = iso_now();
-        if (hit) {
-          responses.append(
-              response_line(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at));
-          std::lock_guard lock(state_m);
-          ++summary.answered;
-          ++summary.from_cache;
-          continue;
-        }
-        Outcome out = attempt_item(job.request, *worker_sessions[w], w % n_endpoints, n_endpoints,
-                                   endpoint_names, settings.retry, rng, stop);
-        handle(job, out);
-      }
-    } catch (...) {
-      {
-        std::lock_guard lock(state_m);
-        if (!failure) failure = std::current_exception();
-      }
-      stop.set();
-    }
-    {
-      std::lock_guard lock(stop.m);
-      ++stop.workers_done;
-    }
-    stop.cv.notify_all();
-  };
-
-  // Takes the next pending item: its job (with request index), or nullopt when none is left.
-  // Cache hits are answered here and never returned.
-  auto next_job = [&]() -> std::optional<Job> {
-    while (!stop.is_set()) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= pending.size()) return std::nullopt;
-      Job job = make_job(pending[k]);
-      std::optional<Completion> hit;
-      {
-        std::lock_guard lock(state_m);
-        job.request_index = next_request_index++;
-        if (cache) hit = cache->get(job.cache_key);
-      }
-      job.started_at = iso_now();
-      if (!hit) return job;
-      responses.append(response_line(job, *hit, "", 0, 0, io::OrderedJson::array(), true, job.started_at));
-      std::lock_guard lock(state_m);
-      ++summary.answered;
-      ++summary.from_cache;
-    }
-    return std::nullopt;
-  };
-
-  // The event-loop worker: up to `slots_per_thread` items in flight, each with its retries.
-  auto async_worker = [&](std::size_t t) {
-    AsyncSession& session = *async_sessions[t];
-    Rng rng = jitter_root.split(t);
-    struct Slot {
-      Job job;
-      Outcome out;
-      std::size_t home = 0;
-      bool waiting = false;  // waiting for a retry at `due`
-      Clock::time_point due;
-    };
-    std::unordered_map<std::uint64_t, Slot> slots;
-    std::uint64_t next_tag = 0;
-    bool exhausted = false;
-    auto launch = [&](std::uint64_t tag, Slot& s) {
-      s.waiting = false;
-      const std::size_t ep = (s.home + static_cast<std::size_t>(s.out.attempts)) % n_endpoints;
-      s.out.endpoint = ep;
-      session.start(tag, s.job.request, ep);
-    };
-    try {
-      for (;;) {
-        const bool stopping = stop.is_set();
-        while (!stopping && !exhausted && slots.size() < slots_per_thread) {
-          std::optional<Job> job = next_job();
-          if (!job) {
-            exhausted = true;
-            break;
-          }
-          const std::uint64_t tag = next_tag++;
-          Slot& s = slots[tag];
-          s.home = (t * slots_per_thread + static_cast<std::size_t>(tag)) % n_endpoints;
-          s.job = std::move(*job);
-          launch(tag, s);
-        }
-        // Retries that are due; abandoned when the session stops (no record: --resume retries).
-        const auto now = Clock::now();
-        auto soonest = now + milliseconds(100);
-        for (auto it = slots.begin(); it != slots.end();) {
-          Slot& s = it->second;
-          if (s.waiting && stopping) {
-            it = slots.erase(it);
-            continue;
-          }
-          if (s.waiting) {
-            if (s.due <= now) {
-              launch(it->first, s);
-            } else {
-              soonest = std::min(soonest, s.due);
-            }
-          }
-          ++it;
-        }
-        if (slots.empty()) break;
-        const auto wait = std::chrono::duration_cast<milliseconds>(soonest - now);
-        std::vector<std::pair<std::uint64_t, Attempt>> finished;
-        if (session.in_flight() == 0) {
-          (void)stop.sleep_for(std::max(wait, milliseconds(1)));
-        } else {
-          finished = session.wait(std::max(wait, milliseconds(1)));
-        }
-        for (auto& [tag, a] : finished) {
-          auto it = slots.find(tag);
-          if (it == slots.end()) continue;
-          Slot& s = it->second;
-          const int attempt = s.out.attempts;  // 0-based number of this attempt
-          s.out.attempts = attempt + 1;
-          if (a.status == Attempt::Status::kOk) {
-            s.out.ok = true;
-            s.out.last = std::move(a);
-            s.out.completed_at = iso_now();
-            handle(s.job, s.out);
-            slots.erase(it);
-            continue;
-          }
-          io::OrderedJson err = io::OrderedJson::object();
-          err["attempt"] = attempt + 1;
-          err["endpoint"] = endpoint_names[s.out.endpoint];
-          err["error"] = a.error;
-          err["http_status"] = a.http_status == 0 ? io::OrderedJson() : io::OrderedJson(a.http_status);
-          err["latency_ms"] = a.latency.count();
-          err["at"] = iso_now();
-          const bool last_try = a.status == Attempt::Status::kFatal || attempt >= settings.retry.retries;
-          if (!last_try) {
-            const milliseconds delay = backoff_delay(settings.retry, attempt + 1, rng, a.retry_after_s);
-            if (a.retry_after_s) err["retry_after_s"] = *a.retry_after_s;
-            err["retry_in_ms"] = delay.count();
-            s.out.attempt_errors.push_back(std::move(err));
-            s.waiting = true;
-            s.due = Clock::now() + delay;
-            continue;
-          }
-          s.out.attempt_errors.push_back(std::move(err));
-          s.out.last = std::move(a);
-          s.out.completed_at = iso_now();
-          handle(s.job, s.out);
-          slots.erase(it);
-        }
-      }
-    } catch (...) {
-      {
-        std::lock_guard lock(state_m);
-        if (!failure) failure = std::current_exception();
-      }
-      stop.set();
-    }
-    {
-      std::lock_guard lock(stop.m);
-      ++stop.workers_done;
-    }
-    stop.cv.notify_all();
-  };
-
+// Stage 6: runs the event loops; the calling thread shows progress and syncs the files.
+void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
+  const std::size_t n_threads = lanes.sessions.size();
+  const Rng jitter_root(d.settings().sampling.seed, "retry-jitter");
+  StopFlag& stop = d.stop();
   std::vector<std::thread> threads;
   threads.reserve(n_threads);
-  for (std::size_t w = 0; w < n_threads; ++w) {
-    if (async_sessions.empty()) {
-      threads.emplace_back(worker, w);
-    } else {
-      threads.emplace_back(async_worker, w);
-    }
+  for (std::size_t t = 0; t < n_threads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        EventLoop(d, *lanes.sessions[t], t, lanes.slots_per_thread, jitter_root.split(t)).run();
+      } catch (...) {
+        d.abort_with(std::current_exception());
+      }
+      {
+        std::lock_guard lock(stop.m);
+        ++stop.workers_done;
+      }
+      stop.cv.notify_all();
+    });
   }
   auto last_sync = Clock::now();
-  for (;;) {
-    bool all_done = false;
+  for (bool all_done = false; !all_done;) {
     {
       std::unique_lock lock(stop.m);
       all_done = stop.cv.wait_for(lock, milliseconds(250), [&] { return stop.workers_done == n_threads; });
     }
-    std::size_t answered = 0, failed = 0, cached = 0;
-    {
-      std::lock_guard lock(state_m);
-      answered = summary.answered;
-      failed = summary.failed;
-      cached = summary.from_cache;
-      if (cache && !all_done) cache->commit();
-    }
+    const auto [answered, failed, cached] = d.counts(!all_done);
     progress.update(answered, failed, cached);
-    if (settings.fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
-      responses.sync();
-      errors.sync();
+    if (d.settings().fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
+      d.sync_files();
       last_sync = Clock::now();
     }
-    if (all_done) break;
   }
   for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-  if (cache) cache->commit();
-  if (settings.fsync) {
-    responses.sync();
-    errors.sync();
+}
+
+}  // namespace
+
+RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& settings, Backend& backend,
+                     const fs::path& out_dir) {
+  check_items(items, settings);
+  const RunPaths paths(out_dir);
+  const bool existing = open_run_dir(paths, settings.resume);
+
+  Target target;
+  target.server = backend.probe();
+  target.api = backend.api();
+  target.endpoint_names = backend.endpoints();
+  target.request_model = settings.model.empty() ? target.server.model : settings.model;
+  const io::OrderedJson binding = make_binding(settings, backend, target);
+  const Prior prior = existing ? load_prior(paths, settings, binding) : Prior{};
+
+  RunSummary summary;
+  summary.total = items.size();
+  summary.torn_bytes_repaired = prior.torn_bytes;
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (prior.answered.count(items[i].item_id) != 0) {
+      ++summary.answered_before;
+    } else {
+      pending.push_back(i);
+    }
   }
+
+  const Manifest manifest(settings, backend, target, binding, prior, paths.run_json);
+  io::OrderedJson sessions = prior.sessions;
+  io::OrderedJson session = io::OrderedJson::object();
+  session["session"] = sessions.size() + 1;
+  session["started_at"] = manifest.session_started;
+  session["ended_at"] = nullptr;
+  session["items"] = items.size();
+  session["pending"] = pending.size();
+  sessions.push_back(session);
+  manifest.write(summary, prior.reported_model, sessions, false);
+
+  Dispatch dispatch(items, settings, target, std::move(pending), prior, sessions.size(), paths, summary);
+  const std::size_t n_endpoints = std::max<std::size_t>(1, target.endpoint_names.size());
+  Lanes lanes = open_lanes(
+      backend, std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, dispatch.pending())));
+  Progress progress(settings.progress, dispatch.pending(), settings.progress_interval);
+  run_lanes(dispatch, lanes, progress);
+  const std::string reported_model = dispatch.close();
   progress.finish();
 
   summary.unanswered = summary.total - (summary.answered_before + summary.answered);
-  summary.model = reported_model.empty() ? server.model : reported_model;
+  summary.model = reported_model.empty() ? target.server.model : reported_model;
   sessions.back()["ended_at"] = iso_now();
   sessions.back()["answered"] = summary.answered;
   sessions.back()["from_cache"] = summary.from_cache;
   sessions.back()["failed"] = summary.failed;
   sessions.back()["stopped_early"] = summary.stopped_early;
-  write_manifest(true);
+  manifest.write(summary, reported_model, sessions, true);
   return summary;
 }
 

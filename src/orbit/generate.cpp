@@ -1,11 +1,7 @@
 #include "orbit/generate.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
-#include <unistd.h>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -348,55 +344,13 @@ GeneratedBenchmark generate(const OrbitSpec& spec, const GenerateOptions& opts,
   return g;
 }
 
-namespace {
-
-// A file written in pieces to "<path>.tmp.<pid>", synced and renamed over `path` on commit.
-class StreamFile {
- public:
-  explicit StreamFile(std::filesystem::path path) : path_(std::move(path)) {
-    tmp_ = path_;
-    tmp_ += fmt::format(".tmp.{}", ::getpid());
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_) fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(errno));
-  }
-  StreamFile(const StreamFile&) = delete;
-  StreamFile& operator=(const StreamFile&) = delete;
-  ~StreamFile() {
-    if (f_) {
-      std::fclose(f_);
-      std::error_code ec;
-      std::filesystem::remove(tmp_, ec);
-    }
-  }
-  void write(std::string_view bytes) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size())
-      fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(errno));
-  }
-  void commit() {
-    const bool ok = std::fflush(f_) == 0 && ::fsync(::fileno(f_)) == 0;
-    const int err = errno;
-    std::fclose(f_);
-    f_ = nullptr;
-    if (!ok) fail(ErrorCode::kIo, "cannot write {}: {}", tmp_.string(), std::strerror(err));
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) fail(ErrorCode::kIo, "cannot rename {} to {}: {}", tmp_.string(), path_.string(), ec.message());
-  }
-
- private:
-  std::filesystem::path path_, tmp_;
-  std::FILE* f_ = nullptr;
-};
-
-}  // namespace
-
 GeneratedBenchmark generate_to_dir(const std::filesystem::path& dir, const OrbitSpec& spec,
                                    const GenerateOptions& opts, const num::UnitRegistry& units) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail(ErrorCode::kIo, "{}: cannot create directory: {}", dir.string(), ec.message());
   std::filesystem::remove(dir / "manifest.json", ec);
-  StreamFile bases(dir / "bases.jsonl"), views(dir / "views.jsonl");
+  io::AtomicFile bases(dir / "bases.jsonl"), views(dir / "views.jsonl");
   GenerateSink sink;
   sink.bases = [&bases](std::string_view chunk) { bases.write(chunk); };
   sink.views = [&views](std::string_view chunk) { views.write(chunk); };

@@ -1,6 +1,9 @@
 #include "io/files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <vector>
@@ -32,6 +35,55 @@ TEST(Files, AtomicWriteThenReadAndHash) {
   EXPECT_EQ(sha256_file(d / "sub" / "a.txt"), sha256_hex("abc"));
   EXPECT_THROW((void)read_file(d / "missing"), Error);
   EXPECT_THROW((void)read_file(d / "sub" / "a.txt", 2), Error);
+}
+
+// A write that fails midway (a full disk; here the file size limit RLIMIT_FSIZE makes write(2)
+// fail with EFBIG) is an Error naming the file and leaves no "<file>.tmp.<pid>" behind; the old
+// file stays as it was.
+TEST(Files, AFailedAtomicWriteLeavesNoTemporaryFile) {
+  const fs::path d = temp_dir("full");
+  write_file_atomic(d / "run.json", "old");
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    write_file_atomic(d / "run.json", std::string(100000, 'x'));
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  bool streamed_threw = false;
+  try {
+    AtomicFile f(d / "bases.jsonl");
+    f.write(std::string(3000, 'y'));
+    f.write(std::string(3000, 'y'));
+    f.commit();
+  } catch (const Error&) {
+    streamed_threw = true;
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(message.find("run.json"), std::string::npos) << message;
+  EXPECT_TRUE(streamed_threw);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"run.json"});
+  EXPECT_EQ(read_file(d / "run.json"), "old");
+  fs::remove_all(d);
+}
+
+TEST(Files, AnAtomicFileNotCommittedLeavesNothing) {
+  const fs::path d = temp_dir("uncommitted");
+  {
+    AtomicFile f(d / "a.txt");
+    f.write("partial");
+    EXPECT_TRUE(fs::exists(f.temp_path()));
+  }
+  EXPECT_TRUE(fs::is_empty(d));
+  fs::remove_all(d);
 }
 
 TEST(Files, TornTailIsRepairedAndLinesAreNumbered) {

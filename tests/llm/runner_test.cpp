@@ -274,6 +274,78 @@ TEST_F(RunnerTest, ThreadPerRequestPathRetriesRecordsAndStopsToo) {
   EXPECT_EQ(server_->missing_sampling(), 0u);
 }
 
+// A backend whose sessions throw for the prompt of one item: on the event-loop path (start()
+// throws) and on the blocking path (send() throws). Either way that item fails, is recorded in
+// errors.jsonl, and the run goes on: one path, one behaviour.
+class ThrowsFor : public Backend {
+ public:
+  ThrowsFor(std::unique_ptr<Backend> inner, std::string item, bool async)
+      : inner_(std::move(inner)), item_(std::move(item)), async_(async) {}
+  [[nodiscard]] std::string kind() const override { return inner_->kind(); }
+  [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
+  [[nodiscard]] std::vector<std::string> endpoints() const override { return inner_->endpoints(); }
+  [[nodiscard]] ServerInfo probe() override { return inner_->probe(); }
+  [[nodiscard]] Api api() const override { return inner_->api(); }
+  [[nodiscard]] std::unique_ptr<Session> open_session() override {
+    struct S : Session {
+      std::unique_ptr<Session> in;
+      std::string item;
+      Attempt send(const Request& r, std::size_t ep) override {
+        if (r.item_id == item) throw std::runtime_error("boom in send");
+        return in->send(r, ep);
+      }
+    };
+    auto s = std::make_unique<S>();
+    s->in = inner_->open_session();
+    s->item = item_;
+    return s;
+  }
+  [[nodiscard]] std::unique_ptr<AsyncSession> open_async_session() override {
+    if (!async_) return nullptr;
+    struct A : AsyncSession {
+      std::unique_ptr<AsyncSession> in;
+      std::string item;
+      void start(std::uint64_t tag, const Request& r, std::size_t ep) override {
+        if (r.item_id == item) throw std::runtime_error("boom in start");
+        in->start(tag, r, ep);
+      }
+      std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds t) override {
+        return in->wait(t);
+      }
+      [[nodiscard]] std::size_t in_flight() const override { return in->in_flight(); }
+    };
+    auto a = std::make_unique<A>();
+    a->in = inner_->open_async_session();
+    a->item = item_;
+    return a;
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::string item_;
+  bool async_;
+};
+
+TEST_F(RunnerTest, AnExceptionFromTheBackendFailsItsItemOnEveryPath) {
+  for (const bool async : {true, false}) {
+    SCOPED_TRACE(async ? "event loop" : "blocking sessions");
+    auto s = settings();
+    s.concurrency = 2;
+    ThrowsFor b(backend(), "q-004", async);
+    const fs::path out = dir_ / (async ? "async" : "blocking");
+    const auto sum = run_items(make_items(10), s, b, out);
+    EXPECT_EQ(sum.answered, 9u);
+    EXPECT_EQ(sum.failed, 1u);
+    EXPECT_EQ(sum.unanswered, 1u);
+    const auto errs = records(out / "errors.jsonl");
+    ASSERT_EQ(errs.size(), 1u);
+    EXPECT_EQ(errs[0]["prompt_id"], "q-004");
+    EXPECT_EQ(errs[0]["attempts"], 1);
+    EXPECT_NE(errs[0]["error"].get<std::string>().find("internal error: boom in"), std::string::npos);
+    EXPECT_EQ(records(out / "responses.jsonl").size(), 9u);
+  }
+}
+
 TEST_F(RunnerTest, ExhaustedAndFatalFailuresGoToErrorsOnlyAndResumeRetriesThem) {
   server_->set_faults({
       FaultRule{"q-001", FaultKind::k500, -1},

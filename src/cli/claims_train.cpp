@@ -1,0 +1,87 @@
+// numcheck claims train: trains the embedded claim verifier (liblinear over the features of
+// verify/features.hpp) on labelled claims with their evidence, and writes one model file.
+#include <unordered_map>
+
+#include <fmt/core.h>
+
+#include "claims/evidence.hpp"
+#include "claims/load.hpp"
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "verify/model.hpp"
+
+namespace numcheck::cli {
+namespace {
+
+struct Args {
+  std::string train, evidence, out, features, numbers;
+  unsigned threads = 2;
+};
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("--evidence", a->evidence, "Evidence file of the training claims (from `claims evidence`)")
+      ->required();
+  app.add_option("--train", a->train,
+                 "Labelled claim file (any loader format); its labels win, and only its claims are used "
+                 "(joined by claim id, else exact text). Default: the evidence file's own labels");
+  app.add_option("--out", a->out, "Model file to write (JSON)")->required();
+  app.add_option("--features", a->features,
+                 "Feature definitions and learner settings (default data/verify/features.json)");
+  app.add_option(
+         "--numbers", a->numbers,
+         "canonical: number tokens through the quantity layer; surface: numbers as written (plain bag of "
+         "words). Overrides the features file")
+      ->check(CLI::IsMember({"canonical", "surface"}));
+  app.add_option("--threads", a->threads, "Feature extraction threads")->capture_default_str();
+  app.footer("Deterministic: the same inputs give the same model bytes. See docs/claims.md.");
+  app.callback([a] {
+    auto settings =
+        a->features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a->features);
+    if (!a->numbers.empty()) settings.numbers = verify::number_mode_from_name(a->numbers);
+    auto records = claims::read_evidence(a->evidence);
+    if (!a->train.empty()) {
+      claims::LoadOptions opt;
+      opt.labels = claims::LabelPolicy::kRequired;
+      const auto t = claims::load_claims(a->train, opt);
+      for (std::size_t i = 0; i < t.issues.size() && i < 20; ++i)
+        fmt::print(stderr, "numcheck: warning: {}\n", t.issues[i].str());
+      std::unordered_map<std::string, const claims::Claim*> by_id, by_text;
+      for (const auto& c : t.claims) {
+        by_id.emplace(claims::claim_id(c), &c);
+        by_text.emplace(c.text, &c);
+      }
+      std::vector<claims::EvidenceRecord> kept;
+      for (auto& r : records) {
+        auto it = by_id.find(r.id);
+        if (it == by_id.end()) it = by_text.find(r.claim);
+        if (it == by_text.end()) continue;
+        r.label = it->second->label;
+        if (it->second->category) r.category = it->second->category;
+        kept.push_back(std::move(r));
+      }
+      records = std::move(kept);
+    }
+    std::vector<claims::EvidenceRecord> labelled;
+    for (auto& r : records)
+      if (r.label) labelled.push_back(std::move(r));
+    if (labelled.empty()) fail("{}: no labelled training claims", a->train.empty() ? a->evidence : a->train);
+    const auto feats = verify::extract_all(labelled, settings, a->threads);
+    std::vector<const verify::NamedFeatures*> fp;
+    std::vector<claims::Verdict> y;
+    for (std::size_t i = 0; i < labelled.size(); ++i) {
+      fp.push_back(&feats[i]);
+      y.push_back(*labelled[i].label);
+    }
+    auto model = verify::train_model(fp, y, settings);
+    model.data_sha256 = verify::training_hash(labelled);
+    model.save(a->out);
+    fmt::print("{}: trained on {} claims, {} features, numbers {}\n", a->out, labelled.size(),
+               model.names.size(), verify::number_mode_name(settings.numbers));
+  });
+}
+
+const CommandRegistration reg({"claims", "train", "Train the embedded claim verifier (liblinear)", setup});
+
+}  // namespace
+}  // namespace numcheck::cli

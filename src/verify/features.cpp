@@ -1,0 +1,532 @@
+#include "verify/features.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "claims/category.hpp"
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "num/units.hpp"
+
+namespace numcheck::verify {
+
+std::string_view number_mode_name(NumberMode m) noexcept {
+  return m == NumberMode::kCanonical ? "canonical" : "surface";
+}
+
+NumberMode number_mode_from_name(std::string_view name) {
+  if (name == "canonical") return NumberMode::kCanonical;
+  if (name == "surface") return NumberMode::kSurface;
+  fail(ErrorCode::kUsage, "numbers: '{}' is neither canonical nor surface", name);
+}
+
+namespace {
+
+bool word_byte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80 || c == '\'';
+}
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// Surface tokens of text[b, e): runs of word bytes (a ',' or '.' between digits stays inside),
+// '%' and '$' on their own; ASCII lower-cased.
+void surface_tokens(std::string_view text, std::size_t b, std::size_t e, std::vector<std::string>& out) {
+  std::size_t i = b;
+  while (i < e) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '%' || c == '$') {
+      out.emplace_back(1, static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (!word_byte(c) || c == '\'') {
+      ++i;
+      continue;
+    }
+    std::string tok;
+    while (i < e) {
+      const auto d = static_cast<unsigned char>(text[i]);
+      if (word_byte(d)) {
+        tok += (d >= 'A' && d <= 'Z') ? static_cast<char>(d - 'A' + 'a') : static_cast<char>(d);
+        ++i;
+      } else if ((d == ',' || d == '.') && i + 1 < e && !tok.empty() && digit(tok.back()) &&
+                 digit(text[i + 1])) {
+        tok += static_cast<char>(d);
+        ++i;
+      } else {
+        break;
+      }
+    }
+    while (!tok.empty() && tok.back() == '\'') tok.pop_back();
+    if (!tok.empty()) out.push_back(std::move(tok));
+  }
+}
+
+std::string quantity_token(const claims::Segment& s) {
+  std::string t = "<";
+  if (!s.unit.empty()) t += s.unit + " ";
+  if (s.value)
+    t += s.value->str();
+  else if (s.lo && s.hi)
+    t += s.lo->value.str() + ".." + s.hi->value.str();
+  else if (s.lo)
+    t += ">" + s.lo->value.str();
+  else if (s.hi)
+    t += "<" + s.hi->value.str();
+  else
+    t += s.form.empty() ? "?" : s.form;
+  return t + ">";
+}
+
+std::string temporal_token(const claims::Segment& s) {
+  if (!s.period_start.empty()) return fmt::format("<t:{}/{}>", s.period_start, s.period_end);
+  return fmt::format("<t:{}>", s.granularity);
+}
+
+}  // namespace
+
+std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
+                                  const std::vector<claims::Segment>* segs) {
+  std::vector<std::string> out;
+  if (mode == NumberMode::kSurface) {
+    surface_tokens(text, 0, text.size(), out);
+    return out;
+  }
+  std::vector<claims::Segment> own;
+  if (segs == nullptr) {
+    own = claims::find_segments(text);
+    segs = &own;
+  }
+  std::size_t pos = 0;
+  for (const auto& s : *segs) {
+    if (s.begin < pos || s.end > text.size()) continue;
+    surface_tokens(text, pos, s.begin, out);
+    if (s.kind == claims::SegmentKind::kTemporal) {
+      out.push_back(temporal_token(s));
+    } else {
+      if (!s.approximator_kind.empty() && s.approximator_kind != "exact")
+        out.push_back("<approx:" + s.approximator_kind + ">");
+      if (!s.trend_direction.empty()) out.push_back("<trend:" + s.trend_direction + ">");
+      out.push_back(quantity_token(s));
+    }
+    pos = s.end;
+  }
+  surface_tokens(text, pos, text.size(), out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Alignment
+
+namespace {
+
+struct Q {
+  const claims::Segment* seg;
+  std::optional<num::Rational> point;   // canonical value
+  std::optional<num::Rational> lo, hi;  // canonical bounds
+  bool lo_incl = true, hi_incl = true;
+};
+
+num::Rational to_canon(const num::Rational& v, const std::string& unit) {
+  if (unit.empty()) return v;
+  const num::Unit* u = num::UnitRegistry::builtin().by_id(unit);
+  return u == nullptr ? v : num::UnitRegistry::to_canonical(v, *u);
+}
+
+std::optional<Q> quantity(const claims::Segment& s) {
+  if (s.kind != claims::SegmentKind::kQuantity) return std::nullopt;
+  Q q{&s, {}, {}, {}, true, true};
+  if (s.value) q.point = to_canon(*s.value, s.unit);
+  if (s.lo) {
+    q.lo = to_canon(s.lo->value, s.unit);
+    q.lo_incl = s.lo->inclusive;
+  }
+  if (s.hi) {
+    q.hi = to_canon(s.hi->value, s.unit);
+    q.hi_incl = s.hi->inclusive;
+  }
+  if (!q.point && !q.lo && !q.hi) return std::nullopt;
+  return q;
+}
+
+// |a - b| * den <= |a| * num
+bool within(const num::Rational& a, const num::Rational& b, long long numer, long long den) {
+  return (a - b).abs() * num::Rational(den) <= a.abs() * num::Rational(numer);
+}
+
+bool inside(const num::Rational& v, const Q& iv) {
+  if (iv.lo && (iv.lo_incl ? v < *iv.lo : v <= *iv.lo)) return false;
+  if (iv.hi && (iv.hi_incl ? v > *iv.hi : v >= *iv.hi)) return false;
+  return iv.lo || iv.hi;
+}
+
+bool known_period(const claims::Segment& s) {
+  return s.kind == claims::SegmentKind::kTemporal && !s.period_start.empty() && !s.period_end.empty() &&
+         s.period_start.find('X') == std::string::npos && s.period_end.find('X') == std::string::npos;
+}
+
+}  // namespace
+
+Alignment align(const std::vector<claims::Segment>& claim,
+                const std::vector<std::vector<claims::Segment>>& docs) {
+  Alignment a;
+  std::vector<Q> ev;
+  std::vector<const claims::Segment*> ev_periods;
+  std::unordered_set<std::string> ev_trends;
+  for (const auto& d : docs) {
+    for (const auto& s : d) {
+      if (auto q = quantity(s)) ev.push_back(*q);
+      if (known_period(s)) ev_periods.push_back(&s);
+      if (!s.trend_direction.empty()) ev_trends.insert(s.trend_direction);
+    }
+  }
+  a.evidence_quantities = ev.size();
+  for (const auto& s : claim) {
+    if (known_period(s)) {
+      ++a.claim_periods;
+      if (!ev_periods.empty()) {
+        const bool overlap = std::any_of(ev_periods.begin(), ev_periods.end(), [&](const claims::Segment* e) {
+          return e->period_start <= s.period_end && s.period_start <= e->period_end;
+        });
+        ++(overlap ? a.period_overlap : a.period_disjoint);
+      }
+      continue;
+    }
+    if (!s.trend_direction.empty()) {
+      ++a.trend_claim;
+      if (ev_trends.count(s.trend_direction) > 0)
+        ++a.trend_agree;
+      else if (ev_trends.count(s.trend_direction == "up" ? "down" : "up") > 0)
+        ++a.trend_contradict;
+    }
+    const auto q = quantity(s);
+    if (!q) continue;
+    ++a.claim_quantities;
+    const bool share = s.unit == "%";
+    a.shares += share ? 1 : 0;
+    const num::Rational cv = q->point ? *q->point : (q->lo ? *q->lo : *q->hi);
+    int best = 4;  // 0 exact, 1 within 1%, 2 within 10%, 3 same dimension only, 4 none, 5 inside the claim bound
+    const Q* best_e = nullptr;
+    bool in_iv = false, contains = false;
+    for (const auto& e : ev) {
+      if (e.seg->dimension != s.dimension) continue;
+      if (share && e.seg->unit != "%") continue;
+      if (e.point) {
+        int m = 3;
+        if (*e.point == cv)
+          m = 0;
+        else if (within(cv, *e.point, 1, 100))
+          m = 1;
+        else if (within(cv, *e.point, 1, 10))
+          m = 2;
+        if (m < best) {
+          best = m;
+          best_e = &e;
+        }
+        if ((q->lo || q->hi) && inside(*e.point, *q)) contains = true;
+      } else if (best > 3) {
+        best = 3;
+      }
+      if (q->point && e.lo && e.hi && inside(*q->point, e)) in_iv = true;
+    }
+    if (best <= 3) ++a.same_dimension;
+    // A bound or range holding an evidence value agrees with it, however far the written ends are.
+    if (best == 3 && contains) best = 5;
+    switch (best) {
+      case 0:
+        ++a.exact;
+        break;
+      case 1:
+        ++a.within_1pct;
+        break;
+      case 2:
+        ++a.within_10pct;
+        break;
+      case 3:
+        ++a.contradicting;
+        break;
+      default:
+        break;
+    }
+    a.in_interval += in_iv ? 1 : 0;
+    a.contains_evidence += contains ? 1 : 0;
+    if (share) {
+      if (best <= 1) ++a.shares_matched;
+      if (best == 3) ++a.shares_contradicted;
+    }
+    const std::string& ck = s.approximator_kind;
+    if (!ck.empty() && ck != "exact" && best_e != nullptr && best <= 2) {
+      const std::string& ek = best_e->seg->approximator_kind;
+      if (ek == ck)
+        ++a.approx_agree;
+      else if (!ek.empty() && ek != "exact")
+        ++a.approx_disagree;
+    }
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extraction
+
+namespace {
+
+void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* prefix,
+                std::vector<std::pair<std::string, double>>& out) {
+  std::unordered_set<std::string> seen;
+  for (int n = 1; n <= max_n; ++n) {
+    for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= toks.size(); ++i) {
+      std::string g = prefix;
+      for (int k = 0; k < n; ++k) {
+        if (k > 0) g += ' ';
+        g += toks[i + static_cast<std::size_t>(k)];
+      }
+      if (seen.insert(g).second) out.emplace_back(std::move(g), 1.0);
+    }
+  }
+}
+
+std::string_view truncate_utf8(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+double frac(std::size_t k, std::size_t n) {
+  return n == 0 ? 0.0 : static_cast<double>(k) / static_cast<double>(n);
+}
+
+}  // namespace
+
+NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s) {
+  NamedFeatures f;
+  const auto claim_segs = claims::find_segments(r.claim);
+  const bool need_ev_segs = s.group(Group::kAlignment).enabled ||
+                            (s.group(Group::kEvidenceNgrams).enabled && s.numbers == NumberMode::kCanonical);
+  std::vector<std::string_view> docs;
+  for (const auto& d : r.evidence) {
+    if (docs.size() >= s.max_evidence_docs) break;
+    docs.push_back(truncate_utf8(d.text, s.max_evidence_chars));
+  }
+  std::vector<std::vector<claims::Segment>> doc_segs(docs.size());
+  if (need_ev_segs)
+    for (std::size_t i = 0; i < docs.size(); ++i) doc_segs[i] = claims::find_segments(docs[i]);
+
+  const auto claim_toks = tokenize(r.claim, s.numbers, &claim_segs);
+  if (const auto& g = s.group(Group::kClaimNgrams); g.enabled)
+    add_ngrams(claim_toks, g.max_n, "c:", f.groups[static_cast<std::size_t>(Group::kClaimNgrams)]);
+
+  std::unordered_set<std::string> ev_words;
+  const bool need_ev_toks = s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled;
+  if (need_ev_toks) {
+    std::vector<std::string> all;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr);
+      ev_words.insert(t.begin(), t.end());
+      if (!all.empty()) all.emplace_back("</d>");
+      all.insert(all.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
+    }
+    if (const auto& g = s.group(Group::kEvidenceNgrams); g.enabled)
+      add_ngrams(all, g.max_n, "e:", f.groups[static_cast<std::size_t>(Group::kEvidenceNgrams)]);
+  }
+
+  if (s.group(Group::kAlignment).enabled) {
+    auto& o = f.groups[static_cast<std::size_t>(Group::kAlignment)];
+    const Alignment a = align(claim_segs, doc_segs);
+    const std::size_t n = a.claim_quantities;
+    auto put = [&](const char* name, double v) {
+      if (v != 0.0) o.emplace_back(name, v);
+    };
+    put("a:has_quantity", n > 0 ? 1 : 0);
+    put("a:no_quantity", n == 0 ? 1 : 0);
+    put("a:evidence_empty", docs.empty() ? 1 : 0);
+    put("a:evidence_no_quantity", !docs.empty() && a.evidence_quantities == 0 ? 1 : 0);
+    put("a:same_dimension", frac(a.same_dimension, n));
+    put("a:exact", frac(a.exact, n));
+    put("a:any_exact", a.exact > 0 ? 1 : 0);
+    put("a:within_1pct", frac(a.within_1pct, n));
+    put("a:within_10pct", frac(a.within_10pct, n));
+    put("a:contradicting", frac(a.contradicting, n));
+    put("a:all_contradicting", n > 0 && a.contradicting == n ? 1 : 0);
+    put("a:in_interval", frac(a.in_interval, n));
+    put("a:contains_evidence", frac(a.contains_evidence, n));
+    put("a:approx_agree", a.approx_agree > 0 ? 1 : 0);
+    put("a:approx_disagree", a.approx_disagree > 0 ? 1 : 0);
+    put("a:trend_agree", frac(a.trend_agree, a.trend_claim));
+    put("a:trend_contradict", frac(a.trend_contradict, a.trend_claim));
+    put("a:trend_unmatched", frac(a.trend_claim - a.trend_agree - a.trend_contradict, a.trend_claim));
+    put("a:period_overlap", frac(a.period_overlap, a.claim_periods));
+    put("a:period_disjoint", frac(a.period_disjoint, a.claim_periods));
+    put("a:share_matched", frac(a.shares_matched, a.shares));
+    put("a:share_contradicted", frac(a.shares_contradicted, a.shares));
+    std::size_t content = 0, found = 0;
+    std::unordered_set<std::string_view> seen;
+    for (const auto& t : claim_toks) {
+      if (t.size() < 4 || !seen.insert(t).second) continue;
+      ++content;
+      found += ev_words.count(t) > 0 ? 1 : 0;
+    }
+    put("a:word_overlap", frac(found, content));
+  }
+
+  if (s.group(Group::kCategory).enabled) {
+    const auto cat = r.category ? *r.category : claims::categorize(r.claim, claim_segs).category;
+    f.groups[static_cast<std::size_t>(Group::kCategory)].emplace_back(
+        "g:" + std::string(claims::category_name(cat)), 1.0);
+  }
+
+  if (s.group(Group::kCues).enabled) {
+    auto& o = f.groups[static_cast<std::size_t>(Group::kCues)];
+    std::vector<std::string> words;
+    surface_tokens(r.claim, 0, r.claim.size(), words);
+    for (const auto& [name, phrases] : s.cues) {
+      bool hit = false;
+      for (const auto& p : phrases) {
+        if (p.empty() || p.size() > words.size()) continue;
+        for (std::size_t i = 0; i + p.size() <= words.size() && !hit; ++i)
+          hit = std::equal(p.begin(), p.end(), words.begin() + static_cast<std::ptrdiff_t>(i));
+        if (hit) break;
+      }
+      if (hit) o.emplace_back("k:" + name, 1.0);
+    }
+    const std::size_t w = words.size();
+    o.emplace_back(w < 10 ? "k:len<10" : w < 20 ? "k:len<20" : w < 40 ? "k:len<40" : "k:len>=40", 1.0);
+    std::size_t nq = 0;
+    for (const auto& sg : claim_segs) nq += sg.kind == claims::SegmentKind::kQuantity ? 1 : 0;
+    o.emplace_back(fmt::format("k:quantities={}", std::min<std::size_t>(nq, 3)), 1.0);
+    const auto first = r.claim.find_first_not_of(" \t");
+    if (first != std::string::npos &&
+        (r.claim[first] == '"' || r.claim.compare(first, 3, "\xE2\x80\x9C") == 0))
+      o.emplace_back("k:quoted", 1.0);
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where) {
+  FeatureSettings s;
+  if (!j.is_object()) fail("{}: not a JSON object", where);
+  auto num_field = [&](const io::Json& o, const char* key, double& out, const std::string& path) {
+    if (auto it = o.find(key); it != o.end()) {
+      if (!it->is_number()) fail("{}: field '{}{}' is not a number", where, path, key);
+      out = it->get<double>();
+    }
+  };
+  auto size_field = [&](const io::Json& o, const char* key, std::size_t& out) {
+    if (auto it = o.find(key); it != o.end()) {
+      if (!it->is_number_unsigned()) fail("{}: field '{}' is not a non-negative integer", where, key);
+      out = it->get<std::size_t>();
+    }
+  };
+  if (auto it = j.find("numbers"); it != j.end()) {
+    if (!it->is_string()) fail("{}: field 'numbers' is not a string", where);
+    s.numbers = number_mode_from_name(it->get<std::string>());
+  }
+  size_field(j, "min_df", s.min_df);
+  size_field(j, "max_evidence_chars", s.max_evidence_chars);
+  size_field(j, "max_evidence_docs", s.max_evidence_docs);
+  if (auto it = j.find("groups"); it != j.end()) {
+    if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
+    for (const auto& [k, v] : it->items()) {
+      const auto pos = std::find(kGroupNames.begin(), kGroupNames.end(), k);
+      if (pos == kGroupNames.end()) fail("{}: field 'groups.{}': unknown feature group", where, k);
+      auto& g = s.groups[static_cast<std::size_t>(pos - kGroupNames.begin())];
+      if (!v.is_object()) fail("{}: field 'groups.{}' is not an object", where, k);
+      if (auto e = v.find("enabled"); e != v.end()) {
+        if (!e->is_boolean()) fail("{}: field 'groups.{}.enabled' is not a boolean", where, k);
+        g.enabled = e->get<bool>();
+      }
+      num_field(v, "weight", g.weight, "groups." + k + ".");
+      if (auto n = v.find("max_n"); n != v.end()) {
+        if (!n->is_number_integer() || n->get<int>() < 1 || n->get<int>() > 4)
+          fail("{}: field 'groups.{}.max_n' is not an integer in 1..4", where, k);
+        g.max_n = n->get<int>();
+      }
+    }
+  }
+  if (auto it = j.find("cues"); it != j.end()) {
+    if (!it->is_object()) fail("{}: field 'cues' is not an object", where);
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_array()) fail("{}: field 'cues.{}' is not an array", where, k);
+      std::vector<std::vector<std::string>> phrases;
+      for (const auto& p : v) {
+        if (!p.is_string()) fail("{}: field 'cues.{}' holds a non-string", where, k);
+        std::vector<std::string> w;
+        const std::string t = p.get<std::string>();
+        surface_tokens(t, 0, t.size(), w);
+        phrases.push_back(std::move(w));
+      }
+      s.cues.emplace_back(k, std::move(phrases));
+    }
+  }
+  if (auto it = j.find("learner"); it != j.end()) {
+    const auto& l = *it;
+    if (!l.is_object()) fail("{}: field 'learner' is not an object", where);
+    if (auto v = l.find("solver"); v != l.end()) {
+      if (!v->is_string() || (*v != "l2r_lr" && *v != "l2r_l2loss_svc"))
+        fail("{}: field 'learner.solver' is not l2r_lr or l2r_l2loss_svc", where);
+      s.learner.solver = v->get<std::string>();
+    }
+    num_field(l, "C", s.learner.C, "learner.");
+    num_field(l, "eps", s.learner.eps, "learner.");
+    num_field(l, "bias", s.learner.bias, "learner.");
+    if (!(s.learner.C > 0) || !(s.learner.eps > 0)) fail("{}: learner C and eps must be positive", where);
+    if (auto v = l.find("class_weight"); v != l.end()) {
+      if (!v->is_string() || (*v != "balanced" && *v != "none"))
+        fail("{}: field 'learner.class_weight' is not balanced or none", where);
+      s.learner.balanced = *v == "balanced";
+    }
+  }
+  return s;
+}
+
+FeatureSettings FeatureSettings::load(const std::filesystem::path& path) {
+  return parse(io::read_json_file(path), path.filename().string());
+}
+
+const FeatureSettings& FeatureSettings::builtin() {
+  static const FeatureSettings s = load(io::data_path("verify/features.json"));
+  return s;
+}
+
+io::OrderedJson FeatureSettings::to_json() const {
+  io::OrderedJson j;
+  j["numbers"] = std::string(number_mode_name(numbers));
+  j["min_df"] = min_df;
+  j["max_evidence_chars"] = max_evidence_chars;
+  j["max_evidence_docs"] = max_evidence_docs;
+  io::OrderedJson g;
+  for (std::size_t i = 0; i < kGroupCount; ++i) {
+    io::OrderedJson o;
+    o["enabled"] = groups[i].enabled;
+    o["weight"] = groups[i].weight;
+    if (i == static_cast<std::size_t>(Group::kClaimNgrams) ||
+        i == static_cast<std::size_t>(Group::kEvidenceNgrams))
+      o["max_n"] = groups[i].max_n;
+    g[std::string(kGroupNames[i])] = std::move(o);
+  }
+  j["groups"] = std::move(g);
+  io::OrderedJson c = io::OrderedJson::object();
+  for (const auto& [name, phrases] : cues) {
+    io::OrderedJson arr = io::OrderedJson::array();
+    for (const auto& p : phrases) {
+      std::string t;
+      for (const auto& w : p) t += (t.empty() ? "" : " ") + w;
+      arr.push_back(t);
+    }
+    c[name] = std::move(arr);
+  }
+  j["cues"] = std::move(c);
+  j["learner"] = {{"solver", learner.solver},
+                  {"C", learner.C},
+                  {"eps", learner.eps},
+                  {"class_weight", learner.balanced ? "balanced" : "none"},
+                  {"bias", learner.bias}};
+  return j;
+}
+
+}  // namespace numcheck::verify

@@ -1,0 +1,93 @@
+#pragma once
+// Features of the trained claim verifier, from one evidence record (claims/evidence.hpp):
+// word n-grams of the claim and of its evidence, with number tokens canonicalized through the
+// quantity layer (claims::find_segments over num::find_numbers, so "1,000" and "one thousand" are
+// one token) or kept as written (NumberMode::kSurface, a plain bag of words); the alignment of the
+// claim's quantities and periods with the evidence's; the claim category; claim cues. Definitions
+// and learner settings live in data/verify/features.json; docs/claims.md documents every feature.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "claims/evidence.hpp"
+#include "claims/segment.hpp"
+#include "io/json.hpp"
+
+namespace numcheck::verify {
+
+enum class NumberMode : std::uint8_t { kCanonical, kSurface };
+[[nodiscard]] std::string_view number_mode_name(NumberMode m) noexcept;  // "canonical" | "surface"
+[[nodiscard]] NumberMode number_mode_from_name(std::string_view name);   // throws Error (kUsage)
+
+enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues };
+inline constexpr std::size_t kGroupCount = 5;
+inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {"claim_ngrams", "evidence_ngrams",
+                                                                          "alignment", "category", "cues"};
+
+struct GroupSettings {
+  bool enabled = true;
+  double weight = 1.0;
+  int max_n = 1;  // n-gram groups only
+};
+
+struct LearnerSettings {
+  std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
+  double C = 1.0;
+  double eps = 0.01;
+  bool balanced = true;  // class weights n / (k * n_c)
+  double bias = 1.0;
+};
+
+struct FeatureSettings {
+  NumberMode numbers = NumberMode::kCanonical;
+  std::size_t min_df = 2;  // n-grams seen in fewer training records are dropped
+  std::size_t max_evidence_chars = 1500;
+  std::size_t max_evidence_docs = 3;
+  std::array<GroupSettings, kGroupCount> groups{};
+  std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> cues;  // name -> phrases (words)
+  LearnerSettings learner;
+
+  [[nodiscard]] const GroupSettings& group(Group g) const { return groups[static_cast<std::size_t>(g)]; }
+  [[nodiscard]] GroupSettings& group(Group g) { return groups[static_cast<std::size_t>(g)]; }
+
+  [[nodiscard]] static FeatureSettings parse(const io::Json& j, std::string_view where);
+  [[nodiscard]] static FeatureSettings load(const std::filesystem::path& path);
+  [[nodiscard]] static const FeatureSettings& builtin();  // data/verify/features.json
+  [[nodiscard]] io::OrderedJson to_json() const;          // parse(to_json()) gives the same settings
+};
+
+// Word tokens of `text`, lower case. kCanonical: each quantity segment becomes one token
+// "<unit value>" with the exact value ("<%12/5>" style "p/q" for fractions; "<1000>" for a count),
+// a range "<unit lo..hi>", a temporal expression "<t:start/end>"; kSurface: numbers stay as written
+// ("1,000", "one", "thousand"). `segments` are find_segments(text) (computed when null).
+[[nodiscard]] std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
+                                                const std::vector<claims::Segment>* segments = nullptr);
+
+// How the claim's quantities and periods line up with the evidence's (counts; see docs/claims.md).
+struct Alignment {
+  std::size_t claim_quantities = 0;  // quantity segments of the claim with a value or a bound
+  std::size_t same_dimension = 0;    // ... with a same-dimension quantity in the evidence
+  std::size_t exact = 0, within_1pct = 0, within_10pct = 0, contradicting = 0;
+  std::size_t in_interval = 0;        // claim value inside an evidence interval
+  std::size_t contains_evidence = 0;  // claim interval/bound holds an evidence value
+  std::size_t approx_agree = 0, approx_disagree = 0;
+  std::size_t trend_claim = 0, trend_agree = 0, trend_contradict = 0;
+  std::size_t claim_periods = 0, period_overlap = 0, period_disjoint = 0;
+  std::size_t shares = 0, shares_matched = 0, shares_contradicted = 0;
+  std::size_t evidence_quantities = 0;
+};
+[[nodiscard]] Alignment align(const std::vector<claims::Segment>& claim,
+                              const std::vector<std::vector<claims::Segment>>& evidence_docs);
+
+// Named features of one record, per group, before vocabulary lookup and normalization.
+struct NamedFeatures {
+  std::array<std::vector<std::pair<std::string, double>>, kGroupCount> groups;
+};
+[[nodiscard]] NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s);
+
+}  // namespace numcheck::verify

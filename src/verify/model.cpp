@@ -1,0 +1,277 @@
+#include "verify/model.hpp"
+
+#include <linear.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::verify {
+
+namespace {
+
+constexpr std::string_view kFormat = "numcheck-verifier-model";
+constexpr int kFormatVersion = 1;
+
+bool ngram_group(std::size_t g) {
+  return g == static_cast<std::size_t>(Group::kClaimNgrams) ||
+         g == static_cast<std::size_t>(Group::kEvidenceNgrams);
+}
+
+void silent(const char*) {}
+
+}  // namespace
+
+void TrainedModel::build_index() {
+  index_.clear();
+  index_.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) index_.emplace(names[i], static_cast<int>(i) + 1);
+}
+
+SparseVector TrainedModel::vectorize(const NamedFeatures& f) const {
+  SparseVector x;
+  for (std::size_t g = 0; g < kGroupCount; ++g) {
+    const auto& gs = settings.groups[g];
+    if (!gs.enabled) continue;
+    const std::size_t start = x.size();
+    for (const auto& [name, v] : f.groups[g]) {
+      const auto it = index_.find(name);
+      if (it != index_.end()) x.emplace_back(it->second, v);
+    }
+    const std::size_t k = x.size() - start;
+    if (k == 0) continue;
+    const double scale = ngram_group(g) ? gs.weight / std::sqrt(static_cast<double>(k)) : gs.weight;
+    for (std::size_t i = start; i < x.size(); ++i) x[i].second *= scale;
+  }
+  std::sort(x.begin(), x.end());
+  return x;
+}
+
+Scores TrainedModel::scores(const SparseVector& x) const {
+  const std::size_t k = classes.size();
+  std::array<double, claims::kVerdictCount> dec{};
+  for (std::size_t c = 0; c < k; ++c) dec[c] = bias[c];
+  for (const auto& [i, v] : x) {
+    const double* w = &weights[static_cast<std::size_t>(i - 1) * k];
+    for (std::size_t c = 0; c < k; ++c) dec[c] += w[c] * v;
+  }
+  Scores s{};
+  double sum = 0;
+  for (std::size_t c = 0; c < k; ++c) {
+    const double p = 1.0 / (1.0 + std::exp(-dec[c]));
+    s[static_cast<std::size_t>(classes[c])] = p;
+    sum += p;
+  }
+  if (sum > 0)
+    for (auto& p : s) p /= sum;
+  return s;
+}
+
+claims::Verdict TrainedModel::argmax(const Scores& s) {
+  claims::Verdict best = claims::kVerdicts[0];
+  for (auto v : claims::kVerdicts)
+    if (s[static_cast<std::size_t>(v)] > s[static_cast<std::size_t>(best)]) best = v;
+  return best;
+}
+
+io::OrderedJson TrainedModel::to_json() const {
+  io::OrderedJson j;
+  j["format"] = kFormat;
+  j["format_version"] = kFormatVersion;
+  j["numcheck_version"] = kVersion;
+  j["learner"] = "liblinear " + std::to_string(LIBLINEAR_VERSION);
+  j["settings"] = settings.to_json();
+  j["training"] = {{"data_sha256", data_sha256}, {"records", train_records}, {"labels", train_labels}};
+  io::OrderedJson cls = io::OrderedJson::array();
+  for (auto c : classes) cls.push_back(std::string(claims::verdict_name(c)));
+  j["classes"] = std::move(cls);
+  j["bias"] = bias;
+  j["features"] = names;
+  j["weights"] = weights;
+  return j;
+}
+
+TrainedModel TrainedModel::from_json(const io::Json& j, std::string_view where) {
+  if (!j.is_object() || j.value("format", "") != kFormat) fail("{}: not a numcheck verifier model", where);
+  if (j.value("format_version", 0) != kFormatVersion)
+    fail("{}: model format_version {} is not {}", where, j.value("format_version", 0), kFormatVersion);
+  TrainedModel m;
+  m.settings = FeatureSettings::parse(io::require(j, "settings", where), where);
+  try {
+    const auto& t = io::require(j, "training", where);
+    m.data_sha256 = t.at("data_sha256").get<std::string>();
+    m.train_records = t.at("records").get<std::size_t>();
+    m.train_labels = t.at("labels").get<std::map<std::string, std::size_t>>();
+    for (const auto& c : io::require(j, "classes", where)) {
+      const auto v = claims::LabelMap::builtin().map(c.get<std::string>());
+      if (!v) fail("{}: field 'classes': unknown class {}", where, c.dump());
+      m.classes.push_back(*v);
+    }
+    m.bias = io::require(j, "bias", where).get<std::vector<double>>();
+    m.names = io::require(j, "features", where).get<std::vector<std::string>>();
+    m.weights = io::require(j, "weights", where).get<std::vector<double>>();
+  } catch (const io::Json::exception& e) {
+    fail("{}: malformed model: {}", where, e.what());
+  }
+  if (m.classes.empty() || m.bias.size() != m.classes.size() ||
+      m.weights.size() != m.names.size() * m.classes.size())
+    fail("{}: model sizes do not agree (classes {}, bias {}, features {}, weights {})", where,
+         m.classes.size(), m.bias.size(), m.names.size(), m.weights.size());
+  m.build_index();
+  return m;
+}
+
+void TrainedModel::save(const std::filesystem::path& path) const {
+  io::write_file_atomic(path, io::to_line(to_json()) + "\n");
+}
+
+TrainedModel TrainedModel::load(const std::filesystem::path& path) {
+  return from_json(io::read_json_file(path), path.filename().string());
+}
+
+std::string training_hash(const std::vector<claims::EvidenceRecord>& records) {
+  io::Sha256 h;
+  for (const auto& r : records) {
+    h.update(io::to_line(claims::evidence_json(r)));
+    h.update("\n");
+  }
+  return h.hex_digest();
+}
+
+TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
+                         const std::vector<claims::Verdict>& labels, const FeatureSettings& settings) {
+  if (features.size() != labels.size())
+    fail("train: {} feature rows for {} labels", features.size(), labels.size());
+  TrainedModel m;
+  m.settings = settings;
+  // Vocabulary: n-grams in at least min_df records, every other feature seen; sorted by name.
+  std::unordered_map<std::string, std::size_t> df;
+  for (const auto* f : features)
+    for (std::size_t g = 0; g < kGroupCount; ++g)
+      if (settings.groups[g].enabled)
+        for (const auto& kv : f->groups[g]) ++df[kv.first];
+  for (const auto& [name, n] : df) {
+    const bool ngram = name.size() > 1 && (name[0] == 'c' || name[0] == 'e') && name[1] == ':';
+    if (!ngram || n >= std::max<std::size_t>(settings.min_df, 1)) m.names.push_back(name);
+  }
+  std::sort(m.names.begin(), m.names.end());
+  m.build_index();
+
+  std::array<std::size_t, claims::kVerdictCount> counts{};
+  for (auto v : labels) ++counts[static_cast<std::size_t>(v)];
+  std::size_t present = 0;
+  for (auto c : counts) present += c > 0 ? 1 : 0;
+  if (present < 2) fail("train: the training records hold fewer than two classes");
+
+  // liblinear problem
+  std::vector<SparseVector> rows;
+  rows.reserve(features.size());
+  std::size_t nnz = 0;
+  for (const auto* f : features) {
+    rows.push_back(m.vectorize(*f));
+    nnz += rows.back().size() + 2;
+  }
+  std::vector<feature_node> nodes;
+  nodes.reserve(nnz);
+  std::vector<feature_node*> x(rows.size());
+  std::vector<double> y(rows.size());
+  const int n_features = static_cast<int>(m.names.size());
+  const bool use_bias = settings.learner.bias > 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    x[i] = nodes.data() + nodes.size();
+    for (const auto& [idx, v] : rows[i]) nodes.push_back({idx, v});
+    if (use_bias) nodes.push_back({n_features + 1, settings.learner.bias});
+    nodes.push_back({-1, 0.0});
+    y[i] = static_cast<double>(static_cast<int>(labels[i]));
+  }
+  problem prob{};
+  prob.l = static_cast<int>(rows.size());
+  prob.n = n_features + (use_bias ? 1 : 0);
+  prob.y = y.data();
+  prob.x = x.data();
+  prob.bias = use_bias ? settings.learner.bias : -1;
+  parameter param{};
+  param.solver_type = settings.learner.solver == "l2r_lr" ? L2R_LR : L2R_L2LOSS_SVC;
+  param.eps = settings.learner.eps;
+  param.C = settings.learner.C;
+  std::vector<int> wl;
+  std::vector<double> wv;
+  if (settings.learner.balanced) {
+    for (std::size_t c = 0; c < counts.size(); ++c) {
+      if (counts[c] == 0) continue;
+      wl.push_back(static_cast<int>(c));
+      wv.push_back(static_cast<double>(labels.size()) /
+                   (static_cast<double>(present) * static_cast<double>(counts[c])));
+    }
+  }
+  param.nr_weight = static_cast<int>(wl.size());
+  param.weight_label = wl.empty() ? nullptr : wl.data();
+  param.weight = wv.empty() ? nullptr : wv.data();
+  param.p = 0.1;
+  param.init_sol = nullptr;
+  if (const char* err = check_parameter(&prob, &param)) fail("liblinear: {}", err);
+  static std::mutex print_mu;
+  model* lm = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(print_mu);
+    set_print_string_function(&silent);
+  }
+  lm = train(&prob, &param);
+  if (lm == nullptr) fail("liblinear: training failed");
+  const int k = get_nr_class(lm);
+  std::vector<int> lab(static_cast<std::size_t>(k));
+  get_labels(lm, lab.data());
+  // A binary liblinear model has one weight vector (for lab[0]); expose it as two opposite ones.
+  for (int c = 0; c < k; ++c)
+    m.classes.push_back(static_cast<claims::Verdict>(lab[static_cast<std::size_t>(c)]));
+  m.weights.assign(m.names.size() * static_cast<std::size_t>(k), 0.0);
+  m.bias.assign(static_cast<std::size_t>(k), 0.0);
+  for (int c = 0; c < k; ++c) {
+    for (int i = 1; i <= n_features; ++i)
+      m.weights[static_cast<std::size_t>(i - 1) * static_cast<std::size_t>(k) + static_cast<std::size_t>(c)] =
+          get_decfun_coef(lm, i, c);
+    m.bias[static_cast<std::size_t>(c)] = use_bias ? get_decfun_bias(lm, c) : 0.0;
+  }
+  free_and_destroy_model(&lm);
+  m.train_records = labels.size();
+  for (auto v : labels) ++m.train_labels[std::string(claims::verdict_name(v))];
+  return m;
+}
+
+std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>& records,
+                                       const FeatureSettings& settings, unsigned threads) {
+  std::vector<NamedFeatures> out(records.size());
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads =
+      static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, records.size() / 64)));
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < records.size(); ++i) out[i] = extract(records[i], settings);
+    return out;
+  }
+  std::vector<std::thread> pool;
+  std::vector<std::exception_ptr> errors(threads);
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      try {
+        for (std::size_t i = t; i < records.size(); i += threads) out[i] = extract(records[i], settings);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+}  // namespace numcheck::verify

@@ -1,0 +1,66 @@
+#pragma once
+// The trained claim verifier: a vocabulary over the named features (verify/features.hpp), a linear
+// model per verdict (liblinear, one-vs-rest), and everything needed to reproduce it: the feature
+// settings, the SHA-256 of the training records and their label counts. Saved as one JSON file
+// ("numcheck-verifier-model"); prediction needs no liblinear. Training is deterministic: the
+// solvers used are primal (no random coordinate order) and run on one thread, the vocabulary is
+// sorted, and the JSON is written with shortest round-trip doubles, so training twice on the same
+// records gives the same bytes.
+#include <array>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "claims/evidence.hpp"
+#include "io/json.hpp"
+#include "verify/features.hpp"
+
+namespace numcheck::verify {
+
+using Scores = std::array<double, claims::kVerdictCount>;  // indexed by Verdict (True, False, Conflicting)
+
+// A sparse feature vector: (1-based feature index, value), indices ascending.
+using SparseVector = std::vector<std::pair<int, double>>;
+
+class TrainedModel {
+ public:
+  FeatureSettings settings;
+  std::vector<std::string> names;  // feature i+1's name
+  std::vector<claims::Verdict> classes;
+  std::vector<double> weights;  // names.size() x classes.size(), row-major by feature
+  std::vector<double> bias;     // per class
+  std::string data_sha256;
+  std::size_t train_records = 0;
+  std::map<std::string, std::size_t> train_labels;
+
+  void build_index();
+  [[nodiscard]] SparseVector vectorize(const NamedFeatures& f) const;
+  [[nodiscard]] Scores scores(const SparseVector& x) const;  // per-class probabilities
+  [[nodiscard]] Scores scores(const NamedFeatures& f) const { return scores(vectorize(f)); }
+  [[nodiscard]] static claims::Verdict argmax(const Scores& s);  // ties: True, False, Conflicting
+
+  [[nodiscard]] io::OrderedJson to_json() const;
+  [[nodiscard]] static TrainedModel from_json(const io::Json& j, std::string_view where);
+  void save(const std::filesystem::path& path) const;
+  [[nodiscard]] static TrainedModel load(const std::filesystem::path& path);
+
+ private:
+  std::unordered_map<std::string, int> index_;
+};
+
+// SHA-256 over the records' JSON lines (what the model was trained on).
+[[nodiscard]] std::string training_hash(const std::vector<claims::EvidenceRecord>& records);
+
+// Trains on named features and labels (same length, at least two classes present).
+[[nodiscard]] TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
+                                       const std::vector<claims::Verdict>& labels,
+                                       const FeatureSettings& settings);
+
+// Extracts features of many records on `threads` threads (0 = hardware concurrency, at most 2
+// used by default callers); results are in record order whatever the thread count.
+[[nodiscard]] std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>& records,
+                                                     const FeatureSettings& settings, unsigned threads = 0);
+
+}  // namespace numcheck::verify

@@ -1,0 +1,75 @@
+// `claims evidence` -> `claims train` -> `claims verify --method trained` -> `claims evaluate`
+// through the real CLI on a small mapping file.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.hpp"
+
+namespace numcheck::testing {
+namespace {
+
+const std::string kMap = std::string(NUMCHECK_SOURCE_DIR) + "/tests/verify/fixtures/mapping_small.json";
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(ClaimsVerifyCli, EvidenceTrainVerifyEvaluate) {
+  const auto dir = fresh_dir("claims_verify");
+  const std::string ev = (dir / "ev.jsonl").string();
+  auto r = run_cli("claims evidence --from '" + kMap + "' --out '" + ev + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("30 claims (30 val-top3), 30 labelled, 60 evidence documents"), std::string::npos)
+      << r.out;
+  ASSERT_TRUE(std::filesystem::exists(ev + ".manifest.json"));
+
+  const std::string m1 = (dir / "m1.json").string(), m2 = (dir / "m2.json").string();
+  r = run_cli("claims train --evidence '" + ev + "' --out '" + m1 + "' --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("claims train --evidence '" + ev + "' --out '" + m2 + "' --threads 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(m1), slurp(m2));  // deterministic, whatever the thread count
+  const auto model = nlohmann::json::parse(slurp(m1));
+  EXPECT_EQ(model["format"], "numcheck-verifier-model");
+  EXPECT_EQ(model["settings"]["numbers"], "canonical");
+  EXPECT_EQ(model["training"]["records"], 30);
+
+  const std::string m3 = (dir / "m3.json").string();
+  r = run_cli("claims train --evidence '" + ev + "' --out '" + m3 + "' --numbers surface");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(m3))["settings"]["numbers"], "surface");
+
+  const std::string out = (dir / "v").string();
+  r = run_cli("claims verify --method trained --model '" + m1 + "' --evidence '" + ev + "' --out '" + out +
+              "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("30 claims verified"), std::string::npos) << r.out;
+  const auto scores = slurp(dir / "v" / "scores.jsonl");
+  const auto first = nlohmann::json::parse(scores.substr(0, scores.find('\n')));
+  EXPECT_TRUE(first["scores"].contains("Conflicting"));
+  r = run_cli("claims evaluate --gold '" + kMap + "' --pred '" + out + "/predictions.jsonl' --draws 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| predictions | 30 |"), std::string::npos) << r.out;
+
+  r = run_cli("claims verify --method trained --evidence '" + ev + "' --out '" + out + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // --model missing
+  r = run_cli("claims verify --method nope --evidence '" + ev + "' --out '" + out + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  std::ofstream(dir / "bad.jsonl")
+      << "{\"id\":\"a\",\"claim\":\"c\",\"evidence\":[{\"doc_id\":1}],\"selection\":\"gold\"}\n";
+  r = run_cli("claims verify --method trained --model '" + m1 + "' --evidence '" +
+              (dir / "bad.jsonl").string() + "' --out '" + out + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bad.jsonl:1: field 'evidence[0].doc_id'"), std::string::npos) << r.err;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace numcheck::testing

@@ -1,0 +1,118 @@
+// Trained-verifier features on hand-made claim/evidence pairs: number canonicalization, quantity
+// and period alignment, settings round trip.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "claims/segment.hpp"
+#include "core/error.hpp"
+#include "verify/features.hpp"
+
+namespace numcheck::verify {
+namespace {
+
+Alignment align_text(const std::string& claim, const std::string& evidence) {
+  return align(claims::find_segments(claim), {claims::find_segments(evidence)});
+}
+
+bool has(const std::vector<std::string>& v, const std::string& t) {
+  return std::find(v.begin(), v.end(), t) != v.end();
+}
+
+TEST(Tokenize, CanonicalNumbersAreOneTokenWhateverTheWrittenForm) {
+  const auto a = tokenize("It cost 1,000 dollars", NumberMode::kCanonical);
+  const auto b = tokenize("It cost one thousand dollars", NumberMode::kCanonical);
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(has(a, "<USD 1000>"));
+  const auto s1 = tokenize("It cost 1,000 dollars", NumberMode::kSurface);
+  const auto s2 = tokenize("It cost one thousand dollars", NumberMode::kSurface);
+  EXPECT_NE(s1, s2);
+  EXPECT_TRUE(has(s1, "1,000"));
+  EXPECT_TRUE(has(s2, "thousand"));
+  const auto t = tokenize("Unemployment was about 12.5% in 2020.", NumberMode::kCanonical);
+  EXPECT_TRUE(has(t, "<% 25/2>"));
+  EXPECT_TRUE(has(t, "<approx:approximate>"));
+  EXPECT_TRUE(has(t, "<t:2020-01-01/2020-12-31>"));
+  EXPECT_TRUE(has(t, "unemployment"));
+}
+
+TEST(Align, ExactWithinAndContradicting) {
+  auto a = align_text("The deficit was 1,000 people.", "records show one thousand people");
+  EXPECT_EQ(a.claim_quantities, 1u);
+  EXPECT_EQ(a.exact, 1u);
+  a = align_text("Prices rose 10.05%.", "prices went up 10% last year");
+  EXPECT_EQ(a.within_1pct, 1u);
+  EXPECT_EQ(a.shares, 1u);
+  EXPECT_EQ(a.shares_matched, 1u);
+  a = align_text("Prices rose 11%.", "prices went up 10% last year");
+  EXPECT_EQ(a.within_10pct, 1u);
+  a = align_text("Prices rose 40%.", "prices went up 10% last year");
+  EXPECT_EQ(a.contradicting, 1u);
+  EXPECT_EQ(a.shares_contradicted, 1u);
+  a = align_text("Prices rose 40%.", "no numbers here");
+  EXPECT_EQ(a.same_dimension, 0u);
+  EXPECT_EQ(a.contradicting, 0u);
+}
+
+TEST(Align, IntervalsTrendsApproximatorsAndPeriods) {
+  auto a = align_text("It employs 250 people.", "it employs between 200 and 300 people");
+  EXPECT_EQ(a.in_interval, 1u);
+  a = align_text("More than 800,000 jobs will be lost.", "the report estimates 900,000 jobs");
+  EXPECT_EQ(a.contains_evidence, 1u);
+  EXPECT_EQ(a.contradicting, 0u);
+  a = align_text("Crime rose 5% in 2019.", "crime fell 5% in 2019");
+  EXPECT_EQ(a.trend_claim, 1u);
+  EXPECT_EQ(a.trend_contradict, 1u);
+  EXPECT_EQ(a.claim_periods, 1u);
+  EXPECT_EQ(a.period_overlap, 1u);
+  a = align_text("Crime rose 5% in 2019.", "crime rose 5% in 2015");
+  EXPECT_EQ(a.trend_agree, 1u);
+  EXPECT_EQ(a.period_disjoint, 1u);
+  a = align_text("About 5,000 people came.", "roughly 5,000 people came");
+  EXPECT_EQ(a.approx_agree, 1u);
+}
+
+TEST(Extract, GroupsFollowSettings) {
+  claims::EvidenceRecord r;
+  r.id = "x";
+  r.claim = "\"Obama cut taxes by 1,000 dollars in 2010.\"";
+  r.evidence.push_back(
+      {"d", "taxes were cut by one thousand dollars in 2010", "", std::nullopt, std::nullopt});
+  r.selection = "gold";
+  FeatureSettings s = FeatureSettings::builtin();
+  auto f = extract(r, s);
+  auto names = [&](Group g) {
+    std::vector<std::string> v;
+    for (const auto& [n, x] : f.groups[static_cast<std::size_t>(g)]) v.push_back(n);
+    return v;
+  };
+  EXPECT_TRUE(has(names(Group::kClaimNgrams), "c:<USD 1000>"));
+  EXPECT_TRUE(has(names(Group::kEvidenceNgrams), "e:<USD 1000>"));
+  EXPECT_TRUE(has(names(Group::kAlignment), "a:exact"));
+  EXPECT_TRUE(has(names(Group::kAlignment), "a:period_overlap"));
+  EXPECT_TRUE(has(names(Group::kCues), "k:politics"));
+  EXPECT_TRUE(has(names(Group::kCues), "k:quoted"));
+  EXPECT_EQ(names(Group::kCategory).size(), 1u);
+  s.group(Group::kAlignment).enabled = false;
+  s.numbers = NumberMode::kSurface;
+  f = extract(r, s);
+  EXPECT_TRUE(f.groups[static_cast<std::size_t>(Group::kAlignment)].empty());
+  EXPECT_TRUE(has(names(Group::kClaimNgrams), "c:1,000"));
+}
+
+TEST(Settings, RoundTripAndErrors) {
+  const auto& s = FeatureSettings::builtin();
+  const auto j = io::Json::parse(io::to_line(s.to_json()));
+  const auto back = FeatureSettings::parse(j, "x");
+  EXPECT_EQ(io::to_line(back.to_json()), io::to_line(s.to_json()));
+  auto bad = j;
+  bad["groups"]["nope"] = io::Json::object();
+  EXPECT_THROW((void)FeatureSettings::parse(bad, "x"), Error);
+  bad = j;
+  bad["learner"]["solver"] = "mcsvm";
+  EXPECT_THROW((void)FeatureSettings::parse(bad, "x"), Error);
+  EXPECT_THROW((void)number_mode_from_name("roman"), Error);
+}
+
+}  // namespace
+}  // namespace numcheck::verify
