@@ -10,6 +10,10 @@
 # the default 3,600 bases / 8,600 prompts): it uses its own benchmark, generated with the same seed
 # plus --paraphrases, in $out/consensus/bench. NUMCHECK_CONSENSUS=0 skips the study;
 # NUMCHECK_CONSENSUS_PER_TEMPLATE sets its bases per template (default 30: 120 bases, 1,440 calls).
+#
+# The claim pipeline (scripts/claims-job.sh) runs when the QuanTemp data is found in
+# $NUMCHECK_QUANTEMP (default ../shared/data/quantemp relative to the repository) and adds a claims
+# section to the report; otherwise it prints one line saying where to get the data.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 nc="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}"
@@ -34,7 +38,13 @@ else
 fi
 
 run_args=(--bench "$out/bench" --out "$out/run" --resume "${system_args[@]}")
-if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then run_args+=(--limit "$NUMCHECK_LIMIT"); fi
+if [[ -n "${NUMCHECK_LIMIT:-}" ]]; then
+  echo "numcheck: NUMCHECK_LIMIT was replaced by NUMCHECK_BASES (a stratified sample of whole orbits)" >&2
+  exit 2
+fi
+# NUMCHECK_BASES=N: a quick smoke run on a stratified, seeded sample of N bases (whole orbits);
+# score and report are scoped to that selection.
+if [[ -n "${NUMCHECK_BASES:-}" ]]; then run_args+=(--bases "$NUMCHECK_BASES"); fi
 echo "== run: $system_name"
 "$nc" orbit run "${run_args[@]}"
 echo "== score"
@@ -55,7 +65,13 @@ if [[ "${NUMCHECK_CONSENSUS:-1}" != 0 ]]; then
   "$nc" orbit consensus analyze --plan "$c/plan.json" --run "$c/run" --out "$c/analysis"
   report_args+=(--consensus "$c/analysis")
 fi
+# The claim pipeline (QuanTemp data in $NUMCHECK_QUANTEMP, default ../shared/data/quantemp): one
+# line saying where to get the data when it is absent.
+NUMCHECK_BIN="$nc" bash "$root/scripts/claims-job.sh" "$out"
+if [[ -f "$out/claims/section.json" ]]; then report_args+=(--claims "$out/claims/section.json"); fi
 echo "== report"
 "$nc" orbit report "${report_args[@]}"
 echo
 echo "report: $out/report/report.html (also report.md with figures/*.svg, report.tex, metrics.json)"
+echo "next: open the report; compare systems with numcheck orbit report --scores A.jsonl --scores B.jsonl;"
+echo "      a quick smoke run of another endpoint first: NUMCHECK_BASES=20 NUMCHECK_OUT=out/smoke make run"

@@ -1,13 +1,17 @@
 #include "claims/category.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/ascii.hpp"
 #include "core/error.hpp"
+#include "core/prng.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/tests.hpp"
 
 namespace numcheck::claims {
 
@@ -47,9 +51,17 @@ CategoryRules CategoryRules::parse(std::string_view json_text, std::string_view 
   r.interval_context = list(j, "interval_context");
   r.interval_connectors = list(j, "interval_connectors");
   r.temporal_dimensions = list(j, "temporal_dimensions");
+  if (j.has("age_nouns")) r.age_nouns = list(j, "age_nouns");
   const auto fb = category_from_name(j.string("fallback"));
   if (!fb) fail("{}: 'fallback' must be a category name", where);
   r.fallback = *fb;
+  if (const auto pc = j.opt_object("paper_counts")) {
+    for (const auto& [k, v] : pc->json().items()) {
+      const auto c = category_from_name(k);
+      if (!c) fail("{}: paper_counts.{}: not a category", where, k);
+      r.paper_counts.emplace_back(*c, static_cast<std::size_t>(pc->unsigned_integer(k)));
+    }
+  }
   return r;
 }
 
@@ -63,26 +75,42 @@ const CategoryRules& CategoryRules::builtin() {
 
 Categorization categorize(std::string_view text, const std::vector<Segment>& segs, const CategoryRules& R) {
   const std::string low = lower(text);
-  // 1. comparison
+  auto listed = [](const std::vector<std::string>& v, const std::string& w) {
+    return std::find(v.begin(), v.end(), w) != v.end();
+  };
+  auto is_duration = [&](const Segment& s) {
+    return s.kind == SegmentKind::kQuantity && listed(R.temporal_dimensions, s.dimension);
+  };
+  // 1. comparison: a multiplier ("three times higher", "doubled"; not "voted 10 times") or a cue.
   for (const auto& s : segs)
-    if (s.kind == SegmentKind::kQuantity &&
-        std::find(R.comparison_units.begin(), R.comparison_units.end(), s.unit) != R.comparison_units.end())
+    if (s.kind == SegmentKind::kQuantity && listed(R.comparison_units, s.unit) && s.dimension != "count")
       return {Category::kComparison, fmt::format("comparison:unit '{}'", s.unit)};
   for (const auto& cue : R.comparison_cues)
     if (cue_outside(low, segs, cue)) return {Category::kComparison, fmt::format("comparison:cue '{}'", cue)};
-  // 2. interval
+  // 2. interval: a stated range of values (vague quantities like "thousands of" are not ranges the
+  // claim states), a period between two years or dates, or a bound on an age.
   for (const auto& s : segs) {
-    if (s.kind == SegmentKind::kQuantity && s.is_range()) return {Category::kInterval, "interval:range"};
+    if (s.kind == SegmentKind::kQuantity && s.is_range() && s.form != "vague")
+      return {Category::kInterval, "interval:range"};
     if (s.kind == SegmentKind::kTemporal && s.granularity == "years")
       return {Category::kInterval, "interval:year range"};
-    if (s.kind == SegmentKind::kQuantity && (s.lo || s.hi)) {
+    if (s.kind == SegmentKind::kQuantity && (s.lo || s.hi) && s.form != "vague") {
+      const std::size_t q = s.begin;
+      const std::string before = low.substr(q >= 24 ? q - 24 : 0, q >= 24 ? 24 : q);
       for (const auto& ctx : R.interval_context) {
-        const std::size_t q = s.begin;
-        const std::string before = low.substr(q >= 12 ? q - 12 : 0, q >= 12 ? 12 : q);
         const std::size_t at = before.rfind(ctx);
         if (at != std::string::npos && (at == 0 || !wordish(before[at - 1])) &&
             before.find_first_not_of(' ', at + ctx.size()) == std::string::npos)
           return {Category::kInterval, fmt::format("interval:bound after '{}'", ctx)};
+      }
+      // "seniors over 85", "children under 18": a bound on a plain count right after a noun for people.
+      std::size_t e = before.find_last_not_of(' ');
+      if (e != std::string::npos && s.dimension == "count") {
+        std::size_t b = e + 1;
+        while (b > 0 && wordish(before[b - 1])) --b;
+        const std::string noun = before.substr(b, e + 1 - b);
+        if (listed(R.age_nouns, noun) && s.value && *s.value <= num::Rational(130))
+          return {Category::kInterval, fmt::format("interval:age bound after '{}'", noun)};
       }
     }
   }
@@ -93,25 +121,74 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
       continue;
     std::string mid = low.substr(a.end, b.begin - a.end);
     mid.erase(std::remove(mid.begin(), mid.end(), ' '), mid.end());
-    if (std::find(R.interval_connectors.begin(), R.interval_connectors.end(), mid) !=
-        R.interval_connectors.end())
-      return {Category::kInterval, "interval:date range"};
+    if (listed(R.interval_connectors, mid)) return {Category::kInterval, "interval:date range"};
   }
-  // 3. temporal
+  // 3. temporal: time is what the claim quantifies: a date, year, period or duration, and no other
+  // stated quantity (a vague one like "thousands of" aside). "100,000 vaccines in 2019" states a
+  // statistic at a time: statistical.
+  const Segment* time = nullptr;
+  bool other_quantity = false;
   for (const auto& s : segs) {
-    if (s.kind == SegmentKind::kTemporal && s.granularity != "relative")
-      return {Category::kTemporal, fmt::format("temporal:{}", s.granularity)};
-    if (s.kind == SegmentKind::kQuantity &&
-        std::find(R.temporal_dimensions.begin(), R.temporal_dimensions.end(), s.dimension) !=
-            R.temporal_dimensions.end())
-      return {Category::kTemporal, fmt::format("temporal:duration in {}", s.dimension)};
+    if ((s.kind == SegmentKind::kTemporal && s.granularity != "relative") || is_duration(s)) {
+      if (time == nullptr) time = &s;
+    } else if (s.kind == SegmentKind::kQuantity && s.form != "vague") {
+      other_quantity = true;
+    }
   }
+  if (time != nullptr && !other_quantity)
+    return {Category::kTemporal, time->kind == SegmentKind::kTemporal
+                                     ? fmt::format("temporal:{}", time->granularity)
+                                     : fmt::format("temporal:duration in {}", time->dimension)};
   // 4. statistical
   for (const auto& s : segs)
-    if (s.kind == SegmentKind::kQuantity) return {Category::kStatistical, "statistical:quantity"};
+    if (s.kind == SegmentKind::kQuantity)
+      return {Category::kStatistical,
+              time != nullptr ? "statistical:quantity at a time" : "statistical:quantity"};
+  if (time != nullptr) return {Category::kStatistical, "statistical:quantity at a time"};
   return {R.fallback, "fallback:no segment"};
 }
 
 Categorization categorize(std::string_view text) { return categorize(text, find_segments(text)); }
+
+bool category_heldout(std::string_view text, std::uint64_t seed) {
+  return (Rng(seed, text).next() & 1U) == 1U;
+}
+
+CategoryEvaluation evaluate_categorizer(const std::vector<std::string>& texts,
+                                        const std::vector<Category>& gold, std::size_t draws,
+                                        std::uint64_t seed, const CategoryRules& rules) {
+  if (texts.size() != gold.size())
+    fail("evaluate_categorizer: {} texts but {} labels", texts.size(), gold.size());
+  CategoryEvaluation ev;
+  ev.draws = draws;
+  ev.seed = seed;
+  ev.confusion = stats::ConfusionMatrix(kCategories.size());
+  // Clusters: distinct texts, in first-seen order; each holds its records' (gold, predicted) pairs.
+  std::vector<std::string> order;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> clusters;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto pred = categorize(texts[i], find_segments(texts[i]), rules).category;
+    const auto g = static_cast<std::size_t>(gold[i]), p = static_cast<std::size_t>(pred);
+    ev.confusion.add(g, p);
+    auto [it, fresh] = index.emplace(texts[i], clusters.size());
+    if (fresh) clusters.emplace_back();
+    clusters[it->second].emplace_back(g, p);
+  }
+  ev.distinct_texts = clusters.size();
+  ev.report = stats::classification_report(ev.confusion);
+  ev.accuracy_ci = stats::wilson(ev.report.correct, ev.report.n);
+  if (draws > 0 && !clusters.empty()) {
+    const auto reps =
+        stats::bootstrap_counts(clusters.size(), draws, seed, [&](const stats::ClusterCounts& k) {
+          stats::ConfusionMatrix m(kCategories.size());
+          for (std::size_t c = 0; c < clusters.size(); ++c)
+            for (const auto& [g, p] : clusters[c]) m.add(g, p, k[c]);
+          return stats::macro_f1(m);
+        });
+    ev.macro_f1_ci = stats::percentile_interval(reps);
+  }
+  return ev;
+}
 
 }  // namespace numcheck::claims

@@ -13,7 +13,12 @@
 namespace numcheck::claims {
 
 std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold,
-                                                     const std::vector<Claim>& preds, JoinReport& rep) {
+                                                     const std::vector<Claim>& preds, JoinReport& rep,
+                                                     std::vector<bool>* unparseable) {
+  if (unparseable != nullptr) unparseable->assign(gold.size(), false);
+  auto mark = [&](std::size_t g, std::size_t idx) {
+    if (unparseable != nullptr && !preds[idx].label) (*unparseable)[g] = true;
+  };
   std::unordered_map<std::string, std::vector<std::size_t>> by_id, by_text;
   for (std::size_t i = 0; i < preds.size(); ++i) {
     if (!preds[i].id.empty()) by_id[preds[i].id].push_back(i);
@@ -45,6 +50,7 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
       auto it = by_id.find(c.id);
       if (it != by_id.end()) {
         out[g] = preds[it->second.front()].label;
+        mark(g, it->second.front());
         used[it->second.front()] = true;
         ++rep.by_id;
         continue;
@@ -55,6 +61,7 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
       const std::size_t k = seen[c.text]++;
       const std::size_t idx = it->second[std::min(k, it->second.size() - 1)];
       out[g] = preds[idx].label;
+      mark(g, idx);
       used[idx] = true;
       ++rep.by_text;
       continue;
@@ -75,17 +82,107 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
   return out;
 }
 
+stats::ClassificationReport verdict_report(const stats::ConfusionMatrix& m) {
+  auto r = stats::classification_report(m);
+  if (m.classes() <= static_cast<std::size_t>(kVerdictCount)) return r;
+  r.per_class.resize(kVerdictCount);
+  double mp = 0, mr = 0, mf = 0, wp = 0, wr = 0, wf = 0, support = 0;
+  std::size_t present = 0;
+  for (const auto& c : r.per_class) {
+    const bool in = c.support > 0 || c.predicted > 0;
+    if (in) {
+      ++present;
+      mp += c.precision;
+      mr += c.recall;
+      mf += c.f1;
+    }
+    const double w = static_cast<double>(c.support);
+    wp += w * c.precision;
+    wr += w * c.recall;
+    wf += w * c.f1;
+    support += w;
+  }
+  const double k = present == 0 ? 1.0 : static_cast<double>(present);
+  r.macro_precision = mp / k;
+  r.macro_recall = mr / k;
+  r.macro_f1 = mf / k;
+  r.weighted_precision = support > 0 ? wp / support : 0;
+  r.weighted_recall = support > 0 ? wr / support : 0;
+  r.weighted_f1 = support > 0 ? wf / support : 0;
+  return r;
+}
+
 Scores score(const std::vector<int>& gold, const std::vector<int>& pred) {
   Scores s;
   s.n = gold.size();
-  s.confusion = stats::ConfusionMatrix::from_labels(gold, pred, kVerdictCount);
-  s.report = stats::classification_report(s.confusion);
+  s.confusion = stats::ConfusionMatrix::from_labels(gold, pred, kVerdictCount + 1);
+  s.report = verdict_report(s.confusion);
+  for (int p : pred) s.unparseable += p == kUnparseable ? 1 : 0;
   return s;
 }
 
 namespace {
 
 int idx(Verdict v) { return static_cast<int>(v); }
+
+// The prediction for gold claim i: a verdict index, kUnparseable, or -1 (no prediction).
+int pred_at(const SystemResult& s, std::size_t i) {
+  if (s.pred[i]) return idx(*s.pred[i]);
+  if (i < s.unparseable.size() && s.unparseable[i]) return kUnparseable;
+  return -1;
+}
+
+double verdict_macro_f1(const std::vector<int>& g, const std::vector<int>& p) {
+  return verdict_report(stats::ConfusionMatrix::from_labels(g, p, kVerdictCount + 1)).macro_f1;
+}
+double verdict_weighted_f1(const std::vector<int>& g, const std::vector<int>& p) {
+  return verdict_report(stats::ConfusionMatrix::from_labels(g, p, kVerdictCount + 1)).weighted_f1;
+}
+
+// Bootstrap (claims resampled with replacement) percentile intervals of macro- and weighted-F1.
+void add_intervals(Scores& sc, const std::vector<int>& g, const std::vector<int>& p,
+                   const EvaluateOptions& opt) {
+  sc.macro_lo = sc.macro_hi = sc.report.macro_f1;
+  sc.weighted_lo = sc.weighted_hi = sc.report.weighted_f1;
+  if (g.empty() || opt.bootstrap_draws == 0) return;
+  const auto b = stats::bootstrap_counts_multi(
+      g.size(), opt.bootstrap_draws, opt.seed, 2, [&](const stats::ClusterCounts& w, std::span<double> out) {
+        stats::ConfusionMatrix m(kVerdictCount + 1);
+        for (std::size_t i = 0; i < w.size(); ++i)
+          if (w[i] > 0) m.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(p[i]), w[i]);
+        const auto r = verdict_report(m);
+        out[0] = r.macro_f1;
+        out[1] = r.weighted_f1;
+      });
+  const auto a = stats::percentile_interval(b[0]), w = stats::percentile_interval(b[1]);
+  sc.macro_lo = a.lo;
+  sc.macro_hi = a.hi;
+  sc.weighted_lo = w.lo;
+  sc.weighted_hi = w.hi;
+}
+
+// 10 shuffled folds (stats::kfold_indices: sklearn KFold's sizes, numcheck::Rng's draw), both
+// systems' verdict macro/weighted F1 per fold, paired t-test over the folds.
+stats::KFoldTTest kfold_ttest(const std::vector<int>& g, const std::vector<int>& a, const std::vector<int>& b,
+                              std::size_t folds, std::uint64_t seed) {
+  stats::KFoldTTest t;
+  t.folds = folds;
+  for (const auto& f : stats::kfold_indices(g.size(), folds, seed)) {
+    std::vector<int> fg, fa, fb;
+    for (std::size_t i : f) {
+      fg.push_back(g[i]);
+      fa.push_back(a[i]);
+      fb.push_back(b[i]);
+    }
+    t.macro_a.push_back(verdict_macro_f1(fg, fa));
+    t.macro_b.push_back(verdict_macro_f1(fg, fb));
+    t.weighted_a.push_back(verdict_weighted_f1(fg, fa));
+    t.weighted_b.push_back(verdict_weighted_f1(fg, fb));
+  }
+  t.macro = stats::paired_t_test(t.macro_a, t.macro_b);
+  t.weighted = stats::paired_t_test(t.weighted_a, t.weighted_b);
+  return t;
+}
 
 }  // namespace
 
@@ -109,16 +206,21 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
     std::vector<int> g, p;
     std::map<Category, std::pair<std::vector<int>, std::vector<int>>> per;
     for (std::size_t i = 0; i < gold.size(); ++i) {
-      if (!s.pred[i] || !gold[i].label) continue;
+      const int pi = pred_at(s, i);
+      if (pi < 0 || !gold[i].label) continue;
       g.push_back(idx(*gold[i].label));
-      p.push_back(idx(*s.pred[i]));
+      p.push_back(pi);
       if (opt.by_category) {
         per[cat[i]].first.push_back(g.back());
         per[cat[i]].second.push_back(p.back());
       }
     }
     s.all = score(g, p);
-    for (auto& [c, gp] : per) s.by_category[c] = score(gp.first, gp.second);
+    add_intervals(s.all, g, p, opt);
+    for (auto& [c, gp] : per) {
+      s.by_category[c] = score(gp.first, gp.second);
+      add_intervals(s.by_category[c], gp.first, gp.second, opt);
+    }
   }
   // Paired comparisons: every pair (i < j), on the claims both systems predicted.
   for (std::size_t a = 0; a < systems.size(); ++a) {
@@ -128,10 +230,11 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
       c.b = systems[b].name;
       std::vector<int> g, pa, pb;
       for (std::size_t i = 0; i < gold.size(); ++i) {
-        if (!gold[i].label || !systems[a].pred[i] || !systems[b].pred[i]) continue;
+        const int xa = pred_at(systems[a], i), xb = pred_at(systems[b], i);
+        if (!gold[i].label || xa < 0 || xb < 0) continue;
         g.push_back(idx(*gold[i].label));
-        pa.push_back(idx(*systems[a].pred[i]));
-        pb.push_back(idx(*systems[b].pred[i]));
+        pa.push_back(xa);
+        pb.push_back(xb);
       }
       c.n = g.size();
       const auto sa = score(g, pa), sb = score(g, pb);
@@ -151,13 +254,13 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
       if (c.n > 0 && opt.bootstrap_draws > 0) {
         const auto diffs =
             stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
-              stats::ConfusionMatrix ma(kVerdictCount), mb(kVerdictCount);
+              stats::ConfusionMatrix ma(kVerdictCount + 1), mb(kVerdictCount + 1);
               for (std::size_t i = 0; i < w.size(); ++i) {
                 if (w[i] == 0) continue;
                 ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
                 mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
               }
-              return stats::macro_f1(ma) - stats::macro_f1(mb);
+              return verdict_report(ma).macro_f1 - verdict_report(mb).macro_f1;
             });
         const auto iv = stats::percentile_interval(diffs, 0.95);
         c.boot_lo = iv.lo;
@@ -171,7 +274,8 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
             std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
       }
       if (c.n >= opt.folds && opt.folds >= 2) {
-        c.ttest = stats::kfold_paired_t_test(g, pa, pb, kVerdictCount, opt.folds, opt.fold_seed);
+        c.ttest = kfold_ttest(g, pa, pb, opt.folds, opt.fold_seed);
+        c.ttest_seed = opt.fold_seed;
         c.ttest_ran = true;
       }
       e.comparisons.push_back(std::move(c));
@@ -192,9 +296,12 @@ io::OrderedJson num_or_null(double v) {
 io::OrderedJson scores_json(const Scores& s) {
   io::OrderedJson j;
   j["n"] = s.n;
+  j["unparseable"] = s.unparseable;
   j["accuracy"] = s.report.accuracy;
   j["macro_f1"] = s.report.macro_f1;
+  j["macro_f1_ci95"] = {s.macro_lo, s.macro_hi};
   j["weighted_f1"] = s.report.weighted_f1;
+  j["weighted_f1_ci95"] = {s.weighted_lo, s.weighted_hi};
   io::OrderedJson pc = io::OrderedJson::object();
   for (Verdict v : kVerdicts) {
     const auto& c = s.report.per_class[static_cast<std::size_t>(v)];
@@ -212,6 +319,7 @@ io::OrderedJson scores_json(const Scores& s) {
     for (Verdict p : kVerdicts)
       row[std::string(verdict_name(p))] =
           s.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
+    row["unparseable"] = s.confusion.at(static_cast<std::size_t>(g), kUnparseable);
     conf[std::string(verdict_name(g))] = row;
   }
   j["confusion"] = conf;
@@ -263,7 +371,8 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
     if (c.ttest_ran) {
       io::OrderedJson t;
       t["folds"] = c.ttest.folds;
-      t["seed"] = 42;
+      t["seed"] = c.ttest_seed;
+      t["folds_from"] = "numcheck::Rng; not the QuanTemp code's numpy RandomState(42) folds";
       t["macro_f1"] = {{"mean_diff", c.ttest.macro.mean_diff},
                        {"t", num_or_null(c.ttest.macro.t)},
                        {"p", num_or_null(c.ttest.macro.p)}};
@@ -289,17 +398,19 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
     md += fmt::format(", {} malformed records reported on stderr", e.gold_issues.size());
   md += ").\n\n";
   md +=
-      "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | joined by id / text | gold unpredicted | "
-      "unused predictions |\n";
-  md += "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+      "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | unparseable | joined by id / text | gold "
+      "unpredicted | unused predictions |\n";
+  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
   for (const auto& s : e.systems) {
     const auto& r = s.all.report;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n,
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n,
                       pct(r.accuracy), pct(r.macro_f1), pct(r.weighted_f1), pct(r.per_class[0].f1),
-                      pct(r.per_class[1].f1), pct(r.per_class[2].f1), s.join.by_id, s.join.by_text,
-                      s.join.gold_without_prediction, s.join.unused_predictions);
+                      pct(r.per_class[1].f1), pct(r.per_class[2].f1), s.all.unparseable, s.join.by_id,
+                      s.join.by_text, s.join.gold_without_prediction, s.join.unused_predictions);
   }
-  md += "\nScores in percent (F1 with scikit-learn's definitions; zero_division = 0).\n";
+  md +=
+      "\nScores in percent (F1 with scikit-learn's definitions over the three verdicts; zero_division = 0). "
+      "An unparseable prediction (a label that maps to no verdict) counts as wrong.\n";
   for (const auto& s : e.systems) {
     md += fmt::format("\n## {}\n\n| class | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
                       s.name);
@@ -309,13 +420,14 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
                         pct(c.f1), c.support);
     }
     md +=
-        "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting "
-        "|\n|---|---:|---:|---:|\n";
+        "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting | "
+        "unparseable |\n|---|---:|---:|---:|---:|\n";
     for (Verdict g : kVerdicts)
-      md += fmt::format("| {} | {} | {} | {} |\n", verdict_name(g),
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(g),
                         s.all.confusion.at(static_cast<std::size_t>(g), 0),
                         s.all.confusion.at(static_cast<std::size_t>(g), 1),
-                        s.all.confusion.at(static_cast<std::size_t>(g), 2));
+                        s.all.confusion.at(static_cast<std::size_t>(g), 2),
+                        s.all.confusion.at(static_cast<std::size_t>(g), kUnparseable));
     for (const auto& c : s.join.conflicts) md += fmt::format("\n- conflicting duplicate: {}", c);
     if (!s.join.conflicts.empty()) md += "\n";
   }
@@ -352,7 +464,9 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
   if (!e.comparisons.empty()) {
     md +=
         "\n## Paired comparisons\n\n| A | B | n | M-F1 A | M-F1 B | McNemar A-only / B-only | McNemar p | "
-        "bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold t (M-F1) | t-test p (M-F1) | t-test p (W-F1) |\n";
+        "bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold paired t (M-F1) | t-test p (M-F1) | t-test p "
+        "(W-F1) "
+        "|\n";
     md += "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|\n";
     for (const auto& c : e.comparisons) {
       md += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {} | {} [{}, {}] | {} | {} | {} | {} |\n", c.a,
@@ -364,10 +478,13 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
     }
     if (!e.comparisons.empty())
       md += fmt::format(
-          "\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: 10 shuffled "
-          "folds "
-          "(numcheck::Rng seed 42), scipy's ttest_rel on per-fold scores.\n",
-          e.comparisons.front().draws, e.comparisons.front().seed);
+          "\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: the claims cut "
+          "into {} shuffled folds drawn with numcheck::Rng (seed {}), scipy's ttest_rel on the per-fold "
+          "scores. "
+          "This is the QuanTemp code's procedure but not its folds (that code draws them with numpy's "
+          "RandomState(42)), so its t and p values differ from that code's.\n",
+          e.comparisons.front().draws, e.comparisons.front().seed, e.comparisons.front().ttest.folds,
+          e.comparisons.front().ttest_seed);
   }
   return md;
 }

@@ -2,8 +2,14 @@
 // Scoring verdict predictions against gold labels the way the QuanTemp paper does (accuracy,
 // macro/weighted F1, per-class precision/recall/F1, confusion matrix, per-category tables as in
 // its Table 2), and paired comparisons of several systems on the same claims: exact McNemar on
-// per-claim correctness, a paired bootstrap on macro-F1, and the 10-fold paired t-test of the
-// QuanTemp code. Metric definitions: stats/classification.hpp (scikit-learn's).
+// per-claim correctness, a paired bootstrap on macro-F1, and a 10-fold paired t-test on per-fold
+// scores (the procedure of the QuanTemp code, on numcheck's own fold draw: its folds are not the
+// ones numpy's RandomState(42) gives, so its t and p differ from that code's). Metric definitions:
+// stats/classification.hpp (scikit-learn's), over the three verdicts.
+//
+// Unparseable predictions: a prediction record that joins a gold claim but whose label does not
+// map to a verdict (loaded with LoadOptions::keep_unknown_labels) is scored as wrong: it counts in
+// n and in its gold class's recall, never in any class's precision, and has its own column.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -30,16 +36,31 @@ struct JoinReport {
 // prediction with the same id; otherwise (or when no prediction has that id) it joins by exact
 // claim text. When a text occurs k times in gold, its j-th occurrence takes the j-th prediction
 // with that text (the last one when there are fewer).
+// When `unparseable` is given, (*unparseable)[i] tells that gold[i] joined a prediction record
+// whose label did not map (pred_for_gold[i] is then empty).
 [[nodiscard]] std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold,
                                                                    const std::vector<Claim>& preds,
-                                                                   JoinReport& report);
+                                                                   JoinReport& report,
+                                                                   std::vector<bool>* unparseable = nullptr);
+
+// Predicted-class index of an unparseable prediction in the scores' confusion matrices.
+inline constexpr int kUnparseable = kVerdictCount;
 
 struct Scores {
   std::size_t n = 0;
-  stats::ConfusionMatrix confusion{kVerdictCount};
-  stats::ClassificationReport report;
+  std::size_t unparseable = 0;
+  stats::ConfusionMatrix confusion{kVerdictCount + 1};  // last column: unparseable
+  stats::ClassificationReport report;                   // over the three verdicts
+  // 95% percentile intervals of a bootstrap over claims (EvaluateOptions draws and seed); equal to
+  // the point value when there are no draws.
+  double macro_lo = 0, macro_hi = 0, weighted_lo = 0, weighted_hi = 0;
 };
+// pred values are verdict indices or kUnparseable.
 [[nodiscard]] Scores score(const std::vector<int>& gold, const std::vector<int>& pred);
+// The report over the three verdicts of a confusion matrix with an unparseable column: per-class
+// figures of the verdicts, macro over the verdicts present in gold or predictions, weighted by gold
+// support, accuracy = correct / all.
+[[nodiscard]] stats::ClassificationReport verdict_report(const stats::ConfusionMatrix& m);
 
 struct SystemResult {
   std::string name;  // prediction file name without extension
@@ -49,6 +70,7 @@ struct SystemResult {
   Scores all;
   std::map<Category, Scores> by_category;
   std::vector<std::optional<Verdict>> pred;  // per gold claim
+  std::vector<bool> unparseable;             // per gold claim (empty = none)
 };
 
 struct Comparison {
@@ -61,6 +83,7 @@ struct Comparison {
   std::size_t draws = 0;
   std::uint64_t seed = 0;
   bool ttest_ran = false;
+  std::uint64_t ttest_seed = 42;
   stats::KFoldTTest ttest;
 };
 
@@ -69,7 +92,8 @@ struct EvaluateOptions {
   std::size_t bootstrap_draws = 10000;
   std::uint64_t seed = 20240714;  // bootstrap seed
   std::size_t folds = 10;
-  std::uint64_t fold_seed = 42;  // the QuanTemp code's KFold random_state
+  std::uint64_t fold_seed = 42;  // numcheck::Rng seed of the t-test's folds (the QuanTemp code's
+                                 // random_state value, but not its numpy fold draw)
 };
 
 struct Evaluation {

@@ -43,44 +43,78 @@ io::OrderedJson evidence_json(const EvidenceRecord& r) {
   return j;
 }
 
-EvidenceRecord evidence_from_json(const io::Json& json, std::string_view where) {
-  if (!json.is_object()) fail("{}: not a JSON object", where);
-  const io::Record j = io::Record::of(json, where);
+namespace {
+
+const io::Json* optional_field(const io::Json& j, std::string_view key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string string_at(const io::Json& v, std::string_view where, std::string_view field) {
+  if (!v.is_string()) fail("{}: field '{}' is not a string", where, field);
+  return v.get<std::string>();
+}
+
+}  // namespace
+
+EvidenceRecord evidence_from_json(const io::Json& j, std::string_view where) {
+  if (!j.is_object()) fail("{}: not a JSON object", where);
   EvidenceRecord r;
-  r.id = j.string("id");
-  if (r.id.empty()) j.fail_field("id", "is empty");
-  r.claim = j.string("claim");
-  if (const auto s = j.opt_string("label")) {
-    r.label = LabelMap::builtin().map(*s);
-    if (!r.label) j.fail_field("label", fmt::format("holds an unknown label '{}'", *s));
+  r.id = string_at(io::require(j, "id", where), where, "id");
+  if (r.id.empty()) fail("{}: field 'id' is empty", where);
+  r.claim = string_at(io::require(j, "claim", where), where, "claim");
+  if (const auto* v = optional_field(j, "label")) {
+    const std::string s = string_at(*v, where, "label");
+    r.label = LabelMap::builtin().map(s);
+    if (!r.label) fail("{}: field 'label': unknown label '{}'", where, s);
   }
-  if (const auto s = j.opt_string("category")) {
-    r.category = category_from_name(*s);
-    if (!r.category) j.fail_field("category", fmt::format("holds an unknown category '{}'", *s));
+  if (const auto* v = optional_field(j, "category")) {
+    const std::string s = string_at(*v, where, "category");
+    r.category = category_from_name(s);
+    if (!r.category) fail("{}: field 'category': unknown category '{}'", where, s);
   }
-  if (auto q = j.opt_strings("questions")) r.questions = std::move(*q);
-  for (const auto& e : j.objects("evidence")) {
+  if (const auto* v = optional_field(j, "questions")) {
+    if (!v->is_array()) fail("{}: field 'questions' is not an array", where);
+    for (std::size_t i = 0; i < v->size(); ++i)
+      r.questions.push_back(string_at((*v)[i], where, fmt::format("questions[{}]", i)));
+  }
+  const auto& ev = io::require(j, "evidence", where);
+  if (!ev.is_array()) fail("{}: field 'evidence' is not an array", where);
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    const auto& e = ev[i];
+    const std::string f = fmt::format("evidence[{}]", i);
+    if (!e.is_object()) fail("{}: field '{}' is not an object", where, f);
     EvidenceDoc d;
-    d.doc_id = e.string("doc_id");
-    d.text = e.string("text");
-    if (auto q = e.opt_string("query")) d.query = std::move(*q);
-    if (auto sc = e.opt_number("score")) d.score = *sc;
-    if (auto k = e.opt_integer("rank", 1)) d.rank = static_cast<std::size_t>(*k);
+    const auto id = e.find("doc_id");
+    if (id == e.end()) fail("{}: field '{}.doc_id' is missing", where, f);
+    d.doc_id = string_at(*id, where, f + ".doc_id");
+    const auto text = e.find("text");
+    if (text == e.end()) fail("{}: field '{}.text' is missing", where, f);
+    d.text = string_at(*text, where, f + ".text");
+    if (const auto* q = optional_field(e, "query")) d.query = string_at(*q, where, f + ".query");
+    if (const auto* s = optional_field(e, "score")) {
+      if (!s->is_number()) fail("{}: field '{}.score' is not a number", where, f);
+      d.score = s->get<double>();
+    }
+    if (const auto* k = optional_field(e, "rank")) {
+      if (!k->is_number_unsigned() || k->get<std::size_t>() == 0)
+        fail("{}: field '{}.rank' is not a positive integer", where, f);
+      d.rank = k->get<std::size_t>();
+    }
     r.evidence.push_back(std::move(d));
   }
-  r.selection = j.string("selection");
+  r.selection = string_at(io::require(j, "selection", where), where, "selection");
   if (!valid_selection(r.selection))
-    j.fail_field("selection",
-                 fmt::format("'{}' is not one of embeddings:<model>, lexical, claim-top3, val-top3, gold",
-                             r.selection));
+    fail("{}: field 'selection': '{}' is not one of embeddings:<model>, lexical, claim-top3, val-top3, gold",
+         where, r.selection);
   return r;
 }
 
-// io's JSONL rule (io/json.hpp): blank lines skipped, malformed or torn lines are errors naming
-// file:line.
 void for_each_evidence(const fs::path& path, const std::function<void(EvidenceRecord&&)>& fn) {
+  // The project's JSONL rule (io/json.hpp): blank lines skipped, a torn last line an error.
   (void)io::read_jsonl(
-      path, [&](const io::Record& rec, std::size_t) { fn(evidence_from_json(rec.json(), rec.where())); });
+      path, [&](const io::Record& r, std::size_t) { fn(evidence_from_json(r.json(), r.where())); });
 }
 
 std::vector<EvidenceRecord> read_evidence(const fs::path& path) {

@@ -55,8 +55,9 @@ struct EvidenceRecord {
 // Parses one record; `where` ("ev.jsonl:12") prefixes errors, which also name the field.
 [[nodiscard]] EvidenceRecord evidence_from_json(const io::Json& j, std::string_view where);
 
-// Streams an evidence file record by record (memory: one line). Blank lines are skipped; any
-// malformed line throws Error naming file:line:field.
+// Streams an evidence file record by record (memory: one line) under the project's JSONL rule
+// (io::read_jsonl: blank lines skipped, a torn last line an error); any malformed line throws
+// Error naming file:line and the field.
 void for_each_evidence(const std::filesystem::path& path, const std::function<void(EvidenceRecord&&)>& fn);
 [[nodiscard]] std::vector<EvidenceRecord> read_evidence(const std::filesystem::path& path);
 

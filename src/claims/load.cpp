@@ -89,6 +89,11 @@ struct Ctx {
 bool apply_label(Ctx& cx, Claim& c, const std::string& raw, std::size_t line) {
   const std::string t(trim(raw));
   if (t.empty()) {
+    if (cx.opt.keep_unknown_labels && cx.opt.labels == LabelPolicy::kRequired) {
+      cx.issue(c.record, line, "empty label (kept as unparseable)", false);
+      c.label_original = "(empty)";
+      return true;
+    }
     if (cx.opt.labels == LabelPolicy::kRequired) {
       cx.issue(c.record, line, "empty label", true);
       return false;
@@ -96,6 +101,11 @@ bool apply_label(Ctx& cx, Claim& c, const std::string& raw, std::size_t line) {
     return true;
   }
   const auto v = cx.labels.map(t);
+  if (!v && cx.opt.keep_unknown_labels) {
+    cx.issue(c.record, line, fmt::format("unknown label '{}' (kept as unparseable)", t), false);
+    c.label_original = t;
+    return true;
+  }
   if (!v) {
     cx.issue(c.record, line, fmt::format("unknown label '{}'", t), true);
     return false;
@@ -122,7 +132,8 @@ bool finish(Ctx& cx, Claim& c, std::size_t line) {
     cx.issue(c.record, line, cx.opt.require_text ? "no claim text" : "neither claim text nor id", true);
     return false;
   }
-  if (!c.label && cx.opt.labels == LabelPolicy::kRequired) {
+  if (!c.label && cx.opt.labels == LabelPolicy::kRequired &&
+      !(cx.opt.keep_unknown_labels && !c.label_original.empty())) {
     cx.issue(c.record, line, "no label", true);
     return false;
   }

@@ -44,6 +44,10 @@ struct LoadOptions {
   LabelPolicy labels = LabelPolicy::kOptional;
   bool require_text = true;             // false: a record may carry only an id (predictions)
   const LabelMap* label_map = nullptr;  // nullptr = LabelMap::builtin()
+  // true: a record whose label is not in the label map still loads, with no label and the label as
+  // written in label_original, reported as an issue that does not skip it (predictions: `claims
+  // evaluate` counts such a record as an unparseable verdict, i.e. wrong, instead of dropping it).
+  bool keep_unknown_labels = false;
 };
 
 struct LoadResult {

@@ -108,6 +108,14 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   L.name_tokens = strings(j, "name_tokens");
   for (auto& p : strings(j, "non_quantity_phrases")) L.name_tokens.push_back(std::move(p));
   L.relative_temporal = strings(j, "relative_temporal");
+  L.change_words = strings(j, "change_words");
+  L.multiplier_followers = strings(j, "multiplier_followers");
+  L.multiplier_lead_words = strings(j, "multiplier_lead_words");
+  L.fraction_words = rational_map(j, "fraction_words", true);
+  L.fraction_followers = strings(j, "fraction_followers");
+  L.fraction_multiplier_followers = strings(j, "fraction_multiplier_followers");
+  L.fraction_blocked_after = strings(j, "fraction_blocked_after");
+  L.name_exempt_before = strings(j, "name_exempt_before");
   std::stable_sort(L.relative_temporal.begin(), L.relative_temporal.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   if (const auto months = j.opt_object("months")) {
@@ -157,6 +165,7 @@ class Segmenter {
     relative_expressions();
     month_dates();
     numbers();
+    fraction_words();
     vague_quantities();
     multiplicative_trends();
     std::sort(out_.begin(), out_.end(), [](const Segment& a, const Segment& b) { return a.begin < b.begin; });
@@ -480,6 +489,7 @@ class Segmenter {
     bool times = false;
     bool currency_prefix = false;
     bool year = false;
+    bool events = false;  // "voted 10 times": a count of events, not a multiplier
     std::string approx, approx_kind;
   };
 
@@ -508,8 +518,26 @@ class Segmenter {
     return best;
   }
 
+  // The lower-case word (letters only) starting at p, after spaces.
+  std::string word_after(std::size_t p) const {
+    p = skip_spaces(p);
+    std::size_t e = p;
+    while (e < n() && is_alpha(t_[e])) ++e;
+    return low_.substr(p, e - p);
+  }
+  static bool listed(const std::vector<std::string>& words, const std::string& w) {
+    return !w.empty() && std::find(words.begin(), words.end(), w) != words.end();
+  }
+
+  // "three times higher", "increased 10 times": a multiplier; "voted 10 times": a count of events.
+  bool multiplier_times(const Draft& d, std::size_t times_end) const {
+    return listed(L_.multiplier_followers, word_after(times_end)) ||
+           listed(L_.multiplier_lead_words, word_before(d.b));
+  }
+
   // Unit written after the number (words case-insensitively, symbols of 2+ characters).
   bool unit_after(Draft& d) {
+    if (d.events) return false;
     std::size_t p = skip_spaces(d.e);
     if (p == d.e && p < n() && is_alpha(t_[p])) return false;  // attached letters handled elsewhere
     // up to three words
@@ -542,6 +570,11 @@ class Segmenter {
           return true;
         }
         if (auto m = L_.multiplier_units.find(lw); m != L_.multiplier_units.end()) {
+          if (lw == "times" && !multiplier_times(d, r)) {
+            d.events = true;  // "voted 10 times": unit times, dimension count (not ratio)
+            d.e = r;
+            return false;
+          }
           d.times = true;
           d.e = r;
           return true;
@@ -614,11 +647,163 @@ class Segmenter {
     return false;
   }
 
+  // Indian digit grouping ("1,20,000", "3,50,00,000"), which num::find_numbers refuses as bad
+  // grouping: one or two digits, then pairs, then a final group of three.
+  void indian_grouping(std::vector<num::NumberMatch>& ms) const {
+    std::vector<num::NumberMatch> found;
+    for (std::size_t p = 0; p < n(); ++p) {
+      if (!is_digit(t_[p]) ||
+          (p > 0 && (is_alpha(t_[p - 1]) || is_digit(t_[p - 1]) || t_[p - 1] == ',' || t_[p - 1] == '.')))
+        continue;
+      std::size_t q = p;
+      while (q < n() && is_digit(t_[q])) ++q;
+      if (q - p > 2) {
+        p = q;
+        continue;
+      }
+      int pairs = 0;
+      while (q + 3 < n() && t_[q] == ',' && is_digit(t_[q + 1]) && is_digit(t_[q + 2]) && t_[q + 3] == ',') {
+        q += 3;
+        ++pairs;
+      }
+      if (pairs == 0 || q + 3 >= n() || t_[q] != ',' || !is_digit(t_[q + 1]) || !is_digit(t_[q + 2]) ||
+          !is_digit(t_[q + 3])) {
+        p = q;
+        continue;
+      }
+      std::size_t e = q + 4;
+      if (e < n() && (is_digit(t_[e]) || (t_[e] == ',' && e + 1 < n() && is_digit(t_[e + 1])))) {
+        p = e;
+        continue;
+      }
+      if (e + 1 < n() && t_[e] == '.' && is_digit(t_[e + 1])) {
+        ++e;
+        while (e < n() && is_digit(t_[e])) ++e;
+      }
+      std::string digits;
+      for (std::size_t i = p; i < e; ++i)
+        if (t_[i] != ',') digits.push_back(t_[i]);
+      if (const auto r = num::read_number(digits, {num::NumberForm::kInteger, num::NumberForm::kDecimal}); r)
+        found.push_back({r.match->value, r.match->form, p, e});
+      p = e;
+    }
+    for (const auto& f : found) {
+      std::erase_if(ms, [&](const num::NumberMatch& m) { return m.begin < f.end && f.begin < m.end; });
+      ms.push_back(f);
+    }
+    std::sort(ms.begin(), ms.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  }
+
+  // "half a million": the reader finds "a million"; "half" before it halves the value.
+  void half_scales(std::vector<num::NumberMatch>& ms) const {
+    for (auto& m : ms) {
+      if (m.form != num::NumberForm::kWords) continue;
+      const std::string_view w = std::string_view(low_).substr(m.begin, m.end - m.begin);
+      if (!w.starts_with("a ") && !w.starts_with("an ")) continue;
+      for (const auto& [word, f] : L_.fraction_words) {
+        const std::size_t b = phrase_before(m.begin, word);
+        if (b == std::string_view::npos) continue;
+        m.begin = b;
+        m.value *= f;
+        break;
+      }
+    }
+  }
+
+  // A number word written with a capital inside a sentence and followed by a capitalized word is
+  // part of a name ("the One Nation party", "Three Mile Island").
+  bool capitalized_name(const num::NumberMatch& m) const {
+    if (m.form != num::NumberForm::kWords || !(t_[m.begin] >= 'A' && t_[m.begin] <= 'Z')) return false;
+    const std::size_t before = skip_spaces_back(m.begin);
+    if (before == 0 || before == m.begin) return false;
+    const char c = t_[before - 1];
+    if (c == '.' || c == '!' || c == '?' || c == ':' || c == '"' || c == '\'' || c == '(' || c == '\n' ||
+        static_cast<unsigned char>(c) >= 0x80)
+      return false;
+    const std::size_t a = skip_spaces(m.end);
+    return a > m.end && a < n() && t_[a] >= 'A' && t_[a] <= 'Z';
+  }
+
+  // Bare fraction words ("half of Americans", "half as many"); see Lexicon::fraction_words.
+  void fraction_words() {
+    for (const auto& [w, f] : L_.fraction_words) {
+      for (std::size_t p = low_.find(w); p != std::string::npos; p = low_.find(w, p + 1)) {
+        const std::size_t e = p + w.size();
+        if (!word_at(p, w) || !free(p, e)) continue;
+        if ((e < n() && t_[e] == '-') || (p > 0 && t_[p - 1] == '-')) continue;  // "half-time"
+        if (listed(L_.fraction_blocked_after, word_before(p))) continue;
+        const std::string next = word_after(e);
+        const bool times = listed(L_.fraction_multiplier_followers, next);
+        if (!times && !listed(L_.fraction_followers, next)) continue;
+        if (next == "of") {
+          const std::size_t after_of = skip_spaces(skip_spaces(e) + 2);
+          if (after_of < n() && is_digit(t_[after_of])) continue;  // "half of 2020"
+        }
+        Draft d;
+        d.b = d.nb = p;
+        d.e = d.ne = e;
+        approximator_before(d);
+        Segment s = make(SegmentKind::kQuantity, d.b, d.e);
+        s.form = "words";
+        s.value = f;
+        s.unit = times ? "times" : "";
+        s.dimension = times ? "ratio" : "count";
+        s.approximator = d.approx;
+        s.approximator_kind = d.approx_kind;
+        apply_bounds(s);
+        trend(s);
+        push(std::move(s));
+      }
+    }
+  }
+
+  // "Atari 2600", "Flight 370", "The 700 Club": a plain integer (no grouping, no unit, currency or
+  // scale) right after a capitalized word inside a sentence is part of a name. Words in
+  // `name_exempt_before` ("In", "The" before a lower-case word...) do not count.
+  bool capitalized_before(const Draft& d) const {
+    if (d.form != num::NumberForm::kInteger || d.e != d.ne) return false;
+    std::size_t cb = 0;
+    if (currency_before(d.nb, cb) != nullptr) return false;
+    for (std::size_t i = d.nb; i < d.ne; ++i)
+      if (!is_digit(t_[i])) return false;
+    const std::size_t q = skip_spaces_back(d.nb);
+    if (q == d.nb || q == 0) return false;
+    std::size_t b = q;
+    while (b > 0 && is_alpha(t_[b - 1])) --b;
+    if (b == q || !(t_[b] >= 'A' && t_[b] <= 'Z')) return false;
+    // Inside a sentence: something other than sentence punctuation before the word.
+    const std::size_t pb = skip_spaces_back(b);
+    if (pb == 0) return false;
+    const char c = t_[pb - 1];
+    if (c == '.' || c == '!' || c == '?' || c == ':' || c == '"' || c == '\'' || c == '(' ||
+        static_cast<unsigned char>(c) >= 0x80)
+      return false;
+    const std::string w = low_.substr(b, q - b);
+    if (listed(L_.name_exempt_before, w) || L_.months.count(w) != 0) return false;
+    // A unit, currency or scale after the number makes it a quantity.
+    const std::size_t a = skip_spaces(d.e);
+    if (a < n() && is_alpha(t_[a])) {
+      std::size_t ae = a;
+      while (ae < n() && is_alpha(t_[ae])) ++ae;
+      const std::string next(t_.substr(a, ae - a));
+      if (U_.lookup(next) != nullptr || L_.scale_words.count(lower(next)) != 0 ||
+          L_.calendar_units.count(lower(next)) != 0 || L_.multiplier_units.count(lower(next)) != 0)
+        return false;
+    }
+    return true;
+  }
+
   void numbers() {
-    const auto matches = num::find_numbers(t_, num::FormSet::all(), 4096);
+    auto matches = num::find_numbers(t_, num::FormSet::all(), 4096);
+    indian_grouping(matches);
+    half_scales(matches);
     std::vector<Draft> drafts;
     for (const auto& m : matches) {
       if (!free(m.begin, m.end)) continue;
+      if (capitalized_name(m)) {
+        claim(m.begin, m.end);
+        continue;
+      }
       Draft d;
       d.b = d.nb = m.begin;
       d.e = d.ne = m.end;
@@ -696,7 +881,7 @@ class Segmenter {
           d.e = le;
         }
       }
-      if (name_before(d.nb)) {
+      if (name_before(d.nb) || capitalized_before(d)) {
         claim(d.nb, d.e);
         continue;
       }
@@ -758,6 +943,52 @@ class Segmenter {
       return between_and;
     }
     return false;
+  }
+
+  // "increased from 391,000 to 890,000": "from X to Y" after a trend word or a change verb states a
+  // change between two values, not an interval.
+  bool is_change(const Draft& a, const Draft& b) const {
+    std::string mid = lower(std::string(t_.substr(a.e, b.b - a.e)));
+    std::erase(mid, ' ');
+    if (mid != "to") return false;
+    const std::size_t f = phrase_before(a.b, "from");
+    if (f == std::string_view::npos) return false;
+    if (listed(L_.change_words, word_before(f))) return true;
+    Segment probe;
+    probe.begin = f;
+    trend(probe);
+    return !probe.trend.empty();
+  }
+
+  // "Rs 7-8,000" is 7,000 to 8,000 and "$5-10 million" is 5 to 10 million: the first end takes the
+  // second's scale when it is written without one, is smaller than the second's leading number and
+  // (for digit grouping, not a scale word) has as many integer digits. Returns the first end's value.
+  Rational shared_scale(const Draft& a, const Draft& b) const {
+    if (a.e != a.ne || (a.form != num::NumberForm::kInteger && a.form != num::NumberForm::kDecimal) ||
+        a.value.sign() <= 0)
+      return a.value;
+    const std::string_view at = t_.substr(a.nb, a.ne - a.nb);
+    if (at.find(',') != std::string_view::npos) return a.value;
+    std::size_t le = b.nb;
+    while (le < b.ne && (is_digit(t_[le]) || t_[le] == '.')) ++le;
+    const auto lead =
+        num::read_number(t_.substr(b.nb, le - b.nb), {num::NumberForm::kInteger, num::NumberForm::kDecimal});
+    if (!lead || lead.match->value.sign() <= 0) return a.value;
+    const Rational scale = b.value / lead.match->value;
+    if (!scale.is_integer() || scale < Rational(1000)) return a.value;
+    mpz_class x = scale.numerator();
+    while (x % 10 == 0) x /= 10;
+    if (x != 1) return a.value;  // not a power of ten
+    bool word_scale = false;
+    for (std::size_t i = le; i < b.e; ++i) word_scale = word_scale || is_alpha(t_[i]);
+    auto int_digits = [](std::string_view s) {
+      std::size_t k = 0;
+      while (k < s.size() && is_digit(s[k])) ++k;
+      return k;
+    };
+    if (!word_scale && int_digits(at) != int_digits(t_.substr(b.nb, le - b.nb))) return a.value;
+    if (!(a.value < lead.match->value)) return a.value;
+    return a.value * scale;
   }
 
   void emit_year(const Draft& d, int y_from, int y_to, std::size_t b, std::size_t e) {
@@ -828,8 +1059,10 @@ class Segmenter {
       Segment s = make(SegmentKind::kQuantity, a.b, a.e);
       s.form = std::string(num::form_name(a.form));
       set_unit(s, a);
-      if (has_next && !ds[i + 1].year && range_between(a, ds[i + 1], between_and)) {
+      if (has_next && !ds[i + 1].year && range_between(a, ds[i + 1], between_and) &&
+          !(!between_and && is_change(a, ds[i + 1]))) {
         Draft& b = ds[i + 1];
+        const Rational a_value = shared_scale(a, b);
         // The second number inherits a unit/currency written only once ("$1,300 to 1,400",
         // "5-11 years") and vice versa.
         if (a.unit == nullptr && a.cal_unit.empty() && !a.times) {
@@ -842,11 +1075,11 @@ class Segmenter {
           begin = phrase_before(a.b, "between");
         else if (const std::size_t f = phrase_before(a.b, "from"); f != std::string_view::npos)
           begin = f;
-        if (free(begin, b.e) && a.value < b.value) {
+        if (free(begin, b.e) && a_value < b.value) {
           s = make(SegmentKind::kQuantity, begin, b.e);
           s.form = std::string(num::form_name(a.form));
           set_unit(s, a.unit != nullptr || !a.cal_unit.empty() || a.times ? a : b);
-          s.lo = Bound{a.value, true};
+          s.lo = Bound{a_value, true};
           s.hi = Bound{b.value, true};
           if (!a.approx.empty()) {
             s.approximator = a.approx;
@@ -885,6 +1118,9 @@ class Segmenter {
     if (d.times) {
       s.unit = "times";
       s.dimension = "ratio";
+    } else if (d.events) {
+      s.unit = "times";  // occurrences: "voted 10 times"
+      s.dimension = "count";
     } else if (!d.cal_unit.empty()) {
       const std::string& u = d.cal_unit;
       s.unit = u.rfind("decade", 0) == 0    ? "decade"

@@ -80,6 +80,19 @@ struct Lexicon {
     std::string phrase, start_md, end_md;
   };
   std::vector<Modifier> modifiers;  // longest first
+  // "rose from 391,000 to 890,000" is a change (two values), not a range: a trend word or one of
+  // change_words before "from" decides.
+  std::vector<std::string> change_words;
+  // "N times" is a multiplier only before multiplier_followers ("three times higher") or after
+  // multiplier_lead_words ("increased 10 times"); otherwise it counts events ("voted 10 times").
+  std::vector<std::string> multiplier_followers, multiplier_lead_words;
+  // Bare fraction words ("half"): a quantity before fraction_followers ("half of", "half the"),
+  // a multiplier before fraction_multiplier_followers ("half as many"), never after
+  // fraction_blocked_after ("the first half").
+  std::map<std::string, num::Rational> fraction_words;
+  std::vector<std::string> fraction_followers, fraction_multiplier_followers, fraction_blocked_after;
+  // Capitalized words after which a plain integer is still a quantity ("In 2019", "Only 5").
+  std::vector<std::string> name_exempt_before;
 
   [[nodiscard]] static Lexicon parse(std::string_view json_text, std::string_view where);
   [[nodiscard]] static Lexicon load(const std::filesystem::path& path);

@@ -1,5 +1,6 @@
 // numcheck claims evaluate: scores verdict predictions against gold labels (accuracy, macro/
 // weighted F1, per-class P/R/F1, confusion, per-category tables) and compares systems pairwise.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -63,6 +64,7 @@ void setup(CLI::App& app) {
       claims::LoadOptions popt;
       popt.labels = claims::LabelPolicy::kRequired;
       popt.require_text = false;
+      popt.keep_unknown_labels = true;
       const auto pr = claims::load_claims(p, popt);
       report_issues(pr.issues);
       claims::SystemResult s;
@@ -72,7 +74,7 @@ void setup(CLI::App& app) {
            std::any_of(systems.begin(), systems.end(), [&](const auto& o) { return o.name == s.name; }); ++k)
         s.name = std::filesystem::path(p).stem().string() + fmt::format("#{}", k);
       s.issues = pr.issues;
-      s.pred = claims::join_predictions(gold.claims, pr.claims, s.join);
+      s.pred = claims::join_predictions(gold.claims, pr.claims, s.join, &s.unparseable);
       for (const auto& ex : s.join.examples) fmt::print(stderr, "numcheck: warning: {}: {}\n", s.name, ex);
       for (const auto& c : s.join.conflicts) fmt::print(stderr, "numcheck: warning: {}: {}\n", s.name, c);
       if (s.join.gold_without_prediction + s.join.unused_predictions > 0)
@@ -80,7 +82,10 @@ void setup(CLI::App& app) {
                    "numcheck: warning: {}: {} gold claims without a prediction, {} predictions joined no "
                    "gold claim\n",
                    s.name, s.join.gold_without_prediction, s.join.unused_predictions);
-      if (a->strict && (!pr.issues.empty() || s.join.gold_without_prediction + s.join.unused_predictions > 0))
+      // An unparseable label is an outcome (scored as wrong), not a malformed record.
+      const bool malformed = std::any_of(pr.issues.begin(), pr.issues.end(),
+                                         [](const claims::LoadIssue& is) { return is.skipped; });
+      if (a->strict && (malformed || s.join.gold_without_prediction + s.join.unused_predictions > 0))
         fail("{}: malformed records or unjoined predictions (--strict)", p);
       systems.push_back(std::move(s));
     }

@@ -28,13 +28,13 @@ const VerifyMethodRegistration reg({
       const auto model = verify::TrainedModel::load(a.model);
       auto records = claims::read_evidence(a.evidence);
       if (a.limit > 0 && records.size() > a.limit) records.resize(a.limit);
-      const auto feats = verify::extract_all(records, model.settings, opts.threads);
+      const auto scores = verify::predict_all(records, model, opts.threads);
       std::vector<verify::Prediction> preds(records.size());
       for (std::size_t i = 0; i < records.size(); ++i) {
         auto& p = preds[i];
         p.id = records[i].id;
         p.claim = records[i].claim;
-        p.scores = model.scores(feats[i]);
+        p.scores = scores[i];
         p.label = verify::TrainedModel::argmax(*p.scores);
         p.gold = records[i].label;
       }

@@ -1,5 +1,10 @@
 #pragma once
 // Small helpers shared by CLI commands.
+#include <csignal>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -7,6 +12,7 @@
 #include <string>
 #include <vector>
 #include "core/error.hpp"
+#include "llm/preflight.hpp"
 #include "llm/runner.hpp"
 
 namespace numcheck::cli {
@@ -24,18 +30,84 @@ inline std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// The command line of this process, shell-quoted, with `--resume` added when it is missing: what
+// to type to continue an interrupted run (read from /proc/self/cmdline; the API key is never on
+// it, only the name of its variable).
+inline std::string resume_command() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::string cur;
+  for (char c : raw) {
+    if (c == '\0') {
+      args.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (args.empty()) return "the same command with --resume";
+  bool has_resume = false;
+  std::string out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = i == 0 ? std::string("numcheck") : args[i];
+    has_resume = has_resume || a == "--resume";
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                         "-_./=:,@+") == std::string::npos;
+    if (!plain) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    out += (out.empty() ? "" : " ") + a;
+  }
+  if (!has_resume) out += " --resume";
+  return out;
+}
+
+// Set by the SIGINT handler run_session installs.
+inline std::atomic<bool> g_interrupted{false};
+extern "C" inline void on_sigint(int /*sig*/) { g_interrupted.store(true); }
+
+// One runner session as the CLI runs it: the preflight (llm/preflight.hpp: stop at once on a
+// set-up mistake), then the run with Ctrl-C handled gracefully (the first SIGINT stops issuing
+// requests, lets the ones in flight finish and be recorded; a second one kills the process).
+inline llm::RunSummary run_session(const std::vector<llm::WorkItem>& items, llm::RunSettings s,
+                                   llm::Backend& backend, const std::string& out) {
+  if (!items.empty()) llm::preflight(backend, s, items.front());
+  g_interrupted.store(false);
+  s.interrupt = &g_interrupted;
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C takes the default action
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  try {
+    llm::RunSummary r = llm::run_items(items, s, backend, out);
+    sigaction(SIGINT, &old, nullptr);
+    return r;
+  } catch (...) {
+    sigaction(SIGINT, &old, nullptr);
+    throw;
+  }
+}
+
 // Prints the summary of a runner session (`noun` is "prompts" or "calls") and throws
 // Error(kIncomplete, exit 3) when some items are still unanswered.
 inline void finish_run(const std::string& out, const llm::RunSummary& r, const char* noun) {
   fmt::print(
       "{}: {} {}, {} answered ({} earlier, {} now, {} from cache), {} failed this session, {} unanswered{}\n",
       out, r.total, noun, r.answered_before + r.answered, r.answered_before, r.answered, r.from_cache,
-      r.failed, r.unanswered, r.stopped_early ? " (stopped early: --max-errors)" : "");
+      r.failed, r.unanswered,
+      r.stop_reason.empty() ? std::string() : fmt::format(" (stopped early: {})", r.stop_reason));
   if (r.torn_bytes_repaired > 0) {
     fmt::print("repaired a torn last record ({} bytes) left by an interrupted session\n",
                r.torn_bytes_repaired);
   }
   if (r.unanswered > 0) {
+    fmt::print("to continue: {}\n", resume_command());
     throw Error(
         ErrorCode::kIncomplete,
         fmt::format("{} of {} {} unanswered (see {}/errors.jsonl); run again with --resume to retry them",

@@ -25,6 +25,7 @@ const std::map<std::string, std::string>& group_descriptions() {
       {"orbit", "The orbit benchmark: generate, run, grade, score, report, consensus"},
       {"claims", "Numerical claim verification: data, quantities, evaluation"},
       {"cache", "The response cache of model runs"},
+      {"claims orbit", "Claim orbits: does a verifier's verdict survive rewriting a quantity exactly?"},
   };
   return d;
 }
@@ -45,14 +46,20 @@ int main(int argc, char** argv) {
   std::map<std::string, CLI::App*> groups;
   for (const auto& spec : specs) {
     CLI::App* parent = &app;
-    if (!spec.group.empty()) {
-      auto it = groups.find(spec.group);
+    // A group may be nested: "claims orbit" is the subcommand "orbit" of the group "claims".
+    std::string path;
+    for (std::size_t at = 0; at < spec.group.size();) {
+      std::size_t sp = spec.group.find(' ', at);
+      if (sp == std::string::npos) sp = spec.group.size();
+      const std::string name = spec.group.substr(at, sp - at);
+      path += (path.empty() ? "" : " ") + name;
+      at = sp + 1;
+      auto it = groups.find(path);
       if (it == groups.end()) {
-        auto d = group_descriptions().find(spec.group);
-        CLI::App* g =
-            app.add_subcommand(spec.group, d == group_descriptions().end() ? spec.group : d->second);
+        auto d = group_descriptions().find(path);
+        CLI::App* g = parent->add_subcommand(name, d == group_descriptions().end() ? path : d->second);
         g->require_subcommand(1);
-        it = groups.emplace(spec.group, g).first;
+        it = groups.emplace(path, g).first;
       }
       parent = it->second;
     }

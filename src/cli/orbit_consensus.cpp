@@ -166,7 +166,7 @@ void setup_run(CLI::App& app) {
     s.info["consensus"] = info;
     if (backend->simulated()) s.info["inject"] = llm::to_json(llm::parse_fault_rates(a->opts.inject));
 
-    const llm::RunSummary r = llm::run_items(items, s, *backend, a->out);
+    const llm::RunSummary r = run_session(items, s, *backend, a->out);
     finish_run(a->out, r, "calls");
   });
 }

@@ -11,6 +11,7 @@
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 #include "report/orbit_report.hpp"
+#include "verify/section.hpp"
 
 namespace numcheck::cli {
 namespace {
@@ -27,6 +28,7 @@ struct ReportArgs {
   double level = 0.95;
   std::size_t examples = 3;
   std::string consensus;
+  std::string claims;
 };
 
 void setup(CLI::App& app) {
@@ -54,6 +56,8 @@ void setup(CLI::App& app) {
       ->check(CLI::Range(0.5, 0.9999));
   app.add_option("--examples", a->examples, "Residual-failure example responses per system and view")
       ->capture_default_str();
+  app.add_option("--claims", a->claims,
+                 "Section file of `claims section` (claim verification results): adds the claims section");
   app.add_option("--consensus", a->consensus,
                  "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus "
                  "study section, with its risk-coverage figures, to the report");
@@ -89,6 +93,19 @@ void setup(CLI::App& app) {
       src["section"] = "consensus";
       src["file"] = file.string();
       src["sha256"] = io::sha256_hex(text);
+      in.extra_sources.push_back(std::move(src));
+    }
+    if (!a->claims.empty()) {
+      // Composed here like the consensus section: the claim results come as one section file.
+      const std::string text = io::read_file(a->claims, std::size_t{1} << 30);
+      const auto section = verify::section_from_file_json(
+          io::parse_json(text, a->claims), std::filesystem::path(a->claims).filename().string());
+      in.extra_sections.push_back(verify::section_document(section));
+      io::OrderedJson src = io::OrderedJson::object();
+      src["section"] = "claims";
+      src["file"] = a->claims;
+      src["sha256"] = io::sha256_hex(text);
+      src["metrics"] = verify::section_json(section);
       in.extra_sources.push_back(std::move(src));
     }
     const auto out = report::run_orbit_report(in);

@@ -1,5 +1,6 @@
 // numcheck orbit score: grades a responses file against a benchmark and writes one score record
 // per prompt plus a sidecar manifest (docs/grading.md).
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "core/error.hpp"
 #include "orbit/benchmark.hpp"
 #include "orbit/score.hpp"
+#include "orbit/selection.hpp"
 
 namespace numcheck::cli {
 namespace {
@@ -21,6 +23,7 @@ struct ScoreArgs {
   std::string responses;
   std::string out;
   bool allow_partial = false;
+  bool whole = false;
 };
 
 void setup(CLI::App& app) {
@@ -35,12 +38,28 @@ void setup(CLI::App& app) {
   app.add_flag("--allow-partial", args->allow_partial,
                "Score the valid records even when some lines are malformed, unknown, duplicated or missing "
                "(every problem is still reported and listed in the manifest)");
+  app.add_flag(
+      "--whole-benchmark", args->whole,
+      "Grade against the whole benchmark even when the run recorded a selection (its unasked prompts "
+      "are then missing)");
   app.footer(
       "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "
       "a response (nothing written). See docs/grading.md.");
   app.callback([args] {
-    const orbit::Benchmark bench = orbit::load_benchmark(args->bench);
-    const orbit::Scores scores = orbit::score_responses(bench, args->responses);
+    // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
+    // the benchmark restricted to it: only its prompts can be missing, and records for prompts
+    // outside it (left by an earlier, larger session) are counted, not graded.
+    const orbit::Benchmark full = orbit::load_benchmark(args->bench);
+    const auto sel = args->whole ? std::nullopt : orbit::run_selection(args->responses, full);
+    const orbit::Benchmark bench = sel && !sel->whole() ? orbit::restrict(full, *sel) : full;
+    orbit::Scores scores = orbit::score_responses(bench, args->responses);
+    if (!bench.selection.is_null()) {
+      std::erase_if(scores.issues, [&](const orbit::ScoreIssue& i) {
+        const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find_view(i.prompt_id);
+        scores.outside_selection += outside ? 1 : 0;
+        return outside;
+      });
+    }
     std::size_t printed = 0;
     for (const auto& issue : scores.issues) {
       if (printed == kMaxPrintedIssues) {
@@ -61,10 +80,16 @@ void setup(CLI::App& app) {
       strict += p.grade.strict.outcome == grade::Outcome::kCorrect ? 1 : 0;
       audit += p.grade.audit.outcome == grade::Outcome::kCorrect ? 1 : 0;
     }
-    fmt::print("scored {} of {} prompts: {} strict correct, {} audit correct{}; wrote {} and {}\n",
-               scores.records.size(), bench.views.size(), strict, audit,
+    fmt::print("scored {} of {} prompts{}: {} strict correct, {} audit correct{}; wrote {} and {}\n",
+               scores.records.size(), bench.views.size(),
+               bench.selection.is_null() ? std::string()
+                                         : fmt::format(" of the run's selection ({} of {} bases)",
+                                                       bench.bases.size(), full.bases.size()),
+               strict, audit,
                scores.issues.empty() ? "" : fmt::format(" ({} problems reported)", scores.issues.size()),
                args->out, orbit::score_manifest_path(args->out).string());
+    fmt::print("next: numcheck orbit report --bench {} --scores {} --out {}\n", args->bench, args->out,
+               (std::filesystem::path(args->out).parent_path() / "report").string());
   });
 }
 

@@ -33,6 +33,9 @@ void add_run_flags(CLI::App& app, llm::RunOptions& o) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--max-errors", o.max_errors, "Stop after this many prompts failed (default: never)");
+  app.add_option("--stop-after-same-errors", o.stop_after_same_errors,
+                 "Stop when the first K requests all fail with the same non-retryable error (0: never)")
+      ->capture_default_str();
   app.add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
   app.add_option("--top-p", o.top_p, "Nucleus sampling top_p")->capture_default_str();
   app.add_option("--top-k", o.top_k, "Top-k sampling")->capture_default_str();

@@ -434,7 +434,8 @@ class HttpBackend : public Backend {
         fail(ErrorCode::kNetwork, "endpoint {} refused the credentials (HTTP {}): {}", shown, models.status,
              redact(error_message_from_body(models.body), cfg_.api_key));
       } else {
-        info["models"] = fmt::format("HTTP {}", models.status);
+        const std::string msg = redact(error_message_from_body(models.body), cfg_.api_key);
+        info["models"] = fmt::format("HTTP {}{}{}", models.status, msg.empty() ? "" : ": ", msg);
       }
       if (model_entry.is_null() && ids.size() == 1) {
         // llama-server serves one model whatever name a request gives; its id is the file/alias.

@@ -64,6 +64,7 @@ RunSettings settings_from(const RunOptions& o) {
   s.retry.base_delay = seconds_ms(o.retry_base_s);
   s.retry.max_delay = seconds_ms(o.retry_max_s);
   s.max_errors = o.max_errors;
+  s.stop_after_same_errors = o.stop_after_same_errors;
   // The reference system is computed, not fetched: caching it would only fill the user's cache.
   s.use_cache = !o.no_cache && o.system != "reference";
   s.cache_path = default_cache_path(o.cache_dir);

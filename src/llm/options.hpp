@@ -31,6 +31,7 @@ struct RunOptions {
   double retry_base_s = 1.0;
   double retry_max_s = 30.0;
   std::optional<std::size_t> max_errors;
+  std::size_t stop_after_same_errors = 5;
   double temperature = 0.0;
   double top_p = 1.0;
   std::int64_t top_k = 1;

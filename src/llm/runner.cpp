@@ -444,6 +444,23 @@ bool after_attempt(ItemAttempts& s, Attempt a, const RetryPolicy& policy, Rng& r
 
 // The state one session shares between its event-loop threads: the queue of pending items, the
 // record files, the cache and the counts.
+// The first finished items of a session, while they all failed with one non-retryable error.
+struct SameErrors {
+  bool disarmed = false;  // an item succeeded (or failed otherwise): the rule no longer applies
+  std::size_t count = 0;
+  std::string error;
+  // Adds a failed item; true when the first `k` items failed alike (k = 0: never).
+  bool add(bool fatal, const std::string& e, std::size_t k) {
+    if (disarmed || k == 0) return false;
+    if (!fatal || (count > 0 && e != error)) {
+      disarmed = true;
+      return false;
+    }
+    error = e;
+    return ++count == k;
+  }
+};
+
 class Dispatch {
  public:
   Dispatch(const std::vector<WorkItem>& items, const RunSettings& settings, const Target& target,
@@ -487,6 +504,7 @@ class Dispatch {
       std::lock_guard lock(m_);
       ++summary_.answered;
       ++summary_.from_cache;
+      same_errors_.disarmed = true;
     }
     return std::nullopt;
   }
@@ -500,6 +518,7 @@ class Dispatch {
                                            s.attempt_errors, false, s.completed_at));
       std::lock_guard lock(m_);
       ++summary_.answered;
+      same_errors_.disarmed = true;
       if (reported_model_.empty() && !s.last.completion.model.empty())
         reported_model_ = s.last.completion.model;
       if (cache_) {
@@ -513,8 +532,30 @@ class Dispatch {
     ++summary_.failed;
     if (settings_.max_errors && summary_.failed >= *settings_.max_errors) {
       summary_.stopped_early = true;
+      if (summary_.stop_reason.empty())
+        summary_.stop_reason = fmt::format("--max-errors {}", *settings_.max_errors);
       stop_.set();
     }
+    if (same_errors_.add(s.last.status == Attempt::Status::kFatal, s.last.error,
+                         settings_.stop_after_same_errors)) {
+      summary_.stopped_early = true;
+      if (summary_.stop_reason.empty()) {
+        summary_.stop_reason = fmt::format("the first {} requests all failed with the same error: {}",
+                                           settings_.stop_after_same_errors, s.last.error);
+      }
+      stop_.set();
+    }
+  }
+
+  // Stops the session because RunSettings::interrupt was set (Ctrl-C).
+  void interrupt() {
+    {
+      std::lock_guard lock(m_);
+      if (summary_.interrupted) return;
+      summary_.interrupted = true;
+      if (summary_.stop_reason.empty()) summary_.stop_reason = "interrupted";
+    }
+    stop_.set();
   }
 
   // A thread's failure (an I/O error writing records, a cache error): stops the session; run_items
@@ -622,6 +663,7 @@ class Dispatch {
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;
+  SameErrors same_errors_;
 };
 
 // One event loop: up to `slots` items in flight on `session`, each with its retries. Items waiting
@@ -782,6 +824,7 @@ void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
     }
     const auto [answered, failed, cached] = d.counts(!all_done);
     progress.update(answered, failed, cached);
+    if (d.settings().interrupt != nullptr && d.settings().interrupt->load()) d.interrupt();
     if (d.settings().fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
       d.sync_files();
       last_sync = Clock::now();
@@ -845,6 +888,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   sessions.back()["from_cache"] = summary.from_cache;
   sessions.back()["failed"] = summary.failed;
   sessions.back()["stopped_early"] = summary.stopped_early;
+  if (!summary.stop_reason.empty()) sessions.back()["stop_reason"] = summary.stop_reason;
   manifest.write(summary, reported_model, sessions, true);
   return summary;
 }

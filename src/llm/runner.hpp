@@ -29,6 +29,7 @@
 //   auto backend = llm::make_backend(opts);          // HTTP or reference, from the same flags
 //   llm::RunSummary sum = llm::run_items(items, s, *backend, out_dir);
 //   // sum.unanswered > 0 -> the CLI exits 3 (ErrorCode::kIncomplete)
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -86,6 +87,12 @@ struct RunSettings {
   std::size_t concurrency = 1;               // requests in flight per endpoint
   RetryPolicy retry;
   std::optional<std::size_t> max_errors;  // stop the session after this many failed items
+  // Stop the session when its first K finished items all failed with the same non-retryable
+  // error (a set-up mistake: every request would fail the same way). 0 = never.
+  std::size_t stop_after_same_errors = 5;
+  // Set (e.g. by a SIGINT handler) to stop the session gracefully: no new requests, requests in
+  // flight finish and are recorded, retries waiting are left for --resume. Polled every 250 ms.
+  const std::atomic<bool>* interrupt = nullptr;
   bool use_cache = true;
   std::filesystem::path cache_path;  // SQLite file (see llm/cache.hpp default_cache_path)
   bool resume = false;               // continue an existing run dir (fresh dir: just start)
@@ -110,7 +117,9 @@ struct RunSummary {
   std::size_t from_cache = 0;           // of which served from the response cache
   std::size_t failed = 0;               // items that got an error record in this session
   std::size_t unanswered = 0;           // items without a response record at the end
-  bool stopped_early = false;           // --max-errors reached
+  bool stopped_early = false;           // --max-errors reached, or the same error K times
+  bool interrupted = false;             // RunSettings::interrupt was set
+  std::string stop_reason;              // why the session stopped early ("" when it did not)
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
   std::string model;                    // model id as the server reported it
 };

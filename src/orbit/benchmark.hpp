@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/json.hpp"
 #include "num/rational.hpp"
 
 namespace numcheck::orbit {
@@ -45,6 +46,9 @@ struct Benchmark {
   std::unordered_map<std::string, std::size_t> prompt_index;  // prompt_id -> index in views
   std::string manifest_json;                                  // manifest.json as written
   std::map<std::string, std::string> file_sha256;             // "bases.jsonl" -> hex (as read now)
+  // null for the whole benchmark; for a subset made by orbit::restrict (orbit/selection.hpp) the
+  // recorded selection, which scores manifests and metrics.json carry.
+  io::OrderedJson selection;
 
   [[nodiscard]] const View* find_view(std::string_view prompt_id) const;
   [[nodiscard]] const Base* find_base(std::string_view base_id) const;

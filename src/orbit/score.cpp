@@ -262,6 +262,10 @@ io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, con
   b["files"] = std::move(files);
   b["prompts"] = bench.views.size();
   m["benchmark"] = std::move(b);
+  if (!bench.selection.is_null()) {
+    m["selection"] = bench.selection;
+    m["selection"]["records_outside"] = scores.outside_selection;
+  }
 
   m["responses"] = {{"path", responses.string()},
                     {"sha256", io::sha256_file(responses)},

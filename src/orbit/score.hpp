@@ -48,6 +48,9 @@ struct Scores {
   std::vector<ScoreIssue> issues;     // file order; missing prompts last, in benchmark order
   std::size_t lines = 0;              // lines read from the responses file
   std::size_t blank_lines = 0;        // whitespace-only lines (not records; counted, not graded)
+  // Records for prompts of the whole benchmark outside the run's selection (orbit/selection.hpp):
+  // neither graded nor issues; counted in the manifest.
+  std::size_t outside_selection = 0;
 
   [[nodiscard]] std::size_t count(ScoreIssueKind k) const;
 };

@@ -338,6 +338,8 @@ OJ compute_metrics(const orbit::Benchmark& bench, const std::vector<SystemScores
     OJ sha = OJ::object();
     for (const auto& [file, hex] : bench.file_sha256) sha[file] = hex;
     b["file_sha256"] = sha;
+    // A subset (orbit/selection.hpp): every count above and below is scoped to it.
+    if (!bench.selection.is_null()) b["selection"] = bench.selection;
     out["benchmark"] = b;
   }
   {

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "report/selection_scope.hpp"
 
 namespace numcheck::report {
 
@@ -183,6 +184,7 @@ Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::v
       m["benchmark"]["file_sha256"].value("bases.jsonl", std::string("?")), c.order.size(),
       cnt(m["settings"]["bootstrap_draws"]), cnt(m["settings"]["seed"]), num(m["settings"]["level"]),
       m["numcheck_version"].get<std::string>()));
+  if (m["benchmark"].contains("selection")) d.paragraph(selection_note(m["benchmark"]["selection"]));
   for (const auto& n : c.order) {
     if (c.simulated[n]) {
       d.warning(
@@ -632,7 +634,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
     fail(ErrorCode::kUsage, "{} --responses files for {} --scores files", in.responses.size(),
          in.scores.size());
   }
-  const orbit::Benchmark bench = orbit::load_benchmark(in.bench_dir);
+  const orbit::Benchmark bench = scope_to_scores(orbit::load_benchmark(in.bench_dir), in.scores);
   std::vector<SystemScores> systems;
   std::set<std::string> names;
   for (std::size_t i = 0; i < in.scores.size(); ++i) {

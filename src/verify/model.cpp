@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -248,22 +249,22 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
   return m;
 }
 
-std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>& records,
-                                       const FeatureSettings& settings, unsigned threads) {
-  std::vector<NamedFeatures> out(records.size());
+namespace {
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads (interleaved), rethrowing the first error.
+void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads =
-      static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, records.size() / 64)));
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / 64)));
   if (threads <= 1) {
-    for (std::size_t i = 0; i < records.size(); ++i) out[i] = extract(records[i], settings);
-    return out;
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
   }
   std::vector<std::thread> pool;
   std::vector<std::exception_ptr> errors(threads);
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       try {
-        for (std::size_t i = t; i < records.size(); i += threads) out[i] = extract(records[i], settings);
+        for (std::size_t i = t; i < n; i += threads) fn(i);
       } catch (...) {
         errors[t] = std::current_exception();
       }
@@ -271,6 +272,22 @@ std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>
   for (auto& th : pool) th.join();
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+std::vector<Scores> predict_all(const std::vector<claims::EvidenceRecord>& records, const TrainedModel& model,
+                                unsigned threads) {
+  std::vector<Scores> out(records.size());
+  parallel_for(records.size(), threads,
+               [&](std::size_t i) { out[i] = model.scores(extract(records[i], model.settings)); });
+  return out;
+}
+
+std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>& records,
+                                       const FeatureSettings& settings, unsigned threads) {
+  std::vector<NamedFeatures> out(records.size());
+  parallel_for(records.size(), threads, [&](std::size_t i) { out[i] = extract(records[i], settings); });
   return out;
 }
 

@@ -63,4 +63,9 @@ class TrainedModel {
 [[nodiscard]] std::vector<NamedFeatures> extract_all(const std::vector<claims::EvidenceRecord>& records,
                                                      const FeatureSettings& settings, unsigned threads = 0);
 
+// Scores of many records (extract, vectorize, score; nothing kept per record but its scores), on
+// `threads` threads; in record order whatever the thread count.
+[[nodiscard]] std::vector<Scores> predict_all(const std::vector<claims::EvidenceRecord>& records,
+                                              const TrainedModel& model, unsigned threads = 0);
+
 }  // namespace numcheck::verify

@@ -1,5 +1,6 @@
 // Joining predictions to gold claims and scoring them, against hand-computed values.
 #include "claims/evaluate.hpp"
+#include "claims/load.hpp"
 
 #include <gtest/gtest.h>
 
@@ -73,6 +74,47 @@ TEST(Evaluate, ScoresPairsAndCategories) {
   EXPECT_TRUE(j["systems"]["a"]["categories"].contains("temporal"));
   EXPECT_EQ(j["comparisons"][0]["mcnemar"]["b_only_correct"].get<int>(), 3);
   EXPECT_NE(evaluation_markdown(e, true).find("| a | 6 | 50.00 | 35.71 |"), std::string::npos);
+}
+
+TEST(Evaluate, UnparseablePredictionsCountAsWrongNotDropped) {
+  // gold T F C; predictions: T correct, F "maybe" (unparseable), C correct.
+  const auto g = parse_claims(
+      "{\"claim\":\"a\",\"label\":\"True\"}\n{\"claim\":\"b\",\"label\":\"False\"}\n"
+      "{\"claim\":\"c\",\"label\":\"Conflicting\"}\n",
+      "gold.jsonl");
+  LoadOptions popt;
+  popt.labels = LabelPolicy::kRequired;
+  popt.keep_unknown_labels = true;
+  const auto p = parse_claims(
+      "{\"claim\":\"a\",\"label\":\"True\"}\n{\"claim\":\"b\",\"label\":\"maybe\"}\n"
+      "{\"claim\":\"c\",\"label\":\"Conflicting\"}\n",
+      "pred.jsonl", popt);
+  ASSERT_EQ(p.claims.size(), 3u);
+  ASSERT_EQ(p.issues.size(), 1u);
+  EXPECT_FALSE(p.issues[0].skipped);
+  std::vector<SystemResult> systems(1);
+  systems[0].name = "s";
+  systems[0].pred = join_predictions(g.claims, p.claims, systems[0].join, &systems[0].unparseable);
+  EXPECT_TRUE(systems[0].unparseable[1]);
+  EXPECT_EQ(systems[0].join.gold_without_prediction, 0u);
+  EvaluateOptions opt;
+  opt.bootstrap_draws = 0;
+  const auto e = evaluate(g.claims, systems, opt);
+  const auto& s = e.systems[0].all;
+  EXPECT_EQ(s.n, 3u);  // the denominator keeps the unparseable claim
+  EXPECT_EQ(s.unparseable, 1u);
+  EXPECT_DOUBLE_EQ(s.report.accuracy, 2.0 / 3.0);
+  // True and Conflicting F1 1; False: tp 0 -> F1 0 (recall 0, never predicted); macro over 3 verdicts.
+  EXPECT_DOUBLE_EQ(s.report.macro_f1, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.report.per_class[1].recall, 0.0);
+  EXPECT_EQ(s.report.per_class.size(), 3u);
+  const auto j = evaluation_json(e);
+  EXPECT_EQ(j["systems"]["s"]["unparseable"], 1);
+  EXPECT_EQ(j["systems"]["s"]["confusion"]["False"]["unparseable"], 1);
+  // Without keep_unknown_labels the record is skipped (the old behaviour the flag replaces).
+  LoadOptions strict;
+  strict.labels = LabelPolicy::kRequired;
+  EXPECT_EQ(parse_claims("{\"claim\":\"b\",\"label\":\"maybe\"}\n", "p.jsonl", strict).claims.size(), 0u);
 }
 
 }  // namespace

@@ -86,6 +86,14 @@ class Child {
     }
     return true;
   }
+  // Sends `sig` and waits for the process; returns its exit status (-1 when killed by a signal).
+  int signal_and_wait(int sig) {
+    ::kill(pid_, sig);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    reaped_ = true;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
   void kill9() {
     ::kill(pid_, SIGKILL);
     int st = 0;
@@ -193,12 +201,22 @@ TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   EXPECT_EQ(count_lines(out / "responses.jsonl"), b.views.size());
   // The run is byte-identical in what it answered: a second fresh run gives the same responses.
   const fs::path out2 = dir("ref2");
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --limit 50",
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --bases 20",
                           bench().string(), out2.string(), kInject));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto recs2 = read_jsonl(out2 / "responses.jsonl");
-  ASSERT_EQ(recs2.size(), 50u);
-  for (std::size_t i = 0; i < 50; ++i) EXPECT_EQ(recs2[i]["response"], recs[i]["response"]);
+  // 20 whole orbits, stratified across templates (so not the first prompts of the file).
+  const io::Json m2 = io::read_json_file(out2 / "run.json");
+  ASSERT_EQ(recs2.size(), m2["selection"]["prompts"].get<std::size_t>());
+  EXPECT_EQ(m2["selection"]["bases"], 20);
+  std::map<std::string, std::string> full_answers;
+  for (const auto& rec : recs) full_answers[rec["prompt_id"].get<std::string>()] = rec["response"];
+  std::set<std::string> templates;
+  for (const auto& rec : recs2) {
+    EXPECT_EQ(rec["response"], full_answers.at(rec["prompt_id"].get<std::string>()));
+    templates.insert(rec["template"].get<std::string>());
+  }
+  EXPECT_EQ(templates.size(), 6u);
 }
 
 TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
@@ -219,15 +237,15 @@ TEST_F(RunCli, UsageErrorsAndMismatchedResume) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   // Resuming with other fault rates would mix two systems.
   const fs::path out = dir("u5");
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 2", bench().string(),
                           out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_cli(fmt::format(
-      "orbit run --bench '{}' --out '{}' --system reference --limit 5 --resume --inject markdown=0.5",
+      "orbit run --bench '{}' --out '{}' --system reference --bases 2 --resume --inject markdown=0.5",
       bench().string(), out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 5", bench().string(),
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 2", bench().string(),
                           out.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
@@ -238,7 +256,7 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
                true);
   ASSERT_NE(server.first_line.find("http://127.0.0.1:"), std::string::npos) << server.first_line;
   const std::string url = server.first_line;
-  const std::string limit = "300";
+  const std::string limit = "120";
   const auto args = [&](const fs::path& out) {
     return std::vector<std::string>{NUMCHECK_CLI,
                                     "orbit",
@@ -251,7 +269,7 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
                                     url,
                                     "--model",
                                     "test-model",
-                                    "--limit",
+                                    "--bases",
                                     limit,
                                     "--no-cache",
                                     "--retries",
@@ -291,21 +309,23 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
     run.kill9();
   }
   const std::size_t before = count_lines(cut / "responses.jsonl");
-  EXPECT_LT(before, 300u);
+  const std::size_t n = io::read_json_file(whole / "run.json")["selection"]["prompts"].get<std::size_t>();
+  EXPECT_GT(n, 250u);
+  EXPECT_LT(before, n);
   r = run_cli(join(args(cut)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const auto b = orbit::load_benchmark(bench());
   const auto g_whole = graded(b, whole);
   const auto g_cut = graded(b, cut);
-  ASSERT_EQ(g_whole.size(), 300u);
-  ASSERT_EQ(g_cut.size(), 300u);
+  ASSERT_EQ(g_whole.size(), n);
+  ASSERT_EQ(g_cut.size(), n);
   EXPECT_EQ(g_whole, g_cut);
   // The graded results are not trivially equal: the length faults left truncated answers.
   std::size_t truncated = 0;
   for (const auto& [id, g] : g_whole) truncated += g.find("truncation_error") != std::string::npos ? 1 : 0;
   EXPECT_GT(truncated, 0u);
-  EXPECT_LT(truncated, 300u);
+  EXPECT_LT(truncated, n);
   // Records of both sessions carry their session number; request indexes never repeat.
   std::set<std::uint64_t> idx;
   std::set<int> sessions;
@@ -326,7 +346,7 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   ASSERT_FALSE(server.first_line.empty());
   const fs::path out = dir("partial");
   const std::string run_cmd = fmt::format(
-      "orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --limit 40 --concurrency 4 "
+      "orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 16 --concurrency 4 "
       "--progress none --resume",
       bench().string(), out.string(), server.first_line);
   // run_cli runs NUMCHECK_CLI itself, so the cache folder is given with --cache-dir.
@@ -337,7 +357,8 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   const auto errs = read_jsonl(out / "errors.jsonl");
   const auto oks = read_jsonl(out / "responses.jsonl");
   EXPECT_GT(errs.size(), 0u);
-  EXPECT_EQ(errs.size() + oks.size(), 40u);
+  EXPECT_EQ(errs.size() + oks.size(),
+            io::read_json_file(out / "run.json")["selection"]["prompts"].get<std::size_t>());
   for (const auto& e : errs) EXPECT_EQ(e["http_status"], 400);
 
   r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
@@ -350,6 +371,129 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   EXPECT_NE(r.out.find(fmt::format("removed {} ", oks.size())), std::string::npos) << r.out;
   r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", dir("cache2").string()));
   EXPECT_EQ(io::parse_json(r.out, "stats")["entries"], 0);
+}
+
+// ---- fail fast on set-up mistakes (llm/preflight.hpp) -------------------------------------------
+
+// A run against `server_args` that must stop before sending the benchmark: exit 1, the server's own
+// message and the hint on stderr, and no record of any prompt.
+void expect_stops_at_once(const fs::path& bench, const fs::path& out, const std::string& url,
+                          const std::string& model, const std::string& server_message,
+                          const std::string& hint) {
+  const auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model {} --bases 20 "
+                          "--progress none --no-cache --retries 0",
+                          bench.string(), out.string(), url, model));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(server_message), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(hint), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_FALSE(fs::exists(out / "responses.jsonl"));
+  EXPECT_FALSE(fs::exists(out / "errors.jsonl"));
+}
+
+TEST_F(RunCli, SetUpMistakesStopBeforeTheBenchmarkIsSent) {
+  {
+    Child server({kServer, "--bench", bench().string(), "--api-key", "sesame"}, true);
+    ASSERT_FALSE(server.first_line.empty());
+    // No key: 401 on GET /models, with the server's message and the --api-key-env hint.
+    expect_stops_at_once(bench(), dir("pf401"), server.first_line, "test-model", "Incorrect API key provided",
+                         "--api-key-env");
+    // A wrong key is refused the same way; the right one works (and never appears in any output).
+    ::setenv("NUMCHECK_TEST_WRONG_KEY", "open", 1);
+    ::setenv("NUMCHECK_TEST_KEY", "sesame", 1);
+    auto r =
+        run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 2 "
+                            "--progress none --no-cache --api-key-env NUMCHECK_TEST_WRONG_KEY",
+                            bench().string(), dir("pf401b").string(), server.first_line));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("refused the credentials (HTTP 401)"), std::string::npos) << r.err;
+    r =
+        run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 2 "
+                            "--progress none --no-cache --api-key-env NUMCHECK_TEST_KEY",
+                            bench().string(), dir("pf401c").string(), server.first_line));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(io::read_file(dir("pf401c") / "run.json").find("sesame"), std::string::npos);
+  }
+  {
+    // A model the server does not serve: its 404 message and the models it lists.
+    Child server({kServer, "--bench", bench().string(), "--strict-model"}, true);
+    expect_stops_at_once(bench(), dir("pf404m"), server.first_line, "qwen-typo",
+                         "The model 'qwen-typo' does not exist", "It lists: test-model");
+    // The base URL without /v1: GET /models is a 404, the hint says to add /v1.
+    std::string root = server.first_line;
+    root.resize(root.size() - 3);
+    expect_stops_at_once(bench(), dir("pfroot"), root, "test-model", "HTTP 404", "must include /v1");
+  }
+  {
+    // Not an OpenAI server at all: a 404 HTML page on every route.
+    Child server({kServer, "--foreign"}, true);
+    expect_stops_at_once(bench(), dir("pfweb"), server.first_line, "test-model", "HTTP 404",
+                         "not an OpenAI-compatible");
+  }
+}
+
+TEST_F(RunCli, TheSameNonRetryableErrorOnTheFirstRequestsStopsTheRun) {
+  // Every request gets the same 400 (not a set-up mistake the preflight may assume: a 400 can
+  // belong to one prompt), so the run stops after the first 5 instead of sending all of them.
+  Child server({kServer, "--bench", bench().string(), "--fault", "400:1"}, true);
+  const fs::path out = dir("same400");
+  auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 40 "
+                          "--progress none --no-cache",
+                          bench().string(), out.string(), server.first_line));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("the first 5 requests all failed with the same error: HTTP 400"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("to continue: numcheck orbit run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--resume"), std::string::npos) << r.out;
+  EXPECT_EQ(count_lines(out / "errors.jsonl"), 5u);
+  EXPECT_EQ(count_lines(out / "responses.jsonl"), 0u);
+  // --stop-after-same-errors 0 turns the rule off: every prompt is asked.
+  const fs::path all = dir("same400all");
+  r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 10 "
+                          "--progress none --no-cache --stop-after-same-errors 0",
+                          bench().string(), all.string(), server.first_line));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(count_lines(all / "errors.jsonl"),
+            io::read_json_file(all / "run.json")["selection"]["prompts"].get<std::size_t>());
+}
+
+TEST_F(RunCli, CtrlCStopsGracefullyAndLeavesAResumableRun) {
+  Child server({kServer, "--bench", bench().string(), "--delay-ms", "5"}, true);
+  const fs::path out = dir("sigint");
+  const std::vector<std::string> argv = {
+      NUMCHECK_CLI, "orbit",         "run",        "--bench",         bench().string(),
+      "--out",      out.string(),    "--endpoint", server.first_line, "--model",
+      "test-model", "--bases",       "200",        "--no-cache",      "--progress",
+      "none",       "--concurrency", "2"};
+  int code = 0;
+  {
+    Child run(argv, false);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (count_lines(out / "responses.jsonl") < 20 && run.running() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(run.running()) << "the run finished before it could be interrupted";
+    code = run.signal_and_wait(SIGINT);
+  }
+  EXPECT_EQ(code, 3);  // work left undone, not a crash
+  const io::Json m = io::read_json_file(out / "run.json");
+  EXPECT_EQ(m["complete"], false);
+  EXPECT_EQ(m["sessions"].back()["stop_reason"], "interrupted");
+  EXPECT_NE(m["sessions"].back()["ended_at"], nullptr);
+  // Every record is whole (nothing torn) and the same command with --resume finishes the run.
+  const std::size_t before = read_jsonl(out / "responses.jsonl").size();
+  EXPECT_EQ(before, count_lines(out / "responses.jsonl"));
+  std::string cmd;
+  for (std::size_t i = 1; i < argv.size(); ++i) cmd += "'" + argv[i] + "' ";
+  const auto r = run_cli(cmd + "--resume");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::size_t n = io::read_json_file(out / "run.json")["selection"]["prompts"].get<std::size_t>();
+  EXPECT_LT(before, n);
+  EXPECT_EQ(graded(orbit::load_benchmark(bench()), out).size(), n);
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   app.add_option("--model", opts.model, "Model id the server reports")->capture_default_str();
   app.add_option("--build", opts.build, "Build id the server reports in /props")->capture_default_str();
   app.add_option("--threads", opts.threads, "Connections served at once")->capture_default_str();
+  app.add_option("--api-key", opts.api_key, "Require this API key (Authorization: Bearer KEY), else 401");
+  app.add_flag("--strict-model", opts.strict_model,
+               "Answer 404 to requests naming another model than --model");
+  app.add_flag("--foreign", opts.foreign, "Not an OpenAI server: every route answers a 404 HTML page");
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
   app.add_option("--fault", faults,
                  "KIND:RATE[:MATCH] with KIND one of 429, 500, 400, slow, drop, malformed, huge, length "

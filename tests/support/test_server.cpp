@@ -76,6 +76,23 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
   im->svr.set_keep_alive_timeout(10);
   im->svr.set_payload_max_length(std::size_t{64} << 20);
 
+  im->svr.set_pre_routing_handler([im](const httplib::Request& req, httplib::Response& res) {
+    if (im->opts.foreign) {
+      res.status = 404;
+      res.set_content(
+          "<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>"
+          "<p>The requested URL was not found on this server.</p></body></html>",
+          "text/html");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!im->opts.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + im->opts.api_key) {
+      error_body(res, 401,
+                 "Incorrect API key provided. You can find your API key at https://example.invalid/keys.",
+                 "invalid_request_error");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   im->svr.Get("/v1/models", [im](const httplib::Request&, httplib::Response& res) {
     std::string model;
     {
@@ -130,6 +147,11 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
         error_body(res, 400, fmt::format("request lacks an explicit '{}'", f), "invalid_request_error");
         return;
       }
+    }
+    if (im->opts.strict_model && body["model"].get<std::string>() != im->opts.model) {
+      error_body(res, 404, fmt::format("The model '{}' does not exist", body["model"].get<std::string>()),
+                 "not_found_error");
+      return;
     }
     std::string prompt;
     if (chat) {

@@ -58,6 +58,10 @@ struct ServerOptions {
   int delay_ms = 0;          // added to every answer
   bool props = true;         // serve llama-server's /props
   bool record = true;        // keep every POST body for requests() (off for benchmarks)
+  // Personalities for set-up mistakes (the runner's preflight):
+  std::string api_key;        // non-empty: every route wants "Authorization: Bearer <api_key>" (else 401)
+  bool strict_model = false;  // requests naming another model get 404 "The model '...' does not exist"
+  bool foreign = false;       // not an OpenAI server: every route answers a 404 HTML page
 };
 
 class TestServer {

@@ -1,0 +1,86 @@
+// Trained-verifier throughput: verification (feature extraction + scoring) of 10,000 claims with
+// their evidence, items/s = claims per second. The claims are the 3,084 labelled QuanTemp val
+// claims with their top-3 snippets (../shared/data/quantemp), repeated to 10,000; the model is
+// trained on them once (outside the timing). Two variants: the 249 test claims with their gold
+// evidence (long fact-checker justifications) repeated to 10,000, and 1 vs 2 threads.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "claims/evidence.hpp"
+#include "claims/load.hpp"
+#include "verify/model.hpp"
+
+namespace {
+namespace fs = std::filesystem;
+using numcheck::claims::EvidenceRecord;
+
+const fs::path kData = fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp";
+
+std::vector<EvidenceRecord> load(const char* file) {
+  std::vector<EvidenceRecord> v;
+  if (!fs::exists(kData / file)) return v;
+  for (const auto& c : numcheck::claims::load_claims(kData / file).claims)
+    v.push_back(numcheck::claims::evidence_from_claim(c));
+  return v;
+}
+
+struct Setup {
+  std::vector<EvidenceRecord> val, gold;
+  numcheck::verify::TrainedModel model;
+};
+
+const Setup& setup() {
+  static const Setup* s = [] {
+    auto* x = new Setup;
+    x->val = load("val_claimonly_evidence_question_mapping.json");
+    x->gold = load("model_gpt4o_test_results.csv");
+    if (x->val.empty()) return x;
+    const auto& settings = numcheck::verify::FeatureSettings::builtin();
+    const auto f = numcheck::verify::extract_all(x->val, settings, 2);
+    std::vector<const numcheck::verify::NamedFeatures*> p;
+    std::vector<numcheck::claims::Verdict> y;
+    for (std::size_t i = 0; i < x->val.size(); ++i) {
+      p.push_back(&f[i]);
+      y.push_back(*x->val[i].label);
+    }
+    x->model = numcheck::verify::train_model(p, y, settings);
+    return x;
+  }();
+  return *s;
+}
+
+std::vector<EvidenceRecord> repeat_to(const std::vector<EvidenceRecord>& src, std::size_t n) {
+  std::vector<EvidenceRecord> v;
+  v.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) v.push_back(src[i % src.size()]);
+  return v;
+}
+
+void run(benchmark::State& state, bool gold) {
+  const auto& s = setup();
+  if (s.val.empty() || (gold && s.gold.empty())) {
+    state.SkipWithError("QuanTemp data not found under ../shared/data/quantemp");
+    return;
+  }
+  const auto recs = repeat_to(gold ? s.gold : s.val, 10000);
+  const auto threads = static_cast<unsigned>(state.range(0));
+  std::size_t t = 0;
+  for (auto _ : state) {
+    for (const auto& x : numcheck::verify::predict_all(recs, s.model, threads))
+      t += static_cast<std::size_t>(numcheck::verify::TrainedModel::argmax(x));
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * recs.size()));
+}
+
+void BM_VerifyValTop3(benchmark::State& state) { run(state, false); }
+void BM_VerifyGoldEvidence(benchmark::State& state) { run(state, true); }
+BENCHMARK(BM_VerifyValTop3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_VerifyGoldEvidence)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

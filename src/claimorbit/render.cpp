@@ -1,0 +1,140 @@
+#include "claimorbit/render.hpp"
+
+#include <fmt/format.h>
+
+#include "report/html.hpp"
+
+namespace numcheck::claimorbit {
+
+namespace {
+
+using report::html::Cell;
+using report::html::Table;
+
+std::string pct(double x) { return fmt::format("{:.1f}", 100.0 * x); }
+std::string ci(const stats::Interval& i) {
+  return fmt::format("[{:.1f}, {:.1f}]", 100.0 * i.lo, 100.0 * i.hi);
+}
+std::string signed_pts(double x) { return fmt::format("{:+.1f}", 100.0 * x); }
+
+std::string flips_text(const PairStats& s) {
+  std::string out;
+  for (const auto& [k, v] : s.flips) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k, v);
+  return out.empty() ? "-" : out;
+}
+
+void pair_row(Table& t, const std::string& system, const std::string& what, const PairStats& s) {
+  std::vector<Cell> row = {Cell::txt(system),
+                           Cell::txt(what),
+                           Cell::num(fmt::format("{}", s.pairs)),
+                           Cell::num(pct(s.invariance()), s.invariance() < 0.95),
+                           Cell::num(ci(s.invariance_ci)),
+                           Cell::txt(flips_text(s))};
+  if (s.gold_pairs > 0) {
+    row.push_back(Cell::num(pct(s.accuracy_original)));
+    row.push_back(Cell::num(pct(s.accuracy_variant)));
+    row.push_back(
+        Cell::num(fmt::format("{} {}", signed_pts(s.accuracy_variant - s.accuracy_original), ci(s.diff_ci))));
+    row.push_back(Cell::num(
+        fmt::format("{}/{}; p={:.3g}", s.original_only_correct, s.variant_only_correct, s.mcnemar_p),
+        s.mcnemar_p < 0.05));
+  } else {
+    for (int i = 0; i < 4; ++i) row.push_back(Cell::txt("-"));
+  }
+  t.rows.push_back(std::move(row));
+}
+
+Table pair_table(std::string caption, std::string first) {
+  Table t;
+  t.caption = std::move(caption);
+  t.header = {"system",          std::move(first), "pairs",
+              "invariance %",    "95% Wilson",     "flips (original->variant)",
+              "acc. original %", "acc. variant %", "difference, pts [95% bootstrap]",
+              "McNemar b/c; p"};
+  return t;
+}
+
+}  // namespace
+
+std::string marked_text(const std::string& text, const std::vector<Span>& spans) {
+  std::string out;
+  std::size_t at = 0;
+  for (const auto& s : spans) {
+    if (s.begin < at || s.end > text.size()) break;
+    out += text.substr(at, s.begin - at) + "[[" + text.substr(s.begin, s.end - s.begin) + "]]";
+    at = s.end;
+  }
+  return out + text.substr(std::min(at, text.size()));
+}
+
+std::string marked_html(const std::string& text, const std::vector<Span>& spans) {
+  using report::html::html_escape;
+  std::string out;
+  std::size_t at = 0;
+  for (const auto& s : spans) {
+    if (s.begin < at || s.end > text.size()) break;
+    out += html_escape(text.substr(at, s.begin - at)) + "<mark>" +
+           html_escape(text.substr(s.begin, s.end - s.begin)) + "</mark>";
+    at = s.end;
+  }
+  return out + html_escape(text.substr(std::min(at, text.size())));
+}
+
+void add_section(report::Document& doc, const std::vector<OrbitAnalysis>& systems) {
+  doc.heading(2, "claim-orbits", "Claim orbits: verdict invariance under exact rewrites of quantities");
+  doc.paragraph(
+      "Each claim's quantities were rewritten into exactly equivalent written forms (every other byte kept; "
+      "each "
+      "variant reads back to the same exact quantities). Invariance is the share of (claim, variant) pairs "
+      "whose "
+      "verdict equals the verdict on the original claim; a verifier that checks the number, not its "
+      "spelling, "
+      "scores 100%. Accuracy columns compare the original and the variant on claims with a gold label; the "
+      "difference's interval resamples claims (all variants of a claim together); McNemar b/c counts pairs "
+      "only "
+      "the original / only the variant got right.");
+  Table orbit;
+  orbit.caption = "Orbit-level invariance: every variant of a claim gets the original's verdict";
+  orbit.header = {"system",
+                  "claims",
+                  "scored claims",
+                  "orbits invariant",
+                  "share %",
+                  "95% Wilson",
+                  "missing verdicts (original / variant)"};
+  for (const auto& a : systems)
+    orbit.rows.push_back({Cell::txt(a.system), Cell::num(fmt::format("{}", a.claims)),
+                          Cell::num(fmt::format("{}", a.scored_claims)),
+                          Cell::num(fmt::format("{}", a.orbits_invariant)),
+                          Cell::num(a.orbits > 0 ? pct(double(a.orbits_invariant) / double(a.orbits)) : "-"),
+                          Cell::num(ci(a.orbit_invariance_ci)),
+                          Cell::num(fmt::format("{} / {}", a.missing_original, a.missing_variants))});
+  doc.table(std::move(orbit));
+  Table forms = pair_table("Per form (systems side by side)", "form");
+  for (const auto& a : systems) {
+    for (const auto& [f, s] : a.by_form) pair_row(forms, a.system, f, s);
+    pair_row(forms, a.system, "all forms", a.all);
+  }
+  doc.table(std::move(forms));
+  Table cats = pair_table("Per claim category (all forms pooled)", "category");
+  for (const auto& a : systems)
+    for (const auto& [c, s] : a.by_category) pair_row(cats, a.system, c, s);
+  doc.table(std::move(cats));
+  for (const auto& a : systems) {
+    if (a.examples.empty()) continue;
+    Table ex;
+    ex.caption = fmt::format("Example flips, {} (rewritten span marked)", a.system);
+    ex.header = {"claim", "form", "variant", "original -> variant verdict", "gold"};
+    for (const auto& e : a.examples) {
+      Cell v = Cell::txt(marked_text(e.variant_text, e.spans));
+      v.html = marked_html(e.variant_text, e.spans);
+      ex.rows.push_back({Cell::txt(e.claim_id), Cell::txt(e.form), std::move(v),
+                         Cell::txt(fmt::format("{} -> {}", claims::verdict_name(e.original),
+                                               claims::verdict_name(e.variant))),
+                         Cell::txt(e.gold ? std::string(claims::verdict_name(*e.gold)) : "-")});
+    }
+    doc.table(std::move(ex), false);
+  }
+}
+
+}  // namespace numcheck::claimorbit

@@ -1,0 +1,56 @@
+// numcheck claims section: gathers the claim pipeline's results (`claims evaluate --json` on the
+// gold-evidence claims, `claims cv --json`, the QuanTemp paper's published figures) into one
+// section file that `orbit report --claims FILE` renders into the main report; prints the section
+// as Markdown.
+#include <fmt/core.h>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "verify/section.hpp"
+
+namespace numcheck::cli {
+namespace {
+
+struct Args {
+  std::string eval, cv, paper, ours, note, out;
+  std::vector<std::string> notes;
+};
+
+void setup(CLI::App& app) {
+  auto a = std::make_shared<Args>();
+  app.add_option("--eval", a->eval, "JSON of `claims evaluate --by-category --json` (gold-evidence claims)");
+  app.add_option("--cv", a->cv, "JSON of `claims cv --json`");
+  app.add_option("--paper", a->paper,
+                 "Published figures (default data/verify/quantemp_table2.json; 'none' to leave out)");
+  app.add_option("--ours", a->ours, "Name of our system in --eval (its prediction file's stem)")->required();
+  app.add_option("--gold-note", a->note, "One paragraph saying what the gold-evidence claims are");
+  app.add_option("--note", a->notes, "Extra paragraph(s) for the section (e.g. a skipped stage); repeatable");
+  app.add_option("--out", a->out, "Section file to write (JSON), the input of `orbit report --claims`")
+      ->required();
+  app.callback([a] {
+    if (a->eval.empty() && a->cv.empty()) fail(ErrorCode::kUsage, "give --eval and/or --cv");
+    io::OrderedJson j;
+    j["format"] = "numcheck-claims-section";
+    j["ours"] = a->ours;
+    j["gold_note"] = a->note;
+    j["notes"] = a->notes;
+    j["eval"] = a->eval.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->eval));
+    j["cv"] = a->cv.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->cv));
+    const std::string paper =
+        a->paper.empty() ? io::data_path("verify/quantemp_table2.json").string() : a->paper;
+    j["paper"] = paper == "none" ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(paper));
+    io::write_file_atomic(a->out, io::to_pretty(j));
+    const auto s = verify::build_claims_section(io::Json::parse(io::to_line(j["eval"])),
+                                                io::Json::parse(io::to_line(j["cv"])),
+                                                io::Json::parse(io::to_line(j["paper"])), a->ours, a->note);
+    fmt::print("{}", verify::section_document(s).to_markdown());
+  });
+}
+
+const CommandRegistration reg({"claims", "section", "Gather claim results into the report's claims section",
+                               setup});
+
+}  // namespace
+}  // namespace numcheck::cli

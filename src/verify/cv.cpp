@@ -1,0 +1,390 @@
+#include "verify/cv.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/prng.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/tests.hpp"
+#include "verify/model.hpp"
+
+namespace numcheck::verify {
+
+namespace {
+constexpr std::size_t kK = claims::kVerdictCount;
+std::size_t vi(claims::Verdict v) { return static_cast<std::size_t>(v); }
+}  // namespace
+
+std::vector<int> grouped_stratified_folds(const std::vector<claims::EvidenceRecord>& records, int k,
+                                          std::uint64_t seed) {
+  if (k < 2) fail(ErrorCode::kUsage, "folds: {} is fewer than 2", k);
+  // Groups in first-occurrence order.
+  std::unordered_map<std::string, std::size_t> gid;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto [it, fresh] = gid.emplace(records[i].claim, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  if (groups.size() < static_cast<std::size_t>(k))
+    fail("cross-validation: {} distinct claims for {} folds", groups.size(), k);
+  std::array<std::vector<std::size_t>, kK + 1> strata;  // last: unlabelled
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& lab = records[groups[g].front()].label;
+    strata[lab ? vi(*lab) : kK].push_back(g);
+  }
+  std::vector<std::array<std::size_t, kK + 1>> per_label(static_cast<std::size_t>(k));
+  for (auto& a : per_label) a.fill(0);
+  std::vector<std::size_t> total(static_cast<std::size_t>(k), 0);
+  std::vector<int> fold(records.size(), 0);
+  for (std::size_t s = 0; s < strata.size(); ++s) {
+    Rng rng(seed, fmt::format("cv-folds-{}", s));
+    auto order = strata[s];
+    rng.shuffle(order);
+    for (std::size_t g : order) {
+      std::size_t best = 0;
+      for (std::size_t f = 1; f < static_cast<std::size_t>(k); ++f) {
+        if (per_label[f][s] < per_label[best][s] ||
+            (per_label[f][s] == per_label[best][s] && total[f] < total[best]))
+          best = f;
+      }
+      per_label[best][s] += groups[g].size();
+      total[best] += groups[g].size();
+      for (std::size_t i : groups[g]) fold[i] = static_cast<int>(best);
+    }
+  }
+  return fold;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::vector<std::string> ClaimOnlyNaiveBayes::grams(const claims::EvidenceRecord& r) const {
+  const auto toks = tokenize(r.claim, NumberMode::kSurface);
+  std::vector<std::string> out;
+  for (int n = 1; n <= max_n_; ++n)
+    for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= toks.size(); ++i) {
+      std::string g = toks[i];
+      for (int j = 1; j < n; ++j) g += " " + toks[i + static_cast<std::size_t>(j)];
+      out.push_back(std::move(g));
+    }
+  return out;
+}
+
+void ClaimOnlyNaiveBayes::fit(const std::vector<const claims::EvidenceRecord*>& records) {
+  std::map<std::string, std::array<double, kK>> counts;
+  std::array<double, kK> docs{}, tokens{};
+  for (const auto* r : records) {
+    const std::size_t c = vi(*r->label);
+    docs[c] += 1;
+    for (auto& g : grams(*r)) {
+      counts[g][c] += 1;
+      tokens[c] += 1;
+    }
+  }
+  const double v = static_cast<double>(counts.size());
+  const double n = std::accumulate(docs.begin(), docs.end(), 0.0);
+  for (std::size_t c = 0; c < kK; ++c) {
+    present_[c] = docs[c] > 0;
+    log_prior_[c] = present_[c] ? std::log(docs[c] / n) : 0;
+    log_unseen_[c] = -std::log(tokens[c] + v);
+  }
+  table_.clear();
+  table_.reserve(counts.size());
+  for (const auto& [g, cnt] : counts) {
+    std::array<double, kK> lp{};
+    for (std::size_t c = 0; c < kK; ++c) lp[c] = std::log(cnt[c] + 1.0) + log_unseen_[c];
+    table_.emplace_back(g, lp);
+  }
+}
+
+claims::Verdict ClaimOnlyNaiveBayes::predict(const claims::EvidenceRecord& r) const {
+  std::array<double, kK> s = log_prior_;
+  for (const auto& g : grams(r)) {
+    const auto it = std::lower_bound(table_.begin(), table_.end(), g,
+                                     [](const auto& e, const std::string& key) { return e.first < key; });
+    if (it == table_.end() || it->first != g) continue;  // unseen in training: ignored (as scikit-learn)
+    for (std::size_t c = 0; c < kK; ++c) s[c] += it->second[c];
+  }
+  std::size_t best = kK;
+  for (std::size_t c = 0; c < kK; ++c)
+    if (present_[c] && (best == kK || s[c] > s[best])) best = c;
+  return static_cast<claims::Verdict>(best == kK ? 0 : best);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+struct Spec {
+  std::string name, description, kind;
+  enum Type { kModel, kMajority, kNaiveBayes } type = kModel;
+  FeatureSettings settings;
+  bool surface_features = false;  // uses the surface-number feature extraction
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const FeatureSettings& settings,
+                        const CvOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<claims::EvidenceRecord> recs;
+  for (const auto& r : all)
+    if (r.label) recs.push_back(r);
+  if (recs.size() < static_cast<std::size_t>(opt.folds) * 2)
+    fail("cross-validation: {} labelled claims for {} folds", recs.size(), opt.folds);
+  if (opt.seeds < 1) fail(ErrorCode::kUsage, "seeds: {} is fewer than 1", opt.seeds);
+  CvReport rep;
+  rep.options = opt;
+  rep.records = recs.size();
+  std::vector<int> gold(recs.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    gold[i] = static_cast<int>(*recs[i].label);
+    ++rep.labels[static_cast<std::size_t>(gold[i])];
+  }
+  // Clusters for the bootstrap: claim texts.
+  std::unordered_map<std::string, std::size_t> gid;
+  std::vector<std::size_t> cluster(recs.size());
+  for (std::size_t i = 0; i < recs.size(); ++i)
+    cluster[i] = gid.emplace(recs[i].claim, gid.size()).first->second;
+  rep.groups = gid.size();
+  rep.settings_note = fmt::format("numbers {}, {} C={} class_weight {}", number_mode_name(settings.numbers),
+                                  settings.learner.solver, settings.learner.C,
+                                  settings.learner.balanced ? "balanced" : "none");
+
+  // Systems.
+  std::vector<Spec> specs;
+  specs.push_back({"trained", "all feature groups", "model", Spec::kModel, settings, false});
+  specs.push_back(
+      {"majority", "majority class of the training folds", "baseline", Spec::kMajority, settings, false});
+  specs.push_back({"claim-only NB", "multinomial naive Bayes on claim word 1-2-grams, no evidence",
+                   "baseline", Spec::kNaiveBayes, settings, false});
+  {
+    FeatureSettings s = settings;
+    s.group(Group::kEvidenceNgrams).enabled = false;
+    s.group(Group::kAlignment).enabled = false;
+    specs.push_back({"claim-only linear",
+                     "trained verifier with claim n-grams, category and cues only (no evidence)", "baseline",
+                     Spec::kModel, s, false});
+  }
+  if (opt.ablations) {
+    for (std::size_t g = 0; g < kGroupCount; ++g) {
+      if (!settings.groups[g].enabled) continue;
+      FeatureSettings s = settings;
+      s.groups[g].enabled = false;
+      specs.push_back({fmt::format("trained -{}", kGroupNames[g]),
+                       fmt::format("without the {} group", kGroupNames[g]), "ablation", Spec::kModel, s,
+                       false});
+    }
+    FeatureSettings s = settings;
+    const bool canonical = settings.numbers == NumberMode::kCanonical;
+    s.numbers = canonical ? NumberMode::kSurface : NumberMode::kCanonical;
+    specs.push_back(
+        {canonical ? "trained, surface numbers" : "trained, canonical numbers",
+         canonical ? "numbers as written in n-grams (plain bag of words)" : "canonical number tokens",
+         "variant", Spec::kModel, s, true});
+  }
+
+  const auto tf = std::chrono::steady_clock::now();
+  const auto feats = extract_all(recs, settings, opt.threads);
+  std::vector<NamedFeatures> feats_alt;
+  if (std::any_of(specs.begin(), specs.end(), [](const Spec& s) { return s.surface_features; })) {
+    FeatureSettings s = settings;
+    s.numbers = settings.numbers == NumberMode::kCanonical ? NumberMode::kSurface : NumberMode::kCanonical;
+    feats_alt = extract_all(recs, s, opt.threads);
+  }
+  rep.seconds_features = seconds_since(tf);
+
+  for (const auto& sp : specs) {
+    CvSystem sys;
+    sys.name = sp.name;
+    sys.description = sp.description;
+    sys.kind = sp.kind;
+    std::array<double, kK> f1sum{};
+    for (int seed_i = 0; seed_i < opt.seeds; ++seed_i) {
+      const auto fold =
+          grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i));
+      std::vector<int> pred(recs.size(), 0);
+      for (int f = 0; f < opt.folds; ++f) {
+        std::vector<std::size_t> tr, te;
+        for (std::size_t i = 0; i < recs.size(); ++i) (fold[i] == f ? te : tr).push_back(i);
+        if (te.empty()) continue;
+        if (sp.type == Spec::kMajority) {
+          std::array<std::size_t, kK> n{};
+          for (auto i : tr) ++n[static_cast<std::size_t>(gold[i])];
+          const int maj = static_cast<int>(std::max_element(n.begin(), n.end()) - n.begin());
+          for (auto i : te) pred[i] = maj;
+        } else if (sp.type == Spec::kNaiveBayes) {
+          ClaimOnlyNaiveBayes nb;
+          std::vector<const claims::EvidenceRecord*> trr;
+          for (auto i : tr) trr.push_back(&recs[i]);
+          nb.fit(trr);
+          for (auto i : te) pred[i] = static_cast<int>(nb.predict(recs[i]));
+        } else {
+          const auto& fs = sp.surface_features ? feats_alt : feats;
+          std::vector<const NamedFeatures*> x;
+          std::vector<claims::Verdict> y;
+          for (auto i : tr) {
+            x.push_back(&fs[i]);
+            y.push_back(*recs[i].label);
+          }
+          const auto m = train_model(x, y, sp.settings);
+          for (auto i : te) pred[i] = static_cast<int>(TrainedModel::argmax(m.scores(fs[i])));
+        }
+      }
+      const auto cm = stats::ConfusionMatrix::from_labels(gold, pred, kK);
+      const auto cr = stats::classification_report(cm);
+      sys.macro_f1_per_seed.push_back(cr.macro_f1);
+      sys.weighted_f1_per_seed.push_back(cr.weighted_f1);
+      sys.accuracy_per_seed.push_back(cr.accuracy);
+      for (std::size_t c = 0; c < kK; ++c) f1sum[c] += cr.per_class[c].f1;
+      if (seed_i == 0) sys.predictions = pred;
+    }
+    const double ns = static_cast<double>(opt.seeds);
+    auto mean = [&](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / ns; };
+    sys.macro_f1 = mean(sys.macro_f1_per_seed);
+    sys.weighted_f1 = mean(sys.weighted_f1_per_seed);
+    sys.accuracy = mean(sys.accuracy_per_seed);
+    for (std::size_t c = 0; c < kK; ++c) sys.class_f1[c] = f1sum[c] / ns;
+    rep.systems.push_back(std::move(sys));
+  }
+
+  // Bootstrap over claim-text clusters, first seed: each system's macro/weighted F1 and the paired
+  // macro-F1 difference against the trained verifier.
+  for (auto& sys : rep.systems) {
+    sys.diff = rep.systems[0].macro_f1_per_seed[0] - sys.macro_f1_per_seed[0];
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      const bool r0 = rep.systems[0].predictions[i] == gold[i], r1 = sys.predictions[i] == gold[i];
+      sys.trained_only_correct += r0 && !r1 ? 1 : 0;
+      sys.this_only_correct += r1 && !r0 ? 1 : 0;
+    }
+    sys.mcnemar_p = stats::mcnemar_exact_p(sys.trained_only_correct, sys.this_only_correct);
+  }
+  if (opt.draws > 0) {
+    std::vector<std::vector<std::size_t>> members(rep.groups);
+    for (std::size_t i = 0; i < recs.size(); ++i) members[cluster[i]].push_back(i);
+    const std::size_t ns = rep.systems.size();
+    const auto boot = stats::bootstrap_counts_multi(
+        rep.groups, opt.draws, opt.seed, ns * 3,
+        [&](const stats::ClusterCounts& w, std::span<double> out) {
+          std::vector<stats::ConfusionMatrix> cms(ns, stats::ConfusionMatrix(kK));
+          for (std::size_t g = 0; g < w.size(); ++g) {
+            if (w[g] == 0) continue;
+            for (std::size_t i : members[g])
+              for (std::size_t s = 0; s < ns; ++s)
+                cms[s].add(static_cast<std::size_t>(gold[i]),
+                           static_cast<std::size_t>(rep.systems[s].predictions[i]), w[g]);
+          }
+          const double m0 = stats::macro_f1(cms[0]);
+          for (std::size_t s = 0; s < ns; ++s) {
+            const double m = stats::macro_f1(cms[s]);
+            out[3 * s] = m;
+            out[3 * s + 1] = stats::weighted_f1(cms[s]);
+            out[3 * s + 2] = m0 - m;
+          }
+        },
+        opt.threads);
+    for (std::size_t s = 0; s < ns; ++s) {
+      auto& sys = rep.systems[s];
+      const auto a = stats::percentile_interval(boot[3 * s]);
+      const auto b = stats::percentile_interval(boot[3 * s + 1]);
+      const auto d = stats::percentile_interval(boot[3 * s + 2]);
+      sys.macro_lo = a.lo;
+      sys.macro_hi = a.hi;
+      sys.weighted_lo = b.lo;
+      sys.weighted_hi = b.hi;
+      sys.diff_lo = d.lo;
+      sys.diff_hi = d.hi;
+    }
+  }
+  rep.seconds_total = seconds_since(t0);
+  return rep;
+}
+
+io::OrderedJson cv_json(const CvReport& r) {
+  io::OrderedJson j;
+  j["records"] = r.records;
+  j["claim_texts"] = r.groups;
+  io::OrderedJson lab;
+  for (auto v : claims::kVerdicts) lab[std::string(claims::verdict_name(v))] = r.labels[vi(v)];
+  j["labels"] = std::move(lab);
+  j["folds"] = r.options.folds;
+  j["seeds"] = r.options.seeds;
+  j["seed"] = r.options.seed;
+  j["bootstrap_draws"] = r.options.draws;
+  j["grouping"] = "exact claim text";
+  j["trained_settings"] = r.settings_note;
+  io::OrderedJson systems = io::OrderedJson::array();
+  for (const auto& s : r.systems) {
+    io::OrderedJson o;
+    o["name"] = s.name;
+    o["kind"] = s.kind;
+    o["description"] = s.description;
+    o["macro_f1"] = s.macro_f1;
+    o["macro_f1_ci95"] = {s.macro_lo, s.macro_hi};
+    o["weighted_f1"] = s.weighted_f1;
+    o["weighted_f1_ci95"] = {s.weighted_lo, s.weighted_hi};
+    o["accuracy"] = s.accuracy;
+    io::OrderedJson pc;
+    for (auto v : claims::kVerdicts) pc[std::string(claims::verdict_name(v))] = s.class_f1[vi(v)];
+    o["class_f1"] = std::move(pc);
+    o["macro_f1_per_seed"] = s.macro_f1_per_seed;
+    o["weighted_f1_per_seed"] = s.weighted_f1_per_seed;
+    o["vs_trained"] = {{"macro_f1_diff", s.diff},
+                       {"ci95", {s.diff_lo, s.diff_hi}},
+                       {"trained_only_correct", s.trained_only_correct},
+                       {"this_only_correct", s.this_only_correct},
+                       {"mcnemar_p", s.mcnemar_p}};
+    systems.push_back(std::move(o));
+  }
+  j["systems"] = std::move(systems);
+  j["seconds"] = {{"features", r.seconds_features}, {"total", r.seconds_total}};
+  return j;
+}
+
+std::string cv_markdown(const CvReport& r) {
+  auto pct = [](double x) { return fmt::format("{:.2f}", 100 * x); };
+  std::string o = fmt::format(
+      "## Grouped {}-fold cross-validation\n\n{} labelled claims ({} distinct texts; True {}, False {}, "
+      "Conflicting {}), stratified folds grouped by exact claim text, {} seed(s) from {}; trained verifier: "
+      "{}. "
+      "Figures are means over seeds of the pooled out-of-fold predictions, in percent; [95% interval] from a "
+      "cluster bootstrap over claim texts ({} draws, first seed); Δ = trained minus this system (first "
+      "seed), "
+      "McNemar exact p on per-claim correctness.\n\n",
+      r.options.folds, r.records, r.groups, r.labels[0], r.labels[1], r.labels[2], r.options.seeds,
+      r.options.seed, r.settings_note, r.options.draws);
+  o += "| system | kind | M-F1 [95% CI] | W-F1 [95% CI] | accuracy | T-F1 | F-F1 | C-F1 | M-F1 per seed | Δ "
+       "M-F1 [95% CI] | McNemar p |\n";
+  o += "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+  for (const auto& s : r.systems) {
+    std::string seeds;
+    for (double v : s.macro_f1_per_seed) seeds += (seeds.empty() ? "" : " ") + pct(v);
+    const bool self = &s == &r.systems.front();
+    const bool boot = r.options.draws > 0;
+    auto iv = [&](double lo, double hi) {
+      return boot ? fmt::format(" [{}, {}]", pct(lo), pct(hi)) : std::string();
+    };
+    o += fmt::format("| {} | {} | {}{} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n", s.name, s.kind,
+                     pct(s.macro_f1), iv(s.macro_lo, s.macro_hi), pct(s.weighted_f1),
+                     iv(s.weighted_lo, s.weighted_hi), pct(s.accuracy), pct(s.class_f1[0]),
+                     pct(s.class_f1[1]), pct(s.class_f1[2]), seeds,
+                     self ? "—" : fmt::format("{}{}", pct(s.diff), iv(s.diff_lo, s.diff_hi)),
+                     self ? "—" : fmt::format("{:.3g}", s.mcnemar_p));
+  }
+  o += fmt::format("\nFeature extraction {:.2f} s, whole study {:.2f} s.\n\n", r.seconds_features,
+                   r.seconds_total);
+  return o;
+}
+
+}  // namespace numcheck::verify

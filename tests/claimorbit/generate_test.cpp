@@ -1,0 +1,249 @@
+// Claim orbits: table tests of rewriting on hand-made claims, and properties over every variant of
+// the real claims and of thousands of random synthetic ones: each variant reads back to exactly the
+// original quantities, and no byte outside the rewritten spans changes.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "claimorbit/orbit.hpp"
+#include "claims/evidence.hpp"
+#include "claims/load.hpp"
+#include "core/prng.hpp"
+#include "io/files.hpp"
+
+namespace numcheck::claimorbit {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> by_form(const ClaimOrbit& o) {
+  std::map<std::string, std::string> m;
+  for (const auto& v : o.variants) m[v.form] = v.text;
+  return m;
+}
+
+// The properties every variant must have; returns a failure message or "".
+std::string check_variant(const ClaimOrbit& o, const Variant& v) {
+  if (v.spans.empty()) return "no span";
+  // Spans are in order, inside the text, and hold the rewritten bytes.
+  std::size_t at = 0;
+  std::string restored;
+  for (const auto& s : v.spans) {
+    if (s.begin < at || s.end > v.text.size() || s.begin > s.end) return "span out of order or range";
+    if (v.text.substr(s.begin, s.end - s.begin) != s.rewritten)
+      return "span does not hold its rewritten text";
+    if (s.original == s.rewritten) return "span that changes nothing";
+    restored += v.text.substr(at, s.begin - at);
+    restored += s.original;
+    at = s.end;
+  }
+  restored += v.text.substr(at);
+  // Putting the originals back gives the claim: no byte outside the spans changed.
+  if (restored != o.claim) return "bytes outside the spans changed";
+  // The variant states exactly the same quantities as the claim.
+  if (quantity_keys(v.text) != quantity_keys(o.claim)) return "reads back to other quantities";
+  return "";
+}
+
+void check_all(const ClaimOrbit& o) {
+  for (const auto& v : o.variants) {
+    const auto why = check_variant(o, v);
+    EXPECT_EQ(why, "") << o.claim << "\n  -> " << v.form << ": " << v.text;
+  }
+}
+
+TEST(ClaimOrbit, CurrenciesAndScales) {
+  const auto a = generate_orbit("a", "Families making $86k pay more");
+  check_all(a);
+  const auto fa = by_form(a);
+  EXPECT_EQ(fa.at("grouped"), "Families making $86,000 pay more");
+  EXPECT_EQ(fa.at("digits"), "Families making $86000 pay more");
+  EXPECT_EQ(fa.at("words"), "Families making eighty-six thousand dollars pay more");
+  EXPECT_EQ(fa.at("scale_word"), "Families making $86 thousand pay more");
+  EXPECT_EQ(fa.at("scientific"), "Families making $8.6e4 pay more");
+  EXPECT_EQ(fa.count("scale_letter"), 0u);  // "$86k" is already written that way
+
+  const auto b = generate_orbit("b", "India spent Rs 4 lakh crore on roads");
+  check_all(b);
+  EXPECT_EQ(by_form(b).at("scale_word"), "India spent Rs 4 trillion on roads");
+  EXPECT_EQ(by_form(b).at("words"), "India spent four trillion rupees on roads");
+
+  const auto c = generate_orbit("c", "a A$275 fine");
+  check_all(c);
+  EXPECT_EQ(by_form(c).at("words"), "a two hundred seventy-five australian dollars fine");
+  EXPECT_EQ(c.variants[0].spans[0].value, num::Rational(275));
+
+  const auto d = generate_orbit("d", "he paid $1.5 million");
+  check_all(d);
+  EXPECT_EQ(by_form(d).at("scale_letter"), "he paid $1.5m");
+  EXPECT_EQ(by_form(d).at("grouped"), "he paid $1,500,000");
+}
+
+TEST(ClaimOrbit, PercentagesAndRanges) {
+  const auto a = generate_orbit("a", "80% of drivers");
+  check_all(a);
+  EXPECT_EQ(by_form(a).at("percent"), "80 percent of drivers");
+  EXPECT_EQ(by_form(a).at("fraction"), "4/5 of drivers");
+  EXPECT_EQ(by_form(a).at("words"), "eighty percent of drivers");
+  EXPECT_EQ(a.variants[0].spans[0].value, num::Rational(mpz_class(4), mpz_class(5)));
+
+  // Both ends of a range are rewritten consistently.
+  const auto b = generate_orbit("b", "between 10 and 20 percent of voters");
+  check_all(b);
+  EXPECT_EQ(by_form(b).at("fraction"), "between 1/10 and 1/5 of voters");
+  EXPECT_EQ(by_form(b).at("words"), "between ten and twenty percent of voters");
+  EXPECT_EQ(by_form(b).at("percent"), "between 10 and 20% of voters");
+
+  const auto c = generate_orbit("c", "It costs Rs 7-8,000 a month");
+  check_all(c);
+  EXPECT_EQ(by_form(c).at("grouped"), "It costs Rs 7,000-8,000 a month");
+
+  const auto d = generate_orbit("d", "a quarter of voters");
+  check_all(d);
+  EXPECT_EQ(by_form(d).at("percent"), "25% of voters");
+  EXPECT_EQ(by_form(d).at("fraction"), "1/4 of voters");
+}
+
+TEST(ClaimOrbit, UnitConversionsAreExact) {
+  const auto a = generate_orbit("a", "The road is 5 km long");
+  check_all(a);
+  ASSERT_EQ(by_form(a).count("unit"), 1u);
+  const auto b = generate_orbit("b", "It weighs 5 short tons");
+  check_all(b);
+  ASSERT_EQ(by_form(b).count("unit"), 1u);
+  // Temperatures are affine: no conversion, and no words glued to a symbol ("forty-five°C").
+  const auto c = generate_orbit("c", "it reached 45°C");
+  check_all(c);
+  EXPECT_EQ(by_form(c).count("unit"), 0u);
+  EXPECT_EQ(by_form(c).count("words"), 0u);
+  // The target unit is drawn with the seed: same seed, same variant.
+  GenerateOptions o1, o2;
+  o1.seed = o2.seed = 99;
+  EXPECT_EQ(by_form(generate_orbit("a", "The road is 5 km long", o1)),
+            by_form(generate_orbit("a", "The road is 5 km long", o2)));
+}
+
+TEST(ClaimOrbit, LeftAloneNamesYearsDatesApproximatorsTrends) {
+  for (const char* t :
+       {"Part 1 of the report", "COVID-19 is here", "the One Nation party", "Section 8 housing",
+        "the Atari 2600 console", "in 2019", "on June 17, 2020", "since the 1990s"}) {
+    const auto o = generate_orbit("x", t);
+    EXPECT_TRUE(o.variants.empty()) << t << " -> " << (o.variants.empty() ? "" : o.variants[0].text);
+  }
+  const auto a = generate_orbit("a", "more than 800,000 jobs");
+  EXPECT_TRUE(a.variants.empty());
+  ASSERT_EQ(a.skipped.size(), 1u);
+  EXPECT_EQ(a.skipped[0].reason, "approximator");
+  // On request, the number is rewritten and the approximator's bytes stay.
+  GenerateOptions o;
+  o.rewrite_approximate = true;
+  const auto b = generate_orbit("b", "more than 800,000 jobs", o);
+  check_all(b);
+  EXPECT_EQ(by_form(b).at("digits"), "more than 800000 jobs");
+  const auto c = generate_orbit("c", "In 2019, 14,940 jobs were created");
+  check_all(c);
+  EXPECT_EQ(by_form(c).at("digits"), "In 2019, 14940 jobs were created");
+  ASSERT_EQ(c.skipped.size(), 1u);
+  EXPECT_EQ(c.skipped[0].reason, "temporal");
+  // Only the forms asked for.
+  GenerateOptions f;
+  f.forms = {"words"};
+  const auto d = generate_orbit("d", "In 2019, 14,940 jobs were created", f);
+  ASSERT_EQ(d.variants.size(), 1u);
+  EXPECT_EQ(d.variants[0].id, "d#words");
+}
+
+TEST(ClaimOrbit, JsonRoundTrip) {
+  const auto o = generate_orbit("id-1", "between 10 and 20 percent of $86k and 5 km");
+  const auto back = orbit_from_json(io::parse_json(io::to_line(orbit_json(o)), "t"), "t");
+  EXPECT_EQ(io::to_line(orbit_json(back)), io::to_line(orbit_json(o)));
+}
+
+// Thousands of random synthetic claims: every variant has the properties.
+TEST(ClaimOrbit, RandomSyntheticClaimsReadBackExactly) {
+  Rng rng(20260725, "claim-orbit-synthetic");
+  const std::vector<std::string> before = {"", "$", "Rs ", "A$", "£", "about ", "over "};
+  const std::vector<std::string> after = {"",       " people", "%",           " percent", " km",
+                                          " miles", " kg",     " short tons", " million", " thousand",
+                                          "k",      " crore",  " lakh",       " minutes"};
+  std::size_t variants = 0;
+  for (int i = 0; i < 2000; ++i) {
+    auto number = [&] {
+      const auto kind = rng.below(5);
+      const auto v = rng.between(0, 2000000);
+      if (kind == 0) return fmt::format("{}", v);
+      if (kind == 1) return fmt::format("{}", v % 1000);
+      if (kind == 2) return fmt::format("{}.{}", v % 1000, rng.below(100));
+      if (kind == 3) {
+        std::string s = fmt::format("{}", v), g;
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          if (k > 0 && (s.size() - k) % 3 == 0) g += ',';
+          g += s[k];
+        }
+        return g;
+      }
+      return fmt::format("{}", rng.below(20) + 1);
+    };
+    std::string t =
+        "They said " + before[rng.below(before.size())] + number() + after[rng.below(after.size())];
+    if (rng.below(3) == 0) t += " and " + number() + "-" + number() + after[rng.below(after.size())];
+    t += " in total.";
+    const auto o = generate_orbit(fmt::format("s{}", i), t);
+    for (const auto& v : o.variants) {
+      const auto why = check_variant(o, v);
+      ASSERT_EQ(why, "") << t << "\n  -> " << v.form << ": " << v.text;
+      ++variants;
+    }
+  }
+  EXPECT_GT(variants, 3000u);  // the generator does produce variants, not only skips
+}
+
+fs::path data_dir() { return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp"; }
+
+// Every variant of the real labelled test claims and of 1,000 more test claims.
+TEST(ClaimOrbit, EveryVariantOfTheRealClaimsReadsBackExactly) {
+  std::size_t claims_seen = 0, variants = 0;
+  for (const char* f : {"model_gpt4o_test_results.csv", "test_claimdecomp.csv"}) {
+    const fs::path p = data_dir() / f;
+    if (!fs::exists(p)) GTEST_SKIP() << "QuanTemp data not found at " << p.string();
+    const auto r = claims::load_claims(p);
+    for (std::size_t i = 0; i < r.claims.size() && i < 1000; ++i) {
+      const auto o = generate_orbit(claims::claim_id(r.claims[i]), r.claims[i].text);
+      ++claims_seen;
+      for (const auto& v : o.variants) {
+        const auto why = check_variant(o, v);
+        EXPECT_EQ(why, "") << o.claim << "\n  -> " << v.form << ": " << v.text;
+        ++variants;
+      }
+    }
+  }
+  fmt::print("real claims {}, variants {}\n", claims_seen, variants);
+  EXPECT_GT(variants, claims_seen / 2);
+}
+
+TEST(ClaimOrbit, RegenerationIsByteIdentical) {
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("numcheck_claimorbit_{}", Rng(0).next() % 100000);
+  fs::create_directories(dir);
+  io::write_file_atomic(dir / "in.jsonl",
+                        "{\"id\": \"a\", \"claim\": \"Families making $86k pay 80% of 5 km\"}\n"
+                        "{\"id\": \"b\", \"claim\": \"between 10 and 20 percent in 2019\"}\n");
+  const auto s1 = generate_to_dir(dir / "in.jsonl", dir / "one");
+  const auto s2 = generate_to_dir(dir / "in.jsonl", dir / "two");
+  EXPECT_EQ(io::read_file(dir / "one" / "claims.jsonl"), io::read_file(dir / "two" / "claims.jsonl"));
+  EXPECT_EQ(io::read_file(dir / "one" / "manifest.json"), io::read_file(dir / "two" / "manifest.json"));
+  EXPECT_EQ(s1.claims, 2u);
+  EXPECT_GT(s1.variants, 5u);
+  EXPECT_EQ(s1.variants, s2.variants);
+  const auto orbits = read_orbits(dir / "one" / "claims.jsonl");
+  ASSERT_EQ(orbits.size(), 2u);
+  EXPECT_EQ(orbits[0].id, "a");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace numcheck::claimorbit

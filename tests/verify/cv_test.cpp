@@ -1,0 +1,89 @@
+// Grouped stratified folds, the claim-only naive Bayes baseline and the CV study on a toy set.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/error.hpp"
+#include "verify/cv.hpp"
+
+namespace numcheck::verify {
+namespace {
+
+claims::EvidenceRecord rec(std::string text, claims::Verdict v) {
+  claims::EvidenceRecord r;
+  r.id = text;
+  r.claim = std::move(text);
+  r.label = v;
+  r.selection = "lexical";
+  return r;
+}
+
+std::vector<claims::EvidenceRecord> toy(std::size_t n) {
+  std::vector<claims::EvidenceRecord> v;
+  const char* w[] = {"rose", "fell", "stayed"};
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<claims::Verdict>(i % 3 == 2 ? 2 : i % 5 == 0 ? 0 : 1);
+    v.push_back(
+        rec(std::string("prices ") + w[static_cast<int>(c)] + " by " + std::to_string(i) + " percent", c));
+  }
+  return v;
+}
+
+TEST(Folds, DuplicatesShareAFoldAndStrataAreBalanced) {
+  auto recs = toy(100);
+  recs.push_back(recs[3]);
+  recs.push_back(recs[7]);
+  recs.push_back(recs[3]);
+  const auto f = grouped_stratified_folds(recs, 5, 1);
+  EXPECT_EQ(f[3], f[100]);
+  EXPECT_EQ(f[3], f[102]);
+  EXPECT_EQ(f[7], f[101]);
+  std::map<std::pair<int, int>, int> per;  // (fold, label) -> records
+  for (std::size_t i = 0; i < recs.size(); ++i) ++per[{f[i], static_cast<int>(*recs[i].label)}];
+  for (int lab = 0; lab < 3; ++lab) {
+    int lo = 1 << 30, hi = 0;
+    for (int k = 0; k < 5; ++k) {
+      lo = std::min(lo, per[{k, lab}]);
+      hi = std::max(hi, per[{k, lab}]);
+    }
+    EXPECT_LE(hi - lo, 2) << "label " << lab;  // a duplicate group may add one or two
+  }
+  EXPECT_EQ(f, grouped_stratified_folds(recs, 5, 1));  // seeded
+  EXPECT_NE(f, grouped_stratified_folds(recs, 5, 2));
+  EXPECT_THROW((void)grouped_stratified_folds(recs, 1, 1), Error);
+}
+
+TEST(NaiveBayes, LearnsWordEvidence) {
+  const auto recs = toy(60);
+  std::vector<const claims::EvidenceRecord*> p;
+  for (const auto& r : recs) p.push_back(&r);
+  ClaimOnlyNaiveBayes nb;
+  nb.fit(p);
+  EXPECT_EQ(nb.predict(rec("prices fell a lot", claims::Verdict::kTrue)), claims::Verdict::kFalse);
+  EXPECT_EQ(nb.predict(rec("prices stayed", claims::Verdict::kTrue)), claims::Verdict::kConflicting);
+}
+
+TEST(CrossValidate, BaselinesOnTheSameFoldsAndAblations) {
+  CvOptions opt;
+  opt.seeds = 2;
+  opt.draws = 50;
+  opt.threads = 1;
+  const auto r = cross_validate(toy(90), FeatureSettings::builtin(), opt);
+  EXPECT_EQ(r.records, 90u);
+  ASSERT_GE(r.systems.size(), 4u);
+  EXPECT_EQ(r.systems[0].name, "trained");
+  EXPECT_EQ(r.systems[1].name, "majority");
+  EXPECT_EQ(r.systems[2].name, "claim-only NB");
+  EXPECT_EQ(r.systems[0].macro_f1_per_seed.size(), 2u);
+  EXPECT_GT(r.systems[0].macro_f1, 0.9);   // the verdict word decides
+  EXPECT_LT(r.systems[1].macro_f1, 0.35);  // majority: one class of three
+  EXPECT_LE(r.systems[0].macro_lo, r.systems[0].macro_hi);
+  bool ablation = false;
+  for (const auto& s : r.systems) ablation |= s.name == "trained -cues";
+  EXPECT_TRUE(ablation);
+  EXPECT_NE(cv_markdown(r).find("| claim-only NB | baseline |"), std::string::npos);
+  EXPECT_EQ(cv_json(r)["systems"].size(), r.systems.size());
+}
+
+}  // namespace
+}  // namespace numcheck::verify
