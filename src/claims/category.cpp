@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "io/files.hpp"
@@ -22,17 +23,8 @@ std::vector<std::string> list(const io::Record& j, std::string_view key) {
   return out;
 }
 
-bool wordish(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-
-std::string lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return r;
-}
+constexpr auto wordish = ascii::is_wordish;
+using ascii::lower;
 
 bool inside(const std::vector<Segment>& segs, std::size_t b, std::size_t e) {
   return std::any_of(segs.begin(), segs.end(), [&](const Segment& s) { return b < s.end && e > s.begin; });

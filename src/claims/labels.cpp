@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -38,13 +39,13 @@ std::string normalize_label(std::string_view in) {
         continue;
       }
     }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+    if (ascii::is_space(static_cast<char>(c))) {
       space = true;
       continue;
     }
     if (space && !s.empty()) s.push_back(' ');
     space = false;
-    s.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : static_cast<char>(c));
+    s.push_back(ascii::to_lower(static_cast<char>(c)));
   }
   return s;
 }

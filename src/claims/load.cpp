@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "claims/csv.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -56,19 +57,8 @@ bool split_features(std::string_view f, std::string& claim, std::string& doc) {
 
 namespace {
 
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::string lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return r;
-}
+using ascii::lower;
+using ascii::trim;
 
 std::vector<std::string> split_questions(std::string_view q) {
   std::vector<std::string> out;
@@ -77,7 +67,7 @@ std::vector<std::string> split_questions(std::string_view q) {
   for (;;) {
     const std::size_t p = q.find(kSep, start);
     const std::string piece =
-        trim(q.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start));
+        std::string(trim(q.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start)));
     if (!piece.empty()) out.push_back(piece);
     if (p == std::string_view::npos) break;
     start = p + kSep.size();
@@ -97,7 +87,7 @@ struct Ctx {
 
 // Applies a label as written; returns false (after reporting) when the record must be skipped.
 bool apply_label(Ctx& cx, Claim& c, const std::string& raw, std::size_t line) {
-  const std::string t = trim(raw);
+  const std::string t(trim(raw));
   if (t.empty()) {
     if (cx.opt.keep_unknown_labels && cx.opt.labels == LabelPolicy::kRequired) {
       cx.issue(c.record, line, "empty label (kept as unparseable)", false);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "num/read.hpp"
@@ -15,17 +16,11 @@ namespace {
 
 using num::Rational;
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_wordish(char c) { return is_alpha(c) || is_digit(c) || static_cast<unsigned char>(c) >= 0x80; }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return r;
-}
+using ascii::is_alpha;
+using ascii::is_digit;
+using ascii::is_space;
+using ascii::is_wordish;
+using ascii::lower;
 
 // An exact value: an integer or a "p/q" string.
 Rational rat(const io::Record& r, std::string_view key) {

@@ -7,6 +7,7 @@
 
 #include "consensus/analyze.hpp"
 #include "consensus/plan.hpp"
+#include "grade/grade.hpp"
 #include "io/json.hpp"
 
 namespace numcheck::consensus {
@@ -14,7 +15,7 @@ namespace numcheck::consensus {
 // The record field that holds a planned request's id in responses.jsonl / errors.jsonl.
 inline constexpr const char* kRequestIdField = "request_id";
 
-enum class Layer : std::uint8_t { kStrict, kAudit };
+using grade::Layer;  // which grading layer decides correctness
 
 struct LoadedRun {
   std::filesystem::path dir;

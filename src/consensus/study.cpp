@@ -21,8 +21,6 @@ std::string arm_label(std::string_view arm) {
   return std::string(arm);
 }
 
-std::string layer_name(Layer l) { return l == Layer::kStrict ? "strict" : "audit"; }
-
 // ---- running the study -------------------------------------------------------------------------
 
 Analysis run_study(const StudyInputs& in) {
@@ -186,7 +184,7 @@ io::OrderedJson analysis_to_json(const Analysis& a) {
                {"max_tokens", o.max_tokens},
                {"requests", a.plan.requests.size()},
                {"tiers", tiers}};
-  j["settings"] = {{"layer", layer_name(a.layer)},
+  j["settings"] = {{"layer", std::string(layer_name(a.layer))},
                    {"bootstrap", a.options.bootstrap},
                    {"seed", a.options.seed},
                    {"level", a.options.level}};

@@ -68,6 +68,5 @@ struct StudyInputs {
 std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::filesystem::path& dir);
 
 [[nodiscard]] std::string arm_label(std::string_view arm);
-[[nodiscard]] std::string layer_name(Layer l);
 
 }  // namespace numcheck::consensus

@@ -6,6 +6,7 @@
 // FINAL line, one pass over the answer text, one read_number call and a unit lookup. Nothing is
 // copied except the exact values themselves. Every loop is linear in the input.
 #include "grade/grade.hpp"
+#include "core/ascii.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,15 +26,10 @@ using num::UnitRegistry;
 constexpr std::string_view kTag = "FINAL:";
 constexpr std::size_t kNpos = std::string_view::npos;
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
+using ascii::is_blank;
+using ascii::is_digit;
+using ascii::is_space;
+using ascii::trim;
 
 std::string_view trim_right(std::string_view s) {
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -528,21 +524,15 @@ void run_audit(std::string_view response, const Question& q, const Target& targe
 }  // namespace
 
 std::string_view outcome_name(Outcome o) noexcept {
-  switch (o) {
-    case Outcome::kCorrect:
-      return "correct";
-    case Outcome::kTruncationError:
-      return "truncation_error";
-    case Outcome::kFormatError:
-      return "format_error";
-    case Outcome::kParseError:
-      return "parse_error";
-    case Outcome::kUnitError:
-      return "unit_error";
-    case Outcome::kValueError:
-      return "value_error";
+  const auto i = static_cast<std::size_t>(o);
+  return i < kOutcomeCount ? kOutcomeNames[i] : "unknown";
+}
+
+std::optional<Outcome> outcome_from_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i + 1 < kOutcomeCount; ++i) {  // "missing" is never read from a file
+    if (kOutcomeNames[i] == name) return static_cast<Outcome>(i);
   }
-  return "unknown";
+  return std::nullopt;
 }
 
 const num::Unit* resolve_unit(std::string_view unit, const num::UnitRegistry& units) {

@@ -2,6 +2,7 @@
 // Grading one model response against an exact expected answer: the strict parser (the
 // measurement instrument, docs/grading.md) and the audit layer `audit_v2`, applied only to strict
 // failures. Grading never throws on any input bytes; it returns outcomes.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,7 +16,9 @@
 
 namespace numcheck::grade {
 
-// In failure precedence order: the first that applies wins.
+// The one outcome type of numcheck. The grader's six outcomes in failure precedence order (the first
+// that applies wins), then kMissing, which the grader never returns: a benchmark prompt with no
+// score record (the report counts it as a failure, never as a drop).
 enum class Outcome : std::uint8_t {
   kCorrect,
   kTruncationError,  // finish reason other than "stop"
@@ -23,9 +26,22 @@ enum class Outcome : std::uint8_t {
   kParseError,       // the FINAL line's number does not parse under the strict grammar
   kUnitError,        // missing, unknown or wrong-dimension unit
   kValueError,       // parsed and converted, but not equal to the expected value
+  kMissing,          // no score record (reports only)
 };
-// "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error".
+inline constexpr std::size_t kOutcomeCount = 7;
+inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
+    "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error", "missing"};
+// "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error", "missing".
 [[nodiscard]] std::string_view outcome_name(Outcome o) noexcept;
+// The grader's outcomes by name ("missing" is never read from a file: nullopt).
+[[nodiscard]] std::optional<Outcome> outcome_from_name(std::string_view name) noexcept;
+
+// The two scoring layers: the strict parser and the audit layer.
+enum class Layer : std::uint8_t { kStrict = 0, kAudit = 1 };
+inline constexpr std::array<std::string_view, 2> kLayerNames = {"strict", "audit"};
+[[nodiscard]] constexpr std::string_view layer_name(Layer l) noexcept {
+  return kLayerNames[static_cast<std::size_t>(l)];
+}
 
 struct StrictResult {
   Outcome outcome = Outcome::kFormatError;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
@@ -15,11 +16,7 @@ namespace numcheck::llm {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using ascii::trim;
 
 // A rate from its decimal text, in [0, 1]. Rates steer sampling decisions only (never labels), so
 // a double is fine here.

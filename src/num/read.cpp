@@ -6,6 +6,7 @@
 // just "not part of a number". Every scan step moves forward; work per start position is bounded
 // by the length of the token it reads, and find_numbers never rescans a token it skipped.
 #include "num/read.hpp"
+#include "core/ascii.hpp"
 
 #include <array>
 #include <cstring>
@@ -72,10 +73,10 @@ namespace {
 
 using std::size_t;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_hspace(char c) { return c == ' ' || c == '\t'; }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using ascii::is_alpha;
+using ascii::is_digit;
+constexpr auto is_hspace = ascii::is_blank;
+constexpr auto lower = ascii::to_lower;
 
 bool at(std::string_view t, size_t i, std::string_view lit) {
   return i <= t.size() && t.size() - i >= lit.size() && t.compare(i, lit.size(), lit) == 0;
@@ -927,11 +928,11 @@ namespace {
 
 using detail::Candidate;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_word_char(char c) { return is_digit(c) || is_alpha(c) || c == '_'; }
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using ascii::is_alpha;
+using ascii::is_digit;
+using ascii::is_space;
+constexpr auto is_word_char = ascii::is_word;
+constexpr auto lower = ascii::to_lower;
 
 // Chooses the reading at a position for read_number / read_number_prefix: the longest candidate.
 ReadResult choose(const std::vector<Candidate>& cands, FormSet allowed, std::size_t begin) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -11,13 +12,8 @@ namespace numcheck::num {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
+using ascii::is_space;
+using ascii::trim;
 
 // Word key: ASCII lower case, outer whitespace removed, inner whitespace runs folded to one space.
 std::string word_key(std::string_view s) {
@@ -32,7 +28,7 @@ std::string word_key(std::string_view s) {
     }
     if (in_space) out.push_back(' ');
     in_space = false;
-    out.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c);
+    out.push_back(ascii::to_lower(c));
   }
   return out;
 }

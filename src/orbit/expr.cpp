@@ -1,8 +1,8 @@
 #include "orbit/expr.hpp"
 
 #include <algorithm>
-#include <cctype>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::orbit {
@@ -32,7 +32,7 @@ class ExprParser {
   std::size_t pos() const { return pos_; }
   void set_pos(std::size_t p) { pos_ = p; }
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+    while (pos_ < text_.size() && ascii::is_blank(text_[pos_])) ++pos_;
   }
 
   template <typename... Args>
@@ -102,13 +102,13 @@ class ExprParser {
       n.op = Expr::Node::Op::kNeg;
       n.lhs = parse_factor();
       result = add(std::move(n));
-    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+    } else if (ascii::is_digit(c)) {
       const std::size_t start = pos_;
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+      while (pos_ < text_.size() && ascii::is_digit(text_[pos_])) ++pos_;
       std::size_t frac_digits = 0;
       if (pos_ < text_.size() && text_[pos_] == '.') {
         ++pos_;
-        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+        while (pos_ < text_.size() && ascii::is_digit(text_[pos_])) {
           ++pos_;
           ++frac_digits;
         }
@@ -122,11 +122,9 @@ class ExprParser {
       n.op = Expr::Node::Op::kConst;
       n.value = num::Rational(mpz_class(digits, 10)) / num::Rational::pow10(static_cast<int>(frac_digits));
       result = add(std::move(n));
-    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+    } else if (ascii::is_alpha(c) || c == '_') {
       const std::size_t start = pos_;
-      while (pos_ < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
-        ++pos_;
+      while (pos_ < text_.size() && ascii::is_word(text_[pos_])) ++pos_;
       const std::string_view name = text_.substr(start, pos_ - start);
       auto it = std::find(names_.begin(), names_.end(), name);
       if (it == names_.end()) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/json.hpp"
 #include "num/read.hpp"
@@ -12,7 +13,8 @@ namespace numcheck::orbit {
 
 namespace {
 
-bool is_word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/'; }
+// Letters and '/' (unit words such as "km/h"); not ascii::is_word, which has digits and '_'.
+bool is_unit_char(char c) { return ascii::is_alpha(c) || c == '/'; }
 
 // The unit written right after a quantity: the longest run of up to four space-separated words
 // (letters and '/') the registry knows, e.g. "kilometers per hour" before "kilometers".
@@ -21,10 +23,10 @@ const num::Unit* unit_after(std::string_view text, std::size_t pos, const num::U
   while (pos < text.size() && text[pos] == ' ') ++pos;
   std::vector<std::size_t> ends;
   std::size_t p = pos;
-  while (ends.size() < 4 && p < text.size() && is_word_char(text[p])) {
-    while (p < text.size() && is_word_char(text[p])) ++p;
+  while (ends.size() < 4 && p < text.size() && is_unit_char(text[p])) {
+    while (p < text.size() && is_unit_char(text[p])) ++p;
     ends.push_back(p);
-    if (p + 1 < text.size() && text[p] == ' ' && is_word_char(text[p + 1])) {
+    if (p + 1 < text.size() && text[p] == ' ' && is_unit_char(text[p + 1])) {
       ++p;
     } else {
       break;

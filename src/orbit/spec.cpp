@@ -4,6 +4,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -256,7 +257,7 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
   ts.id = get_string(c, t, "", "id");
   c.enter_template(ts.id, index);
   for (char ch : ts.id)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
+    if (!ascii::is_word(ch))
       c.error("id", "must contain only letters, digits and '_' (it is part of base ids), got \"{}\"", ts.id);
   ts.name = get_string(c, t, "", "name");
   ts.canonical_unit = get_string(c, t, "", "canonical_unit");
@@ -276,9 +277,8 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
     if (!p.is_object()) c.error(prefix.substr(0, prefix.size() - 1), "must be an object");
     ParamSpec ps;
     ps.name = get_string(c, p, prefix, "name");
-    if (!std::isalpha(static_cast<unsigned char>(ps.name[0])) || ps.name == "answer" ||
-        !std::all_of(ps.name.begin(), ps.name.end(),
-                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }))
+    if (!ascii::is_alpha(ps.name[0]) || ps.name == "answer" ||
+        !std::all_of(ps.name.begin(), ps.name.end(), [](char ch) { return ascii::is_word(ch); }))
       c.error(prefix + "name", "\"{}\" must be a name (a letter, then letters, digits, '_'; not 'answer')",
               ps.name);
     if (std::find(names.begin(), names.end(), ps.name) != names.end())

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
+
 namespace numcheck::report {
 
 namespace {
@@ -45,8 +47,7 @@ std::string figure_slug(std::string_view fig) {
   if (p != std::string_view::npos) {
     for (std::size_t i = p + 5; i < head.size() && head[i] != '"' && slug.size() < 60; ++i) {
       const char c = head[i];
-      const bool ok =
-          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      const bool ok = ascii::is_word(c) || c == '-';
       slug += ok ? c : '_';
     }
   }

@@ -12,15 +12,6 @@ namespace numcheck::report {
 namespace fs = std::filesystem;
 using OJ = io::OrderedJson;
 
-std::string_view outcome_name(Outcome o) noexcept { return kOutcomeNames[static_cast<std::size_t>(o)]; }
-
-std::optional<Outcome> outcome_from_name(std::string_view name) noexcept {
-  for (std::size_t i = 0; i + 1 < kOutcomeCount; ++i) {  // "missing" is never read from a file
-    if (kOutcomeNames[i] == name) return static_cast<Outcome>(i);
-  }
-  return std::nullopt;
-}
-
 bool is_orbit_view(std::string_view view) noexcept {
   if (view == "canonical") return true;
   for (const char* f : orbit::kFamilies) {

@@ -12,31 +12,22 @@
 #include <string>
 #include <vector>
 
+#include "grade/grade.hpp"
 #include "io/json.hpp"
 #include "num/rational.hpp"
 #include "orbit/benchmark.hpp"
 
 namespace numcheck::report {
 
-// Outcome codes: the grader's six outcomes in its precedence order, plus kMissing for a prompt of
-// the benchmark that has no score record (it counts as a failure, never as a drop).
-enum class Outcome : std::uint8_t {
-  kCorrect,
-  kTruncationError,
-  kFormatError,
-  kParseError,
-  kUnitError,
-  kValueError,
-  kMissing,
-};
-inline constexpr std::size_t kOutcomeCount = 7;
-inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
-    "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error", "missing"};
-[[nodiscard]] std::string_view outcome_name(Outcome o) noexcept;
-[[nodiscard]] std::optional<Outcome> outcome_from_name(std::string_view name) noexcept;
-
-enum class Layer : std::uint8_t { kStrict = 0, kAudit = 1 };
-inline constexpr std::array<std::string_view, 2> kLayerNames = {"strict", "audit"};
+// Outcomes and layers are grade's (grade/grade.hpp): the grader's six outcomes plus kMissing for a
+// prompt of the benchmark that has no score record (a failure, never a drop).
+using grade::kLayerNames;
+using grade::kOutcomeCount;
+using grade::kOutcomeNames;
+using grade::Layer;
+using grade::Outcome;
+using grade::outcome_from_name;
+using grade::outcome_name;
 
 struct LayerScore {
   Outcome outcome = Outcome::kMissing;
