@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace numcheck;
   const llm::Api api = (size > 0 && (data[0] & 1U) != 0) ? llm::Api::kCompletions : llm::Api::kChat;
-  const std::string_view body(reinterpret_cast<const char*>(data) + (size > 0 ? 1 : 0), size > 0 ? size - 1 : 0);
+  const std::string_view body(reinterpret_cast<const char*>(data) + (size > 0 ? 1 : 0),
+                              size > 0 ? size - 1 : 0);
   const llm::ParsedBody p = llm::parse_completion_body(body, api);
   if (!p.ok && p.error.empty()) __builtin_trap();  // a refusal always says why
   const std::string msg = llm::error_message_from_body(body);

@@ -3,9 +3,9 @@
 #include <csignal>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <filesystem>
 #include <sstream>
 
 #include <fmt/core.h>

@@ -226,8 +226,8 @@ class Handle {
     r.too_large = t.too_large;
     r.too_slow = t.too_slow;
     if (t.has_retry_after) r.retry_after = redact(std::move(t.retry_after), secret_);
-    r.curl_error =
-        redact(t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code)), secret_);
+    r.curl_error = redact(
+        t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code)), secret_);
     t.body.clear();
     t.too_large = false;
     t.retry_after.clear();

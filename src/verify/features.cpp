@@ -206,7 +206,8 @@ Alignment align(const std::vector<claims::Segment>& claim,
     const bool share = s.unit == "%";
     a.shares += share ? 1 : 0;
     const num::Rational cv = q->point ? *q->point : (q->lo ? *q->lo : *q->hi);
-    int best = 4;  // 0 exact, 1 within 1%, 2 within 10%, 3 same dimension only, 4 none, 5 inside the claim bound
+    int best =
+        4;  // 0 exact, 1 within 1%, 2 within 10%, 3 same dimension only, 4 none, 5 inside the claim bound
     const Q* best_e = nullptr;
     bool in_iv = false, contains = false;
     for (const auto& e : ev) {

@@ -190,7 +190,7 @@ TEST_F(RunCli, AChangedBenchmarkIsRefused) {
   ASSERT_NE(q, std::string::npos);
   views.insert(q, " really");
   io::write_file_atomic(changed / "views.jsonl", views);
-  const auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 3",
+  const auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 3",
                                      changed.string(), dir("changed_run").string()));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("does not match the manifest"), std::string::npos) << r.err;
@@ -206,7 +206,7 @@ TEST_F(RunCli, OutputFolderThatIsAFileIsAClearUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("is a file, not a folder"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
-  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --limit 1", bench().string(),
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 1", bench().string(),
                           file.string()));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("is a file, not a folder"), std::string::npos) << r.err;

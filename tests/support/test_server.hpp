@@ -67,7 +67,7 @@ struct ServerOptions {
   bool foreign = false;       // not an OpenAI server: every route answers a 404 HTML page
   // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
   bool claims = false;
-  bool echo_key = false;     // /v1/models and /props echo the request's bearer token (a leaky server)
+  bool echo_key = false;  // /v1/models and /props echo the request's bearer token (a leaky server)
 };
 
 // The canned answer of the claims mode to one chat request, from the last user message:
