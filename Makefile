@@ -33,7 +33,7 @@ asan-test: setup-test
 
 fuzz-build: setup
 	cmake --preset fuzz
-	cmake --build --preset fuzz -j $(JOBS)
+	cmake --build --preset fuzz -j $(JOBS) --target fuzz_all
 
 # A short libFuzzer run of every target (FUZZ_SECONDS each), seeded from fuzz/corpus/<target>.
 FUZZ_SECONDS ?= 60
