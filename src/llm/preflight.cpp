@@ -5,16 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::llm {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool ends_with_v1(std::string url) {
   while (!url.empty() && url.back() == '/') url.pop_back();
@@ -43,7 +39,7 @@ std::string listed_models(const io::OrderedJson& info) {
 
 std::string setup_hint(long status, const std::string& message, const std::string& endpoint,
                        const std::string& model) {
-  const std::string m = lower(message);
+  const std::string m = ascii::lower(message);
   if (status == 401 || status == 403) {
     return "Hint: the server wants an API key: put it in an environment variable and pass its name with "
            "--api-key-env VAR (NUMCHECK_API_KEY_ENV for make run), or check that the key is valid.";

@@ -1,5 +1,7 @@
 #include "orbit/selection.hpp"
 
+#include "core/ascii.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -19,12 +21,6 @@ using OJ = io::OrderedJson;
 
 bool is_paraphrase(std::string_view view) { return view.rfind("paraphrase", 0) == 0; }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 // Base ids of a file: one per line, blank lines and '#' comments ignored.
 std::vector<std::string> read_base_ids(const std::filesystem::path& file, const Benchmark& bench) {
   std::vector<std::string> ids;
@@ -32,7 +28,7 @@ std::vector<std::string> read_base_ids(const std::filesystem::path& file, const 
   io::for_each_line(file, [&](const io::Line& line) {
     std::string_view t = line.text;
     if (auto hash = t.find('#'); hash != std::string_view::npos) t = t.substr(0, hash);
-    std::string id = trim(t);
+    std::string id(ascii::trim(t));
     if (id.empty()) return;
     if (bench.find_base(id) == nullptr) {
       fail(ErrorCode::kUsage, "--base-ids {}:{}: the benchmark has no base '{}'", file.string(), line.number,
