@@ -208,9 +208,12 @@ Index Index::parse(std::string_view bytes, std::string_view name, bool verify_ch
   if (ix.term_off_.size() != ix.terms_.size() + 1 || ix.term_off_.front() != 0 ||
       ix.term_off_.back() != ix.docids_.size() || ix.tfs_.size() != ix.docids_.size())
     in.bad("posting tables disagree");
+  // Offsets first (strictly increasing from 0 to the posting count), so that no posting list
+  // below reaches past the tables even when a later offset is the one that is wrong.
+  for (std::size_t t = 0; t < ix.terms_.size(); ++t)
+    if (ix.term_off_[t + 1] <= ix.term_off_[t]) in.bad("empty or negative posting list");
   for (std::size_t t = 0; t < ix.terms_.size(); ++t) {
     const auto b = ix.term_off_[t], e = ix.term_off_[t + 1];
-    if (e <= b) in.bad("empty or negative posting list");
     for (auto i = b; i < e; ++i) {
       if (ix.docids_[i] >= n || (i > b && ix.docids_[i] <= ix.docids_[i - 1]) || ix.tfs_[i] == 0)
         in.bad("posting out of range or order");

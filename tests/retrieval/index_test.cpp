@@ -177,6 +177,48 @@ TEST(IndexFile, TruncatedOrCorruptIsAClearError) {
   EXPECT_THROW((void)Index::parse(bad, "idx.bin", false), Error);
 }
 
+// Regression (libFuzzer, fuzz_retrieval_index): a term offset past the posting table that a later
+// offset "returns" from (0, 5, 2 over two postings) passed the first/last-offset checks and the
+// reader walked the first posting list out of bounds. Every offset is now checked before any list.
+TEST(IndexFile, AnOffsetPastThePostingsIsAnErrorNotARead) {
+  std::string f = "NUMCHECK-RIDX\n";
+  auto u32 = [&](std::uint32_t v) { f.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u64 = [&](std::uint64_t v) { f.append(reinterpret_cast<const char*>(&v), 8); };
+  auto strings = [&](const std::vector<std::string>& v) {
+    u64(v.size());
+    std::uint64_t off = 0;
+    for (const auto& x : v) {
+      u64(off);
+      off += x.size();
+    }
+    u64(off);
+    for (const auto& x : v) f += x;
+  };
+  auto u32s = [&](const std::vector<std::uint32_t>& v) {
+    u64(v.size());
+    for (auto x : v) u32(x);
+  };
+  u32(1);  // format version
+  u32(0);  // flags
+  const double avgdl = 1.0;
+  f.append(reinterpret_cast<const char*>(&avgdl), 8);
+  strings({"d0", "d1", "d2"});
+  strings({"a", "a", "b"});
+  strings({"", "", ""});
+  u32s({1, 1, 1});
+  strings({"a", "b"});
+  u32s({0, 5, 2});  // term offsets: front 0 and back 2 are right, the middle one is not
+  u32s({0, 1});     // postings: valid as far as they go, so only the offset can stop the walk
+  u32s({1, 1});     // frequencies
+  f += std::string(64, '0');  // checksum (not verified below)
+  try {
+    (void)Index::parse(f, "idx.bin", false);
+    ADD_FAILURE() << "a damaged offset table loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("posting list"), std::string::npos) << e.what();
+  }
+}
+
 TEST(IndexFile, SaveAndLoadThroughAFile) {
   const auto dir = std::filesystem::temp_directory_path() / "numcheck_retrieval_index_test";
   std::filesystem::create_directories(dir);
