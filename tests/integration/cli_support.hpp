@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 namespace numcheck::testing {
 
@@ -65,6 +66,23 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
   fs::create_directories(d);
   return d;
 }
+
+// A test suite whose tests share one fresh folder, made before the first test and removed after
+// the last. Derive as `class X : public SharedDirSuite<X>` and call `make_root("x")` first in
+// X::SetUpTestSuite (each derived suite has its own folder).
+template <class Suite>
+class SharedDirSuite : public ::testing::Test {
+ protected:
+  static void make_root(const std::string& name) { root_ = new std::filesystem::path(fresh_dir(name)); }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*root_);
+    delete root_;
+    root_ = nullptr;
+  }
+  static std::filesystem::path bench() { return *root_ / "bench"; }
+  static std::filesystem::path dir(const std::string& name) { return *root_ / name; }
+  static inline std::filesystem::path* root_ = nullptr;
+};
 
 // A child process started with fork/exec; killed (SIGTERM, then waited) when destroyed.
 class Child {

@@ -67,23 +67,15 @@ std::map<std::string, std::string> graded(const orbit::Benchmark& b, const fs::p
   return out;
 }
 
-class RunCli : public ::testing::Test {
+class RunCli : public testing::SharedDirSuite<RunCli> {
  protected:
   static void SetUpTestSuite() {
-    root_ = new fs::path(testing::fresh_dir("run_cli"));
+    make_root("run_cli");
     const auto r =
         run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*root_);
-    delete root_;
-  }
-  static fs::path bench() { return *root_ / "bench"; }
-  static fs::path dir(const std::string& name) { return *root_ / name; }
-  static fs::path* root_;
 };
-fs::path* RunCli::root_ = nullptr;
 
 TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   const fs::path out = dir("ref");

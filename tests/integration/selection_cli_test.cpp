@@ -33,10 +33,10 @@ std::vector<io::Json> read_jsonl(const fs::path& p) {
   return out;
 }
 
-class SelectionCli : public ::testing::Test {
+class SelectionCli : public testing::SharedDirSuite<SelectionCli> {
  protected:
   static void SetUpTestSuite() {
-    root_ = new fs::path(testing::fresh_dir("selection_cli"));
+    make_root("selection_cli");
     auto r = run_cli(fmt::format("orbit generate --out '{}'", bench().string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // The full run and its scores, once for the suite.
@@ -50,15 +50,7 @@ class SelectionCli : public ::testing::Test {
                             (*root_ / "full_scores.jsonl").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  static void TearDownTestSuite() {
-    fs::remove_all(*root_);
-    delete root_;
-  }
-  static fs::path bench() { return *root_ / "bench"; }
-  static fs::path dir(const std::string& name) { return *root_ / name; }
-  static fs::path* root_;
 };
-fs::path* SelectionCli::root_ = nullptr;
 
 TEST_F(SelectionCli, SubsetReportEqualsTheFullRunRestrictedToTheSameBases) {
   // The subset run, scored and reported.
