@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "report/html.hpp"
+#include "doc/html.hpp"
 
 namespace numcheck::claimorbit {
 
 namespace {
 
-using report::html::Cell;
-using report::html::Table;
+using doc::html::Cell;
+using doc::html::Table;
 
 std::string pct(double x) { return fmt::format("{:.1f}", 100.0 * x); }
 std::string ci(const stats::Interval& i) {
@@ -68,7 +68,7 @@ std::string marked_text(const std::string& text, const std::vector<Span>& spans)
 }
 
 std::string marked_html(const std::string& text, const std::vector<Span>& spans) {
-  using report::html::html_escape;
+  using doc::html::html_escape;
   std::string out;
   std::size_t at = 0;
   for (const auto& s : spans) {
@@ -80,7 +80,7 @@ std::string marked_html(const std::string& text, const std::vector<Span>& spans)
   return out + html_escape(text.substr(std::min(at, text.size())));
 }
 
-void add_section(report::Document& doc, const std::vector<OrbitAnalysis>& systems) {
+void add_section(doc::Document& doc, const std::vector<OrbitAnalysis>& systems) {
   doc.heading(2, "claim-orbits", "Claim orbits: verdict invariance under exact rewrites of quantities");
   doc.paragraph(
       "Each claim's quantities were rewritten into exactly equivalent written forms (every other byte kept; "

@@ -191,4 +191,30 @@ CategoryEvaluation evaluate_categorizer(const std::vector<std::string>& texts,
   return ev;
 }
 
+void add_category_tables(doc::Document& d, const stats::ClassificationReport& report,
+                         const stats::ConfusionMatrix& confusion) {
+  using doc::html::Cell;
+  doc::html::Table per;
+  per.header = {"category", "precision", "recall", "F1", "support"};
+  for (auto c : kCategories) {
+    const auto& s = report.per_class[static_cast<std::size_t>(c)];
+    per.rows.push_back({Cell::txt(std::string(category_name(c))),
+                        Cell::num(fmt::format("{:.4f}", s.precision)),
+                        Cell::num(fmt::format("{:.4f}", s.recall)), Cell::num(fmt::format("{:.4f}", s.f1)),
+                        Cell::num(fmt::format("{}", s.support))});
+  }
+  d.table(std::move(per));
+  doc::html::Table cm;
+  cm.header = {"gold \\ predicted"};
+  for (auto p : kCategories) cm.header.emplace_back(category_name(p));
+  for (auto g : kCategories) {
+    std::vector<Cell> row{Cell::txt(std::string(category_name(g)))};
+    for (auto p : kCategories)
+      row.push_back(Cell::num(
+          fmt::format("{}", confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p)))));
+    cm.rows.push_back(std::move(row));
+  }
+  d.table(std::move(cm));
+}
+
 }  // namespace numcheck::claims

@@ -10,6 +10,7 @@
 
 #include "claims/claim.hpp"
 #include "claims/segment.hpp"
+#include "doc/document.hpp"
 #include "stats/classification.hpp"
 #include "stats/interval.hpp"
 
@@ -57,5 +58,10 @@ struct CategoryEvaluation {
                                                       const std::vector<Category>& gold, std::size_t draws,
                                                       std::uint64_t seed,
                                                       const CategoryRules& rules = CategoryRules::builtin());
+
+// A categorizer's per-category precision/recall/F1 table and its gold x predicted confusion table
+// (rows gold, columns predicted), appended to `d` (figures to 4 decimals).
+void add_category_tables(doc::Document& d, const stats::ClassificationReport& report,
+                         const stats::ConfusionMatrix& confusion);
 
 }  // namespace numcheck::claims

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "claims/category.hpp"
+#include "doc/document.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/tests.hpp"
 
@@ -392,101 +393,141 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
 }
 
 std::string evaluation_markdown(const Evaluation& e, bool by_category) {
-  std::string md;
-  md += fmt::format("# Claim verdict evaluation\n\nGold: `{}` ({} claims", e.gold_path, e.gold_n);
-  if (!e.gold_issues.empty())
-    md += fmt::format(", {} malformed records reported on stderr", e.gold_issues.size());
-  md += ").\n\n";
-  md +=
-      "| system | n | accuracy | M-F1 | W-F1 | T-F1 | F-F1 | C-F1 | unparseable | joined by id / text | gold "
-      "unpredicted | unused predictions |\n";
-  md += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
-  for (const auto& s : e.systems) {
-    const auto& r = s.all.report;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} |\n", s.name, s.all.n,
-                      pct(r.accuracy), pct(r.macro_f1), pct(r.weighted_f1), pct(r.per_class[0].f1),
-                      pct(r.per_class[1].f1), pct(r.per_class[2].f1), s.all.unparseable, s.join.by_id,
-                      s.join.by_text, s.join.gold_without_prediction, s.join.unused_predictions);
+  using doc::html::Cell;
+  using doc::html::Table;
+  doc::Document d;
+  d.heading(1, "claim-evaluation", "Claim verdict evaluation");
+  d.paragraph(fmt::format("Gold: {} ({} claims{}).", e.gold_path, e.gold_n,
+                          e.gold_issues.empty() ? std::string()
+                                                : fmt::format(", {} malformed records reported on stderr",
+                                                              e.gold_issues.size())));
+  auto num = [](std::string t) { return Cell::num(std::move(t)); };
+  {
+    Table t;
+    t.header = {"system",
+                "n",
+                "accuracy",
+                "M-F1",
+                "W-F1",
+                "T-F1",
+                "F-F1",
+                "C-F1",
+                "unparseable",
+                "joined by id / text",
+                "gold unpredicted",
+                "unused predictions"};
+    for (const auto& s : e.systems) {
+      const auto& r = s.all.report;
+      t.rows.push_back({Cell::txt(s.name), num(fmt::format("{}", s.all.n)), num(pct(r.accuracy)),
+                        num(pct(r.macro_f1)), num(pct(r.weighted_f1)), num(pct(r.per_class[0].f1)),
+                        num(pct(r.per_class[1].f1)), num(pct(r.per_class[2].f1)),
+                        num(fmt::format("{}", s.all.unparseable)),
+                        Cell::txt(fmt::format("{} / {}", s.join.by_id, s.join.by_text)),
+                        num(fmt::format("{}", s.join.gold_without_prediction)),
+                        num(fmt::format("{}", s.join.unused_predictions))});
+    }
+    t.note =
+        "Scores in percent (F1 with scikit-learn's definitions over the three verdicts; zero_division = 0). "
+        "An "
+        "unparseable prediction (a label that maps to no verdict) counts as wrong.";
+    d.table(std::move(t));
   }
-  md +=
-      "\nScores in percent (F1 with scikit-learn's definitions over the three verdicts; zero_division = 0). "
-      "An unparseable prediction (a label that maps to no verdict) counts as wrong.\n";
   for (const auto& s : e.systems) {
-    md += fmt::format("\n## {}\n\n| class | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
-                      s.name);
+    d.heading(2, "system-" + s.name, s.name);
+    Table pc;
+    pc.header = {"class", "precision", "recall", "F1", "support"};
     for (Verdict v : kVerdicts) {
       const auto& c = s.all.report.per_class[static_cast<std::size_t>(v)];
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(v), pct(c.precision), pct(c.recall),
-                        pct(c.f1), c.support);
+      pc.rows.push_back({Cell::txt(std::string(verdict_name(v))), num(pct(c.precision)), num(pct(c.recall)),
+                         num(pct(c.f1)), num(fmt::format("{}", c.support))});
     }
-    md +=
-        "\nConfusion (rows gold, columns predicted):\n\n| gold \\ pred | True | False | Conflicting | "
-        "unparseable |\n|---|---:|---:|---:|---:|\n";
-    for (Verdict g : kVerdicts)
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", verdict_name(g),
-                        s.all.confusion.at(static_cast<std::size_t>(g), 0),
-                        s.all.confusion.at(static_cast<std::size_t>(g), 1),
-                        s.all.confusion.at(static_cast<std::size_t>(g), 2),
-                        s.all.confusion.at(static_cast<std::size_t>(g), kUnparseable));
-    for (const auto& c : s.join.conflicts) md += fmt::format("\n- conflicting duplicate: {}", c);
-    if (!s.join.conflicts.empty()) md += "\n";
+    d.table(std::move(pc));
+    Table cm;
+    cm.caption = "Confusion (rows gold, columns predicted)";
+    cm.header = {"gold \\ pred", "True", "False", "Conflicting", "unparseable"};
+    for (Verdict g : kVerdicts) {
+      const auto gi = static_cast<std::size_t>(g);
+      cm.rows.push_back({Cell::txt(std::string(verdict_name(g))),
+                         num(fmt::format("{}", s.all.confusion.at(gi, 0))),
+                         num(fmt::format("{}", s.all.confusion.at(gi, 1))),
+                         num(fmt::format("{}", s.all.confusion.at(gi, 2))),
+                         num(fmt::format("{}", s.all.confusion.at(gi, kUnparseable)))});
+    }
+    d.table(std::move(cm));
+    for (const auto& c : s.join.conflicts) d.paragraph("Conflicting duplicate: " + c);
   }
   if (by_category) {
-    md += "\n## Per category (as in Table 2 of the QuanTemp paper)\n\nCategories from: ";
+    d.heading(2, "per-category", "Per category (as in Table 2 of the QuanTemp paper)");
+    std::string from = "Categories from: ";
     bool first = true;
     for (const auto& [k, v] : e.category_source) {
-      md += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
+      from += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
       first = false;
     }
-    md +=
-        ".\n\n| system | Stat. M-F1 | Stat. W-F1 | Temp. M-F1 | Temp. W-F1 | Int. M-F1 | Int. W-F1 | Comp. "
-        "M-F1 | Comp. W-F1 | T-F1 | F-F1 | C-F1 | Full M-F1 | Full W-F1 |\n";
-    md += "|---|" + std::string("---:|") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    d.paragraph(from + ".");
+    Table t;
+    t.header = {"system",    "Stat. M-F1", "Stat. W-F1", "Temp. M-F1", "Temp. W-F1",
+                "Int. M-F1", "Int. W-F1",  "Comp. M-F1", "Comp. W-F1", "T-F1",
+                "F-F1",      "C-F1",       "Full M-F1",  "Full W-F1"};
     for (const auto& s : e.systems) {
-      md += fmt::format("| {} ", s.name);
+      std::vector<Cell> row{Cell::txt(s.name)};
       for (Category c : kCategories) {
         auto it = s.by_category.find(c);
-        if (it == s.by_category.end())
-          md += "| - | - ";
-        else
-          md +=
-              fmt::format("| {} | {} ", pct(it->second.report.macro_f1), pct(it->second.report.weighted_f1));
+        row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.macro_f1)));
+        row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.weighted_f1)));
       }
       const auto& r = s.all.report;
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", pct(r.per_class[0].f1), pct(r.per_class[1].f1),
-                        pct(r.per_class[2].f1), pct(r.macro_f1), pct(r.weighted_f1));
+      for (double v : {r.per_class[0].f1, r.per_class[1].f1, r.per_class[2].f1, r.macro_f1, r.weighted_f1})
+        row.push_back(num(pct(v)));
+      t.rows.push_back(std::move(row));
     }
-    md += "\n| system | category | n |\n|---|---|---:|\n";
+    d.table(std::move(t));
+    Table n;
+    n.header = {"system", "category", "n"};
     for (const auto& s : e.systems)
       for (const auto& [c, sc] : s.by_category)
-        md += fmt::format("| {} | {} | {} |\n", s.name, category_name(c), sc.n);
+        n.rows.push_back(
+            {Cell::txt(s.name), Cell::txt(std::string(category_name(c))), num(fmt::format("{}", sc.n))});
+    d.table(std::move(n));
   }
   if (!e.comparisons.empty()) {
-    md +=
-        "\n## Paired comparisons\n\n| A | B | n | M-F1 A | M-F1 B | McNemar A-only / B-only | McNemar p | "
-        "bootstrap ΔM-F1 [95% CI] | bootstrap p | 10-fold paired t (M-F1) | t-test p (M-F1) | t-test p "
-        "(W-F1) "
-        "|\n";
-    md += "|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|\n";
+    d.heading(2, "paired-comparisons", "Paired comparisons");
+    Table t;
+    t.header = {"A",
+                "B",
+                "n",
+                "M-F1 A",
+                "M-F1 B",
+                "McNemar A-only / B-only",
+                "McNemar p",
+                "bootstrap ΔM-F1 [95% CI]",
+                "bootstrap p",
+                "10-fold paired t (M-F1)",
+                "t-test p (M-F1)",
+                "t-test p (W-F1)"};
     for (const auto& c : e.comparisons) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} / {} | {} | {} [{}, {}] | {} | {} | {} | {} |\n", c.a,
-                        c.b, c.n, pct(c.macro_f1_a), pct(c.macro_f1_b), c.a_only_correct, c.b_only_correct,
-                        pval(c.mcnemar_p), pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi), pval(c.boot_p),
-                        c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a",
-                        c.ttest_ran ? pval(c.ttest.macro.p) : "n/a",
-                        c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a");
+      t.rows.push_back(
+          {Cell::txt(c.a), Cell::txt(c.b), num(fmt::format("{}", c.n)), num(pct(c.macro_f1_a)),
+           num(pct(c.macro_f1_b)), Cell::txt(fmt::format("{} / {}", c.a_only_correct, c.b_only_correct)),
+           num(pval(c.mcnemar_p)),
+           Cell::txt(fmt::format("{} [{}, {}]", pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi))),
+           num(pval(c.boot_p)), num(c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a"),
+           num(c.ttest_ran ? pval(c.ttest.macro.p) : "n/a"),
+           num(c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a")});
     }
-    if (!e.comparisons.empty())
-      md += fmt::format(
-          "\nBootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: the claims cut "
-          "into {} shuffled folds drawn with numcheck::Rng (seed {}), scipy's ttest_rel on the per-fold "
-          "scores. "
-          "This is the QuanTemp code's procedure but not its folds (that code draws them with numpy's "
-          "RandomState(42)), so its t and p values differ from that code's.\n",
-          e.comparisons.front().draws, e.comparisons.front().seed, e.comparisons.front().ttest.folds,
-          e.comparisons.front().ttest_seed);
+    const auto& f = e.comparisons.front();
+    t.note = fmt::format(
+        "Bootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: the claims cut "
+        "into {} "
+        "shuffled folds drawn with numcheck::Rng (seed {}), scipy's ttest_rel on the per-fold scores. This "
+        "is "
+        "the QuanTemp code's procedure but not its folds (that code draws them with numpy's "
+        "RandomState(42)), "
+        "so its t and p values differ from that code's.",
+        f.draws, f.seed, f.ttest.folds, f.ttest_seed);
+    d.table(std::move(t));
   }
-  return md;
+  return d.to_markdown();
 }
 
 }  // namespace numcheck::claims

@@ -10,6 +10,7 @@
 #include "claims/segment.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "doc/document.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 
@@ -58,17 +59,20 @@ void run(const Args& a) {
   j["files"] = a.files;
   j["part"] = a.part;
   j["split_seed"] = a.split_seed;
-  fmt::print("## Claim categories ({} claims, part {}, split seed {})\n\n", total, a.part, a.split_seed);
+  doc::Document d;
+  d.heading(2, "claim-categories",
+            fmt::format("Claim categories ({} claims, part {}, split seed {})", total, a.part, a.split_seed));
   if (!gold.empty()) {
     const auto ev = claims::evaluate_categorizer(texts, gold, a.draws, a.seed);
     const auto& rep = ev.report;
-    fmt::print(
-        "Categorizer vs taxonomy labels: {} labelled records ({} distinct texts)\n\n"
+    d.paragraph(fmt::format("Categorizer vs taxonomy labels: {} labelled records ({} distinct texts)", rep.n,
+                            ev.distinct_texts));
+    d.paragraph(fmt::format(
         "accuracy {:.4f} (95% Wilson [{:.4f}, {:.4f}]), macro-F1 {:.4f} (95% bootstrap over distinct texts "
-        "[{:.4f}, {:.4f}], {} draws, seed {}), weighted-F1 {:.4f}\n\n"
-        "| category | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
-        rep.n, ev.distinct_texts, rep.accuracy, ev.accuracy_ci.lo, ev.accuracy_ci.hi, rep.macro_f1,
-        ev.macro_f1_ci.lo, ev.macro_f1_ci.hi, ev.draws, ev.seed, rep.weighted_f1);
+        "[{:.4f}, {:.4f}], {} draws, seed {}), weighted-F1 {:.4f}",
+        rep.accuracy, ev.accuracy_ci.lo, ev.accuracy_ci.hi, rep.macro_f1, ev.macro_f1_ci.lo,
+        ev.macro_f1_ci.hi, ev.draws, ev.seed, rep.weighted_f1));
+    claims::add_category_tables(d, rep, ev.confusion);
     io::OrderedJson e;
     e["n"] = rep.n;
     e["distinct_texts"] = ev.distinct_texts;
@@ -81,31 +85,21 @@ void run(const Args& a) {
     e["seed"] = ev.seed;
     for (auto c : claims::kCategories) {
       const auto& s = rep.per_class[static_cast<std::size_t>(c)];
-      fmt::print("| {} | {:.4f} | {:.4f} | {:.4f} | {} |\n", claims::category_name(c), s.precision, s.recall,
-                 s.f1, s.support);
       e["per_class"][std::string(claims::category_name(c))] = {
           {"precision", s.precision}, {"recall", s.recall}, {"f1", s.f1}, {"support", s.support}};
     }
-    fmt::print(
-        "\n| gold \\ predicted | statistical | temporal | interval | comparison "
-        "|\n|---|---:|---:|---:|---:|\n");
-    for (auto g : claims::kCategories) {
-      fmt::print("| {} ", claims::category_name(g));
-      for (auto p : claims::kCategories) {
-        const auto v = ev.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
-        fmt::print("| {} ", v);
-        e["confusion"][std::string(claims::category_name(g))][std::string(claims::category_name(p))] = v;
-      }
-      fmt::print("|\n");
-    }
-    fmt::print("\n");
+    for (auto g : claims::kCategories)
+      for (auto p : claims::kCategories)
+        e["confusion"][std::string(claims::category_name(g))][std::string(claims::category_name(p))] =
+            ev.confusion.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p));
     j["evaluation"] = e;
   } else {
     j["evaluation"] = nullptr;
   }
   std::size_t paper_total = 0;
   for (const auto& [c, k] : claims::CategoryRules::builtin().paper_counts) paper_total += k;
-  fmt::print("| category | claims | share | paper (Table 10) |\n|---|---:|---:|---:|\n");
+  doc::html::Table t;
+  t.header = {"category", "claims", "share", "paper (Table 10)"};
   for (auto c : claims::kCategories) {
     const std::size_t k = shares[c];
     std::string paper = "-";
@@ -115,10 +109,13 @@ void run(const Args& a) {
         j["paper_shares"][std::string(claims::category_name(c))] = double(pk) / double(paper_total);
       }
     const double share = total > 0 ? double(k) / double(total) : 0.0;
-    fmt::print("| {} | {} | {} | {} |\n", claims::category_name(c), k, pct(share), paper);
+    t.rows.push_back({doc::html::Cell::txt(std::string(claims::category_name(c))),
+                      doc::html::Cell::num(fmt::format("{}", k)), doc::html::Cell::num(pct(share)),
+                      doc::html::Cell::num(paper)});
     j["shares"][std::string(claims::category_name(c))] = {{"count", k}, {"share", share}};
   }
-  fmt::print("\n");
+  d.table(std::move(t));
+  fmt::print("{}", d.to_markdown());
   if (!a.json.empty()) io::write_file_atomic(a.json, io::to_pretty(j) + "\n");
 }
 

@@ -10,8 +10,8 @@
 #include "claims/load.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "doc/document.hpp"
 #include "io/files.hpp"
-#include "report/document.hpp"
 
 namespace numcheck::cli {
 namespace {
@@ -48,7 +48,7 @@ void run(const Args& a) {
     systems.push_back(
         claimorbit::analyze(orbits, verdicts, gold, cats, opt, std::filesystem::path(p).stem().string()));
   }
-  report::Document doc;
+  doc::Document doc;
   claimorbit::add_section(doc, systems);
   const std::string md = doc.to_markdown();
   fmt::print("{}", md);

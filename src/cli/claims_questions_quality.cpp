@@ -15,6 +15,7 @@
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "doc/document.hpp"
 #include "io/files.hpp"
 #include "llm/embeddings.hpp"
 
@@ -83,21 +84,32 @@ void setup(CLI::App& app) {
       }
       claimsllm::add_relevance(q, records, cfg);
     }
-    fmt::print("| measure | value |\n|---|---:|\n");
-    fmt::print("| records | {} |\n| scored (status ok, with questions) | {} |\n| not ok | {} |\n", q.records,
-               q.scored, q.not_ok);
-    fmt::print("| questions per claim | {:.2f} |\n",
-               q.scored > 0 ? static_cast<double>(q.questions) / static_cast<double>(q.scored) : 0.0);
-    fmt::print("| claims with 2+ questions | {} |\n", q.diversity_claims);
-    fmt::print("| self-BLEU | {:.3f} |\n| 1 - self-BLEU | {:.3f} |\n| WPD | {:.3f} |\n", q.self_bleu,
-               1.0 - q.self_bleu, q.wpd);
-    fmt::print("| **diversity** = (1 - self-BLEU) + WPD | {:.3f} |\n", q.diversity);
-    fmt::print("| yes/no questions | {:.1f}% |\n", 100.0 * q.yes_no_share);
-    if (q.relevance) {
-      fmt::print("| **relevance** (embedding cosine, {}) | {:.3f} |\n", q.relevance_model, *q.relevance);
-    } else {
-      fmt::print("| relevance | not measured (give --endpoint and --model) |\n");
-    }
+    using doc::html::Cell;
+    doc::html::Table t;
+    t.header = {"measure", "value"};
+    auto row = [&](std::string name, std::string value, bool emph = false) {
+      t.rows.push_back({Cell{std::move(name), false, emph, {}, {}}, Cell::num(std::move(value))});
+    };
+    row("records", fmt::format("{}", q.records));
+    row("scored (status ok, with questions)", fmt::format("{}", q.scored));
+    row("not ok", fmt::format("{}", q.not_ok));
+    row("questions per claim",
+        fmt::format("{:.2f}",
+                    q.scored > 0 ? static_cast<double>(q.questions) / static_cast<double>(q.scored) : 0.0));
+    row("claims with 2+ questions", fmt::format("{}", q.diversity_claims));
+    row("self-BLEU", fmt::format("{:.3f}", q.self_bleu));
+    row("1 - self-BLEU", fmt::format("{:.3f}", 1.0 - q.self_bleu));
+    row("WPD", fmt::format("{:.3f}", q.wpd));
+    row("diversity = (1 - self-BLEU) + WPD", fmt::format("{:.3f}", q.diversity), true);
+    row("yes/no questions", fmt::format("{:.1f}%", 100.0 * q.yes_no_share));
+    if (q.relevance)
+      row(fmt::format("relevance (embedding cosine, {})", q.relevance_model),
+          fmt::format("{:.3f}", *q.relevance), true);
+    else
+      row("relevance", "not measured (give --endpoint and --model)");
+    doc::Document d;
+    d.table(std::move(t));
+    fmt::print("{}", d.to_markdown());
     if (!a->json_out.empty()) {
       io::OrderedJson j = claims::question_quality_json(q);
       j["questions_file"] = a->questions;

@@ -11,6 +11,7 @@
 #include "claims/segment.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
+#include "doc/document.hpp"
 #include "stats/classification.hpp"
 
 namespace numcheck::cli {
@@ -71,38 +72,32 @@ void stats_for(const std::string& path) {
   }
   std::size_t dups = 0;
   for (const auto& [t, k] : texts) dups += k - 1;
-  fmt::print("| labels | claims |\n|---|---:|\n");
-  for (const auto& [k, v] : labels) fmt::print("| {} | {} |\n", k, v);
-  fmt::print("\n| taxonomy | claims |\n|---|---:|\n");
-  for (const auto& [k, v] : cats) fmt::print("| {} | {} |\n", k, v);
-  fmt::print("\nduplicate claim texts: {} (distinct texts {})\n", dups, texts.size());
-  fmt::print("with gold evidence (doc): {}; with retrieved evidence: {} ({} snippets, {} claims with none)\n",
-             with_doc, with_evidence, snippets, empty_evidence);
-  fmt::print("numerical-claim filter: {} of {} pass with >= 1 segment, {} with >= 2\n\n", pass1,
-             r.claims.size(), pass2);
+  doc::Document d;
+  doc::html::Table lt;
+  lt.header = {"labels", "claims"};
+  for (const auto& [k, v] : labels)
+    lt.rows.push_back({doc::html::Cell::txt(k), doc::html::Cell::num(fmt::format("{}", v))});
+  d.table(std::move(lt));
+  doc::html::Table ct;
+  ct.header = {"taxonomy", "claims"};
+  for (const auto& [k, v] : cats)
+    ct.rows.push_back({doc::html::Cell::txt(k), doc::html::Cell::num(fmt::format("{}", v))});
+  d.table(std::move(ct));
+  d.paragraph(fmt::format("duplicate claim texts: {} (distinct texts {})", dups, texts.size()));
+  d.paragraph(fmt::format(
+      "with gold evidence (doc): {}; with retrieved evidence: {} ({} snippets, {} claims with none)",
+      with_doc, with_evidence, snippets, empty_evidence));
+  d.paragraph(fmt::format("numerical-claim filter: {} of {} pass with >= 1 segment, {} with >= 2", pass1,
+                          r.claims.size(), pass2));
   if (!gold_cat.empty()) {
     const auto m = stats::ConfusionMatrix::from_labels(gold_cat, pred_cat, 4);
     const auto rep = stats::classification_report(m);
-    fmt::print(
-        "### Rule-based categorizer vs taxonomy labels ({} claims)\n\naccuracy {:.4f}, macro-F1 {:.4f}, "
-        "weighted-F1 {:.4f}\n\n| category | precision | recall | F1 | support |\n|---|---:|---:|---:|---:|\n",
-        rep.n, rep.accuracy, rep.macro_f1, rep.weighted_f1);
-    for (auto c : claims::kCategories) {
-      const auto& s = rep.per_class[static_cast<std::size_t>(c)];
-      fmt::print("| {} | {:.4f} | {:.4f} | {:.4f} | {} |\n", claims::category_name(c), s.precision, s.recall,
-                 s.f1, s.support);
-    }
-    fmt::print(
-        "\n| gold \\ predicted | statistical | temporal | interval | comparison "
-        "|\n|---|---:|---:|---:|---:|\n");
-    for (auto g : claims::kCategories) {
-      fmt::print("| {} ", claims::category_name(g));
-      for (auto p : claims::kCategories)
-        fmt::print("| {} ", m.at(static_cast<std::size_t>(g), static_cast<std::size_t>(p)));
-      fmt::print("|\n");
-    }
-    fmt::print("\n");
+    d.heading(3, "categorizer", fmt::format("Rule-based categorizer vs taxonomy labels ({} claims)", rep.n));
+    d.paragraph(fmt::format("accuracy {:.4f}, macro-F1 {:.4f}, weighted-F1 {:.4f}", rep.accuracy,
+                            rep.macro_f1, rep.weighted_f1));
+    claims::add_category_tables(d, rep, m);
   }
+  fmt::print("{}", d.to_markdown());
 }
 
 void setup(CLI::App& app) {

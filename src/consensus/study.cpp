@@ -7,14 +7,14 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "doc/document.hpp"
+#include "doc/html.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
-#include "report/document.hpp"
-#include "report/html.hpp"
 
 namespace numcheck::consensus {
 
-namespace html = report::html;
+namespace html = doc::html;
 
 std::string arm_label(std::string_view arm) {
   if (arm == "self_consistency") return "self-consistency";
@@ -241,19 +241,19 @@ struct SimpleTable {
 
 std::string md_table(const SimpleTable& t) {
   std::string s;
-  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", report::markdown_escape(t.caption));
+  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", doc::markdown_escape(t.caption));
   s += "|";
-  for (const auto& h : t.header) s += " " + report::markdown_escape(h) + " |";
+  for (const auto& h : t.header) s += " " + doc::markdown_escape(h) + " |";
   s += "\n|";
   for (std::size_t c = 0; c < t.header.size(); ++c)
     s += c < t.numeric.size() && t.numeric[c] ? "---:|" : "---|";
   s += "\n";
   for (const auto& row : t.rows) {
     s += "|";
-    for (const auto& cell : row) s += " " + report::markdown_escape(cell) + " |";
+    for (const auto& cell : row) s += " " + doc::markdown_escape(cell) + " |";
     s += "\n";
   }
-  if (!t.note.empty()) s += "\n" + report::markdown_escape(t.note) + "\n";
+  if (!t.note.empty()) s += "\n" + doc::markdown_escape(t.note) + "\n";
   return s + "\n";
 }
 
@@ -540,8 +540,7 @@ std::string render_markdown(const Analysis& a, const std::vector<std::string>& f
   for (const auto& sys : a.systems) {
     for (const auto& tier : a.plan.options.tiers) {
       if (f < figure_files.size()) {
-        s +=
-            fmt::format("![{}]({})\n\n", report::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
+        s += fmt::format("![{}]({})\n\n", doc::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
       }
       ++f;
     }
@@ -577,8 +576,8 @@ std::string render_html_section(const Analysis& a) {
   return html::section("consensus", "Consensus study (H3): does disagreement predict errors?", body);
 }
 
-report::Document report_section(const Analysis& a) {
-  report::Document d;
+doc::Document report_section(const Analysis& a) {
+  doc::Document d;
   d.heading(2, "consensus", "Consensus study (H3): does disagreement predict errors?");
   bool simulated = false;
   for (const auto& r : a.runs) simulated |= r.simulated;

@@ -9,8 +9,8 @@
 #include "consensus/analyze.hpp"
 #include "consensus/plan.hpp"
 #include "consensus/runs.hpp"
+#include "doc/document.hpp"
 #include "io/json.hpp"
-#include "report/document.hpp"
 
 namespace numcheck::consensus {
 
@@ -55,7 +55,7 @@ struct StudyInputs {
 // intervals, operating points, AURC differences, sensitivity, calls and one risk-coverage figure
 // per system and tier), for `numcheck orbit report --consensus DIR`. Same tables and charts as
 // consensus.md/consensus.html.
-[[nodiscard]] report::Document report_section(const Analysis& a);
+[[nodiscard]] doc::Document report_section(const Analysis& a);
 [[nodiscard]] std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files);
 // The report section (toolkit markup, everything escaped) and the whole page.
 [[nodiscard]] std::string render_html_section(const Analysis& a);

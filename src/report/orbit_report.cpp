@@ -16,6 +16,7 @@ namespace numcheck::report {
 namespace {
 
 using OJ = io::OrderedJson;
+namespace html = doc::html;
 using html::Cell;
 using html::Table;
 
@@ -165,8 +166,8 @@ std::string truncate_utf8(const std::string& s, std::size_t max_bytes) {
 
 }  // namespace
 
-Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::vector<SystemScores>& systems,
-                        std::size_t examples_per_view) {
+doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
+                             const std::vector<SystemScores>& systems, std::size_t examples_per_view) {
   Ctx c{m, {}, {}, {}, {}};
   for (const auto& n : m["system_order"]) c.order.push_back(n.get<std::string>());
   for (const auto& n : c.order) c.simulated[n] = m["systems"][n]["simulated"].get<bool>();
@@ -174,7 +175,7 @@ Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::v
   for (const auto& t : m["benchmark"]["templates"]) c.templates.push_back(t.get<std::string>());
   const bool several = c.order.size() > 1;
 
-  Document d;
+  doc::Document d;
   d.heading(1, "top", "Orbit benchmark report");
   d.paragraph(fmt::format(
       "Benchmark {}: {} bases, {} prompts (bases.jsonl sha256 {}). {} system(s). Intervals: {} "
@@ -650,7 +651,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   }
   ReportOutput out;
   out.metrics = compute_metrics(bench, systems, in.options);
-  Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+  doc::Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
   for (const auto& extra : in.extra_sections) doc.insert_before("methods", extra);
   if (!in.extra_sources.empty()) out.metrics["extra_sections"] = in.extra_sources;
 
@@ -674,7 +675,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
       {"report.tex", doc.to_latex(tex_comment)},
   };
   // Figures first (report.md links them); drop figures of an earlier report in the same folder.
-  const std::filesystem::path fig_dir = in.out_dir / std::string(kFigureDir);
+  const std::filesystem::path fig_dir = in.out_dir / std::string(doc::kFigureDir);
   std::filesystem::create_directories(fig_dir);
   for (const auto& e : std::filesystem::directory_iterator(fig_dir)) {
     if (e.is_regular_file() && e.path().extension() == ".svg") std::filesystem::remove(e.path());

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "doc/document.hpp"
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
-#include "report/document.hpp"
 #include "report/metrics.hpp"
 #include "report/scores.hpp"
 
@@ -26,7 +26,7 @@ struct ReportInputs {
   std::size_t examples_per_view = 3;  // residual-failure examples per system and view
   // Extra sections composed by the caller (e.g. the consensus study, which the report library does
   // not link): inserted before "Definitions and methods", in all three formats.
-  std::vector<Document> extra_sections;
+  std::vector<doc::Document> extra_sections;
   // Recorded in metrics.json under "extra_sections" (e.g. the consensus.json path and sha256).
   io::OrderedJson extra_sources = io::OrderedJson::array();
 };
@@ -40,8 +40,8 @@ struct ReportOutput {
 ReportOutput run_orbit_report(const ReportInputs& in);
 
 // The report's content from computed metrics (and the loaded scores, for examples).
-[[nodiscard]] Document build_document(const io::OrderedJson& metrics, const orbit::Benchmark& bench,
-                                      const std::vector<SystemScores>& systems,
-                                      std::size_t examples_per_view);
+[[nodiscard]] doc::Document build_document(const io::OrderedJson& metrics, const orbit::Benchmark& bench,
+                                           const std::vector<SystemScores>& systems,
+                                           std::size_t examples_per_view);
 
 }  // namespace numcheck::report

@@ -193,9 +193,9 @@ io::OrderedJson section_json(const ClaimsSection& s) {
   return j;
 }
 
-report::Document section_document(const ClaimsSection& s) {
-  report::Document d;
-  using report::html::Cell;
+doc::Document section_document(const ClaimsSection& s) {
+  doc::Document d;
+  using doc::html::Cell;
   d.heading(2, "claims", "Numerical claim verification (QuanTemp)");
   d.paragraph(
       "Verdicts (True, False, Conflicting) for real-world numerical claims. Macro-F1 (M-F1) is the "
@@ -205,7 +205,7 @@ report::Document section_document(const ClaimsSection& s) {
   if (!s.table2.empty()) {
     d.heading(3, "claims-table2", "Gold evidence: per category and full set (Table 2 layout)");
     if (!s.gold_note.empty()) d.paragraph(s.gold_note);
-    report::html::Table t;
+    doc::html::Table t;
     t.caption = "Claim verification with gold evidence, per category (Table 2 layout)";
     t.id = "claims-table2";
     t.header = {"system",     "data",      "n",         "Stat. M-F1", "Stat. W-F1", "Temp. M-F1",
@@ -231,7 +231,7 @@ report::Document section_document(const ClaimsSection& s) {
     d.table(std::move(t));
   }
   if (!s.paired.empty()) {
-    report::html::Table t;
+    doc::html::Table t;
     t.caption = "Paired tests on the same claims";
     t.id = "claims-paired";
     t.header = {
@@ -253,7 +253,7 @@ report::Document section_document(const ClaimsSection& s) {
   if (!s.cv.empty()) {
     d.heading(3, "claims-cv", "Cross-validation of the trained verifier on the val split");
     d.paragraph(s.cv_note);
-    report::html::Table t;
+    doc::html::Table t;
     t.caption = "Grouped k-fold cross-validation: trained verifier, baselines on the same folds, ablations";
     t.id = "claims-cv";
     t.header = {"system", "kind", "M-F1 [95% CI]",   "W-F1 [95% CI]", "T-F1",

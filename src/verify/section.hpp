@@ -4,15 +4,15 @@
 // test claims beside the released predictions on the same claims and the QuanTemp paper's published
 // figures (marked as other data: the full test set), the paired tests against the released
 // predictions, and the cross-validation table. Typed data (ClaimsSection) built from the JSON of
-// `claims evaluate --json` and `claims cv --json`; rendered as report::Document blocks (Markdown,
+// `claims evaluate --json` and `claims cv --json`; rendered as doc::Document blocks (Markdown,
 // HTML, LaTeX) and stored whole in metrics.json.
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "doc/document.hpp"
 #include "io/json.hpp"
-#include "report/document.hpp"
 
 namespace numcheck::verify {
 
@@ -60,7 +60,7 @@ struct ClaimsSection {
                                                  const std::string& gold_note);
 
 [[nodiscard]] io::OrderedJson section_json(const ClaimsSection& s);
-[[nodiscard]] report::Document section_document(const ClaimsSection& s);
+[[nodiscard]] doc::Document section_document(const ClaimsSection& s);
 
 // From the file `claims section --out` writes ({"format": "numcheck-claims-section", "ours",
 // "gold_note", "notes", "eval", "cv", "paper"}); throws Error naming `where` when it is not one.

@@ -74,6 +74,12 @@ TEST(Evaluate, ScoresPairsAndCategories) {
   EXPECT_TRUE(j["systems"]["a"]["categories"].contains("temporal"));
   EXPECT_EQ(j["comparisons"][0]["mcnemar"]["b_only_correct"].get<int>(), 3);
   EXPECT_NE(evaluation_markdown(e, true).find("| a | 6 | 50.00 | 35.71 |"), std::string::npos);
+  // System names come from file names: a hostile one cannot break a table row or inject markup.
+  auto hostile = e;
+  hostile.systems[0].name = "x|y <b>*z*</b>";
+  const std::string md = evaluation_markdown(hostile, true);
+  EXPECT_NE(md.find(R"(| x\|y &lt;b&gt;\*z\*&lt;/b&gt; | 6 | 50.00 |)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
 }
 
 TEST(Evaluate, UnparseablePredictionsCountAsWrongNotDropped) {

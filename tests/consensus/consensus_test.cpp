@@ -427,7 +427,7 @@ TEST(ConsensusOutputs, ReportSectionFromConsensusJson) {
   ASSERT_EQ(back.systems.size(), 2u);
   EXPECT_EQ(back.systems[0].name, hostile);
   EXPECT_EQ(back.systems[1].name, "a-second");
-  const report::Document d1 = report_section(an), d2 = report_section(back);
+  const doc::Document d1 = report_section(an), d2 = report_section(back);
   EXPECT_EQ(d1.to_markdown(), d2.to_markdown());
   EXPECT_EQ(d1.to_html("t"), d2.to_html("t"));
   EXPECT_EQ(d1.figure_files().size(), 4u);  // two systems x two tiers

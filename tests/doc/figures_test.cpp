@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "report/document.hpp"
-#include "report/html.hpp"
+#include "doc/document.hpp"
+#include "doc/html.hpp"
 
-namespace numcheck::report {
+namespace numcheck::doc {
 namespace {
 
 std::string chart(std::string title, std::string id) {
@@ -73,4 +73,4 @@ TEST(ReportFigures, MarkdownLinksEveryFigureFile) {
 }
 
 }  // namespace
-}  // namespace numcheck::report
+}  // namespace numcheck::doc

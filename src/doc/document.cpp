@@ -1,4 +1,4 @@
-#include "report/document.hpp"
+#include "doc/document.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "core/ascii.hpp"
 
-namespace numcheck::report {
+namespace numcheck::doc {
 
 namespace {
 
@@ -394,4 +394,4 @@ std::string Document::to_latex(std::string_view preamble_comment) const {
   return s;
 }
 
-}  // namespace numcheck::report
+}  // namespace numcheck::doc

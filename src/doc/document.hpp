@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "report/html.hpp"
+#include "doc/html.hpp"
 
-namespace numcheck::report {
+namespace numcheck::doc {
 
 struct Block {
   enum class Kind { kHeading, kParagraph, kWarning, kTable, kFigure, kVerbatim };
@@ -61,4 +61,4 @@ inline constexpr std::string_view kFigureDir = "figures";
 [[nodiscard]] std::string markdown_escape(std::string_view text);
 [[nodiscard]] std::string latex_escape(std::string_view text);
 
-}  // namespace numcheck::report
+}  // namespace numcheck::doc

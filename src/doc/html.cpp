@@ -1,4 +1,4 @@
-#include "report/html.hpp"
+#include "doc/html.hpp"
 
 #include "core/error.hpp"
 
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace numcheck::report::html {
+namespace numcheck::doc::html {
 
 namespace {
 
@@ -615,4 +615,4 @@ std::string standalone_svg(std::string_view figure_html) {
   return svg + "\n";
 }
 
-}  // namespace numcheck::report::html
+}  // namespace numcheck::doc::html

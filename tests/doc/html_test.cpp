@@ -1,12 +1,12 @@
 // The HTML/SVG toolkit and the three renderers: hostile text is escaped in every format.
-#include "report/html.hpp"
+#include "doc/html.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "report/document.hpp"
+#include "doc/document.hpp"
 
-namespace numcheck::report {
+namespace numcheck::doc {
 namespace {
 
 using ::testing::HasSubstr;
@@ -139,4 +139,4 @@ TEST(Document, MarkdownAndLatexEscapers) {
 }
 
 }  // namespace
-}  // namespace numcheck::report
+}  // namespace numcheck::doc

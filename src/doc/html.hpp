@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace numcheck::report::html {
+namespace numcheck::doc::html {
 
 // Escapes text for HTML element content and quoted attribute values: & < > " ' become entities;
 // invalid UTF-8 bytes and control characters other than \t \n \r become U+FFFD, so the output is
@@ -143,4 +143,4 @@ struct BarChart {
 [[nodiscard]] std::string signed_points(double v, int decimals = 1);
 [[nodiscard]] std::string interval_text(double lo, double hi, int decimals = 3);
 
-}  // namespace numcheck::report::html
+}  // namespace numcheck::doc::html
