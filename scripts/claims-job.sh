@@ -32,7 +32,7 @@ echo "== claims: evidence files from $q"
 # (an evidence file, selection lexical or embeddings:<model>), and train/cross-validate on it
 # instead of the val file's shipped top-3 snippets. Until then the shipped snippets are used.
 train_ev="$c/val.jsonl"
-if "$nc" claims --help | grep -Eq '^ +retrieve +'; then
+if "$nc" claims --help | grep -E '^ +retrieve +' > /dev/null; then
   echo "== claims: retrieval: \`claims retrieve\` is available but not wired in yet (see the HOOK in scripts/claims-job.sh); using the val file's top-3 snippets"
 else
   echo "== claims: retrieval: not in this build; using the val file's top-3 snippets (selection val-top3)"
@@ -48,7 +48,7 @@ cp "$c/verify-trained/predictions.jsonl" "$c/numcheck_trained.jsonl"
 eval_preds=(--pred "$c/numcheck_trained.jsonl")
 notes=()
 if [[ -n "${NUMCHECK_ENDPOINT:-}" ]]; then
-  if "$nc" claims verify --help | grep -Eq -- '--method TEXT:\{[^}]*llm'; then
+  if "$nc" claims verify --help | grep -E -- '--method TEXT:\{[^}]*llm' > /dev/null; then
     echo "== claims: LLM verifier: ${NUMCHECK_MODEL:?set NUMCHECK_MODEL} at $NUMCHECK_ENDPOINT"
     llm_args=(--method llm --evidence "$c/gold.jsonl" --endpoint "$NUMCHECK_ENDPOINT" --model "$NUMCHECK_MODEL"
               --out "$c/verify-llm")
@@ -68,4 +68,41 @@ echo "== claims: evaluate beside the released predictions"
 "$nc" claims section --eval "$c/eval.json" --cv "$c/cv.json" --ours numcheck_trained "${notes[@]}" \
   --gold-note "Gold-evidence setting: the 249 labelled QuanTemp test claims (a random 10% sample of the test split) with the fact-checker's justification as the one evidence document; our trained verifier was trained on the 3,084 labelled val claims with their shipped top-3 snippets, never tuned on these claims. The released predictions are the QuanTemp authors' test-set outputs joined to the same claims by exact text." \
   --out "$c/section.json" > "$c/section.md"
-echo "claims: $c/section.md (cv.md, eval.md, model.json, verify-trained/)"
+
+# Claim orbits (docs/claim-orbits.md): every quantity of a claim rewritten into exactly equivalent
+# forms; does the verifier's verdict survive? Two trained verifiers side by side: the normal one
+# (number tokens through the quantity layer) and a plain bag of words (numbers as written). On the
+# 249 gold-evidence claims (models trained on val) and on the val claims in grouped 5-fold CV.
+o="$c/orbits"
+echo "== claims: claim orbits on the 249 gold-evidence claims and on the val claims (5-fold CV)"
+"$nc" claims train --evidence "$train_ev" --numbers surface --out "$c/model-surface.json" > /dev/null
+"$nc" claims orbit generate --claims "$c/gold.jsonl" --out "$o/gold" > /dev/null
+"$nc" claims orbit generate --claims "$train_ev" --out "$o/val" > /dev/null
+mkdir -p "$o/gold-predictions" "$o/val-predictions"
+for numbers in canonical surface; do
+  model="$c/model.json"; [[ $numbers == surface ]] && model="$c/model-surface.json"
+  "$nc" claims orbit run --orbits "$o/gold" --evidence "$c/gold.jsonl" --method trained --model "$model" \
+    --out "$o/gold-run-$numbers" > /dev/null
+  cp "$o/gold-run-$numbers/predictions.csv" "$o/gold-predictions/trained_${numbers}_gold249.csv"
+  "$nc" claims orbit run --orbits "$o/val" --evidence "$train_ev" --method trained --folds 5 --numbers "$numbers" \
+    --out "$o/val-run-$numbers" > /dev/null
+  cp "$o/val-run-$numbers/predictions.csv" "$o/val-predictions/trained_${numbers}_val_cv5.csv"
+done
+gold_orbit_preds=(--predictions "$o/gold-predictions/trained_canonical_gold249.csv"
+                  --predictions "$o/gold-predictions/trained_surface_gold249.csv")
+if [[ -n "${NUMCHECK_ENDPOINT:-}" && -f "$c/verify-llm/predictions.jsonl" ]]; then
+  # The LLM verifier on every variant, through the orbits' evidence file (same settings as above).
+  echo "== claims: claim orbits: the LLM verifier ($NUMCHECK_MODEL) on every variant of the 249 claims"
+  "$nc" claims orbit evidence --orbits "$o/gold" --evidence "$c/gold.jsonl" --out "$o/gold-evidence.jsonl" > /dev/null
+  orbit_llm_args=(--method llm --evidence "$o/gold-evidence.jsonl" --endpoint "$NUMCHECK_ENDPOINT"
+                  --model "$NUMCHECK_MODEL" --out "$o/gold-run-llm" --resume)
+  if [[ -n "${NUMCHECK_API_KEY_ENV:-}" ]]; then orbit_llm_args+=(--api-key-env "$NUMCHECK_API_KEY_ENV"); fi
+  "$nc" claims verify "${orbit_llm_args[@]}"
+  cp "$o/gold-run-llm/predictions.jsonl" "$o/gold-predictions/llm_gold249.jsonl"
+  gold_orbit_preds+=(--predictions "$o/gold-predictions/llm_gold249.jsonl")
+fi
+"$nc" claims orbit report --orbits "$o/gold" --gold "$gold" --out "$o/gold-report" "${gold_orbit_preds[@]}" > /dev/null
+"$nc" claims orbit report --orbits "$o/val" --gold "$val" --out "$o/val-report" \
+  --predictions "$o/val-predictions/trained_canonical_val_cv5.csv" \
+  --predictions "$o/val-predictions/trained_surface_val_cv5.csv" > /dev/null
+echo "claims: $c/section.md (cv.md, eval.md, model.json, verify-trained/); claim orbits: $o/gold-report, $o/val-report"

@@ -69,6 +69,9 @@ fi
 # line saying where to get the data when it is absent.
 NUMCHECK_BIN="$nc" bash "$root/scripts/claims-job.sh" "$out"
 if [[ -f "$out/claims/section.json" ]]; then report_args+=(--claims "$out/claims/section.json"); fi
+for d in "$out/claims/orbits/gold-report" "$out/claims/orbits/val-report"; do
+  if [[ -f "$d/metrics.json" ]]; then report_args+=(--claim-orbits "$d"); fi
+done
 echo "== report"
 "$nc" orbit report "${report_args[@]}"
 echo

@@ -15,7 +15,9 @@
 
 namespace numcheck::claimorbit {
 
-Verdicts read_verdicts_csv(const std::filesystem::path& path) {
+namespace {
+
+Verdicts read_csv(const std::filesystem::path& path) {
   const std::string text = io::read_file(path);
   const auto t = claims::parse_csv(text, ',');
   const std::string where = path.string();
@@ -36,6 +38,53 @@ Verdicts read_verdicts_csv(const std::filesystem::path& path) {
       fail("{}:{}: two different verdicts for '{}'", where, r.line, r.fields[ci]);
   }
   return out;
+}
+
+Verdicts read_jsonl(const std::filesystem::path& path, std::size_t* unparseable) {
+  Verdicts out;
+  std::map<std::string, std::size_t> first_line;
+  io::read_jsonl(path, [&](const io::Record& r, std::size_t line) {
+    const std::string id = r.string("id");
+    const auto label = r.opt_string("label");
+    if (!label || *label == "unparseable") {
+      if (unparseable != nullptr) ++*unparseable;
+      return;
+    }
+    const auto v = claims::LabelMap::builtin().map(*label);
+    if (!v) r.fail_field("label", fmt::format("unknown verdict '{}'", *label));
+    const auto [it, fresh] = out.emplace(id, *v);
+    if (!fresh && it->second != *v) fail("{}:{}: two different verdicts for '{}'", path.string(), line, id);
+  });
+  return out;
+}
+
+}  // namespace
+
+Verdicts read_verdicts(const std::filesystem::path& path, std::size_t* unparseable) {
+  if (path.extension() == ".jsonl") return read_jsonl(path, unparseable);
+  return read_csv(path);
+}
+
+std::vector<claims::EvidenceRecord> orbit_evidence(
+    const std::vector<ClaimOrbit>& orbits, const std::map<std::string, claims::EvidenceRecord>& evidence,
+    std::size_t* without_evidence) {
+  std::vector<claims::EvidenceRecord> records;
+  for (const auto& o : orbits) {
+    const auto it = evidence.find(o.id);
+    if (it == evidence.end()) {
+      if (without_evidence != nullptr) ++*without_evidence;
+      continue;
+    }
+    claims::EvidenceRecord r = it->second;
+    r.claim = o.claim;
+    records.push_back(r);
+    for (const auto& v : o.variants) {
+      r.id = v.id;
+      r.claim = v.text;
+      records.push_back(r);
+    }
+  }
+  return records;
 }
 
 namespace {
@@ -111,6 +160,8 @@ io::OrderedJson pair_json(const PairStats& s) {
   for (const auto& [k, v] : s.flips) j["flips"][k] = v;
   if (s.gold_pairs > 0) {
     j["gold_pairs"] = s.gold_pairs;
+    j["original_correct"] = s.original_correct;
+    j["variant_correct"] = s.variant_correct;
     j["accuracy_original"] = s.accuracy_original;
     j["accuracy_variant"] = s.accuracy_variant;
     j["accuracy_diff"] = s.accuracy_variant - s.accuracy_original;
@@ -231,6 +282,104 @@ io::OrderedJson analysis_json(const OrbitAnalysis& a) {
   }
   j["bootstrap"] = {{"draws", a.draws}, {"seed", a.seed}, {"clusters", "claims"}};
   return j;
+}
+
+namespace {
+
+claims::Verdict verdict_field(const io::Record& r, std::string_view key) {
+  const std::string name = r.string(key);
+  for (claims::Verdict v : claims::kVerdicts)
+    if (claims::verdict_name(v) == name) return v;
+  r.fail_field(key, fmt::format("'{}' is not True, False or Conflicting", name));
+}
+
+stats::Interval interval_field(const io::Record& r, std::string_view key) {
+  const auto& a = r.array(key);
+  if (a.size() != 2 || !a[0].is_number() || !a[1].is_number()) r.fail_field(key, "must be [lo, hi]");
+  return {a[0].get<double>(), a[1].get<double>()};
+}
+
+std::size_t count(const io::Record& r, std::string_view key) {
+  return static_cast<std::size_t>(r.unsigned_integer(key));
+}
+
+PairStats pair_from_json(const io::Record& r) {
+  PairStats s;
+  s.pairs = count(r, "pairs");
+  s.claims = count(r, "claims");
+  s.invariant = count(r, "invariant");
+  if (s.invariant > s.pairs) r.fail_field("invariant", "exceeds pairs");
+  s.invariance_ci = interval_field(r, "invariance_wilson95");
+  const auto flips = r.object("flips");
+  for (const auto& [k, v] : flips.json().items()) s.flips[k] = count(flips, k);
+  s.gold_pairs = count(r, "gold_pairs");
+  if (s.gold_pairs > 0) {
+    s.original_correct = count(r, "original_correct");
+    s.variant_correct = count(r, "variant_correct");
+    s.accuracy_original = r.number("accuracy_original");
+    s.accuracy_variant = r.number("accuracy_variant");
+    s.diff_ci = interval_field(r, "accuracy_diff_bootstrap95");
+    const auto m = r.object("mcnemar");
+    s.original_only_correct = count(m, "original_only_correct");
+    s.variant_only_correct = count(m, "variant_only_correct");
+    s.mcnemar_p = m.number("p");
+  }
+  return s;
+}
+
+}  // namespace
+
+OrbitAnalysis analysis_from_json(const io::Json& j, std::string_view where) {
+  const auto r = io::Record::of(j, where);
+  OrbitAnalysis a;
+  a.system = r.string("system");
+  a.claims = count(r, "claims");
+  a.claims_with_variants = count(r, "claims_with_variants");
+  a.scored_claims = count(r, "scored_claims");
+  a.missing_original = count(r, "missing_original");
+  a.missing_variants = count(r, "missing_variants");
+  const auto oi = r.object("orbit_invariance");
+  a.orbits = count(oi, "orbits");
+  a.orbits_invariant = count(oi, "invariant");
+  if (a.orbits_invariant > a.orbits) oi.fail_field("invariant", "exceeds orbits");
+  a.orbit_invariance_ci = interval_field(oi, "wilson95");
+  a.all = pair_from_json(r.object("all_forms"));
+  const auto forms = r.object("forms");
+  for (const auto& [f, v] : forms.json().items()) a.by_form.emplace_back(f, pair_from_json(forms.object(f)));
+  // JSON objects come back with sorted keys: restore the forms' order (the spec's, then any other).
+  const auto& spec_forms = FormSpec::builtin().forms;
+  std::stable_sort(a.by_form.begin(), a.by_form.end(), [&](const auto& x, const auto& y) {
+    auto rank = [&](const std::string& f) {
+      return std::find(spec_forms.begin(), spec_forms.end(), f) - spec_forms.begin();
+    };
+    return rank(x.first) < rank(y.first);
+  });
+  const auto cats = r.object("categories");
+  for (const auto& [c, v] : cats.json().items()) a.by_category[c] = pair_from_json(cats.object(c));
+  for (const auto& e : r.objects("examples")) {
+    Flip f;
+    f.claim_id = e.string("claim_id");
+    f.form = e.string("form");
+    f.claim = e.string("claim");
+    f.variant_text = e.string("variant");
+    for (const auto& sp : e.objects("spans")) {
+      Span s;
+      s.begin = count(sp, "begin");
+      s.end = count(sp, "end");
+      if (s.begin > s.end || s.end > f.variant_text.size())
+        sp.fail_field("end", "span outside the variant text");
+      s.original = sp.string("original");
+      f.spans.push_back(std::move(s));
+    }
+    f.original = verdict_field(e, "original_verdict");
+    f.variant = verdict_field(e, "variant_verdict");
+    if (e.has("gold")) f.gold = verdict_field(e, "gold");
+    a.examples.push_back(std::move(f));
+  }
+  const auto b = r.object("bootstrap");
+  a.draws = count(b, "draws");
+  a.seed = b.unsigned_integer("seed");
+  return a;
 }
 
 }  // namespace numcheck::claimorbit

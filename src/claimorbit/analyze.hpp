@@ -11,10 +11,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "claimorbit/orbit.hpp"
 #include "claims/claim.hpp"
+#include "claims/evidence.hpp"
 #include "io/json.hpp"
 #include "stats/interval.hpp"
 
@@ -23,10 +25,22 @@ namespace numcheck::claimorbit {
 // Verdicts keyed by id: a claim id for the original claim, "<claim id>#<form>" for a variant.
 using Verdicts = std::map<std::string, claims::Verdict>;
 
-// Reads `variant_id,verdict` CSV (header required; verdicts through the label map, so "True",
-// "SUPPORTS", "Half True/False" all work). Throws Error naming file:line on a malformed record or an
-// unknown verdict, and on two different verdicts for one id.
-[[nodiscard]] Verdicts read_verdicts_csv(const std::filesystem::path& path);
+// Reads one verifier's verdicts: a `variant_id,verdict` CSV (header required), or, for a file
+// ending in .jsonl, the predictions.jsonl of `claims verify` (records {"id", "label"}). Verdicts go
+// through the label map, so "True", "SUPPORTS", "Half True/False" all work. In JSONL a label
+// "unparseable" or null (a model answer that did not parse) is no verdict: the id is left out and
+// counted in *unparseable (when given), so the analysis reports it as missing, never guesses it.
+// Throws Error naming file:line on a malformed record or an unknown verdict, and on two different
+// verdicts for one id.
+[[nodiscard]] Verdicts read_verdicts(const std::filesystem::path& path, std::size_t* unparseable = nullptr);
+
+// The evidence records a verifier reads for a set of orbits: for each orbit whose claim id has a
+// record in `evidence`, the original (the claim id, the orbit's claim text) and every variant
+// (variant id, variant text), all with the original claim's evidence, label and questions, so only
+// the claim text changes. Orbits without evidence are counted in *without_evidence.
+[[nodiscard]] std::vector<claims::EvidenceRecord> orbit_evidence(
+    const std::vector<ClaimOrbit>& orbits, const std::map<std::string, claims::EvidenceRecord>& evidence,
+    std::size_t* without_evidence = nullptr);
 
 // Paired comparison of original vs variant on a set of (claim, variant) pairs.
 struct PairStats {
@@ -76,5 +90,9 @@ struct OrbitAnalysis {
                                     const AnalyzeOptions& opt = {}, std::string system = "system");
 
 [[nodiscard]] io::OrderedJson analysis_json(const OrbitAnalysis& a);
+// The inverse of analysis_json (what `orbit report --claim-orbits` reads back from the metrics.json
+// of `claims orbit report --out`); throws Error naming `where` and the field on anything malformed,
+// including a span outside its variant text.
+[[nodiscard]] OrbitAnalysis analysis_from_json(const io::Json& j, std::string_view where);
 
 }  // namespace numcheck::claimorbit

@@ -44,7 +44,7 @@ void run(const Args& a) {
   opt.max_examples = a.examples;
   std::vector<claimorbit::OrbitAnalysis> systems;
   for (const auto& p : a.predictions) {
-    const auto verdicts = claimorbit::read_verdicts_csv(p);
+    const auto verdicts = claimorbit::read_verdicts(p);
     systems.push_back(
         claimorbit::analyze(orbits, verdicts, gold, cats, opt, std::filesystem::path(p).stem().string()));
   }
@@ -71,8 +71,9 @@ void setup(CLI::App& app) {
   app.add_option("--orbits", a->orbits, "claims.jsonl written by `claims orbit generate` (or its directory)")
       ->required();
   app.add_option("--predictions", a->predictions,
-                 "CSV variant_id,verdict of one verifier (repeat for several, shown side by side); the "
-                 "original claim's verdict is keyed by its claim id")
+                 "CSV variant_id,verdict of one verifier, or a `claims verify` predictions.jsonl (repeat for "
+                 "several, shown side by side; each named by its file stem); the original claim's verdict is "
+                 "keyed by its claim id")
       ->required();
   app.add_option(
       "--gold", a->gold,

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "verify/cv.hpp"
 #include "verify/model.hpp"
 
 namespace numcheck::cli {
@@ -22,7 +23,68 @@ namespace {
 struct Args {
   std::string orbits, evidence, method = "trained", model, predictions, out;
   unsigned threads = 2;
+  // trained with --folds: cross-validated verdicts (train on the other folds, never on the claim)
+  int folds = 0;
+  std::uint64_t fold_seed = 20260725;
+  std::string features, numbers;
 };
+
+// Verdicts of every original and variant of the orbits whose claim is in `records_by_id`, from
+// models trained on the other folds of the labelled evidence (grouped by claim text, stratified
+// by label: verify::grouped_stratified_folds, the folds `claims cv` uses). Every orbit claim must
+// be labelled in the evidence file.
+void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& orbits,
+                     const std::vector<claims::EvidenceRecord>& evidence, claimorbit::Verdicts& verdicts,
+                     io::OrderedJson& m) {
+  auto settings =
+      a.features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a.features);
+  if (!a.numbers.empty()) settings.numbers = verify::number_mode_from_name(a.numbers);
+  std::vector<claims::EvidenceRecord> labelled;
+  for (const auto& r : evidence)
+    if (r.label) labelled.push_back(r);
+  const auto fold = verify::grouped_stratified_folds(labelled, a.folds, a.fold_seed);
+  std::map<std::string, std::size_t> index;  // claim id -> labelled record
+  for (std::size_t i = 0; i < labelled.size(); ++i) index.emplace(labelled[i].id, i);
+  const auto feats = verify::extract_all(labelled, settings, a.threads);
+  for (const auto& o : orbits)
+    if (!index.count(o.id))
+      fail(ErrorCode::kUsage,
+           "--folds: orbit claim '{}' has no labelled record in {} (every claim needs one)", o.id,
+           a.evidence);
+  for (int f = 0; f < a.folds; ++f) {
+    std::vector<const verify::NamedFeatures*> fp;
+    std::vector<claims::Verdict> y;
+    for (std::size_t i = 0; i < labelled.size(); ++i)
+      if (fold[i] != f) {
+        fp.push_back(&feats[i]);
+        y.push_back(*labelled[i].label);
+      }
+    const auto model = verify::train_model(fp, y, settings);
+    std::vector<claims::EvidenceRecord> held;
+    for (const auto& o : orbits) {
+      const std::size_t i = index.at(o.id);
+      if (fold[i] != f) continue;
+      claims::EvidenceRecord r = labelled[i];  // the same evidence for the original and every variant
+      r.claim = o.claim;
+      held.push_back(r);
+      for (const auto& v : o.variants) {
+        r.id = v.id;
+        r.claim = v.text;
+        held.push_back(r);
+      }
+    }
+    const auto hf = verify::extract_all(held, settings, a.threads);
+    for (std::size_t i = 0; i < held.size(); ++i)
+      verdicts[held[i].id] = verify::TrainedModel::argmax(model.scores(hf[i]));
+  }
+  m["cross_validation"] = {{"folds", a.folds},
+                           {"fold_seed", a.fold_seed},
+                           {"grouping", "exact claim text, stratified by label (as `claims cv`)"},
+                           {"labelled_claims", labelled.size()},
+                           {"numbers", verify::number_mode_name(settings.numbers)},
+                           {"features", a.features.empty() ? io::OrderedJson("builtin")
+                                                           : io::OrderedJson(io::sha256_file(a.features))}};
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -40,11 +102,22 @@ void run(const Args& a) {
   m["orbits"] = {{"path", orbits_path.string()}, {"sha256", io::sha256_file(orbits_path)}};
   m["method"] = a.method;
   std::size_t without_evidence = 0;
+  if (a.folds != 0 && a.method != "trained") fail(ErrorCode::kUsage, "--folds works with --method trained");
   if (a.method == "external") {
     if (a.predictions.empty()) fail(ErrorCode::kUsage, "--method external needs --predictions FILE.csv");
-    verdicts = claimorbit::read_verdicts_csv(a.predictions);
+    std::size_t unparseable = 0;
+    verdicts = claimorbit::read_verdicts(a.predictions, &unparseable);
     m["predictions"] = {{"path", a.predictions}, {"sha256", io::sha256_file(a.predictions)}};
+    m["unparseable"] = unparseable;
+  } else if (a.method == "trained" && a.folds > 0) {
+    if (a.folds < 2) fail(ErrorCode::kUsage, "--folds must be at least 2");
+    if (!a.model.empty()) fail(ErrorCode::kUsage, "--folds trains its own models: leave out --model");
+    if (a.evidence.empty()) fail(ErrorCode::kUsage, "--folds needs --evidence FILE (labelled)");
+    cross_validated(a, orbits, claims::read_evidence(a.evidence), verdicts, m);
+    m["evidence"] = {{"path", a.evidence}, {"sha256", io::sha256_file(a.evidence)}};
   } else if (a.method == "trained") {
+    if (!a.features.empty() || !a.numbers.empty())
+      fail(ErrorCode::kUsage, "--features and --numbers train models: give them with --folds K");
     if (a.model.empty() || a.evidence.empty())
       fail(ErrorCode::kUsage,
            "--method trained needs --model FILE (from `claims train`) and --evidence FILE");
@@ -52,22 +125,7 @@ void run(const Args& a) {
     std::map<std::string, claims::EvidenceRecord> ev;
     claims::for_each_evidence(a.evidence,
                               [&](claims::EvidenceRecord&& r) { ev.emplace(r.id, std::move(r)); });
-    std::vector<claims::EvidenceRecord> records;
-    for (const auto& o : orbits) {
-      const auto it = ev.find(o.id);
-      if (it == ev.end()) {
-        ++without_evidence;
-        continue;
-      }
-      claims::EvidenceRecord r = it->second;  // the same evidence for the original and every variant
-      r.claim = o.claim;
-      records.push_back(r);
-      for (const auto& v : o.variants) {
-        r.id = v.id;
-        r.claim = v.text;
-        records.push_back(r);
-      }
-    }
+    const auto records = claimorbit::orbit_evidence(orbits, ev, &without_evidence);
     const auto feats = verify::extract_all(records, model.settings, a.threads);
     for (std::size_t i = 0; i < records.size(); ++i)
       verdicts[records[i].id] = verify::TrainedModel::argmax(model.scores(feats[i]));
@@ -116,7 +174,21 @@ void setup(CLI::App& app) {
                  "trained: evidence file (claims/evidence.hpp), one record per claim id");
   app.add_option("--model", a->model, "trained: model file from `claims train`");
   app.add_option("--threads", a->threads, "trained: feature extraction threads")->capture_default_str();
-  app.add_option("--predictions", a->predictions, "external: CSV variant_id,verdict");
+  app.add_option(
+      "--folds", a->folds,
+      "trained: k-fold cross-validated verdicts on the labelled --evidence claims (train a model on "
+      "the other folds for each fold; no --model)");
+  app.add_option("--fold-seed", a->fold_seed, "trained --folds: seed of the grouped, stratified folds")
+      ->capture_default_str();
+  app.add_option(
+      "--features", a->features,
+      "trained --folds: feature definitions and learner settings (default data/verify/features.json)");
+  app.add_option("--numbers", a->numbers,
+                 "trained --folds: canonical or surface number tokens (as `claims train`)")
+      ->check(CLI::IsMember({"canonical", "surface"}));
+  app.add_option("--predictions", a->predictions,
+                 "external: CSV variant_id,verdict, or the predictions.jsonl of `claims verify` run on the "
+                 "file of `claims orbit evidence` (any verifier, e.g. --method llm)");
   app.add_option("--out", a->out, "Directory for predictions.csv and run.json")->required();
   app.footer("Exit 3 when some original or variant has no verdict. See docs/claim-orbits.md.");
   app.callback([a] { run(*a); });

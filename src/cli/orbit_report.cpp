@@ -1,10 +1,13 @@
 // numcheck orbit report: metrics, statistics and the report (docs/report.md).
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "claimorbit/analyze.hpp"
+#include "claimorbit/render.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
 #include "consensus/study.hpp"
@@ -30,6 +33,7 @@ struct ReportArgs {
   std::size_t examples = 3;
   std::string consensus;
   std::string claims;
+  std::vector<std::string> claim_orbits;
 };
 
 void setup(CLI::App& app) {
@@ -59,6 +63,10 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--claims", a->claims,
                  "Section file of `claims section` (claim verification results): adds the claims section");
+  app.add_option("--claim-orbits", a->claim_orbits,
+                 "Output folder of `claims orbit report --out` (its metrics.json): adds the claim-orbit "
+                 "section (verdict invariance of claim verifiers); repeat to show several folders' systems "
+                 "in one section (name the systems by their data)");
   app.add_option("--consensus", a->consensus,
                  "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus "
                  "study section, with its risk-coverage figures, to the report");
@@ -108,6 +116,38 @@ void setup(CLI::App& app) {
       src["file"] = a->claims;
       src["sha256"] = io::sha256_hex(text);
       src["metrics"] = verify::section_json(section);
+      in.extra_sources.push_back(std::move(src));
+    }
+    if (!a->claim_orbits.empty()) {
+      std::vector<claimorbit::OrbitAnalysis> systems;
+      io::OrderedJson src = io::OrderedJson::object();
+      src["section"] = "claim_orbits";
+      src["files"] = io::OrderedJson::array();
+      for (const auto& dir : a->claim_orbits) {
+        const std::filesystem::path file = std::filesystem::path(dir) / "metrics.json";
+        if (!std::filesystem::is_regular_file(file)) {
+          fail(ErrorCode::kUsage,
+               "--claim-orbits {}: no metrics.json there (run `claims orbit report --out {}`)", dir, dir);
+        }
+        const std::string text = io::read_file(file, std::size_t{1} << 30);
+        const io::Json j = io::parse_json(text, file.string());
+        const auto& list = io::Record::of(j, file.string()).array("systems");
+        for (std::size_t i = 0; i < list.size(); ++i)
+          systems.push_back(
+              claimorbit::analysis_from_json(list[i], fmt::format("{}: systems[{}]", file.string(), i)));
+        // Relative to the report folder, so the same inputs elsewhere give the same bytes.
+        src["files"].push_back(
+            {{"file", std::filesystem::absolute(file)
+                          .lexically_normal()
+                          .lexically_relative(std::filesystem::absolute(a->out).lexically_normal())
+                          .generic_string()},
+             {"sha256", io::sha256_hex(text)}});
+      }
+      doc::Document d;
+      claimorbit::add_section(d, systems);
+      in.extra_sections.push_back(std::move(d));
+      src["metrics"] = io::OrderedJson::array();
+      for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
       in.extra_sources.push_back(std::move(src));
     }
     const auto out = report::run_orbit_report(in);

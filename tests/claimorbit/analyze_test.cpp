@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "claimorbit/render.hpp"
+#include "core/error.hpp"
 #include "core/prng.hpp"
+#include "io/json.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/tests.hpp"
 
@@ -170,6 +172,44 @@ TEST(ClaimOrbitAnalysis, ChangedSpanIsMarkedAndEscaped) {
   const std::vector<Span> spans = {{14, 26, num::Rational(86000), "$86k", "$86 thousand"}};
   EXPECT_EQ(marked_html(text, spans), "&lt;b&gt;x&lt;/b&gt; paid <mark>$86 thousand</mark> &amp; more");
   EXPECT_EQ(marked_text(text, spans), "<b>x</b> paid [[$86 thousand]] & more");
+}
+
+}  // namespace
+}  // namespace numcheck::claimorbit
+
+namespace numcheck::claimorbit {
+namespace {
+
+// `orbit report --claim-orbits` reads the analysis back from metrics.json: the round trip keeps every
+// figure (and the forms' order), and a damaged file is an error naming the field.
+TEST(ClaimOrbitAnalysis, JsonRoundTripsAndDamageIsAnError) {
+  const auto orbits = sample_orbits();
+  std::map<std::string, Verdict> gold;
+  for (std::size_t i = 0; i < orbits.size(); ++i) gold[orbits[i].id] = claims::kVerdicts[i % 3];
+  AnalyzeOptions opt;
+  opt.draws = 200;
+  const auto a = analyze(orbits, verdicts_of(orbits, surface_stub), gold, {}, opt, "surface");
+  ASSERT_FALSE(a.examples.empty());
+  const std::string text = io::to_pretty(analysis_json(a));
+  const auto back = analysis_from_json(io::parse_json(text, "m.json"), "m.json");
+  EXPECT_EQ(io::to_pretty(analysis_json(back)), text);
+  ASSERT_EQ(back.by_form.size(), a.by_form.size());
+  for (std::size_t i = 0; i < a.by_form.size(); ++i) EXPECT_EQ(back.by_form[i].first, a.by_form[i].first);
+
+  io::Json bad = io::parse_json(text, "m.json");
+  bad["examples"][0]["spans"][0]["end"] = 100000;
+  EXPECT_THROW((void)analysis_from_json(bad, "m.json"), Error);
+  bad = io::parse_json(text, "m.json");
+  bad["all_forms"]["invariant"] = bad["all_forms"]["pairs"].get<std::size_t>() + 1;
+  try {
+    (void)analysis_from_json(bad, "m.json");
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("all_forms.invariant"), std::string::npos) << e.what();
+  }
+  bad = io::parse_json(text, "m.json");
+  bad["examples"][0]["original_verdict"] = "Maybe";
+  EXPECT_THROW((void)analysis_from_json(bad, "m.json"), Error);
 }
 
 }  // namespace
