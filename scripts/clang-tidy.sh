@@ -31,7 +31,9 @@ set +e
 rc=$?
 set -e
 # The findings (file:line:col: warning|error: ... [check]), each once (headers are seen by many TUs).
-grep -E '^/.*:[0-9]+:[0-9]+: (warning|error):' "$log" | sort -u >"$log.findings" || true
+# clang-tidy 14 colours its diagnostics even into a file: strip the escape sequences first, or no
+# line would start with the path and every finding would go uncounted.
+sed -E 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^/.*:[0-9]+:[0-9]+: (warning|error):' | sort -u >"$log.findings" || true
 n=$(wc -l <"$log.findings")
 cat "$log.findings"
 echo "clang-tidy: ${#files[@]} files, $n findings, $(( $(date +%s) - start )) s"

@@ -23,8 +23,8 @@ enum class ErrorCode {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
-  explicit Error(std::string message) : Error(ErrorCode::kInvalidInput, std::move(message)) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  explicit Error(const std::string& message) : Error(ErrorCode::kInvalidInput, message) {}
   [[nodiscard]] ErrorCode code() const noexcept { return code_; }
   [[nodiscard]] int exit_code() const noexcept {
     switch (code_) {
