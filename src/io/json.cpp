@@ -177,12 +177,12 @@ std::optional<std::string> BasicRecord<J>::opt_string(std::string_view key) cons
 namespace {
 
 std::string integer_rule(std::int64_t min, std::int64_t max) {
-  constexpr auto lo = std::numeric_limits<std::int64_t>::min();
-  constexpr auto hi = std::numeric_limits<std::int64_t>::max();
-  if (min == 0 && max == hi) return "must be a non-negative integer";
-  if (min == lo && max == hi) return "must be an integer";
-  if (max == hi) return fmt::format("must be an integer >= {}", min);
-  if (min == lo) return fmt::format("must be an integer <= {}", max);
+  constexpr auto kLo = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kHi = std::numeric_limits<std::int64_t>::max();
+  if (min == 0 && max == kHi) return "must be a non-negative integer";
+  if (min == kLo && max == kHi) return "must be an integer";
+  if (max == kHi) return fmt::format("must be an integer >= {}", min);
+  if (min == kLo) return fmt::format("must be an integer <= {}", max);
   return fmt::format("must be an integer from {} to {}", min, max);
 }
 
