@@ -49,9 +49,10 @@ void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--orbits", a->orbits, "claims.jsonl written by `claims orbit generate` (or its directory)")
       ->required();
-  app.add_option("--evidence", a->evidence,
-                 "Evidence file of the original claims (from `claims evidence` or `claims retrieve`), keyed by "
-                 "claim id")
+  app.add_option(
+         "--evidence", a->evidence,
+         "Evidence file of the original claims (from `claims evidence` or `claims retrieve`), keyed by "
+         "claim id")
       ->required();
   app.add_option("--out", a->out, "Evidence file to write (JSONL), one record per original and variant")
       ->required();
@@ -61,10 +62,11 @@ void setup(CLI::App& app) {
   app.callback([a] { run(*a); });
 }
 
-const CommandRegistration reg({"claims orbit", "evidence",
-                               "The evidence file of claim orbits (every variant with its original's evidence), "
-                               "for any verifier",
-                               setup});
+const CommandRegistration reg(
+    {"claims orbit", "evidence",
+     "The evidence file of claim orbits (every variant with its original's evidence), "
+     "for any verifier",
+     setup});
 
 }  // namespace
 }  // namespace numcheck::cli

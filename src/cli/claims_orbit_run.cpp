@@ -29,7 +29,7 @@ struct Args {
   std::string features, numbers;
 };
 
-// Verdicts of every original and variant of the orbits whose claim is in `records_by_id`, from
+// Verdicts of every original and variant of the orbits, from
 // models trained on the other folds of the labelled evidence (grouped by claim text, stratified
 // by label: verify::grouped_stratified_folds, the folds `claims cv` uses). Every orbit claim must
 // be labelled in the evidence file.
@@ -44,7 +44,11 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
     if (r.label) labelled.push_back(r);
   const auto fold = verify::grouped_stratified_folds(labelled, a.folds, a.fold_seed);
   std::map<std::string, std::size_t> index;  // claim id -> labelled record
-  for (std::size_t i = 0; i < labelled.size(); ++i) index.emplace(labelled[i].id, i);
+  std::map<std::string, claims::EvidenceRecord> by_id;
+  for (std::size_t i = 0; i < labelled.size(); ++i) {
+    index.emplace(labelled[i].id, i);
+    by_id.emplace(labelled[i].id, labelled[i]);
+  }
   const auto feats = verify::extract_all(labelled, settings, a.threads);
   for (const auto& o : orbits)
     if (!index.count(o.id))
@@ -60,19 +64,10 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
         y.push_back(*labelled[i].label);
       }
     const auto model = verify::train_model(fp, y, settings);
-    std::vector<claims::EvidenceRecord> held;
-    for (const auto& o : orbits) {
-      const std::size_t i = index.at(o.id);
-      if (fold[i] != f) continue;
-      claims::EvidenceRecord r = labelled[i];  // the same evidence for the original and every variant
-      r.claim = o.claim;
-      held.push_back(r);
-      for (const auto& v : o.variants) {
-        r.id = v.id;
-        r.claim = v.text;
-        held.push_back(r);
-      }
-    }
+    std::vector<claimorbit::ClaimOrbit> in_fold;
+    for (const auto& o : orbits)
+      if (fold[index.at(o.id)] == f) in_fold.push_back(o);
+    const auto held = claimorbit::orbit_evidence(in_fold, by_id);
     const auto hf = verify::extract_all(held, settings, a.threads);
     for (std::size_t i = 0; i < held.size(); ++i)
       verdicts[held[i].id] = verify::TrainedModel::argmax(model.scores(hf[i]));
