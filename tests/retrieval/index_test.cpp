@@ -207,9 +207,9 @@ TEST(IndexFile, AnOffsetPastThePostingsIsAnErrorNotARead) {
   strings({"", "", ""});
   u32s({1, 1, 1});
   strings({"a", "b"});
-  u32s({0, 5, 2});  // term offsets: front 0 and back 2 are right, the middle one is not
-  u32s({0, 1});     // postings: valid as far as they go, so only the offset can stop the walk
-  u32s({1, 1});     // frequencies
+  u32s({0, 5, 2});            // term offsets: front 0 and back 2 are right, the middle one is not
+  u32s({0, 1});               // postings: valid as far as they go, so only the offset can stop the walk
+  u32s({1, 1});               // frequencies
   f += std::string(64, '0');  // checksum (not verified below)
   try {
     (void)Index::parse(f, "idx.bin", false);
