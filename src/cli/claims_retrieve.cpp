@@ -172,6 +172,8 @@ void run(const Args& a) {
                        {"texts", texts.size()},
                        {"answered", emb.by_text.size()},
                        {"unanswered", emb.summary.unanswered},
+                       {"rejected", emb.rejected},
+                       {"cache_refused", emb.summary.cache_refused},
                        {"wrong_dimension", emb.wrong_dimension},
                        {"dimension", emb.dimension}};
   }
