@@ -247,11 +247,45 @@ Index IndexBuilder::build(unsigned threads) {
     std::vector<std::uint32_t> doc_end;                          // per doc: end offset into pairs
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (local id, tf), ids ascending per doc
   };
-  // A dictionary whose keys live in an arena (no string object per term).
+  // A dictionary whose keys live in an arena (no string object per term): open addressing with
+  // linear probing over a power-of-two table of (hash, key, id) slots, at most half full, so a
+  // lookup is one hash and usually one cache line (a node-based std::unordered_map was the
+  // largest cost of indexing).
   struct LocalDict {
-    std::unordered_map<std::string_view, std::uint32_t> ids;
+    struct Slot {
+      std::uint64_t hash = 0;
+      const char* key = nullptr;  // nullptr: empty
+      std::uint32_t len = 0, id = 0;
+    };
+    std::vector<Slot> slots = std::vector<Slot>(1 << 16);
+    std::size_t count = 0;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::size_t used = 0, cap = 0;
+    // Words are short: a plain loop beats a library memcmp call.
+    static bool same_bytes(const char* a, const char* b, std::size_t n) {
+      for (std::size_t k = 0; k < n; ++k)
+        if (a[k] != b[k]) return false;
+      return true;
+    }
+    static std::uint64_t hash_of(std::string_view t) {
+      // 8 bytes at a time, multiply-xorshift mixing (fast for short words; quality is enough for
+      // linear probing, and a poor spread only costs time, never correctness).
+      std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
+      std::size_t i = 0;
+      for (; i + 8 <= t.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, t.data() + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+      }
+      if (i < t.size()) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, t.data() + i, t.size() - i);
+        h = (h ^ w) * 0x94D049BB133111EBull;
+        h ^= h >> 29;
+      }
+      return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
+    }
     std::string_view keep(std::string_view t) {
       if (t.size() > cap - used) {
         cap = std::max<std::size_t>(1 << 20, t.size());
@@ -262,6 +296,36 @@ Index IndexBuilder::build(unsigned threads) {
       std::memcpy(p, t.data(), t.size());
       used += t.size();
       return {p, t.size()};
+    }
+    void grow() {
+      std::vector<Slot> old(slots.size() * 2);
+      old.swap(slots);
+      const std::size_t mask = slots.size() - 1;
+      for (const Slot& x : old) {
+        if (!x.key) continue;
+        std::size_t i = x.hash & mask;
+        while (slots[i].key) i = (i + 1) & mask;
+        slots[i] = x;
+      }
+    }
+    // The term's local id; `added` tells whether it was new.
+    std::uint32_t id(std::string_view t, bool& added) {
+      const std::uint64_t h = hash_of(t);
+      std::size_t mask = slots.size() - 1;
+      std::size_t i = h & mask;
+      while (slots[i].key) {
+        const Slot& x = slots[i];
+        if (x.hash == h && x.len == t.size() && same_bytes(x.key, t.data(), t.size())) {
+          added = false;
+          return x.id;
+        }
+        i = (i + 1) & mask;
+      }
+      added = true;
+      const auto nid = static_cast<std::uint32_t>(count++);
+      slots[i] = {h, keep(t).data(), static_cast<std::uint32_t>(t.size()), nid};
+      if (count * 2 > slots.size()) grow();
+      return nid;
     }
   };
   std::vector<LocalDict> dicts(threads);
@@ -274,12 +338,10 @@ Index IndexBuilder::build(unsigned threads) {
     for (std::size_t i = b; i < e; ++i) {
       lids.clear();
       const std::uint32_t len = analyze_each(docs_[i].text, tok_, [&](std::string_view t) {
-        auto it = dict.ids.find(t);
-        if (it == dict.ids.end()) {
-          it = dict.ids.emplace(dict.keep(t), static_cast<std::uint32_t>(dict.ids.size())).first;
-          c.new_terms.emplace_back(t);
-        }
-        lids.push_back(it->second);
+        bool added = false;
+        const std::uint32_t lid = dict.id(t, added);
+        if (added) c.new_terms.emplace_back(t);
+        lids.push_back(lid);
       });
       c.doc_len.push_back(len);
       std::sort(lids.begin(), lids.end());

@@ -100,8 +100,10 @@ void normalize_into(std::string_view word, bool ascii, std::string& t) {
 
 }  // namespace
 
-std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
+namespace {
+
+void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  out.clear();
   const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
@@ -139,6 +141,13 @@ std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_v
     // ICU gives every segment a word status except a lone ExtendNumLet ("_").
     if (c != Wb::kExtendNumLet || i - start >= 2) out.emplace_back(start, i);
   }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  ascii_ranges_into(text, out);
   return out;
 }
 
@@ -180,6 +189,14 @@ bool ascii_path_matches_icu() {
 // Word ranges of any text: the ASCII path when it is exact for the text, else ICU.
 std::vector<std::pair<std::size_t, std::size_t>> word_ranges(std::string_view text, bool ascii) {
   return ascii && ascii_path_matches_icu() ? ascii_word_ranges(text) : icu_word_ranges(text);
+}
+void word_ranges_into(std::string_view text, bool ascii,
+                      std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  if (ascii && ascii_path_matches_icu()) {
+    ascii_ranges_into(text, out);
+  } else {
+    out = icu_word_ranges(text);
+  }
 }
 
 }  // namespace
@@ -300,7 +317,8 @@ std::vector<std::string> number_terms(std::string_view text) {
 std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
                            const std::function<void(std::string_view)>& emit) {
   const bool ascii = all_ascii(text);
-  const auto ranges = word_ranges(text, ascii);
+  thread_local std::vector<std::pair<std::size_t, std::size_t>> ranges;  // reused: no allocation per text
+  word_ranges_into(text, ascii, ranges);
   thread_local std::string t;
   std::uint32_t length = 0;
   for (auto [b, e] : ranges) {
@@ -313,7 +331,8 @@ std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
     emit(t);
   }
   if (opt.number_terms) {
-    std::vector<std::string> nums;
+    thread_local std::vector<std::string> nums;
+    nums.clear();
     add_number_terms(text, ranges, nums);
     for (const auto& x : nums) emit(x);
   }
