@@ -26,14 +26,31 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHashHexBytes = 64;
 
 // ---- writing ----
+// The file's bytes go to a sink in pieces: small fields through a buffer, large tables (texts,
+// postings) straight from memory, so saving never builds a copy of the whole file.
+template <class Sink>
 struct Out {
-  std::string s;
-  void u32(std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-  void u64(std::uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
-  void f64(double v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+  Sink& sink;
+  std::string buf;
+  void flush() {
+    if (!buf.empty()) sink(std::string_view(buf));
+    buf.clear();
+  }
+  void raw(std::string_view bytes) {
+    if (bytes.size() >= (1u << 16)) {
+      flush();
+      sink(bytes);
+      return;
+    }
+    buf += bytes;
+    if (buf.size() >= (1u << 20)) flush();
+  }
+  void u32(std::uint32_t v) { raw({reinterpret_cast<const char*>(&v), 4}); }
+  void u64(std::uint64_t v) { raw({reinterpret_cast<const char*>(&v), 8}); }
+  void f64(double v) { raw({reinterpret_cast<const char*>(&v), 8}); }
   void u32s(const std::vector<std::uint32_t>& v) {
     u64(v.size());
-    s.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+    raw({reinterpret_cast<const char*>(v.data()), v.size() * 4});
   }
   void strings(const std::vector<std::string>& v) {
     u64(v.size());
@@ -43,7 +60,7 @@ struct Out {
       off += x.size();
     }
     u64(off);
-    for (const auto& x : v) s += x;
+    for (const auto& x : v) raw(x);
   }
 };
 
@@ -144,10 +161,10 @@ std::optional<std::uint32_t> Index::term(std::string_view t) const {
   return static_cast<std::uint32_t>(it - terms_.begin());
 }
 
-std::string Index::serialize() const {
-  Out o;
-  o.s.reserve(64 + docids_.size() * 8 + terms_.size() * 16);
-  o.s += kMagic;
+template <class Sink>
+void Index::write_body(Sink& sink) const {
+  Out<Sink> o{sink, {}};
+  o.raw(kMagic);
   o.u32(kFormatVersion);
   o.u32((tok_.stem ? 1u : 0u) | (tok_.number_terms ? 2u : 0u));
   o.f64(avgdl_);
@@ -159,11 +176,29 @@ std::string Index::serialize() const {
   o.u32s(term_off_);
   o.u32s(docids_);
   o.u32s(tfs_);
-  o.s += io::sha256_hex(o.s);
-  return std::move(o.s);
+  o.flush();
 }
 
-void Index::save(const std::filesystem::path& path) const { io::write_file_atomic(path, serialize()); }
+std::string Index::serialize() const {
+  std::string s;
+  auto append = [&s](std::string_view b) { s += b; };
+  write_body(append);
+  s += io::sha256_hex(s);
+  return s;
+}
+
+void Index::save(const std::filesystem::path& path) const {
+  // Streamed: each piece is hashed and written as it comes (the same bytes as serialize()).
+  io::AtomicFile f(path);
+  io::Sha256 sha;
+  auto put = [&](std::string_view b) {
+    sha.update(b);
+    f.write(b);
+  };
+  write_body(put);
+  f.write(sha.hex_digest());
+  f.commit();
+}
 
 Index Index::load(const std::filesystem::path& path) {
   const std::string bytes = io::read_file(path);
