@@ -400,9 +400,13 @@ Index IndexBuilder::build(unsigned threads) {
       parts.push_back(std::async(std::launch::async, work, std::ref(dicts[w]), s, std::min(e, s + per)));
     return parts;
   };
+  // The merge appends every posting as (global term id, tf) in document order (flat arrays, no
+  // list per term) and counts document frequencies; the layout by term is one counting-sort pass
+  // at the end (each term's postings stay in document order).
   std::unordered_map<std::string, std::uint32_t> ids;
   ids.reserve(1 << 16);
-  std::vector<std::vector<std::uint32_t>> plist_docs, plist_tfs;
+  std::vector<std::uint32_t> flat_term, flat_tf, df;
+  std::vector<std::uint64_t> doc_end(n);
   auto pending = start_batch(0);
   std::size_t d = 0;
   for (std::size_t b = 0; b < n; b += kBatch) {
@@ -415,45 +419,51 @@ Index IndexBuilder::build(unsigned threads) {
       auto& l2g = local_to_global[w];
       for (std::string& t : c.new_terms) {
         auto [it, inserted] = ids.try_emplace(std::move(t), static_cast<std::uint32_t>(ids.size()));
-        if (inserted) {
-          plist_docs.emplace_back();
-          plist_tfs.emplace_back();
-        }
+        if (inserted) df.push_back(0);
         l2g.push_back(it->second);
       }
+      flat_term.reserve(flat_term.size() + c.pairs.size());
+      flat_tf.reserve(flat_tf.size() + c.pairs.size());
       std::size_t p = 0;
       for (std::size_t k = 0; k < c.doc_len.size(); ++k, ++d) {
         ix.doc_len_[d] = c.doc_len[k];
         for (; p < c.doc_end[k]; ++p) {
           const std::uint32_t g = l2g[c.pairs[p].first];
-          plist_docs[g].push_back(static_cast<std::uint32_t>(d));
-          plist_tfs[g].push_back(c.pairs[p].second);
+          flat_term.push_back(g);
+          flat_tf.push_back(c.pairs[p].second);
+          ++df[g];
         }
+        doc_end[d] = flat_term.size();
       }
     }
   }
   dicts.clear();
+  const std::uint64_t total = flat_term.size();
+  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
 
   // Vocabulary in byte order; postings laid out contiguously in that order.
   std::vector<std::pair<std::string_view, std::uint32_t>> vocab;
   vocab.reserve(ids.size());
   for (const auto& [t, id] : ids) vocab.emplace_back(t, id);
   std::sort(vocab.begin(), vocab.end());
-  std::uint64_t total = 0;
-  for (const auto& v : plist_docs) total += v.size();
-  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
+  std::vector<std::uint32_t> next(ids.size());  // per global id: where its next posting goes
   ix.terms_.reserve(vocab.size());
   ix.term_off_.reserve(vocab.size() + 1);
-  ix.docids_.reserve(total);
-  ix.tfs_.reserve(total);
   ix.term_off_.push_back(0);
   for (const auto& [t, id] : vocab) {
     ix.terms_.emplace_back(t);
-    ix.docids_.insert(ix.docids_.end(), plist_docs[id].begin(), plist_docs[id].end());
-    ix.tfs_.insert(ix.tfs_.end(), plist_tfs[id].begin(), plist_tfs[id].end());
-    ix.term_off_.push_back(static_cast<std::uint32_t>(ix.docids_.size()));
-    std::vector<std::uint32_t>().swap(plist_docs[id]);
-    std::vector<std::uint32_t>().swap(plist_tfs[id]);
+    next[id] = ix.term_off_.back();
+    ix.term_off_.push_back(ix.term_off_.back() + df[id]);
+  }
+  ix.docids_.resize(total);
+  ix.tfs_.resize(total);
+  std::uint64_t p = 0;
+  for (std::size_t doc = 0; doc < n; ++doc) {
+    for (; p < doc_end[doc]; ++p) {
+      const std::uint32_t at = next[flat_term[p]]++;
+      ix.docids_[at] = static_cast<std::uint32_t>(doc);
+      ix.tfs_[at] = flat_tf[p];
+    }
   }
   ix.doc_ids_.reserve(n);
   ix.doc_texts_.reserve(n);
