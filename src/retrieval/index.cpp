@@ -422,8 +422,6 @@ Index IndexBuilder::build(unsigned threads) {
         if (inserted) df.push_back(0);
         l2g.push_back(it->second);
       }
-      flat_term.reserve(flat_term.size() + c.pairs.size());
-      flat_tf.reserve(flat_tf.size() + c.pairs.size());
       std::size_t p = 0;
       for (std::size_t k = 0; k < c.doc_len.size(); ++k, ++d) {
         ix.doc_len_[d] = c.doc_len[k];
