@@ -72,6 +72,7 @@ llm::Completion probe_embedding(llm::Backend& backend, const llm::RunSettings& s
 }  // namespace
 
 Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions& opt) {
+  if (opt.endpoints.empty()) fail(ErrorCode::kUsage, "embeddings: no endpoint given");
   std::map<std::string, std::string> id_to_text;
   for (const auto& t : texts) id_to_text.emplace(text_item_id(t), t);
   std::vector<llm::WorkItem> items;
