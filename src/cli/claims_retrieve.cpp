@@ -33,7 +33,7 @@ struct Args {
   // embeddings
   std::vector<std::string> endpoints;
   std::string model, api_key_env, embed_run, cache_dir;
-  bool resume = false, no_cache = false;
+  bool resume = false, no_cache = false, gold_recall = false;
   std::size_t concurrency = 4;
   int retries = 4;
   double retry_base_s = 1.0, timeout_s = 120;
@@ -110,6 +110,26 @@ void run(const Args& a) {
   m["output"] = a.out;
   m["output_sha256"] = io::sha256_hex(lines);
   fmt::print("{}: {} claims, {} queries, top {} by {}\n", a.out, cs.claims.size(), nqueries, a.k, scoring);
+  if (a.gold_recall) {
+    std::vector<std::size_t> ks;
+    for (std::size_t k : {1, 3, 10, 100})
+      if (k <= a.k) ks.push_back(k);
+    if (ks.empty() || ks.back() != a.k) ks.push_back(a.k);
+    io::OrderedJson gj = io::OrderedJson::object();
+    for (const auto& g : retrieval::gold_recall(ix, cs.claims, results, ks)) {
+      io::OrderedJson one;
+      one["queries"] = g.queries;
+      std::string line = fmt::format("gold recall, {} queries (n={}):", g.kind, g.queries);
+      for (auto [k, r] : g.recall) {
+        one[fmt::format("recall@{}", k)] = r;
+        line += fmt::format(" R@{} {:.4f}", k, r);
+      }
+      one[fmt::format("mrr@{}", a.k)] = g.mrr;
+      fmt::print("{} MRR@{} {:.4f}\n", line, a.k, g.mrr);
+      gj[g.kind] = std::move(one);
+    }
+    m["gold_recall"] = std::move(gj);
+  }
   if (a.rerank == "none" && a.evidence.empty()) {
     io::write_file_atomic(a.out + ".manifest.json", io::to_pretty(m) + "\n");
     return;
@@ -152,6 +172,8 @@ void run(const Args& a) {
                        {"texts", texts.size()},
                        {"answered", emb.by_text.size()},
                        {"unanswered", emb.summary.unanswered},
+                       {"rejected", emb.rejected},
+                       {"cache_refused", emb.summary.cache_refused},
                        {"wrong_dimension", emb.wrong_dimension},
                        {"dimension", emb.dimension}};
   }
@@ -269,6 +291,9 @@ void setup(CLI::App& app) {
   app.add_option("--limit", a->limit, "Only the first N claims (0: all)")->capture_default_str();
   app.add_option("--threads", a->threads, "Query threads (0: all cores); the output order never changes")
       ->capture_default_str();
+  app.add_flag("--gold-recall", a->gold_recall,
+               "Also report gold-document recall@1/3/10/100 and MRR per query kind: a claim's relevant "
+               "documents are its own gold passages (ids <claim id>#w<n> from 'claims index --gold')");
   app.add_option("--rerank", a->rerank, "Re-ranking before selection: none, lexical or embeddings")
       ->check(CLI::IsMember({"none", "lexical", "embeddings"}))
       ->capture_default_str();

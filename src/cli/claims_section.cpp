@@ -42,9 +42,10 @@ void setup(CLI::App& app) {
         a->paper.empty() ? io::data_path("verify/quantemp_table2.json").string() : a->paper;
     j["paper"] = paper == "none" ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(paper));
     io::write_file_atomic(a->out, io::to_pretty(j));
-    const auto s = verify::build_claims_section(io::Json::parse(io::to_line(j["eval"])),
-                                                io::Json::parse(io::to_line(j["cv"])),
-                                                io::Json::parse(io::to_line(j["paper"])), a->ours, a->note);
+    auto s = verify::build_claims_section(io::Json::parse(io::to_line(j["eval"])),
+                                          io::Json::parse(io::to_line(j["cv"])),
+                                          io::Json::parse(io::to_line(j["paper"])), a->ours, a->note);
+    s.notes = a->notes;  // the Markdown on stdout shows the notes too, as the report does
     fmt::print("{}", verify::section_document(s).to_markdown());
   });
 }

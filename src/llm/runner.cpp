@@ -440,8 +440,17 @@ struct ItemAttempts {
 // finished (answered, or failed for good: s.last holds the final attempt); otherwise the failed
 // attempt is recorded in attempt_errors and the item waits for its retry at s.due.
 bool after_attempt(ItemAttempts& s, Attempt a, const RetryPolicy& policy, Rng& rng,
-                   const std::vector<std::string>& endpoint_names) {
+                   const std::vector<std::string>& endpoint_names,
+                   const std::function<std::string(const Completion&)>& check_answer) {
   const int attempt = s.attempts++;  // 0-based number of this attempt
+  if (a.status == Attempt::Status::kOk && check_answer) {
+    if (std::string why = check_answer(a.completion); !why.empty()) {
+      a.status = Attempt::Status::kRetryable;  // never recorded as an answer, never cached
+      a.error = "answer rejected: " + why;
+      a.completion = Completion{};
+      a.raw_body.clear();
+    }
+  }
   if (a.status != Attempt::Status::kOk) {
     io::OrderedJson err = io::OrderedJson::object();
     err["attempt"] = attempt + 1;
@@ -520,6 +529,10 @@ class Dispatch {
         std::lock_guard lock(m_);
         job.request_index = next_request_index_++;
         if (cache_) hit = cache_->get(job.cache_key, job.request_sha256);
+        if (hit && settings_.check_answer && !settings_.check_answer(*hit).empty()) {
+          hit.reset();  // an entry the caller's check refuses is never served: ask again
+          ++answers_rejected_from_cache_;
+        }
       }
       job.started_at = iso_now();
       if (!hit) return job;
@@ -611,6 +624,7 @@ class Dispatch {
     if (cache_) {
       cache_->commit();
       summary_.cache_rejected = cache_->rejected();
+      summary_.cache_refused = answers_rejected_from_cache_;
     }
     if (settings_.fsync) sync_files();
     return reported_model_;
@@ -691,6 +705,7 @@ class Dispatch {
   std::size_t session_no_;
   io::AppendFile responses_, errors_;
   std::unique_ptr<ResponseCache> cache_;
+  std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under m_)
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;
@@ -786,7 +801,8 @@ class EventLoop {
   void take(std::uint64_t tag, Attempt a) {
     auto it = items_.find(tag);
     if (it == items_.end()) return;
-    if (after_attempt(it->second, std::move(a), d_.settings().retry, rng_, d_.target().endpoint_names)) {
+    if (after_attempt(it->second, std::move(a), d_.settings().retry, rng_, d_.target().endpoint_names,
+                      d_.settings().check_answer)) {
       d_.finish(it->second);
       items_.erase(it);
     }

@@ -93,6 +93,12 @@ struct RunSettings {
   // Set (e.g. by a SIGINT handler) to stop the session gracefully: no new requests, requests in
   // flight finish and are recorded, retries waiting are left for --resume. Polled every 250 ms.
   const std::atomic<bool>* interrupt = nullptr;
+  // A check of every answer (empty: none), returning "" for an acceptable completion, else a
+  // one-line reason (e.g. an embedding of the wrong dimension or from another model). A fresh
+  // answer that fails it is a retryable attempt error ("answer rejected: <reason>"): retried,
+  // recorded in errors.jsonl when the retries run out, never cached. A cached answer that fails it
+  // is never served: the item is asked again (counted in RunSummary::cache_refused).
+  std::function<std::string(const Completion&)> check_answer;
   bool use_cache = true;
   std::filesystem::path cache_path;  // SQLite file (see llm/cache.hpp default_cache_path)
   bool resume = false;               // continue an existing run dir (fresh dir: just start)
@@ -122,6 +128,7 @@ struct RunSummary {
   std::string stop_reason;              // why the session stopped early ("" when it did not)
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
   std::size_t cache_rejected = 0;       // cache entries that failed their check (asked again)
+  std::size_t cache_refused = 0;        // cached answers RunSettings::check_answer refused (asked again)
   std::string model;                    // model id as the server reported it
 };
 

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "io/json.hpp"
@@ -12,9 +16,63 @@
 
 namespace numcheck::retrieval {
 
+namespace fs = std::filesystem;
+
 std::string text_item_id(std::string_view text) { return "t" + io::sha256_hex(text).substr(0, 32); }
 
+namespace {
+
+// The vector a completion carries (content is the JSON array the HTTP backend extracted), or
+// nullopt when it is not an array of numbers.
+std::optional<std::vector<double>> vector_of(const std::string& content) {
+  const io::Json v = io::Json::parse(content, nullptr, false);
+  if (!v.is_array()) return std::nullopt;
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (const auto& x : v) {
+    if (!x.is_number()) return std::nullopt;
+    out.push_back(x.get<double>());
+  }
+  return out;
+}
+
+// One embedding of a fixed text, fresh from endpoint 0 (never cached, retried like any request):
+// its dimension and reported model are what every answer of the run must have.
+llm::Completion probe_embedding(llm::Backend& backend, const llm::RunSettings& s, const EmbedOptions& opt) {
+  llm::WorkItem item;
+  item.item_id = "probe";
+  item.prompt = std::string(kEmbeddingProbeText);
+  llm::Request req;
+  req.item_id = item.item_id;
+  req.prompt = item.prompt;
+  req.body_json = llm::build_request_body(item, s, opt.model, llm::Api::kEmbeddings);
+  req.body = io::to_line(req.body_json);
+  auto session = backend.open_session();
+  llm::Attempt a;
+  for (int attempt = 0;; ++attempt) {
+    a = session->send(req, 0);
+    if (a.status == llm::Attempt::Status::kOk) {
+      if (!vector_of(a.completion.content)) {
+        a.status = llm::Attempt::Status::kRetryable;
+        a.error = "the vector is not an array of numbers";
+      } else {
+        return a.completion;
+      }
+    }
+    if (a.status != llm::Attempt::Status::kRetryable || attempt >= opt.retries) break;
+    double delay = opt.retry_base_s * static_cast<double>(1u << std::min(attempt, 6));
+    if (a.retry_after_s) delay = std::max(delay, std::min(*a.retry_after_s, 60.0));
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(delay, 60.0)));
+  }
+  fail(ErrorCode::kNetwork,
+       "{}: the embedding probe (one fixed text, to learn the model's dimension) failed: {}",
+       backend.endpoints().front(), a.error);
+}
+
+}  // namespace
+
 Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions& opt) {
+  if (opt.endpoints.empty()) fail(ErrorCode::kUsage, "embeddings: no endpoint given");
   std::map<std::string, std::string> id_to_text;
   for (const auto& t : texts) id_to_text.emplace(text_item_id(t), t);
   std::vector<llm::WorkItem> items;
@@ -43,37 +101,55 @@ Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions
   s.cache_path = opt.cache_path.empty() ? llm::default_cache_path() : opt.cache_path;
   s.resume = opt.resume;
   s.progress = opt.progress;
+
+  // Every answer must be a vector of the probe's dimension from the probe's model: any other is
+  // rejected by the runner (retried, recorded as an error, never cached) and a cached one is never
+  // served. Both bind the run directory, so a resume against a server that changed is an error.
   Embeddings out;
+  const llm::Completion probe = probe_embedding(*backend, s, opt);
+  out.dimension = vector_of(probe.content)->size();
+  out.model = probe.model;
+  s.binding["embedding_dimension"] = out.dimension;
+  s.binding["embedding_model"] = probe.model;
+  s.check_answer = [dim = out.dimension, model = probe.model](const llm::Completion& c) -> std::string {
+    if (!model.empty() && c.model != model)
+      return fmt::format("an embedding from model '{}', not '{}' (the probe's)", c.model, model);
+    const auto v = vector_of(c.content);
+    if (!v) return "the vector is not an array of numbers";
+    if (v->size() != dim)
+      return fmt::format("a vector of dimension {}, not {} (the probe's)", v->size(), dim);
+    return "";
+  };
   out.summary = llm::run_items(items, s, *backend, opt.run_dir);
-  out.model = out.summary.model;
-  std::map<std::string, std::vector<double>> by_id;
+  if (!out.summary.model.empty()) out.model = out.summary.model;
   (void)llm::read_records(opt.run_dir / "responses.jsonl", [&](const io::Json& rec, std::size_t) {
     auto id = rec.find("text_id");
     auto resp = rec.find("response");
     if (id == rec.end() || !id->is_string() || resp == rec.end() || !resp->is_string()) return;
-    if (!id_to_text.count(id->get<std::string>())) return;  // an item of an earlier, different text list
-    io::Json v = io::Json::parse(resp->get<std::string>(), nullptr, false);
-    if (!v.is_array()) return;
-    std::vector<double> vec;
-    vec.reserve(v.size());
-    for (const auto& x : v) {
-      if (!x.is_number()) return;
-      vec.push_back(x.get<double>());
-    }
-    by_id[id->get<std::string>()] = std::move(vec);
-  });
-  // The dimension most answers have; any other length is a fault of the server (dropped, counted).
-  std::map<std::size_t, std::size_t> dims;
-  for (const auto& [id, v] : by_id) ++dims[v.size()];
-  for (const auto& [d, n] : dims)
-    if (out.dimension == 0 || n > dims[out.dimension]) out.dimension = d;
-  for (auto& [id, v] : by_id) {
-    if (v.size() != out.dimension) {
+    auto text = id_to_text.find(id->get<std::string>());
+    if (text == id_to_text.end()) return;  // an item of an earlier, different text list
+    auto v = vector_of(resp->get<std::string>());
+    // The runner's check passed every answer it recorded; a record that is not a vector of the
+    // run's dimension (an edited file) is still never used.
+    if (!v || v->size() != out.dimension) {
       ++out.wrong_dimension;
-      continue;
+      return;
     }
-    out.by_text[id_to_text[id]] = std::move(v);
-  }
+    out.by_text[text->second] = std::move(*v);
+  });
+  // Texts whose every answer was rejected (wrong dimension or another model): errors, no vector.
+  std::set<std::string> rejected;
+  if (fs::exists(opt.run_dir / "errors.jsonl"))
+    (void)llm::read_records(opt.run_dir / "errors.jsonl", [&](const io::Json& rec, std::size_t) {
+      auto id = rec.find("text_id");
+      auto err = rec.find("error");
+      if (id == rec.end() || !id->is_string() || err == rec.end() || !err->is_string()) return;
+      auto text = id_to_text.find(id->get<std::string>());
+      if (text != id_to_text.end() && !out.by_text.count(text->second) &&
+          err->get<std::string>().starts_with("answer rejected: "))
+        rejected.insert(text->first);
+    });
+  out.rejected = rejected.size();
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llm/runner.hpp"
@@ -30,10 +31,19 @@ struct EmbedOptions {
   llm::ProgressMode progress = llm::ProgressMode::kNone;
 };
 
+// The text of the probe request embed_texts sends first (fresh, never cached): the dimension and
+// reported model of its vector are what every other answer must have.
+inline constexpr std::string_view kEmbeddingProbeText = "numcheck embedding probe: 1,000 claims checked";
+
 struct Embeddings {
   std::map<std::string, std::vector<double>> by_text;  // text -> vector (answered texts only)
-  std::size_t dimension = 0;                           // most common dimension among answers
-  std::size_t wrong_dimension = 0;                     // answers dropped: not `dimension` long
+  std::size_t dimension = 0;                           // the probe's dimension, every vector's
+  // Texts left without a vector because every answer for them was rejected (a vector of another
+  // dimension, or from another model than the probe's): recorded in errors.jsonl, never cached.
+  std::size_t rejected = 0;
+  // Records in responses.jsonl that are not a vector of `dimension` (only an edited file can have
+  // them: the runner records no rejected answer); never used.
+  std::size_t wrong_dimension = 0;
   llm::RunSummary summary;
   std::string model;  // as the server reported it
 };
@@ -41,8 +51,14 @@ struct Embeddings {
 // The id of a text's work item: "t" + the first 32 hex digits of its SHA-256.
 [[nodiscard]] std::string text_item_id(std::string_view text);
 
-// Embeds every distinct text. Throws Error for a server that cannot be reached or a mismatching
-// resume; texts whose retries ran out are missing from by_text (summary.unanswered counts them).
+// Embeds every distinct text. First one probe request (kEmbeddingProbeText, fresh from the first
+// endpoint) fixes the run's dimension and model; they bind the run directory (a resume against a
+// server that now answers otherwise is an Error) and every answer is checked against them: a
+// vector of another dimension or from another model is rejected (retried, then an error record),
+// never stored in the response cache, and a cached vector that fails the check is never served
+// (asked again). Throws Error for a server that cannot be reached or embed the probe, or a
+// mismatching resume; texts whose retries ran out are missing from by_text (summary.unanswered
+// counts them, `rejected` those whose answers were all rejected).
 [[nodiscard]] Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions& opt);
 
 }  // namespace numcheck::retrieval

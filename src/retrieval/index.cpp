@@ -26,14 +26,31 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHashHexBytes = 64;
 
 // ---- writing ----
+// The file's bytes go to a sink in pieces: small fields through a buffer, large tables (texts,
+// postings) straight from memory, so saving never builds a copy of the whole file.
+template <class Sink>
 struct Out {
-  std::string s;
-  void u32(std::uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-  void u64(std::uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
-  void f64(double v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+  Sink& sink;
+  std::string buf;
+  void flush() {
+    if (!buf.empty()) sink(std::string_view(buf));
+    buf.clear();
+  }
+  void raw(std::string_view bytes) {
+    if (bytes.size() >= (1u << 16)) {
+      flush();
+      sink(bytes);
+      return;
+    }
+    buf += bytes;
+    if (buf.size() >= (1u << 20)) flush();
+  }
+  void u32(std::uint32_t v) { raw({reinterpret_cast<const char*>(&v), 4}); }
+  void u64(std::uint64_t v) { raw({reinterpret_cast<const char*>(&v), 8}); }
+  void f64(double v) { raw({reinterpret_cast<const char*>(&v), 8}); }
   void u32s(const std::vector<std::uint32_t>& v) {
     u64(v.size());
-    s.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+    raw({reinterpret_cast<const char*>(v.data()), v.size() * 4});
   }
   void strings(const std::vector<std::string>& v) {
     u64(v.size());
@@ -43,7 +60,7 @@ struct Out {
       off += x.size();
     }
     u64(off);
-    for (const auto& x : v) s += x;
+    for (const auto& x : v) raw(x);
   }
 };
 
@@ -144,10 +161,10 @@ std::optional<std::uint32_t> Index::term(std::string_view t) const {
   return static_cast<std::uint32_t>(it - terms_.begin());
 }
 
-std::string Index::serialize() const {
-  Out o;
-  o.s.reserve(64 + docids_.size() * 8 + terms_.size() * 16);
-  o.s += kMagic;
+template <class Sink>
+void Index::write_body(Sink& sink) const {
+  Out<Sink> o{sink, {}};
+  o.raw(kMagic);
   o.u32(kFormatVersion);
   o.u32((tok_.stem ? 1u : 0u) | (tok_.number_terms ? 2u : 0u));
   o.f64(avgdl_);
@@ -159,11 +176,29 @@ std::string Index::serialize() const {
   o.u32s(term_off_);
   o.u32s(docids_);
   o.u32s(tfs_);
-  o.s += io::sha256_hex(o.s);
-  return std::move(o.s);
+  o.flush();
 }
 
-void Index::save(const std::filesystem::path& path) const { io::write_file_atomic(path, serialize()); }
+std::string Index::serialize() const {
+  std::string s;
+  auto append = [&s](std::string_view b) { s += b; };
+  write_body(append);
+  s += io::sha256_hex(s);
+  return s;
+}
+
+void Index::save(const std::filesystem::path& path) const {
+  // Streamed: each piece is hashed and written as it comes (the same bytes as serialize()).
+  io::AtomicFile f(path);
+  io::Sha256 sha;
+  auto put = [&](std::string_view b) {
+    sha.update(b);
+    f.write(b);
+  };
+  write_body(put);
+  f.write(sha.hex_digest());
+  f.commit();
+}
 
 Index Index::load(const std::filesystem::path& path) {
   const std::string bytes = io::read_file(path);
@@ -247,11 +282,45 @@ Index IndexBuilder::build(unsigned threads) {
     std::vector<std::uint32_t> doc_end;                          // per doc: end offset into pairs
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (local id, tf), ids ascending per doc
   };
-  // A dictionary whose keys live in an arena (no string object per term).
+  // A dictionary whose keys live in an arena (no string object per term): open addressing with
+  // linear probing over a power-of-two table of (hash, key, id) slots, at most half full, so a
+  // lookup is one hash and usually one cache line (a node-based std::unordered_map was the
+  // largest cost of indexing).
   struct LocalDict {
-    std::unordered_map<std::string_view, std::uint32_t> ids;
+    struct Slot {
+      std::uint64_t hash = 0;
+      const char* key = nullptr;  // nullptr: empty
+      std::uint32_t len = 0, id = 0;
+    };
+    std::vector<Slot> slots = std::vector<Slot>(1 << 16);
+    std::size_t count = 0;
     std::vector<std::unique_ptr<char[]>> blocks;
     std::size_t used = 0, cap = 0;
+    // Words are short: a plain loop beats a library memcmp call.
+    static bool same_bytes(const char* a, const char* b, std::size_t n) {
+      for (std::size_t k = 0; k < n; ++k)
+        if (a[k] != b[k]) return false;
+      return true;
+    }
+    static std::uint64_t hash_of(std::string_view t) {
+      // 8 bytes at a time, multiply-xorshift mixing (fast for short words; quality is enough for
+      // linear probing, and a poor spread only costs time, never correctness).
+      std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
+      std::size_t i = 0;
+      for (; i + 8 <= t.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, t.data() + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+      }
+      if (i < t.size()) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, t.data() + i, t.size() - i);
+        h = (h ^ w) * 0x94D049BB133111EBull;
+        h ^= h >> 29;
+      }
+      return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
+    }
     std::string_view keep(std::string_view t) {
       if (t.size() > cap - used) {
         cap = std::max<std::size_t>(1 << 20, t.size());
@@ -262,6 +331,36 @@ Index IndexBuilder::build(unsigned threads) {
       std::memcpy(p, t.data(), t.size());
       used += t.size();
       return {p, t.size()};
+    }
+    void grow() {
+      std::vector<Slot> old(slots.size() * 2);
+      old.swap(slots);
+      const std::size_t mask = slots.size() - 1;
+      for (const Slot& x : old) {
+        if (!x.key) continue;
+        std::size_t i = x.hash & mask;
+        while (slots[i].key) i = (i + 1) & mask;
+        slots[i] = x;
+      }
+    }
+    // The term's local id; `added` tells whether it was new.
+    std::uint32_t id(std::string_view t, bool& added) {
+      const std::uint64_t h = hash_of(t);
+      std::size_t mask = slots.size() - 1;
+      std::size_t i = h & mask;
+      while (slots[i].key) {
+        const Slot& x = slots[i];
+        if (x.hash == h && x.len == t.size() && same_bytes(x.key, t.data(), t.size())) {
+          added = false;
+          return x.id;
+        }
+        i = (i + 1) & mask;
+      }
+      added = true;
+      const auto nid = static_cast<std::uint32_t>(count++);
+      slots[i] = {h, keep(t).data(), static_cast<std::uint32_t>(t.size()), nid};
+      if (count * 2 > slots.size()) grow();
+      return nid;
     }
   };
   std::vector<LocalDict> dicts(threads);
@@ -274,12 +373,10 @@ Index IndexBuilder::build(unsigned threads) {
     for (std::size_t i = b; i < e; ++i) {
       lids.clear();
       const std::uint32_t len = analyze_each(docs_[i].text, tok_, [&](std::string_view t) {
-        auto it = dict.ids.find(t);
-        if (it == dict.ids.end()) {
-          it = dict.ids.emplace(dict.keep(t), static_cast<std::uint32_t>(dict.ids.size())).first;
-          c.new_terms.emplace_back(t);
-        }
-        lids.push_back(it->second);
+        bool added = false;
+        const std::uint32_t lid = dict.id(t, added);
+        if (added) c.new_terms.emplace_back(t);
+        lids.push_back(lid);
       });
       c.doc_len.push_back(len);
       std::sort(lids.begin(), lids.end());
@@ -303,9 +400,13 @@ Index IndexBuilder::build(unsigned threads) {
       parts.push_back(std::async(std::launch::async, work, std::ref(dicts[w]), s, std::min(e, s + per)));
     return parts;
   };
+  // The merge appends every posting as (global term id, tf) in document order (flat arrays, no
+  // list per term) and counts document frequencies; the layout by term is one counting-sort pass
+  // at the end (each term's postings stay in document order).
   std::unordered_map<std::string, std::uint32_t> ids;
   ids.reserve(1 << 16);
-  std::vector<std::vector<std::uint32_t>> plist_docs, plist_tfs;
+  std::vector<std::uint32_t> flat_term, flat_tf, df;
+  std::vector<std::uint64_t> doc_end(n);
   auto pending = start_batch(0);
   std::size_t d = 0;
   for (std::size_t b = 0; b < n; b += kBatch) {
@@ -318,10 +419,7 @@ Index IndexBuilder::build(unsigned threads) {
       auto& l2g = local_to_global[w];
       for (std::string& t : c.new_terms) {
         auto [it, inserted] = ids.try_emplace(std::move(t), static_cast<std::uint32_t>(ids.size()));
-        if (inserted) {
-          plist_docs.emplace_back();
-          plist_tfs.emplace_back();
-        }
+        if (inserted) df.push_back(0);
         l2g.push_back(it->second);
       }
       std::size_t p = 0;
@@ -329,34 +427,41 @@ Index IndexBuilder::build(unsigned threads) {
         ix.doc_len_[d] = c.doc_len[k];
         for (; p < c.doc_end[k]; ++p) {
           const std::uint32_t g = l2g[c.pairs[p].first];
-          plist_docs[g].push_back(static_cast<std::uint32_t>(d));
-          plist_tfs[g].push_back(c.pairs[p].second);
+          flat_term.push_back(g);
+          flat_tf.push_back(c.pairs[p].second);
+          ++df[g];
         }
+        doc_end[d] = flat_term.size();
       }
     }
   }
   dicts.clear();
+  const std::uint64_t total = flat_term.size();
+  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
 
   // Vocabulary in byte order; postings laid out contiguously in that order.
   std::vector<std::pair<std::string_view, std::uint32_t>> vocab;
   vocab.reserve(ids.size());
   for (const auto& [t, id] : ids) vocab.emplace_back(t, id);
   std::sort(vocab.begin(), vocab.end());
-  std::uint64_t total = 0;
-  for (const auto& v : plist_docs) total += v.size();
-  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
+  std::vector<std::uint32_t> next(ids.size());  // per global id: where its next posting goes
   ix.terms_.reserve(vocab.size());
   ix.term_off_.reserve(vocab.size() + 1);
-  ix.docids_.reserve(total);
-  ix.tfs_.reserve(total);
   ix.term_off_.push_back(0);
   for (const auto& [t, id] : vocab) {
     ix.terms_.emplace_back(t);
-    ix.docids_.insert(ix.docids_.end(), plist_docs[id].begin(), plist_docs[id].end());
-    ix.tfs_.insert(ix.tfs_.end(), plist_tfs[id].begin(), plist_tfs[id].end());
-    ix.term_off_.push_back(static_cast<std::uint32_t>(ix.docids_.size()));
-    std::vector<std::uint32_t>().swap(plist_docs[id]);
-    std::vector<std::uint32_t>().swap(plist_tfs[id]);
+    next[id] = ix.term_off_.back();
+    ix.term_off_.push_back(ix.term_off_.back() + df[id]);
+  }
+  ix.docids_.resize(total);
+  ix.tfs_.resize(total);
+  std::uint64_t p = 0;
+  for (std::size_t doc = 0; doc < n; ++doc) {
+    for (; p < doc_end[doc]; ++p) {
+      const std::uint32_t at = next[flat_term[p]]++;
+      ix.docids_[at] = static_cast<std::uint32_t>(doc);
+      ix.tfs_[at] = flat_tf[p];
+    }
   }
   ix.doc_ids_.reserve(n);
   ix.doc_texts_.reserve(n);

@@ -89,6 +89,8 @@ class Index {
   std::vector<std::uint32_t> docids_, tfs_;
   std::vector<std::uint32_t> id_order_;  // document numbers sorted by id (for doc_number)
   void finish();                         // avgdl, id order; throws on duplicate ids
+  template <class Sink>
+  void write_body(Sink& sink) const;  // the file's bytes before the checksum, in pieces
 };
 
 // Builds an index from documents added in order (document number = order of add). Duplicate

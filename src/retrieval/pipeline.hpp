@@ -95,6 +95,21 @@ struct QueryResult {
                                                              const std::vector<ClaimQueries>& claims,
                                                              std::size_t k, unsigned threads);
 
+// Gold-document recall, the regression metric of docs/retrieval.md: claim c's relevant documents
+// are its own gold passages (ids "<c's id>#w<n>", made by Collection::add_gold). For each query
+// kind ("claim", "question"): the number of queries, recall@k for every k in `ks` (the share of
+// queries with a relevant document in the top k) and the mean reciprocal rank of the first
+// relevant document within the retrieved list (0 when there is none).
+struct GoldRecall {
+  std::string kind;
+  std::size_t queries = 0;
+  std::vector<std::pair<std::size_t, double>> recall;  // (k, recall@k)
+  double mrr = 0;
+};
+[[nodiscard]] std::vector<GoldRecall> gold_recall(const Index& ix, const std::vector<ClaimQueries>& claims,
+                                                  const std::vector<std::vector<QueryResult>>& results,
+                                                  const std::vector<std::size_t>& ks);
+
 // ---- re-ranking and selection ----
 
 struct Scored {

@@ -25,7 +25,9 @@ namespace {
 enum class Wb : std::uint8_t { kOther, kALetter, kNumeric, kMidLetter, kMidNumLetQ, kMidNum, kExtendNumLet };
 
 constexpr Wb ascii_class(unsigned char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return Wb::kALetter;
+  // '@' is ALetter in ICU's root rules since ICU 72 (CLDR 42 keeps e-mail addresses and handles
+  // together: "x@y.com" is one word), not in UAX #29's property table.
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '@') return Wb::kALetter;
   if (c >= '0' && c <= '9') return Wb::kNumeric;
   if (c == '.' || c == '\'') return Wb::kMidNumLetQ;  // MidNumLet '.', Single_Quote '\''
   if (c == ',' || c == ';') return Wb::kMidNum;
@@ -98,8 +100,10 @@ void normalize_into(std::string_view word, bool ascii, std::string& t) {
 
 }  // namespace
 
-std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
+namespace {
+
+void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  out.clear();
   const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
@@ -137,6 +141,13 @@ std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_v
     // ICU gives every segment a word status except a lone ExtendNumLet ("_").
     if (c != Wb::kExtendNumLet || i - start >= 2) out.emplace_back(start, i);
   }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  ascii_ranges_into(text, out);
   return out;
 }
 
@@ -156,9 +167,45 @@ std::vector<std::pair<std::size_t, std::size_t>> icu_word_ranges(std::string_vie
   return out;
 }
 
+namespace {
+
+// The ASCII path encodes the Word_Break classes of ICU 72's root rules. Another ICU may tailor
+// ASCII differently (ICU 72 made '@' a letter), so once per process every ASCII byte is checked in
+// the contexts that reveal its class ("aXb", "1X2", "X", "XX", "aX", "X1") against the ICU linked
+// in; on any difference all text goes through ICU (same words, slower).
+bool ascii_path_matches_icu() {
+  static const bool ok = [] {
+    for (int c = 0; c < 128; ++c) {
+      const char x = static_cast<char>(c);
+      for (const std::string& s : {std::string{'a', x, 'b'}, std::string{'1', x, '2'}, std::string(1, x),
+                                   std::string(2, x), std::string{'a', x}, std::string{x, '1'}})
+        if (ascii_word_ranges(s) != icu_word_ranges(s)) return false;
+    }
+    return true;
+  }();
+  return ok;
+}
+
+// Word ranges of any text: the ASCII path when it is exact for the text, else ICU.
+std::vector<std::pair<std::size_t, std::size_t>> word_ranges(std::string_view text, bool ascii) {
+  return ascii && ascii_path_matches_icu() ? ascii_word_ranges(text) : icu_word_ranges(text);
+}
+void word_ranges_into(std::string_view text, bool ascii,
+                      std::vector<std::pair<std::size_t, std::size_t>>& out) {
+  if (ascii && ascii_path_matches_icu()) {
+    ascii_ranges_into(text, out);
+  } else {
+    out = icu_word_ranges(text);
+  }
+}
+
+}  // namespace
+
+bool ascii_fast_path_enabled() { return ascii_path_matches_icu(); }
+
 std::vector<Token> words(std::string_view text, const TokenizerOptions& opt) {
   const bool ascii = all_ascii(text);
-  const auto ranges = ascii ? ascii_word_ranges(text) : icu_word_ranges(text);
+  const auto ranges = word_ranges(text, ascii);
   std::vector<Token> out;
   out.reserve(ranges.size());
   std::string t;
@@ -263,14 +310,15 @@ void add_number_terms(std::string_view text, const std::vector<std::pair<std::si
 
 std::vector<std::string> number_terms(std::string_view text) {
   std::vector<std::string> out;
-  add_number_terms(text, all_ascii(text) ? ascii_word_ranges(text) : icu_word_ranges(text), out);
+  add_number_terms(text, word_ranges(text, all_ascii(text)), out);
   return out;
 }
 
 std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
                            const std::function<void(std::string_view)>& emit) {
   const bool ascii = all_ascii(text);
-  const auto ranges = ascii ? ascii_word_ranges(text) : icu_word_ranges(text);
+  thread_local std::vector<std::pair<std::size_t, std::size_t>> ranges;  // reused: no allocation per text
+  word_ranges_into(text, ascii, ranges);
   thread_local std::string t;
   std::uint32_t length = 0;
   for (auto [b, e] : ranges) {
@@ -283,7 +331,8 @@ std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
     emit(t);
   }
   if (opt.number_terms) {
-    std::vector<std::string> nums;
+    thread_local std::vector<std::string> nums;
+    nums.clear();
     add_number_terms(text, ranges, nums);
     for (const auto& x : nums) emit(x);
   }

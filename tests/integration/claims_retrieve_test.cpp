@@ -72,5 +72,35 @@ TEST(ClaimsRetrieveCli, IndexRetrieveSelect) {
   EXPECT_NE(r.err.find("duplicate document id 'x'"), std::string::npos) << r.err;
 }
 
+// --gold-recall: a claim's relevant documents are its own gold passages. g1's passage shares its
+// number (86,000 = $86k) and words; g2's passage shares nothing with its claim, and a distractor
+// shares "zebras" and "moon", so recall is 1/2 at every k and so is MRR.
+TEST(ClaimsRetrieveCli, GoldRecall) {
+  const fs::path d = testing::fresh_dir("claims_retrieve_gold_recall");
+  write(d / "gold.jsonl",
+        "{\"id\": \"g1\", \"claim\": \"Teachers earn 86,000 dollars a year\", \"doc\": \"The average "
+        "teacher salary is $86k per year according to the union.\"}\n"
+        "{\"id\": \"g2\", \"claim\": \"Zebras fly over the moon\", \"doc\": \"Budget deficits rose in 2020 "
+        "to 3 trillion.\"}\n");
+  write(d / "corpus.jsonl",
+        "{\"id\": \"a\", \"text\": \"zebras are striped animals living in Africa near the moon\"}\n"
+        "{\"id\": \"b\", \"text\": \"unrelated text about cooking\"}\n");
+  auto r = testing::run_cli(fmt::format("claims index --corpus {} --gold {} --out {}",
+                                        (d / "corpus.jsonl").string(), (d / "gold.jsonl").string(),
+                                        (d / "idx").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = testing::run_cli(
+      fmt::format("claims retrieve --index {} --claims {} --queries claim --k 5 --gold-recall --out {}",
+                  (d / "idx").string(), (d / "gold.jsonl").string(), (d / "r.jsonl").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gold recall, claim queries (n=2): R@1 0.5000 R@3 0.5000 R@5 0.5000 MRR@5 0.5000"),
+            std::string::npos)
+      << r.out;
+  const io::Json m = io::parse_json(io::read_file(d / "r.jsonl.manifest.json"), "manifest");
+  EXPECT_EQ(m["gold_recall"]["claim"]["queries"], 2);
+  EXPECT_EQ(m["gold_recall"]["claim"]["recall@1"], 0.5);
+  EXPECT_FALSE(m["gold_recall"].contains("question"));
+}
+
 }  // namespace
 }  // namespace numcheck

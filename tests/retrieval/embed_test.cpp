@@ -4,11 +4,17 @@
 // model is never served for another.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <ranges>
+#include <string_view>
 
+#include "core/error.hpp"
 #include "embeddings_server.hpp"
+#include "io/files.hpp"
 #include "retrieval/embed.hpp"
 #include "retrieval/pipeline.hpp"
+#include "retrieval/synthetic.hpp"
 
 namespace numcheck::retrieval {
 namespace {
@@ -57,8 +63,9 @@ TEST_F(EmbedFixture, VectorsRetriesAndErrors) {
                      {"odd dimension", "dimension", -1}});
   const Embeddings e = embed_texts(kTexts, opts("run1"));
   EXPECT_EQ(e.dimension, 64u);
-  EXPECT_EQ(e.summary.unanswered, 1u);  // the malformed one: retries ran out
-  EXPECT_EQ(e.wrong_dimension, 1u);
+  EXPECT_EQ(e.summary.unanswered, 2u);  // the malformed one and the wrong dimension: retries ran out
+  EXPECT_EQ(e.rejected, 1u);            // the wrong dimension was rejected, not stored
+  EXPECT_EQ(e.wrong_dimension, 0u);
   ASSERT_TRUE(e.by_text.count("retry me please"));
   EXPECT_EQ(e.by_text.at("unemployment rose"), server.vector_for("unemployment rose"));
   EXPECT_FALSE(e.by_text.count("broken vector here"));
@@ -67,14 +74,16 @@ TEST_F(EmbedFixture, VectorsRetriesAndErrors) {
   EXPECT_GT(cosine(e.by_text.at("unemployment rose"), e.by_text.at("unemployment fell to 3.5 percent")), 0.3);
   EXPECT_NEAR(cosine(e.by_text.at("the budget deficit"), e.by_text.at("the budget deficit")), 1.0, 1e-12);
 
-  // The error was not cached: a fresh run asks again (and gets a vector once the fault is gone).
+  // Neither error was cached: a fresh run asks again for exactly those two (plus the probe) and
+  // gets vectors once the faults are gone; the others come from the cache.
   server.set_faults({});
   const std::size_t before = server.post_count();
   const Embeddings again = embed_texts(kTexts, opts("run2"));
   EXPECT_EQ(again.summary.unanswered, 0u);
   EXPECT_TRUE(again.by_text.count("broken vector here"));
-  EXPECT_GE(server.post_count() - before, 1u);
-  EXPECT_LT(server.post_count() - before, kTexts.size());  // the others came from the cache
+  EXPECT_EQ(again.by_text.at("odd dimension text"), server.vector_for("odd dimension text"));
+  EXPECT_EQ(server.post_count() - before, 3u);
+  EXPECT_EQ(again.summary.from_cache, kTexts.size() - 2);
 }
 
 TEST_F(EmbedFixture, ResumeAsksForNothingTwice) {
@@ -85,7 +94,7 @@ TEST_F(EmbedFixture, ResumeAsksForNothingTwice) {
   o.resume = true;
   o.use_cache = false;
   const Embeddings r = embed_texts(kTexts, o);
-  EXPECT_EQ(server.post_count(), posts);
+  EXPECT_EQ(server.post_count(), posts + 1);  // the dimension probe only
   EXPECT_EQ(r.by_text.size(), e.by_text.size());
 }
 
@@ -96,8 +105,71 @@ TEST_F(EmbedFixture, NeverAVectorOfAnotherModel) {
   auto o = opts("b");
   o.model = "other-model";
   const Embeddings e = embed_texts(kTexts, o);
-  EXPECT_EQ(server.post_count() - posts, kTexts.size());  // nothing from the first model's cache
+  EXPECT_EQ(server.post_count() - posts,
+            kTexts.size() + 1);  // the probe; nothing from the first model's cache
   EXPECT_EQ(e.summary.unanswered, 0u);
+}
+
+std::size_t errors_mentioning(const fs::path& run, std::string_view what) {
+  if (!fs::exists(run / "errors.jsonl")) return 0;
+  std::size_t n = 0;
+  for (const auto& l : io::read_file(run / "errors.jsonl") | std::views::split('\n'))
+    if (std::string_view(l.begin(), l.end()).find(what) != std::string_view::npos) ++n;
+  return n;
+}
+
+// A vector of the wrong dimension is never stored in the cache: retried (a good second answer is
+// used), and when every answer is wrong the text is an error and a later run asks again.
+TEST_F(EmbedFixture, WrongDimensionIsNeverCached) {
+  server.set_faults({{"budget", "dimension", 1}, {"odd dimension", "dimension", -1}});
+  const Embeddings e = embed_texts(kTexts, opts("a"));
+  EXPECT_EQ(e.by_text.at("the budget deficit"), server.vector_for("the budget deficit"));  // the retry's
+  EXPECT_FALSE(e.by_text.count("odd dimension text"));
+  EXPECT_EQ(e.rejected, 1u);
+  EXPECT_EQ(errors_mentioning(dir / "a", "answer rejected: a vector of dimension 65, not 64"), 1u);
+  server.set_faults({});
+  const std::size_t posts = server.post_count();
+  const Embeddings again = embed_texts(kTexts, opts("b"));
+  EXPECT_EQ(server.post_count() - posts, 2u);  // the probe and the text that had no good answer
+  EXPECT_EQ(again.by_text.at("odd dimension text"), server.vector_for("odd dimension text"));
+  EXPECT_EQ(again.by_text.at("the budget deficit"), server.vector_for("the budget deficit"));
+}
+
+// A cached vector of another dimension is never served: a server with the same model identity but
+// 32-dimensional vectors gets every text asked again, and the resumed run directory of the
+// 64-dimensional server refuses it.
+TEST_F(EmbedFixture, CachedVectorOfAnotherDimensionIsNeverServed) {
+  (void)embed_texts(kTexts, opts("a"));
+  testing::EmbeddingsServer narrow("hash-bow-64", 32);  // same /v1/models answer, other vectors
+  narrow.start();
+  auto o = opts("b");
+  o.endpoints = {narrow.base_url()};
+  const Embeddings e = embed_texts(kTexts, o);
+  EXPECT_EQ(e.dimension, 32u);
+  EXPECT_EQ(narrow.post_count(), kTexts.size() + 1);
+  EXPECT_EQ(e.summary.from_cache, 0u);
+  EXPECT_EQ(e.summary.cache_refused, kTexts.size());
+  EXPECT_EQ(e.summary.cache_rejected, 0u);  // the entries themselves are intact
+  for (const auto& t : kTexts) EXPECT_EQ(e.by_text.at(t), narrow.vector_for(t)) << t;
+  auto r = opts("a");
+  r.endpoints = {narrow.base_url()};
+  r.resume = true;
+  EXPECT_THROW((void)embed_texts(kTexts, r), Error);  // run "a" is bound to dimension 64
+  narrow.stop();
+}
+
+// An answer that reports another model than the probe's is never used or cached.
+TEST_F(EmbedFixture, AnswerFromAnotherModelIsNeverCachedOrUsed) {
+  server.set_faults({{"unemployment rose", "model", -1}});
+  const Embeddings e = embed_texts(kTexts, opts("a"));
+  EXPECT_FALSE(e.by_text.count("unemployment rose"));
+  EXPECT_EQ(e.rejected, 1u);
+  EXPECT_EQ(errors_mentioning(dir / "a", "an embedding from model 'impostor-model', not 'hash-bow-64'"), 1u);
+  server.set_faults({});
+  const std::size_t posts = server.post_count();
+  const Embeddings again = embed_texts(kTexts, opts("b"));
+  EXPECT_EQ(server.post_count() - posts, 2u);  // the probe and the rejected text
+  EXPECT_EQ(again.by_text.at("unemployment rose"), server.vector_for("unemployment rose"));
 }
 
 TEST(Selection, PaperRules) {
@@ -117,6 +189,50 @@ TEST(Selection, PaperRules) {
       {{"claim", {{1, 1, 3, 0.1}, {2, 2, 2, 0.05}, {3, 3, 1, 0.01}, {4, 4, 1, 0.0}}}}, true, {});
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[2].doc, 3u);
+}
+
+// The lexical re-ranker reads quantity agreement from the index's number-term postings; it must
+// equal the definition (BM25 / best + 0.5 x share of the query's distinct number terms that the
+// snippet's text also has, number terms read from the texts), stable on ties, on random synthetic
+// queries whose numbers are in every written form.
+TEST(Lexical, EqualsTheDefinitionReadFromTexts) {
+  SyntheticSpec spec;
+  spec.vocabulary = 2000;
+  SyntheticCollection coll(spec);
+  IndexBuilder b;
+  for (std::size_t i = 0; i < 3000; ++i) b.add({SyntheticCollection::document_id(i), coll.document(i), ""});
+  const Index ix = b.build(2);
+  Searcher s(ix, {});
+  std::size_t with_agreement = 0;
+  for (std::size_t qi = 0; qi < 300; ++qi) {
+    // Every third query borrows a snippet's numbers, so agreement is often partial, not only 0.
+    std::string query = coll.query(qi);
+    if (qi % 3 == 0) query += " " + coll.document(qi * 7).substr(0, 200);
+    const auto hits = s.search(make_query(query, ix.tokenizer()), 100);
+    auto qn = number_terms(query);
+    std::sort(qn.begin(), qn.end());
+    qn.erase(std::unique(qn.begin(), qn.end()), qn.end());
+    std::vector<Scored> want;
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      auto dn = number_terms(ix.doc_text(hits[i].doc));
+      std::size_t shared = 0;
+      for (const auto& q : qn)
+        if (std::find(dn.begin(), dn.end(), q) != dn.end()) ++shared;
+      const double agree = qn.empty() ? 0.0 : static_cast<double>(shared) / static_cast<double>(qn.size());
+      if (shared > 0) ++with_agreement;
+      want.push_back({hits[i].doc, i + 1, hits[i].score, hits[i].score / hits.front().score + 0.5 * agree});
+    }
+    std::stable_sort(want.begin(), want.end(),
+                     [](const Scored& x, const Scored& y) { return x.score > y.score; });
+    const auto got = rerank_lexical(ix, ix.tokenizer(), query, hits);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      ASSERT_EQ(got[r].doc, want[r].doc) << "query " << qi << " rank " << r;
+      ASSERT_EQ(got[r].rank, want[r].rank);
+      ASSERT_EQ(got[r].score, want[r].score);
+    }
+  }
+  EXPECT_GT(with_agreement, 100u);
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ EmbeddingsServer::EmbeddingsServer(std::string model, std::size_t dimension)
       for (double x : vector_for(text)) vec.push_back(x);
       if (fault == "dimension") vec.push_back(1.0);
     }
+    if (fault == "model") model = "impostor-model";  // the answer says another model made it
     io::Json j = {{"object", "list"},
                   {"model", model},
                   {"data", io::Json::array({{{"object", "embedding"}, {"index", 0}, {"embedding", vec}}})},

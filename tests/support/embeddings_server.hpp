@@ -3,8 +3,9 @@
 // POST /v1/embeddings. Vectors are deterministic hashed bags of words (each lower-cased word adds
 // 1 to coordinate FNV-1a(word) mod dimension), so texts that share words have a positive cosine
 // and equal texts cosine 1. Faults per input text (substring match): 429 with Retry-After, 500,
-// malformed vector (a string where numbers belong), wrong dimension; each for the first `times`
-// requests of a matching text (-1: always).
+// malformed vector (a string where numbers belong), wrong dimension (one coordinate too many),
+// another model (the answer reports "impostor-model"); each for the first `times` requests of a
+// matching text (-1: always).
 #include <atomic>
 #include <map>
 #include <memory>
@@ -16,7 +17,7 @@ namespace numcheck::testing {
 
 struct EmbeddingFault {
   std::string match;
-  std::string kind;  // "429", "500", "malformed", "dimension"
+  std::string kind;  // "429", "500", "malformed", "dimension", "model"
   int times = -1;
 };
 
