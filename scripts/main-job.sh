@@ -64,8 +64,7 @@ if [[ -n "${NUMCHECK_CONFIG:-}" ]]; then
   fi
   echo "== study: $NUMCHECK_CONFIG"
   "$nc" orbit study "${study_args[@]}"
-  echo
-  echo "report: $out/report/report.html (also report.md with figures/*.svg, report.tex, metrics.json)"
+  echo "also: $out/report/report.md with figures/*.svg, report.tex, metrics.json; runs in $out/runs/<system>"
   echo "next: add a system to $NUMCHECK_CONFIG and run again (finished systems are resumed, not re-asked)"
   exit 0
 fi
