@@ -28,8 +28,10 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   // system's solver is bound once the benchmark is loaded.
   require_output_dir(r.out);
   llm::SolveFn solver;
-  auto backend = llm::make_backend(r.options, [&solver](std::string_view id, std::string_view prompt,
-                                                        std::string* why) { return solver(id, prompt, why); });
+  auto backend =
+      llm::make_backend(r.options, [&solver](std::string_view id, std::string_view prompt, std::string* why) {
+        return solver(id, prompt, why);
+      });
   llm::RunSettings s = llm::settings_from(r.options);
   auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(r.bench_dir));
   orbit::verify_benchmark(*bench);
@@ -67,8 +69,8 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   return run_session(items, s, *backend, r.out);
 }
 
-OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses, const std::string& out,
-                             bool allow_partial, bool whole) {
+OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
+                             const std::string& out, bool allow_partial, bool whole) {
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
@@ -90,7 +92,8 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
                  scores.issues.size() - printed);
       break;
     }
-    fmt::print(stderr, "numcheck: {}{}\n", allow_partial ? "warning: " : "", orbit::format_issue(issue, responses));
+    fmt::print(stderr, "numcheck: {}{}\n", allow_partial ? "warning: " : "",
+               orbit::format_issue(issue, responses));
     ++printed;
   }
   if (!allow_partial) orbit::check_complete(scores, responses);
@@ -110,7 +113,8 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
 }
 
 llm::RunSummary run_consensus(const std::string& plan_path, const std::string& bench_dir,
-                              const llm::RunOptions& options, const std::string& out, const io::OrderedJson& info_extra) {
+                              const llm::RunOptions& options, const std::string& out,
+                              const io::OrderedJson& info_extra) {
   const std::string plan_text = io::read_file(plan_path, std::size_t{1} << 30);
   const std::string plan_sha = io::sha256_hex(plan_text);
   const consensus::Plan plan = consensus::plan_from_json(io::parse_json(plan_text, plan_path), plan_path);
@@ -172,8 +176,9 @@ llm::RunSummary run_consensus(const std::string& plan_path, const std::string& b
 void add_consensus_section(const std::string& analysis_dir, report::ReportInputs& in) {
   const std::filesystem::path file = std::filesystem::path(analysis_dir) / "consensus.json";
   if (!std::filesystem::is_regular_file(file)) {
-    fail(ErrorCode::kUsage, "--consensus {}: no consensus.json there (run `orbit consensus analyze --out {}`)",
-         analysis_dir, analysis_dir);
+    fail(ErrorCode::kUsage,
+         "--consensus {}: no consensus.json there (run `orbit consensus analyze --out {}`)", analysis_dir,
+         analysis_dir);
   }
   const std::string text = io::read_file(file, std::size_t{1} << 30);
   in.extra_sections.push_back(consensus::report_section(consensus::analysis_from_json(text, file.string())));
@@ -186,8 +191,8 @@ void add_consensus_section(const std::string& analysis_dir, report::ReportInputs
 
 void add_claims_section(const std::string& section_file, report::ReportInputs& in) {
   const std::string text = io::read_file(section_file, std::size_t{1} << 30);
-  const auto section = verify::section_from_file_json(io::parse_json(text, section_file),
-                                                      std::filesystem::path(section_file).filename().string());
+  const auto section = verify::section_from_file_json(
+      io::parse_json(text, section_file), std::filesystem::path(section_file).filename().string());
   in.extra_sections.push_back(verify::section_document(section));
   io::OrderedJson src = io::OrderedJson::object();
   src["section"] = "claims";

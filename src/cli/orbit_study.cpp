@@ -40,9 +40,9 @@ struct StudyArgs {
   std::string progress = "auto";
   std::size_t bootstrap = 10000;
   unsigned threads = 0;
-  std::string consensus;  // `orbit consensus analyze` output folder for the report
+  std::string consensus;       // `orbit consensus analyze` output folder for the report
   std::string consensus_plan;  // run this consensus plan for every system too
-  std::string claims;     // `claims section` file for the report
+  std::string claims;          // `claims section` file for the report
 };
 
 // The benchmark of the study: --bench as given, else OUT/bench, generated with the study's seed
@@ -58,9 +58,11 @@ fs::path study_benchmark(const StudyArgs& a, const llm::Study& st) {
   const orbit::Benchmark b = orbit::load_benchmark(dir);
   orbit::verify_benchmark(b);
   const io::OrderedJson gen = orbit::generator_provenance(b);
-  if (!gen.contains("seed") || !gen["seed"].is_number_unsigned() || gen["seed"].get<std::uint64_t>() != st.seed) {
-    fail(ErrorCode::kUsage, "{}: the benchmark was generated with seed {}, the study file says {} (set \"seed\")",
-         dir.string(), gen.contains("seed") ? io::to_line(gen["seed"]) : std::string("unknown"), st.seed);
+  if (!gen.contains("seed") || !gen["seed"].is_number_unsigned() ||
+      gen["seed"].get<std::uint64_t>() != st.seed) {
+    fail(ErrorCode::kUsage,
+         "{}: the benchmark was generated with seed {}, the study file says {} (set \"seed\")", dir.string(),
+         gen.contains("seed") ? io::to_line(gen["seed"]) : std::string("unknown"), st.seed);
   }
   return dir;
 }
@@ -81,8 +83,9 @@ void setup(CLI::App& app) {
   app.add_option("--out", a->out,
                  "Study folder: bench/ (unless --bench), runs/<system>/ (run, scores), report/")
       ->capture_default_str();
-  app.add_option("--bench", a->bench,
-                 "Benchmark directory to use (default: OUT/bench, generated with the study's seed when missing)");
+  app.add_option(
+      "--bench", a->bench,
+      "Benchmark directory to use (default: OUT/bench, generated with the study's seed when missing)");
   app.add_option("--systems", a->systems,
                  "Comma-separated system names to run now (default: all); the report covers every system "
                  "whose run is complete");
@@ -100,8 +103,9 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--threads", a->threads, "Threads for the report's bootstrap (0 = all cores)")
       ->capture_default_str();
-  app.add_option("--consensus", a->consensus,
-                 "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus section");
+  app.add_option(
+      "--consensus", a->consensus,
+      "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus section");
   app.add_option("--consensus-plan", a->consensus_plan,
                  "Also run this consensus plan (`orbit consensus plan`) for every system, into "
                  "OUT/consensus/runs/<name>, analyse them together into OUT/consensus/analysis and add the "
@@ -122,13 +126,14 @@ void setup(CLI::App& app) {
       if (!known) fail(ErrorCode::kUsage, "--systems: '{}' is not a system of {}", n, a->config);
     }
     if (!a->consensus.empty() && !a->consensus_plan.empty())
-      fail(ErrorCode::kUsage, "--consensus and --consensus-plan: give one (the plan's analysis is the section)");
+      fail(ErrorCode::kUsage,
+           "--consensus and --consensus-plan: give one (the plan's analysis is the section)");
     const fs::path bench = study_benchmark(*a, st);
     orbit::SelectionSpec selection = st.selection;
     if (a->bases) selection.bases = a->bases;
 
     std::vector<std::string> unfinished;
-    std::vector<std::pair<std::string, fs::path>> scored;  // name, scores file
+    std::vector<std::pair<std::string, fs::path>> scored;          // name, scores file
     std::vector<std::pair<std::string, fs::path>> consensus_runs;  // name, complete consensus run
     bool interrupted = false;
     for (const auto& sys : st.systems) {
@@ -186,13 +191,14 @@ void setup(CLI::App& app) {
       const fs::path scores = run_dir / "scores.jsonl";
       const OrbitScoreResult s =
           score_orbit(bench.string(), (run_dir / "responses.jsonl").string(), scores.string(), false, false);
-      fmt::print("== {}: scored {} of {} prompts{}: {} strict correct, {} audit correct\n", sys.name, s.scored,
-                 s.prompts, s.scope, s.strict_correct, s.audit_correct);
+      fmt::print("== {}: scored {} of {} prompts{}: {} strict correct, {} audit correct\n", sys.name,
+                 s.scored, s.prompts, s.scope, s.strict_correct, s.audit_correct);
       scored.emplace_back(sys.name, scores);
     }
     if (scored.empty()) {
-      fail(ErrorCode::kIncomplete, "no system of {} has a complete run yet (unfinished: {}); run again with --resume",
-           a->config, fmt::join(unfinished, ", "));
+      fail(ErrorCode::kIncomplete,
+           "no system of {} has a complete run yet (unfinished: {}); run again with --resume", a->config,
+           fmt::join(unfinished, ", "));
     }
 
     report::ReportInputs in;
@@ -207,8 +213,8 @@ void setup(CLI::App& app) {
     report::Document d;
     d.heading(2, "study", "Study");
     d.paragraph(fmt::format("Study file {} (sha256 {}): {} systems; {} in this report ({}).",
-                            fs::path(a->config).filename().string(), st.sha256, st.systems.size(), scored.size(),
-                            fmt::join(in.names, ", ")));
+                            fs::path(a->config).filename().string(), st.sha256, st.systems.size(),
+                            scored.size(), fmt::join(in.names, ", ")));
     if (!unfinished.empty()) {
       d.warning(fmt::format("Not in this report (run not complete): {}.", fmt::join(unfinished, ", ")));
     }
@@ -240,17 +246,20 @@ void setup(CLI::App& app) {
     fmt::print("\n{:<24} {:>12} {:>12}\n", "system", "strict orbit", "audit orbit");
     for (const auto& name : out.metrics["system_order"]) {
       const auto& s = out.metrics["systems"][name.get<std::string>()];
-      auto rate = [](const io::OrderedJson& r) { return r.is_number() ? fmt::format("{:.3f}", r.get<double>()) : "-"; };
+      auto rate = [](const io::OrderedJson& r) {
+        return r.is_number() ? fmt::format("{:.3f}", r.get<double>()) : "-";
+      };
       fmt::print("{:<24} {:>12} {:>12}{}\n", name.get<std::string>(), rate(s["strict"]["orbit"]["rate"]),
                  rate(s["audit"]["orbit"]["rate"]), s["simulated"].get<bool>() ? "  (simulated)" : "");
     }
     fmt::print("report: {}\n", (in.out_dir / "report.html").string());
     if (!unfinished.empty()) {
       fmt::print("to continue: {}\n", resume_command());
-      throw Error(ErrorCode::kIncomplete,
-                  fmt::format("{} of {} systems unfinished ({}); the report covers the others; run again with "
-                              "--resume",
-                              unfinished.size(), st.systems.size(), fmt::join(unfinished, ", ")));
+      throw Error(
+          ErrorCode::kIncomplete,
+          fmt::format("{} of {} systems unfinished ({}); the report covers the others; run again with "
+                      "--resume",
+                      unfinished.size(), st.systems.size(), fmt::join(unfinished, ", ")));
     }
   });
 }

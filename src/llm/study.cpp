@@ -52,9 +52,9 @@ void read_sampling(const Record& s, RunOptions& o) {
 }
 
 StudySystem read_system(const Record& r, const std::filesystem::path& base_dir) {
-  check_keys(r, {"name", "endpoint", "endpoints", "model", "api", "api_key_env", "system", "inject", "sampling",
-                 "max_tokens", "extra_body", "system_prompt", "model_file", "concurrency", "timeout_s",
-                 "retries"});
+  check_keys(
+      r, {"name", "endpoint", "endpoints", "model", "api", "api_key_env", "system", "inject", "sampling",
+          "max_tokens", "extra_body", "system_prompt", "model_file", "concurrency", "timeout_s", "retries"});
   StudySystem sys;
   sys.name = r.string("name");
   if (!valid_system_name(sys.name)) {
@@ -63,7 +63,8 @@ StudySystem read_system(const Record& r, const std::filesystem::path& base_dir) 
                  "the system's run folder)");
   }
   RunOptions& o = sys.options;
-  if (r.has("endpoint") && r.has("endpoints")) r.fail_field("endpoints", "give 'endpoint' or 'endpoints', not both");
+  if (r.has("endpoint") && r.has("endpoints"))
+    r.fail_field("endpoints", "give 'endpoint' or 'endpoints', not both");
   if (auto e = r.opt_string("endpoint")) o.endpoints = {*e};
   if (auto e = r.opt_strings("endpoints")) o.endpoints = *e;
   if (auto s = r.opt_string("system")) {
@@ -75,7 +76,8 @@ StudySystem read_system(const Record& r, const std::filesystem::path& base_dir) 
   }
   if (!o.system.empty() && !o.endpoints.empty()) r.fail_field("system", "is given together with an endpoint");
   if (auto m = r.opt_string("model")) o.model = *m;
-  if (o.system.empty() && o.model.empty()) r.fail_field("model", "is missing (the model name sent in requests)");
+  if (o.system.empty() && o.model.empty())
+    r.fail_field("model", "is missing (the model name sent in requests)");
   if (auto a = r.opt_string("api")) {
     if (*a != "chat" && *a != "completions") r.fail_field("api", "must be \"chat\" or \"completions\"");
     o.api = *a;

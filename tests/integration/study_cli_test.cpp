@@ -45,7 +45,8 @@ void expect_one_record_per_prompt(const fs::path& run) {
   const auto n = m["selection"]["prompts"].get<std::size_t>();
   std::set<std::string> ids;
   const auto recs = read_jsonl(run / "responses.jsonl");
-  for (const auto& r : recs) EXPECT_TRUE(ids.insert(r["prompt_id"].get<std::string>()).second) << r["prompt_id"];
+  for (const auto& r : recs)
+    EXPECT_TRUE(ids.insert(r["prompt_id"].get<std::string>()).second) << r["prompt_id"];
   EXPECT_EQ(recs.size(), n) << run;
   EXPECT_EQ(m["complete"], true) << run;
 }
@@ -54,7 +55,8 @@ class StudyCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = new fs::path(testing::fresh_dir("study_cli"));
-    const auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
+    const auto r =
+        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {
@@ -96,10 +98,21 @@ TEST_F(StudyCli, TwoSystemsOneReportAndAKilledStudyResumes) {
   // The model file is given relative to the study file's folder.
   io::write_file_atomic(dir / "study.json", study_json(a.first_line, b.first_line, "alpha.gguf"));
   const fs::path out = dir / "out";
-  const std::vector<std::string> argv = {NUMCHECK_CLI, "orbit",      "study",    "--config",
-                                         (dir / "study.json").string(), "--out", out.string(),
-                                         "--bench",    bench().string(), "--no-cache", "--progress",
-                                         "none",       "--bootstrap", "200",     "--resume"};
+  const std::vector<std::string> argv = {NUMCHECK_CLI,
+                                         "orbit",
+                                         "study",
+                                         "--config",
+                                         (dir / "study.json").string(),
+                                         "--out",
+                                         out.string(),
+                                         "--bench",
+                                         bench().string(),
+                                         "--no-cache",
+                                         "--progress",
+                                         "none",
+                                         "--bootstrap",
+                                         "200",
+                                         "--resume"};
 
   // Killed while the second system runs.
   {
@@ -156,7 +169,8 @@ TEST_F(StudyCli, TwoSystemsOneReportAndAKilledStudyResumes) {
             m["systems"]["beta"]["strict"]["orbit"]["correct"].get<std::size_t>());
   const std::string md = io::read_file(out / "report/report.md");
   EXPECT_NE(md.find("Systems: what was run"), std::string::npos);
-  EXPECT_NE(md.find("| alpha-q4 | alpha | b-alpha, fingerprint fp\\_b-alpha | 127.0.0.1:"), std::string::npos) << md.substr(0, 4000);
+  EXPECT_NE(md.find("| alpha-q4 | alpha | b-alpha, fingerprint fp\\_b-alpha | 127.0.0.1:"), std::string::npos)
+      << md.substr(0, 4000);
   EXPECT_NE(md.find("## Study"), std::string::npos);
   EXPECT_NE(r.out.find("alpha-q4"), std::string::npos);
   EXPECT_NE(r.out.find("report: "), std::string::npos);
@@ -179,8 +193,9 @@ TEST_F(StudyCli, AnUnreachableSystemLeavesTheOthersReportedAndExitsThree) {
   io::write_file_atomic(dir / "study.json", R"({"format": "numcheck-study/1", "selection": {"bases": 6},
     "systems": [{"name": "sim", "system": "reference"},
                 {"name": "gone", "endpoint": "http://127.0.0.1:9/v1", "model": "m"}]})");
-  const auto r = run_cli(fmt::format("orbit study --config '{}' --out '{}' --bench '{}' --progress none --bootstrap 50",
-                                     (dir / "study.json").string(), (dir / "out").string(), bench().string()));
+  const auto r =
+      run_cli(fmt::format("orbit study --config '{}' --out '{}' --bench '{}' --progress none --bootstrap 50",
+                          (dir / "study.json").string(), (dir / "out").string(), bench().string()));
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("gone"), std::string::npos) << r.err;
   const io::Json m = io::read_json_file(dir / "out/report/metrics.json");
@@ -201,7 +216,8 @@ TEST_F(StudyCli, AConsensusPlanRunsForEverySystemAndIsAnalysedTogether) {
     "systems": [{"name": "clean", "system": "reference"},
                 {"name": "faulty", "system": "reference", "inject": "times_ten=0.3,truncation=0.2"}]})");
   r = run_cli(fmt::format(
-      "orbit study --config '{}' --out '{}' --bench '{}' --progress none --bootstrap 50 --consensus-plan '{}'",
+      "orbit study --config '{}' --out '{}' --bench '{}' --progress none --bootstrap 50 --consensus-plan "
+      "'{}'",
       (dir / "study.json").string(), (dir / "out").string(), bench().string(), (dir / "plan.json").string()));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* name : {"clean", "faulty"}) {
@@ -228,7 +244,8 @@ TEST_F(StudyCli, HostileStudyFilesAreClearErrors) {
     return run_cli(fmt::format("orbit study --config '{}' --out '{}' --bench '{}' --progress none",
                                (dir / "s.json").string(), (dir / "out").string(), bench().string()));
   };
-  auto r = run(R"({"format": "numcheck-study/1", "systems": [{"name": "a", "system": "reference", "temprature": 0}]})");
+  auto r = run(
+      R"({"format": "numcheck-study/1", "systems": [{"name": "a", "system": "reference", "temprature": 0}]})");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("temprature"), std::string::npos) << r.err;
   r = run(R"({"format": "numcheck-study/1", "systems": [{"name": "../x", "system": "reference"}]})");
@@ -251,9 +268,10 @@ TEST_F(StudyCli, TheSameRunInTwoFoldersGivesTheSameReportBytes) {
   const fs::path b = *root_ / "elsewhere/place-b";
   fs::create_directories(a);
   fs::create_directories(b);
-  auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject times_ten=0.1 "
-                               "--bases 30 --progress none --model-file '{}'",
-                               bench().string(), (a / "run").string(), (bench() / "views.jsonl").string()));
+  auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject times_ten=0.1 "
+                          "--bases 30 --progress none --model-file '{}'",
+                          bench().string(), (a / "run").string(), (bench() / "views.jsonl").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fs::copy(bench(), a / "bench", fs::copy_options::recursive);
   fs::copy(a / "bench", b / "bench", fs::copy_options::recursive);
