@@ -77,7 +77,8 @@ TEST(Study, MalformedEntriesNameTheirField) {
     return R"({"format": "numcheck-study/1", "systems": [)" + systems + "]}";
   };
   EXPECT_NE(error_of(study(ok_sys + R"(, "temprature": 0})")).find("temprature"), std::string::npos);
-  EXPECT_NE(error_of(study(ok_sys + R"(, "sampling": {"temp": 0}})")).find("sampling.temp"), std::string::npos);
+  EXPECT_NE(error_of(study(ok_sys + R"(, "sampling": {"temp": 0}})")).find("sampling.temp"),
+            std::string::npos);
   EXPECT_NE(error_of(study(ok_sys + R"(, "sampling": {"top_p": 2}})")).find("top_p"), std::string::npos);
   EXPECT_NE(error_of(study(ok_sys + R"(, "max_tokens": 0})")).find("max_tokens"), std::string::npos);
   EXPECT_NE(error_of(study(ok_sys + R"(, "extra_body": [1]})")).find("extra_body"), std::string::npos);
@@ -88,8 +89,9 @@ TEST(Study, MalformedEntriesNameTheirField) {
   EXPECT_NE(error_of(study(R"({"name": "a", "system": "reference", "inject": 3})")).find("inject"),
             std::string::npos);
   for (const char* bad : {"", ".hidden", "-x", "a/b", "a b", "ü"}) {
-    EXPECT_NE(error_of(study(std::string(R"({"name": ")") + bad + R"(", "system": "reference"})")).find("name"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(study(std::string(R"({"name": ")") + bad + R"(", "system": "reference"})")).find("name"),
+        std::string::npos)
         << bad;
   }
   EXPECT_NE(error_of(R"({"format": "numcheck-study/2", "systems": []})").find("format"), std::string::npos);
