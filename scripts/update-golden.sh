@@ -10,6 +10,10 @@ trap 'rm -rf "$work"' EXIT
 (cd "$work" && env -i PATH="$PATH" HOME="$work" NUMCHECK_QUANTEMP=/nonexistent \
    NUMCHECK_OUT=out NUMCHECK_BIN="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}" \
    bash "$root/scripts/main-job.sh" >/dev/null)
-cp "$work/out/report/metrics.json" "$work/out/report/report.md" "$root/tests/golden/main-job/"
+# The run's session times differ on every run: pinned as "<time>" (golden_test.cpp masks them too).
+for f in metrics.json report.md; do
+  sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/<time>/g' \
+    "$work/out/report/$f" >"$root/tests/golden/main-job/$f"
+done
 echo "updated tests/golden/main-job/ (git diff --stat tests/golden):"
 git -C "$root" diff --stat -- tests/golden

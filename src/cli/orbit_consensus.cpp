@@ -11,6 +11,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/orbit_steps.hpp"
 #include "cli/run_flags.hpp"
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
@@ -114,59 +115,7 @@ void setup_run(CLI::App& app) {
              flag);
       }
     }
-    const std::string plan_text = io::read_file(a->plan, std::size_t{1} << 30);
-    const std::string plan_sha = io::sha256_hex(plan_text);
-    const consensus::Plan plan = consensus::plan_from_json(io::parse_json(plan_text, a->plan), a->plan);
-
-    llm::SolveFn solve;
-    if (a->opts.system == "reference") {
-      const std::string dir = a->bench.empty() ? plan.benchmark_dir : a->bench;
-      auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(dir));
-      for (const auto& [file, hash] : plan.bench_sha256) {
-        auto it = bench->file_sha256.find(file);
-        if (it == bench->file_sha256.end() || it->second != hash) {
-          fail("{}: {} differs from the benchmark the plan was made from (sha256 {})", dir, file, hash);
-        }
-      }
-      solve = llm::benchmark_solver(bench);
-    } else {
-      solve = [](std::string_view, std::string_view, std::string* why) -> std::optional<llm::SolvedAnswer> {
-        if (why != nullptr) *why = "no reference solver outside --system reference";
-        return std::nullopt;
-      };
-    }
-
-    std::vector<llm::WorkItem> items;
-    items.reserve(plan.requests.size());
-    for (const auto& r : plan.requests) {
-      llm::WorkItem it;
-      it.item_id = r.id;
-      it.prompt = r.prompt;
-      it.sampling.temperature = r.sampling.temperature;
-      it.sampling.top_p = r.sampling.top_p;
-      it.sampling.top_k = r.sampling.top_k;
-      it.sampling.seed = r.seed;
-      it.sampling.max_tokens = r.max_tokens;
-      it.fields["tier"] = r.tier;
-      it.fields["prompt_id"] = r.prompt_id;
-      it.fields["base_id"] = r.base_id;
-      it.fields["template"] = r.template_id;
-      it.fields["view"] = r.view;
-      it.fields["seed_offset"] = r.seed_offset;
-      items.push_back(std::move(it));
-    }
-    auto backend = llm::make_backend(a->opts, solve);
-    llm::RunSettings s = llm::settings_from(a->opts);
-    s.kind = "orbit consensus run";
-    s.id_field = consensus::kRequestIdField;
-    s.binding["plan_sha256"] = plan_sha;
-    io::OrderedJson info = io::OrderedJson::object();
-    info["plan"] = a->plan;
-    info["requests"] = items.size();
-    s.info["consensus"] = info;
-    if (backend->simulated()) s.info["inject"] = llm::to_json(llm::parse_fault_rates(a->opts.inject));
-
-    const llm::RunSummary r = run_session(items, s, *backend, a->out);
+    const llm::RunSummary r = run_consensus(a->plan, a->bench, a->opts, a->out);
     finish_run(a->out, r, "calls");
   });
 }

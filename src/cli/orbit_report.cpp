@@ -6,16 +6,11 @@
 
 #include <fmt/core.h>
 
-#include "claimorbit/analyze.hpp"
-#include "claimorbit/render.hpp"
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
-#include "consensus/study.hpp"
+#include "cli/orbit_steps.hpp"
 #include "core/error.hpp"
-#include "io/files.hpp"
-#include "io/sha256.hpp"
 #include "report/orbit_report.hpp"
-#include "verify/section.hpp"
 
 namespace numcheck::cli {
 namespace {
@@ -87,69 +82,9 @@ void setup(CLI::App& app) {
     in.options.level = a->level;
     in.examples_per_view = a->examples;
     if (a->bootstrap == 0) fail(ErrorCode::kUsage, "--bootstrap must be at least 1");
-    if (!a->consensus.empty()) {
-      // Composed here: the report library does not link the consensus library (it is the other
-      // way round), so the CLI reads consensus.json and hands the report its blocks.
-      const std::filesystem::path file = std::filesystem::path(a->consensus) / "consensus.json";
-      if (!std::filesystem::is_regular_file(file)) {
-        fail(ErrorCode::kUsage,
-             "--consensus {}: no consensus.json there (run `orbit consensus analyze --out {}`)", a->consensus,
-             a->consensus);
-      }
-      const std::string text = io::read_file(file, std::size_t{1} << 30);
-      in.extra_sections.push_back(
-          consensus::report_section(consensus::analysis_from_json(text, file.string())));
-      io::OrderedJson src = io::OrderedJson::object();
-      src["section"] = "consensus";
-      src["file"] = file.string();
-      src["sha256"] = io::sha256_hex(text);
-      in.extra_sources.push_back(std::move(src));
-    }
-    if (!a->claims.empty()) {
-      // Composed here like the consensus section: the claim results come as one section file.
-      const std::string text = io::read_file(a->claims, std::size_t{1} << 30);
-      const auto section = verify::section_from_file_json(
-          io::parse_json(text, a->claims), std::filesystem::path(a->claims).filename().string());
-      in.extra_sections.push_back(verify::section_document(section));
-      io::OrderedJson src = io::OrderedJson::object();
-      src["section"] = "claims";
-      src["file"] = a->claims;
-      src["sha256"] = io::sha256_hex(text);
-      src["metrics"] = verify::section_json(section);
-      in.extra_sources.push_back(std::move(src));
-    }
-    if (!a->claim_orbits.empty()) {
-      std::vector<claimorbit::OrbitAnalysis> systems;
-      io::OrderedJson src = io::OrderedJson::object();
-      src["section"] = "claim_orbits";
-      src["files"] = io::OrderedJson::array();
-      for (const auto& dir : a->claim_orbits) {
-        const std::filesystem::path file = std::filesystem::path(dir) / "metrics.json";
-        if (!std::filesystem::is_regular_file(file)) {
-          fail(ErrorCode::kUsage,
-               "--claim-orbits {}: no metrics.json there (run `claims orbit report --out {}`)", dir, dir);
-        }
-        const std::string text = io::read_file(file, std::size_t{1} << 30);
-        const io::Json j = io::parse_json(text, file.string());
-        const auto& list = io::Record::of(j, file.string()).array("systems");
-        for (std::size_t i = 0; i < list.size(); ++i)
-          systems.push_back(
-              claimorbit::analysis_from_json(list[i], fmt::format("{}: systems[{}]", file.string(), i)));
-        // Relative to the report folder, so the same inputs elsewhere give the same bytes.
-        src["files"].push_back(
-            {{"file", std::filesystem::absolute(file)
-                          .lexically_normal()
-                          .lexically_relative(std::filesystem::absolute(a->out).lexically_normal())
-                          .generic_string()},
-             {"sha256", io::sha256_hex(text)}});
-      }
-      doc::Document d;
-      claimorbit::add_section(d, systems);
-      in.extra_sections.push_back(std::move(d));
-      src["metrics"] = io::OrderedJson::array();
-      for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
-      in.extra_sources.push_back(std::move(src));
-    }
+    if (!a->consensus.empty()) add_consensus_section(a->consensus, in);
+    if (!a->claims.empty()) add_claims_section(a->claims, in);
+    if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
     for (const auto& name : out.metrics["system_order"]) {
       const auto& s = out.metrics["systems"][name.get<std::string>()];

@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/orbit_steps.hpp"
 #include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "io/sha256.hpp"
@@ -53,53 +54,15 @@ void setup(CLI::App& app) {
       "errors.jsonl; "
       "run again with --resume to retry them).");
   app.callback([args] {
-    // Options first (a usage error should not wait for the benchmark to load); the reference
-    // system's solver is bound once the benchmark is loaded.
-    require_output_dir(args->out);
-    llm::SolveFn solver;
-    auto backend =
-        llm::make_backend(args->opts, [&solver](std::string_view id, std::string_view prompt,
-                                                std::string* why) { return solver(id, prompt, why); });
-    llm::RunSettings s = llm::settings_from(args->opts);
-    auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(args->bench));
-    orbit::verify_benchmark(*bench);
-    solver = llm::benchmark_solver(bench);
-    orbit::SelectionSpec spec;
-    spec.bases = args->bases;
-    spec.templates = split_list(args->templates);
-    spec.views = split_list(args->views);
-    if (!args->base_ids.empty()) spec.base_ids_file = args->base_ids;
-    const orbit::Selection sel = orbit::select(*bench, spec);
-    const orbit::Benchmark chosen = orbit::restrict(*bench, sel);
-    std::vector<llm::WorkItem> items;
-    for (const auto& v : chosen.views) {
-      llm::WorkItem it;
-      it.item_id = v.prompt_id;
-      it.prompt = v.prompt;
-      it.fields["base_id"] = v.base_id;
-      it.fields["template"] = v.template_id;
-      it.fields["view"] = v.view;
-      items.push_back(std::move(it));
-    }
-    if (items.empty())
-      fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");
-
-    s.kind = "orbit run";
-    s.id_field = "prompt_id";
-    io::OrderedJson files = io::OrderedJson::object();
-    for (const auto& [name, hash] : bench->file_sha256) files[name] = hash;
-    files["manifest.json"] = io::sha256_hex(bench->manifest_json);
-    s.binding["benchmark_sha256"] = files;
-    io::OrderedJson selection = io::OrderedJson::object();
-    selection["benchmark_dir"] = args->bench;
-    const io::OrderedJson recorded = orbit::to_json(sel, *bench);
-    for (const auto& [k, v] : recorded.items()) selection[k] = v;
-    s.info["selection"] = selection;
-    if (backend->simulated()) {
-      s.info["inject"] = llm::to_json(llm::parse_fault_rates(args->opts.inject));
-    }
-
-    const llm::RunSummary r = run_session(items, s, *backend, args->out);
+    OrbitRunRequest req;
+    req.bench_dir = args->bench;
+    req.selection.bases = args->bases;
+    req.selection.templates = split_list(args->templates);
+    req.selection.views = split_list(args->views);
+    if (!args->base_ids.empty()) req.selection.base_ids_file = args->base_ids;
+    req.options = args->opts;
+    req.out = args->out;
+    const llm::RunSummary r = run_orbit(req);
     finish_run(args->out, r, "prompts");
     const std::string responses = (std::filesystem::path(args->out) / "responses.jsonl").string();
     fmt::print("next: numcheck orbit score --bench {} --responses {} --out {}\n", args->bench, responses,

@@ -52,6 +52,9 @@ void add_run_flags(CLI::App& app, llm::RunOptions& o, bool model_flag) {
   app.add_option("--extra-body", o.extra_body,
                  "JSON object merged into every request body, e.g. '{\"cache_prompt\": false}'");
   app.add_option("--system-prompt", o.system_prompt, "System message sent before every prompt");
+  app.add_option("--model-file", o.model_file,
+                 "The model's weights file (e.g. the GGUF the server loaded): its SHA-256 is recorded in "
+                 "run.json and the report, and binds --resume");
   app.add_flag("--resume", o.resume, "Continue the run in --out (a fresh directory simply starts)");
   app.add_flag("--no-cache", o.no_cache, "Neither read nor write the response cache");
   app.add_option(

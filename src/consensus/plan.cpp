@@ -70,6 +70,7 @@ Plan make_plan(const orbit::Benchmark& bench, const PlanOptions& options) {
   plan.options = options;
   plan.benchmark_dir = bench.dir.string();
   plan.bench_sha256 = bench.file_sha256;
+  plan.bench_generator = orbit::generator_provenance(bench);
 
   for (const auto& tmpl : options.templates) {
     std::vector<const orbit::Base*> of_template;
@@ -150,6 +151,7 @@ io::OrderedJson plan_to_json(const Plan& plan) {
   j["kind"] = kPlanKind;
   j["version"] = kPlanVersion;
   j["benchmark"] = {{"dir", plan.benchmark_dir}, {"sha256", plan.bench_sha256}};
+  for (const auto& [k, v] : plan.bench_generator.items()) j["benchmark"][k] = v;
   io::OrderedJson third = io::OrderedJson::object();
   for (const auto& [k, v] : o.third_view) third[k] = v;
   j["options"] = {{"templates", o.templates},
@@ -345,6 +347,9 @@ Plan plan_from_json(const io::Json& json, std::string_view where) {
   const Record bench = j.object("benchmark");
   plan.benchmark_dir = bench.string("dir");
   for (auto& [k, v] : string_map(bench, "sha256")) plan.bench_sha256[k] = v;
+  for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {
+    if (const io::Json* v = bench.find(key)) plan.bench_generator[key] = io::OrderedJson::parse(v->dump());
+  }
   read_plan_options(j.object("options"), plan.options);
   read_plan_bases(j, plan);
   std::map<std::string, std::size_t> index;

@@ -78,8 +78,11 @@ struct ArmCalls {
 
 struct Plan {
   PlanOptions options;
-  std::string benchmark_dir;                         // as given (provenance only)
-  std::map<std::string, std::string> bench_sha256;   // benchmark file hashes at planning time
+  std::string benchmark_dir;                        // as given (provenance only)
+  std::map<std::string, std::string> bench_sha256;  // benchmark file hashes at planning time
+  // generator_version, prompt_version, seed, spec_sha256 of the benchmark (orbit::generator_provenance;
+  // empty for a plan written before they were recorded)
+  io::OrderedJson bench_generator = io::OrderedJson::object();
   std::vector<std::string> bases;                    // subset base ids, template order then id
   std::map<std::string, num::Rational> expected;     // base_id -> answer (canonical unit)
   std::map<std::string, std::string> answer_unit;    // base_id -> canonical unit

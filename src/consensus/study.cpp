@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "doc/document.hpp"
 #include "doc/html.hpp"
 #include "io/files.hpp"
@@ -168,6 +169,7 @@ io::OrderedJson analysis_to_json(const Analysis& a) {
   io::OrderedJson j;
   j["kind"] = "numcheck.consensus_analysis";
   j["version"] = 1;
+  j["numcheck_version"] = kVersion;
   io::OrderedJson tiers = io::OrderedJson::object();
   for (const auto& t : o.tiers) {
     const bool det = t == "deterministic";
@@ -176,6 +178,7 @@ io::OrderedJson analysis_to_json(const Analysis& a) {
                 {"top_p", det ? 1.0 : o.stochastic.top_p},
                 {"top_k", det ? 1 : o.stochastic.top_k}};
   }
+  j["benchmark"] = a.plan.bench_generator;  // generator version, prompt version, seed, spec sha256
   j["plan"] = {{"sha256", a.plan_sha256},
                {"bases", a.plan.bases.size()},
                {"templates", o.templates},
@@ -745,6 +748,7 @@ Analysis analysis_from_json(std::string_view text, const std::string& where) {
   if (int_of(j, "version") != 1) fail("{}: unsupported version (expected 1)", where);
   Analysis a;
   plan_from_analysis(j.object("plan"), a);
+  if (const auto b = json.find("benchmark"); b != json.end() && b->is_object()) a.plan.bench_generator = *b;
   const PlanOptions& o = a.plan.options;
   const OR st = j.object("settings");
   const std::string layer = st.string("layer");

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/error.hpp"
+#include "io/sha256.hpp"
 #include "llm/cache.hpp"
 #include "llm/http_backend.hpp"
 
@@ -94,6 +96,18 @@ RunSettings settings_from(const RunOptions& o) {
   s.recorded["timeout_s"] = o.timeout_s;
   s.recorded["max_response_mb"] = o.max_response_mb;
   if (!o.api_key_env.empty()) s.recorded["api_key_env"] = o.api_key_env;  // the name, never the key
+  if (!o.model_file.empty()) {
+    // Binds the run: answers of two different weight files never mix in one run folder. Only the
+    // file name is recorded (a path would make run.json depend on where the model lives).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o.model_file, ec))
+      fail(ErrorCode::kUsage, "--model-file {}: not a readable file", o.model_file);
+    io::OrderedJson mf = io::OrderedJson::object();
+    mf["name"] = std::filesystem::path(o.model_file).filename().string();
+    mf["bytes"] = static_cast<std::uint64_t>(std::filesystem::file_size(o.model_file));
+    mf["sha256"] = io::sha256_file(o.model_file);
+    s.binding["model_file"] = mf;
+  }
   return s;
 }
 

@@ -41,6 +41,9 @@ struct RunOptions {
   std::optional<double> presence_penalty;   // unset: not sent
   std::string extra_body;                   // JSON object text
   std::string system_prompt;                // "" = none
+  // The model's weights file (e.g. the GGUF llama-server loaded): its SHA-256 binds the run and is
+  // recorded in run.json "model_file" {name, bytes, sha256} (the report's systems table shows it).
+  std::string model_file;  // "" = not given
   bool resume = false;
   bool no_cache = false;
   std::string cache_dir;  // "" = default (NUMCHECK_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)

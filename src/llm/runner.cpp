@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -121,6 +122,83 @@ io::OrderedJson sampling_json(const Sampling& s) {
   if (s.presence_penalty) j["presence_penalty"] = *s.presence_penalty;
   return j;
 }
+
+// One sampling field over a group of calls: its value when every call sent the same one, else
+// the sorted distinct values (at most 8), else {"min", "max", "distinct"}.
+template <typename T>
+io::OrderedJson field_as_sent(std::vector<T> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (v.size() == 1) return io::OrderedJson(v.front());
+  if (v.size() <= 8) return io::OrderedJson(v);
+  io::OrderedJson r = io::OrderedJson::object();
+  r["min"] = v.front();
+  r["max"] = v.back();
+  r["distinct"] = v.size();
+  return r;
+}
+
+// The sampling of a group of calls as sent: sampling_json's fields, each summarized by
+// field_as_sent (equal to sampling_json(s) when every call sent s).
+io::OrderedJson group_as_sent(const std::vector<Sampling>& g) {
+  std::vector<double> temperature, top_p;
+  std::vector<std::int64_t> top_k, max_tokens;
+  std::vector<std::uint64_t> seed;
+  std::vector<double> fp, pp;
+  for (const auto& s : g) {
+    temperature.push_back(s.temperature);
+    top_p.push_back(s.top_p);
+    top_k.push_back(s.top_k);
+    seed.push_back(s.seed);
+    max_tokens.push_back(s.max_tokens);
+    if (s.frequency_penalty) fp.push_back(*s.frequency_penalty);
+    if (s.presence_penalty) pp.push_back(*s.presence_penalty);
+  }
+  io::OrderedJson j = io::OrderedJson::object();
+  j["temperature"] = field_as_sent(temperature);
+  j["top_p"] = field_as_sent(top_p);
+  j["top_k"] = field_as_sent(top_k);
+  j["seed"] = field_as_sent(seed);
+  j["max_tokens"] = field_as_sent(max_tokens);
+  if (!fp.empty()) j["frequency_penalty"] = field_as_sent(fp);
+  if (!pp.empty()) j["presence_penalty"] = field_as_sent(pp);
+  return j;
+}
+
+}  // namespace
+
+io::OrderedJson sampling_as_sent(const std::vector<WorkItem>& items, const RunSettings& settings) {
+  if (items.empty()) return sampling_json(settings.sampling);
+  if (settings.sampling_kind_field.empty()) {
+    std::vector<Sampling> all;
+    all.reserve(items.size());
+    for (const auto& it : items) all.push_back(it.sampling.apply(settings.sampling));
+    return group_as_sent(all);
+  }
+  // Per call kind, in order of first appearance.
+  std::vector<std::string> kinds;
+  std::map<std::string, std::vector<Sampling>> groups;
+  for (const auto& it : items) {
+    auto f = it.fields.find(settings.sampling_kind_field);
+    const std::string kind = f == it.fields.end() ? std::string("(none)")
+                             : f->is_string()     ? f->get<std::string>()
+                                                  : io::to_line(*f);
+    auto [g, fresh] = groups.try_emplace(kind);
+    if (fresh) kinds.push_back(kind);
+    g->second.push_back(it.sampling.apply(settings.sampling));
+  }
+  io::OrderedJson by = io::OrderedJson::object();
+  for (const auto& k : kinds) {
+    io::OrderedJson g = group_as_sent(groups[k]);
+    g["calls"] = groups[k].size();
+    by[k] = std::move(g);
+  }
+  io::OrderedJson j = io::OrderedJson::object();
+  j["by_" + settings.sampling_kind_field] = std::move(by);
+  return j;
+}
+
+namespace {
 
 std::string short_json(const io::OrderedJson& j) {
   std::string s = io::to_line(j);
@@ -290,14 +368,15 @@ struct Target {
 };
 
 // Stage 3: the settings that must match on --resume (the runner's and the caller's).
-io::OrderedJson make_binding(const RunSettings& settings, const Backend& backend, const Target& t) {
+io::OrderedJson make_binding(const std::vector<WorkItem>& items, const RunSettings& settings,
+                             const Backend& backend, const Target& t) {
   io::OrderedJson binding = io::OrderedJson::object();
   binding["kind"] = settings.kind;
   binding["id_field"] = settings.id_field;
   binding["backend"] = backend.kind();
   binding["api"] = t.api_name();
   binding["model_requested"] = t.request_model;
-  binding["sampling"] = sampling_json(settings.sampling);
+  binding["sampling"] = sampling_as_sent(items, settings);
   binding["system_prompt"] =
       settings.system_prompt ? io::OrderedJson(*settings.system_prompt) : io::OrderedJson();
   binding["extra_body"] = io::OrderedJson::parse(io::to_line(settings.extra_body));
@@ -398,7 +477,7 @@ struct Manifest {
     m["system"] = backend.kind();
     m["api"] = target.api_name();
     m["endpoints"] = target.endpoint_names;
-    m["sampling"] = sampling_json(settings.sampling);
+    m["sampling"] = binding["sampling"];
     m["system_prompt"] = binding["system_prompt"];
     m["extra_body"] = binding["extra_body"];
     for (auto it = settings.binding.begin(); it != settings.binding.end(); ++it) m[it.key()] = it.value();
@@ -894,7 +973,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   target.api = backend.api();
   target.endpoint_names = backend.endpoints();
   target.request_model = settings.model.empty() ? target.server.model : settings.model;
-  const io::OrderedJson binding = make_binding(settings, backend, target);
+  const io::OrderedJson binding = make_binding(items, settings, backend, target);
   const Prior prior = existing ? load_prior(paths, settings, binding) : Prior{};
 
   RunSummary summary;

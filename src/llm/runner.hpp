@@ -79,7 +79,11 @@ struct RunSettings {
   std::string model;                   // model name sent in every request body ("reference" for
                                        // the reference system)
 
-  Sampling sampling;                         // run-wide sampling (items may override)
+  Sampling sampling;  // run-wide sampling (items may override)
+  // run.json "sampling" (and its binding) records the sampling as sent (sampling_as_sent). When
+  // items override it per call kind (the consensus study's tiers), the WorkItem field naming the
+  // kind ("tier"): the record is then {"by_tier": {"stochastic": {...}, ...}}.
+  std::string sampling_kind_field;
   std::optional<std::string> system_prompt;  // run-wide system prompt
   io::Json extra_body = io::Json::object();  // merged into every request body (may not set the
                                              // fields the runner owns: model, messages/prompt,
@@ -142,6 +146,14 @@ struct RunSummary {
 // (system then user) or prompt, every sampling field, then extra_body merged in.
 [[nodiscard]] io::Json build_request_body(const WorkItem& item, const RunSettings& settings,
                                           const std::string& model, Api api);
+
+// The sampling the items are sent with (each item's overrides applied to the run's settings), as
+// run.json records it: with no kind field, sampling_json's fields (temperature, top_p, top_k, seed,
+// max_tokens, penalties when set), each the value every item sent, else the sorted distinct values
+// (up to 8), else {"min", "max", "distinct"}; with settings.sampling_kind_field = F,
+// {"by_F": {kind: {the same fields, "calls": n}}} in order of first appearance.
+[[nodiscard]] io::OrderedJson sampling_as_sent(const std::vector<WorkItem>& items,
+                                               const RunSettings& settings);
 
 // Reads a responses.jsonl (or errors.jsonl) file: calls fn(record, line_number) for every record,
 // under io's JSONL rule with TornTail::kAppendLog (io/json.hpp): blank lines are skipped, a

@@ -104,6 +104,15 @@ std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) 
   return out;
 }
 
+io::OrderedJson generator_provenance(const Benchmark& bench) {
+  const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
+  io::OrderedJson out = io::OrderedJson::object();
+  for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {
+    if (auto it = m.find(key); it != m.end()) out[key] = *it;
+  }
+  return out;
+}
+
 void verify_benchmark(const Benchmark& bench) {
   for (const auto& [name, recorded] : manifest_file_hashes(bench)) {
     auto it = bench.file_sha256.find(name);

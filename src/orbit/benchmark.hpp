@@ -61,6 +61,10 @@ struct Benchmark {
 // when present.
 [[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench);
 
+// What generated the benchmark, from its manifest.json: {"generator_version", "prompt_version",
+// "seed", "spec_sha256"} (the keys the manifest has). Every output made from a benchmark carries it.
+[[nodiscard]] io::OrderedJson generator_provenance(const Benchmark& bench);
+
 // Refuses (Error naming the file) a benchmark whose files differ from what their manifest
 // recorded: `orbit run`, `orbit score` and `orbit validate` never work on a changed benchmark.
 void verify_benchmark(const Benchmark& bench);

@@ -195,7 +195,11 @@ SystemInfo read_system_info(const fs::path& responses) {
   if (!fs::is_regular_file(run, ec)) return info;
   const io::Json j = io::read_json_file(run);
   const io::Record r = io::Record::of(j, run.string());
-  if (auto m = r.opt_string("model")) {
+  if (auto n = r.opt_string("system_name")) {  // a study's system name (numcheck orbit study)
+    if (n->empty()) r.fail_field("system_name", "must be a non-empty string");
+    info.name = std::move(*n);
+    info.source = "run.json";
+  } else if (auto m = r.opt_string("model")) {
     if (m->empty()) r.fail_field("model", "must be a non-empty string");
     info.name = std::move(*m);
     info.source = "run.json";
@@ -222,10 +226,8 @@ io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, con
   io::OrderedJson b = io::OrderedJson::object();
   b["dir"] = bench.dir.string();
   b["manifest_sha256"] = io::sha256_hex(bench.manifest_json);
-  const io::Json bm = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
-  for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {
-    if (auto it = bm.find(key); it != bm.end()) b[key] = *it;
-  }
+  const io::OrderedJson generator = generator_provenance(bench);
+  for (const auto& [key, value] : generator.items()) b[key] = value;
   io::OrderedJson files = io::OrderedJson::object();
   const auto recorded = manifest_file_hashes(bench);
   for (const auto& [name, hash] : bench.file_sha256) files[name] = hash;

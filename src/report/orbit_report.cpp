@@ -21,6 +21,16 @@ using html::Cell;
 using html::Table;
 
 double num(const OJ& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+
+// A path as the report records it: relative to the report's folder, so the same inputs in another
+// place give the same bytes.
+std::string relative_to(const std::filesystem::path& p, const std::filesystem::path& out_dir) {
+  std::error_code ec;
+  const auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+  const auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(out_dir, ec), ec);
+  const auto r = a.lexically_relative(b);
+  return r.empty() ? p.filename().generic_string() : r.generic_string();
+}
 std::uint64_t cnt(const OJ& j) { return j.is_number() ? j.get<std::uint64_t>() : 0; }
 
 std::string rate(const OJ& j) { return html::fixed(num(j), 3); }
@@ -164,6 +174,97 @@ std::string truncate_utf8(const std::string& s, std::size_t max_bytes) {
   return s.substr(0, cut) + fmt::format("\n[... truncated: {} bytes in all]", s.size());
 }
 
+// A JSON value as a table cell: strings as they are, null/absent as "-", anything else compact.
+std::string cell_text(const OJ& j) {
+  if (j.is_null()) return "-";
+  if (j.is_string()) return j.get<std::string>().empty() ? "-" : j.get<std::string>();
+  return io::to_line(j);
+}
+
+// A run.json field when it is present (null otherwise): run.json is input, not trusted.
+OJ field(const OJ& obj, std::initializer_list<const char*> path) {
+  const OJ* cur = &obj;
+  for (const char* k : path) {
+    if (!cur->is_object()) return OJ();
+    auto it = cur->find(k);
+    if (it == cur->end()) return OJ();
+    cur = &*it;
+  }
+  return *cur;
+}
+
+// "host:port" of an endpoint URL: no scheme, user info (credentials), path or query.
+std::string endpoint_host(const std::string& url) {
+  std::string h = url;
+  if (const auto p = h.find("://"); p != std::string::npos) h = h.substr(p + 3);
+  h = h.substr(0, h.find_first_of("/?#"));
+  if (const auto at = h.rfind('@'); at != std::string::npos) h = h.substr(at + 1);
+  return h;
+}
+
+// The per-system provenance metrics.json records (docs/report.md "Systems and provenance"), from
+// the run.json beside the scored responses and the responses' system_fingerprint values.
+OJ system_provenance(const SystemScores& sys, const std::filesystem::path& out_dir) {
+  OJ p = OJ::object();
+  p["run_manifest"] = sys.run_path ? OJ(relative_to(*sys.run_path, out_dir)) : OJ();
+  const OJ& r = sys.run;
+  p["model_served"] = field(r, {"model"});
+  p["model_requested"] = field(r, {"model_requested"});
+  p["backend"] = field(r, {"system"});
+  p["api"] = field(r, {"api"});
+  OJ hosts = OJ::array();
+  const bool built_in = field(r, {"system"}) == OJ("reference");  // no endpoint: the simulated system
+  for (const auto& e : field(r, {"endpoints"})) {
+    if (e.is_string() && !built_in) hosts.push_back(endpoint_host(e.get<std::string>()));
+  }
+  p["endpoint_hosts"] = hosts;
+  // llama-server's /props build_info, vLLM's /version (as the runner's probe recorded them).
+  OJ build = OJ();
+  for (const auto& ep : field(r, {"server", "endpoints"})) {
+    const OJ b = field(ep, {"identity", "build"});
+    if (!b.is_null()) {
+      build = b;
+      break;
+    }
+  }
+  p["server_build"] = build;
+  p["system_fingerprints"] = sys.fingerprints;
+  p["sampling"] = field(r, {"sampling"});
+  p["max_tokens"] = field(r, {"sampling", "max_tokens"});
+  p["extra_body"] = field(r, {"extra_body"});
+  p["system_prompt"] = field(r, {"system_prompt"});
+  p["inject"] = field(r, {"inject"});
+  p["model_file"] = field(r, {"binding", "model_file"});
+  p["benchmark"] = field(r, {"benchmark"});
+  p["numcheck_version"] = field(r, {"numcheck_version"});
+  p["started_at"] = field(r, {"started_at"});
+  p["ended_at"] = field(r, {"ended_at"});
+  return p;
+}
+
+// Sampling as a cell: "temperature 0, top_p 1, top_k 1, seed 20260725" (max_tokens has its own
+// column); per call kind "tier stochastic: ...; tier deterministic: ...".
+std::string sampling_text(const OJ& s) {
+  if (!s.is_object()) return cell_text(s);
+  auto fields = [](const OJ& o) {
+    std::string t;
+    for (const auto& [k, v] : o.items()) {
+      if (k == "max_tokens" || k == "calls") continue;
+      t += (t.empty() ? "" : ", ") + k + " " + cell_text(v);
+    }
+    return t;
+  };
+  for (const auto& [k, v] : s.items()) {
+    if (k.rfind("by_", 0) == 0 && v.is_object()) {
+      std::string t;
+      for (const auto& [kind, o] : v.items())
+        t += (t.empty() ? "" : "; ") + k.substr(3) + " " + kind + ": " + fields(o);
+      return t;
+    }
+  }
+  return fields(s);
+}
+
 }  // namespace
 
 doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
@@ -178,10 +279,14 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
   doc::Document d;
   d.heading(1, "top", "Orbit benchmark report");
   d.paragraph(fmt::format(
-      "Benchmark {}: {} bases, {} prompts (bases.jsonl sha256 {}). {} system(s). Intervals: {} "
+      "Benchmark {}: {} bases, {} prompts (generator {}, prompt version {}, seed {}, spec sha256 {}; "
+      "bases.jsonl sha256 {}). {} system(s). Intervals: {} "
       "base-clustered bootstrap draws (seed {}) for gaps, Wilson score intervals for rates, "
       "level {}. Generated by numcheck {}.",
       m["benchmark"]["dir"].get<std::string>(), cnt(m["benchmark"]["bases"]), cnt(m["benchmark"]["prompts"]),
+      cell_text(field(m, {"benchmark", "generator_version"})),
+      cell_text(field(m, {"benchmark", "prompt_version"})), cell_text(field(m, {"benchmark", "seed"})),
+      cell_text(field(m, {"benchmark", "spec_sha256"})),
       m["benchmark"]["file_sha256"].value("bases.jsonl", std::string("?")), c.order.size(),
       cnt(m["settings"]["bootstrap_draws"]), cnt(m["settings"]["seed"]), num(m["settings"]["level"]),
       m["numcheck_version"].get<std::string>()));
@@ -223,6 +328,52 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.note =
         "Other records are scores for views outside the orbit metrics (the consensus "
         "study's paraphrases).";
+    d.table(std::move(t));
+  }
+  {
+    Table t;
+    t.caption = "Systems: what was run";
+    t.id = "provenance";
+    t.header = {"System",   "Model (as served)", "Server build", "Endpoint host",
+                "Sampling", "Cap (max_tokens)",  "Extra body",   "Model file SHA-256",
+                "numcheck", "Run started",       "Run ended"};
+    bool any_run = false;
+    for (const auto& n : c.order) {
+      const OJ p = field(m, {"systems", n.c_str(), "provenance"});
+      any_run = any_run || !field(p, {"run_manifest"}).is_null();
+      std::vector<std::string> parts;
+      if (const OJ b = field(p, {"server_build"}); !b.is_null()) parts.push_back(cell_text(b));
+      for (const auto& fp : field(p, {"system_fingerprints"}))
+        parts.push_back("fingerprint " + cell_text(fp));
+      std::string build;
+      for (const auto& part : parts) build += (build.empty() ? "" : ", ") + part;
+      if (build.empty()) build = "-";
+      std::string hosts;
+      for (const auto& h : field(p, {"endpoint_hosts"})) hosts += (hosts.empty() ? "" : ", ") + cell_text(h);
+      std::string model = cell_text(field(p, {"model_served"}));
+      const OJ requested = field(p, {"model_requested"});
+      if (requested.is_string() && cell_text(requested) != model)
+        model += " (requested " + cell_text(requested) + ")";
+      const OJ mf = field(p, {"model_file"});
+      const std::string model_file = mf.is_object() ? fmt::format("{} ({})", cell_text(field(mf, {"sha256"})),
+                                                                  cell_text(field(mf, {"name"})))
+                                                    : "-";
+      t.rows.push_back(
+          {Cell::txt(c.label(n)), Cell::txt(model), Cell::txt(build),
+           Cell::txt(hosts.empty() ? (c.simulated[n] ? "(built in)" : "-") : hosts),
+           Cell::txt(sampling_text(field(p, {"sampling"}))), Cell::num(cell_text(field(p, {"max_tokens"}))),
+           Cell::txt(cell_text(field(p, {"extra_body"}))), Cell::txt(model_file),
+           Cell::txt(cell_text(field(p, {"numcheck_version"}))),
+           Cell::txt(cell_text(field(p, {"started_at"}))), Cell::txt(cell_text(field(p, {"ended_at"})))});
+    }
+    t.note =
+        "From each run's run.json (beside the scored responses): the model id the server reported, its build "
+        "(llama-server /props build_info, vLLM /version) and the responses' system_fingerprint values, the "
+        "sampling and generation cap sent, the extra request body, the endpoint's host (never credentials), "
+        "the SHA-256 of the weights file given with --model-file, and the run's first and last session times "
+        "(UTC). '-': not recorded.";
+    if (!any_run)
+      t.note += " No run.json was found for any system (the scores manifest names no responses file).";
     d.table(std::move(t));
   }
 
@@ -651,9 +802,31 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   }
   ReportOutput out;
   out.metrics = compute_metrics(bench, systems, in.options);
+  // Provenance, and every path relative to the report's folder (the same inputs elsewhere give the
+  // same bytes).
+  {
+    OJ& b = out.metrics["benchmark"];
+    b["dir"] = relative_to(in.bench_dir, in.out_dir);
+    const OJ generator = orbit::generator_provenance(bench);
+    for (const auto& [k, v] : generator.items()) b[k] = v;
+    for (const auto& sys : systems) {
+      OJ& sj = out.metrics["systems"][sys.name];
+      sj["scores_file"] = relative_to(sys.scores_path, in.out_dir);
+      sj["manifest"] = sys.manifest_path ? OJ(relative_to(*sys.manifest_path, in.out_dir)) : OJ();
+      sj["provenance"] = system_provenance(sys, in.out_dir);
+    }
+  }
   doc::Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
   for (const auto& extra : in.extra_sections) doc.insert_before("methods", extra);
-  if (!in.extra_sources.empty()) out.metrics["extra_sections"] = in.extra_sources;
+  if (!in.extra_sources.empty()) {
+    OJ sources = in.extra_sources;
+    for (auto& src : sources) {
+      if (src.is_object() && src.contains("file") && src["file"].is_string()) {
+        src["file"] = relative_to(src["file"].get<std::string>(), in.out_dir);
+      }
+    }
+    out.metrics["extra_sections"] = std::move(sources);
+  }
 
   std::filesystem::create_directories(in.out_dir);
   std::string sim_names;

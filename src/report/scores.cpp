@@ -211,7 +211,22 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
       auto it = bench.prompt_index.find(rec.string("prompt_id"));
       if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it
       if (auto r = rec.opt_string("response")) sys.by_view[it->second].response = *r;
+      if (auto fp = rec.opt_string("system_fingerprint");
+          fp && std::find(sys.fingerprints.begin(), sys.fingerprints.end(), *fp) == sys.fingerprints.end()) {
+        sys.fingerprints.push_back(*fp);
+      }
     });
+  }
+  // The run's manifest, for the systems table (model as served, server build, sampling, dates):
+  // the run.json beside the responses that were scored (never a guess from another folder).
+  if (rpath) {
+    const fs::path rj = (rpath->parent_path().empty() ? fs::path(".") : rpath->parent_path()) / "run.json";
+    std::error_code ec;
+    if (fs::is_regular_file(rj, ec)) {
+      sys.run = io::read_ordered_json_file(rj);
+      if (!sys.run.is_object()) fail("{}: run.json must be a JSON object", rj.string());
+      sys.run_path = rj;
+    }
   }
   for (const auto& sp : sys.by_view) {
     if (sp.response) ++sys.responses_attached;

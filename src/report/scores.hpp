@@ -63,6 +63,12 @@ struct SystemScores {
   std::size_t ignored = 0;               // records for other views (paraphrases): not in metrics
   std::size_t missing = 0;               // canonical/family prompts without a record
   std::size_t responses_attached = 0;    // prompts with response text
+  // Provenance: the run.json of the run folder the responses came from (the responses file's
+  // folder, else the scores file's), null when there is none; and the distinct
+  // system_fingerprint values of the response records, in order of first appearance.
+  io::OrderedJson run;
+  std::optional<std::filesystem::path> run_path;
+  std::vector<std::string> fingerprints;
 };
 
 // True for the views the orbit metrics use: "canonical" and the five families.

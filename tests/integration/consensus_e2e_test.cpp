@@ -234,6 +234,35 @@ TEST_F(ConsensusE2E, ReportShowsBothTiersAllArmsAndSensitivity) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
+TEST_F(ConsensusE2E, RunManifestRecordsTheSamplingAsSentPerTier) {
+  // The plan fixes each call's sampling and cap: run.json must say what was sent (the stochastic
+  // tier at 0.7 / 0.95 / 20, the deterministic one greedy, every call capped at 2,048), not the
+  // run-wide defaults (temperature 0, 1,024) that no call used.
+  const fs::path& d = *dir_;
+  const json run = read_json(d / "run" / "run.json");
+  const json& by = run["sampling"]["by_tier"];
+  ASSERT_TRUE(by.is_object()) << run["sampling"].dump();
+  EXPECT_EQ(by["stochastic"]["temperature"], 0.7);
+  EXPECT_EQ(by["stochastic"]["top_p"], 0.95);
+  EXPECT_EQ(by["stochastic"]["top_k"], 20);
+  EXPECT_EQ(by["stochastic"]["max_tokens"], 2048);
+  EXPECT_EQ(by["deterministic"]["temperature"], 0.0);
+  EXPECT_EQ(by["deterministic"]["top_k"], 1);
+  EXPECT_EQ(by["deterministic"]["max_tokens"], 2048);
+  // Seeds s, s + 1, s + 2 of the call positions.
+  EXPECT_EQ(by["stochastic"]["seed"], json::array({20260725, 20260726, 20260727}));
+  EXPECT_EQ(by["stochastic"]["calls"].get<std::size_t>() + by["deterministic"]["calls"].get<std::size_t>(),
+            run["counts"]["items"].get<std::size_t>());
+  EXPECT_EQ(run["binding"]["sampling"], run["sampling"]);
+  // The benchmark's generator provenance rides along in the run and the analysis.
+  EXPECT_EQ(run["consensus"]["benchmark"]["seed"], 20260725);
+  EXPECT_TRUE(run["consensus"]["benchmark"]["prompt_version"].is_string());
+  const json analysis = read_json(d / "out" / "consensus.json");
+  EXPECT_EQ(analysis["benchmark"]["seed"], 20260725);
+  EXPECT_TRUE(analysis["benchmark"]["generator_version"].is_string());
+  EXPECT_TRUE(analysis["numcheck_version"].is_string());
+}
+
 TEST_F(ConsensusE2E, IncompleteForeignAndMalformedRunsAreRefused) {
   const fs::path& d = *dir_;
   const fs::path partial = d / "partial";

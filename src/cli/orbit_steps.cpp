@@ -1,0 +1,240 @@
+#include "cli/orbit_steps.hpp"
+
+#include <filesystem>
+#include <memory>
+
+#include <fmt/core.h>
+
+#include "claimorbit/analyze.hpp"
+#include "claimorbit/render.hpp"
+#include "cli/cli_util.hpp"
+#include "consensus/plan.hpp"
+#include "consensus/study.hpp"
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+#include "llm/reference.hpp"
+#include "orbit/benchmark.hpp"
+#include "orbit/score.hpp"
+#include "verify/section.hpp"
+
+namespace numcheck::cli {
+
+namespace {
+// Problems printed one per line before the summary; the sidecar manifest lists all of them.
+constexpr std::size_t kMaxPrintedIssues = 20;
+}  // namespace
+
+llm::RunSummary run_orbit(const OrbitRunRequest& r) {
+  // Options first (a usage error should not wait for the benchmark to load); the reference
+  // system's solver is bound once the benchmark is loaded.
+  require_output_dir(r.out);
+  llm::SolveFn solver;
+  auto backend =
+      llm::make_backend(r.options, [&solver](std::string_view id, std::string_view prompt, std::string* why) {
+        return solver(id, prompt, why);
+      });
+  llm::RunSettings s = llm::settings_from(r.options);
+  auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(r.bench_dir));
+  orbit::verify_benchmark(*bench);
+  solver = llm::benchmark_solver(bench);
+  const orbit::Selection sel = orbit::select(*bench, r.selection);
+  const orbit::Benchmark chosen = orbit::restrict(*bench, sel);
+  std::vector<llm::WorkItem> items;
+  for (const auto& v : chosen.views) {
+    llm::WorkItem it;
+    it.item_id = v.prompt_id;
+    it.prompt = v.prompt;
+    it.fields["base_id"] = v.base_id;
+    it.fields["template"] = v.template_id;
+    it.fields["view"] = v.view;
+    items.push_back(std::move(it));
+  }
+  if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");
+
+  s.kind = "orbit run";
+  s.id_field = "prompt_id";
+  io::OrderedJson files = io::OrderedJson::object();
+  for (const auto& [name, hash] : bench->file_sha256) files[name] = hash;
+  files["manifest.json"] = io::sha256_hex(bench->manifest_json);
+  s.binding["benchmark_sha256"] = files;
+  s.info["benchmark"] = orbit::generator_provenance(*bench);
+  io::OrderedJson selection = io::OrderedJson::object();
+  selection["benchmark_dir"] = r.bench_dir;
+  const io::OrderedJson recorded = orbit::to_json(sel, *bench);
+  for (const auto& [k, v] : recorded.items()) selection[k] = v;
+  s.info["selection"] = selection;
+  for (const auto& [k, v] : r.info.items()) s.info[k] = v;
+  if (backend->simulated()) {
+    s.info["inject"] = llm::to_json(llm::parse_fault_rates(r.options.inject));
+  }
+  return run_session(items, s, *backend, r.out);
+}
+
+OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
+                             const std::string& out, bool allow_partial, bool whole) {
+  // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
+  // the benchmark restricted to it: only its prompts can be missing, and records for prompts
+  // outside it (left by an earlier, larger session) are counted, not graded.
+  const orbit::Benchmark full = orbit::load_benchmark(bench_dir);
+  const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
+  const orbit::Benchmark bench = sel && !sel->whole() ? orbit::restrict(full, *sel) : full;
+  orbit::Scores scores = orbit::score_responses(bench, responses);
+  if (!bench.selection.is_null()) {
+    std::erase_if(scores.issues, [&](const orbit::ScoreIssue& i) {
+      const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find_view(i.prompt_id);
+      scores.outside_selection += outside ? 1 : 0;
+      return outside;
+    });
+  }
+  std::size_t printed = 0;
+  for (const auto& issue : scores.issues) {
+    if (printed == kMaxPrintedIssues) {
+      fmt::print(stderr, "numcheck: ... and {} more (all are listed in the manifest with --allow-partial)\n",
+                 scores.issues.size() - printed);
+      break;
+    }
+    fmt::print(stderr, "numcheck: {}{}\n", allow_partial ? "warning: " : "",
+               orbit::format_issue(issue, responses));
+    ++printed;
+  }
+  if (!allow_partial) orbit::check_complete(scores, responses);
+  orbit::write_scores(bench, scores, responses, out, allow_partial);
+  OrbitScoreResult r;
+  r.scored = scores.records.size();
+  r.prompts = bench.views.size();
+  r.problems = scores.issues.size();
+  for (const auto& p : scores.records) {
+    r.strict_correct += p.grade.strict.outcome == grade::Outcome::kCorrect ? 1 : 0;
+    r.audit_correct += p.grade.audit.outcome == grade::Outcome::kCorrect ? 1 : 0;
+  }
+  if (!bench.selection.is_null()) {
+    r.scope = fmt::format(" of the run's selection ({} of {} bases)", bench.bases.size(), full.bases.size());
+  }
+  return r;
+}
+
+llm::RunSummary run_consensus(const std::string& plan_path, const std::string& bench_dir,
+                              const llm::RunOptions& options, const std::string& out,
+                              const io::OrderedJson& info_extra) {
+  const std::string plan_text = io::read_file(plan_path, std::size_t{1} << 30);
+  const std::string plan_sha = io::sha256_hex(plan_text);
+  const consensus::Plan plan = consensus::plan_from_json(io::parse_json(plan_text, plan_path), plan_path);
+
+  llm::SolveFn solve;
+  if (options.system == "reference") {
+    const std::string dir = bench_dir.empty() ? plan.benchmark_dir : bench_dir;
+    auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(dir));
+    for (const auto& [file, hash] : plan.bench_sha256) {
+      auto it = bench->file_sha256.find(file);
+      if (it == bench->file_sha256.end() || it->second != hash) {
+        fail("{}: {} differs from the benchmark the plan was made from (sha256 {})", dir, file, hash);
+      }
+    }
+    solve = llm::benchmark_solver(bench);
+  } else {
+    solve = [](std::string_view, std::string_view, std::string* why) -> std::optional<llm::SolvedAnswer> {
+      if (why != nullptr) *why = "no reference solver outside --system reference";
+      return std::nullopt;
+    };
+  }
+
+  std::vector<llm::WorkItem> items;
+  items.reserve(plan.requests.size());
+  for (const auto& r : plan.requests) {
+    llm::WorkItem it;
+    it.item_id = r.id;
+    it.prompt = r.prompt;
+    it.sampling.temperature = r.sampling.temperature;
+    it.sampling.top_p = r.sampling.top_p;
+    it.sampling.top_k = r.sampling.top_k;
+    it.sampling.seed = r.seed;
+    it.sampling.max_tokens = r.max_tokens;
+    it.fields["tier"] = r.tier;
+    it.fields["prompt_id"] = r.prompt_id;
+    it.fields["base_id"] = r.base_id;
+    it.fields["template"] = r.template_id;
+    it.fields["view"] = r.view;
+    it.fields["seed_offset"] = r.seed_offset;
+    items.push_back(std::move(it));
+  }
+  auto backend = llm::make_backend(options, solve);
+  llm::RunSettings s = llm::settings_from(options);
+  s.kind = "orbit consensus run";
+  s.id_field = consensus::kRequestIdField;
+  // The plan fixes sampling and cap per call: run.json records them as sent, per tier.
+  s.sampling_kind_field = "tier";
+  s.binding["plan_sha256"] = plan_sha;
+  io::OrderedJson info = io::OrderedJson::object();
+  info["plan"] = plan_path;
+  info["requests"] = items.size();
+  info["benchmark"] = plan.bench_generator;
+  s.info["consensus"] = info;
+  for (const auto& [k, v] : info_extra.items()) s.info[k] = v;
+  if (backend->simulated()) s.info["inject"] = llm::to_json(llm::parse_fault_rates(options.inject));
+  return run_session(items, s, *backend, out);
+}
+
+void add_consensus_section(const std::string& analysis_dir, report::ReportInputs& in) {
+  const std::filesystem::path file = std::filesystem::path(analysis_dir) / "consensus.json";
+  if (!std::filesystem::is_regular_file(file)) {
+    fail(ErrorCode::kUsage,
+         "--consensus {}: no consensus.json there (run `orbit consensus analyze --out {}`)", analysis_dir,
+         analysis_dir);
+  }
+  const std::string text = io::read_file(file, std::size_t{1} << 30);
+  in.extra_sections.push_back(consensus::report_section(consensus::analysis_from_json(text, file.string())));
+  io::OrderedJson src = io::OrderedJson::object();
+  src["section"] = "consensus";
+  src["file"] = file.string();
+  src["sha256"] = io::sha256_hex(text);
+  in.extra_sources.push_back(std::move(src));
+}
+
+void add_claims_section(const std::string& section_file, report::ReportInputs& in) {
+  const std::string text = io::read_file(section_file, std::size_t{1} << 30);
+  const auto section = verify::section_from_file_json(
+      io::parse_json(text, section_file), std::filesystem::path(section_file).filename().string());
+  in.extra_sections.push_back(verify::section_document(section));
+  io::OrderedJson src = io::OrderedJson::object();
+  src["section"] = "claims";
+  src["file"] = section_file;
+  src["sha256"] = io::sha256_hex(text);
+  src["metrics"] = verify::section_json(section);
+  in.extra_sources.push_back(std::move(src));
+}
+
+void add_claim_orbits_section(const std::vector<std::string>& dirs, report::ReportInputs& in) {
+  std::vector<claimorbit::OrbitAnalysis> systems;
+  io::OrderedJson src = io::OrderedJson::object();
+  src["section"] = "claim_orbits";
+  src["files"] = io::OrderedJson::array();
+  for (const auto& dir : dirs) {
+    const std::filesystem::path file = std::filesystem::path(dir) / "metrics.json";
+    if (!std::filesystem::is_regular_file(file)) {
+      fail(ErrorCode::kUsage, "--claim-orbits {}: no metrics.json there (run `claims orbit report --out {}`)",
+           dir, dir);
+    }
+    const std::string text = io::read_file(file, std::size_t{1} << 30);
+    const io::Json j = io::parse_json(text, file.string());
+    const auto& list = io::Record::of(j, file.string()).array("systems");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      systems.push_back(
+          claimorbit::analysis_from_json(list[i], fmt::format("{}: systems[{}]", file.string(), i)));
+    // Relative to the report folder, so the same inputs elsewhere give the same bytes.
+    src["files"].push_back(
+        {{"file", std::filesystem::absolute(file)
+                      .lexically_normal()
+                      .lexically_relative(std::filesystem::absolute(in.out_dir).lexically_normal())
+                      .generic_string()},
+         {"sha256", io::sha256_hex(text)}});
+  }
+  doc::Document d;
+  claimorbit::add_section(d, systems);
+  in.extra_sections.push_back(std::move(d));
+  src["metrics"] = io::OrderedJson::array();
+  for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
+  in.extra_sources.push_back(std::move(src));
+}
+
+}  // namespace numcheck::cli

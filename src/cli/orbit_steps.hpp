@@ -1,0 +1,59 @@
+#pragma once
+// The steps of `orbit run` and `orbit score` as functions, so `orbit study` runs exactly what the
+// two commands run (same selection, records, run.json, scores and manifest).
+#include <cstddef>
+#include <string>
+
+#include "io/json.hpp"
+#include "llm/options.hpp"
+#include "llm/runner.hpp"
+#include "orbit/selection.hpp"
+#include "report/orbit_report.hpp"
+
+namespace numcheck::cli {
+
+struct OrbitRunRequest {
+  std::string bench_dir;
+  orbit::SelectionSpec selection;
+  llm::RunOptions options;
+  std::string out;  // run folder
+  // Extra run.json fields (e.g. "system_name" of a study system).
+  io::OrderedJson info = io::OrderedJson::object();
+};
+
+// Loads and verifies the benchmark, resolves the selection and runs its prompts through one runner
+// session (preflight, Ctrl-C handling: cli_util.hpp run_session). Throws Error on set-up mistakes.
+[[nodiscard]] llm::RunSummary run_orbit(const OrbitRunRequest& r);
+
+struct OrbitScoreResult {
+  std::size_t scored = 0;   // score records written
+  std::size_t prompts = 0;  // prompts graded against (the run's selection)
+  std::size_t strict_correct = 0;
+  std::size_t audit_correct = 0;
+  std::size_t problems = 0;
+  std::string scope;  // " of the run's selection (k of K bases)" or ""
+};
+
+// Grades a responses file against the benchmark (restricted to the run's recorded selection unless
+// `whole`), printing problems on stderr, and writes the scores and their manifest. Without
+// `allow_partial` a problem is an Error and nothing is written.
+OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
+                             const std::string& out, bool allow_partial, bool whole);
+
+// Runs a consensus plan's calls (what `orbit consensus run` does): sampling fixed per call by the
+// plan, the reference system's solver bound to the plan's benchmark (`bench_dir`, default the
+// plan's). `info_extra`: extra run.json fields (e.g. a study's "system_name").
+[[nodiscard]] llm::RunSummary run_consensus(const std::string& plan_path, const std::string& bench_dir,
+                                            const llm::RunOptions& options, const std::string& out,
+                                            const io::OrderedJson& info_extra = io::OrderedJson::object());
+
+// Adds the consensus study's section (from `orbit consensus analyze --out DIR`'s consensus.json) or
+// the claims section (a `claims section` file) to a report's inputs, recording the source file and
+// its sha256 in metrics.json. Composed in the CLI: the report library links neither library.
+void add_consensus_section(const std::string& analysis_dir, report::ReportInputs& in);
+void add_claims_section(const std::string& section_file, report::ReportInputs& in);
+// The claim-orbit section from the metrics.json of one or more `claims orbit report --out` folders
+// (their systems side by side; paths recorded relative to in.out_dir).
+void add_claim_orbits_section(const std::vector<std::string>& dirs, report::ReportInputs& in);
+
+}  // namespace numcheck::cli
