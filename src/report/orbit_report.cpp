@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "report/analyses.hpp"
 #include "report/selection_scope.hpp"
 
 namespace numcheck::report {
@@ -469,7 +470,7 @@ Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::v
     for (const auto& n : c.order) {
       for (const auto& tp : c.templates) {
         const OJ& tj = c.layer(n, l)["templates"][tp];
-        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(tp),
+        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(template_label(m, tp)),
                               Cell::num(std::to_string(cnt(tj["n_bases"])))};
         for (const auto& v : c.views) {
           if (tj["views"].contains(v)) {
@@ -622,6 +623,7 @@ Document build_document(const OJ& m, const orbit::Benchmark& bench, const std::v
       "for the orbit gap, the family's paired bases for a family gap); every system uses "
       "the same draws, which makes cross-system differences paired. Rate intervals: "
       "two-sided Wilson score intervals.");
+  add_paper_sections(d, m, bench);
   return d;
 }
 
@@ -651,6 +653,16 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   ReportOutput out;
   out.metrics = compute_metrics(bench, systems, in.options);
   Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+  {
+    Document h;
+    if (in.hypothesis_notes.empty()) {
+      h.paragraph(
+          "H3 (representation consensus improves risk-coverage over both equal-call controls) is not "
+          "assessed in this report: it needs the consensus study (orbit report --consensus).");
+    }
+    for (const auto& note : in.hypothesis_notes) h.paragraph(note);
+    doc.insert_before("views", h);
+  }
   for (const auto& extra : in.extra_sections) doc.insert_before("methods", extra);
   if (!in.extra_sources.empty()) out.metrics["extra_sections"] = in.extra_sources;
 
