@@ -120,7 +120,8 @@ LayerFlags layer_flags(const OrbitLayout& L, const SystemScores& s, std::size_t 
 // Exact expected orbit correctness (times n) under the two baselines, for weights w (1 per base:
 // the point estimate). Returns {independent at observed per-view rates, every view at the
 // canonical rate}; the observed orbit total comes separately.
-std::pair<Rational, Rational> expected_orbit_exact(const OrbitLayout& L, const Groups& g, const LayerFlags& f) {
+std::pair<Rational, Rational> expected_orbit_exact(const OrbitLayout& L, const Groups& g,
+                                                   const LayerFlags& f) {
   std::vector<std::uint64_t> group_n(g.masks.size(), 0);
   std::array<std::uint64_t, kSlots> eligible{}, correct{};
   for (std::size_t b = 0; b < L.bases.size(); ++b) {
@@ -484,7 +485,9 @@ std::string rate3(std::uint64_t k, std::uint64_t n) {
   const Rational r(mpz_class(static_cast<unsigned long>(k)), mpz_class(static_cast<unsigned long>(n)));
   return num::fixed_decimal(r, 3);
 }
-std::string rate_counts(std::uint64_t k, std::uint64_t n) { return fmt::format("{} ({}/{})", rate3(k, n), k, n); }
+std::string rate_counts(std::uint64_t k, std::uint64_t n) {
+  return fmt::format("{} ({}/{})", rate3(k, n), k, n);
+}
 
 // Percentage points with sign from an exact value ("+3.1"), rounded exactly.
 std::string exact_points(const OJ& e) {
@@ -535,12 +538,13 @@ Document allocation_section(const OJ& m, const orbit::Benchmark& bench) {
     t.header.push_back(v);
   }
   for (const auto& row : a["templates"]) {
-    std::vector<Cell> r{Cell::txt(template_label(m, row["template"].get<std::string>())),
-                        Cell::txt(row["program"].is_string() ? "y = " + row["program"].get<std::string>() : "-"),
-                        Cell::txt(row["canonical_unit"].get<std::string>().empty()
-                                      ? std::string("(none)")
-                                      : row["canonical_unit"].get<std::string>()),
-                        Cell::num(std::to_string(cnt(row["bases"])))};
+    std::vector<Cell> r{
+        Cell::txt(template_label(m, row["template"].get<std::string>())),
+        Cell::txt(row["program"].is_string() ? "y = " + row["program"].get<std::string>() : "-"),
+        Cell::txt(row["canonical_unit"].get<std::string>().empty()
+                      ? std::string("(none)")
+                      : row["canonical_unit"].get<std::string>()),
+        Cell::num(std::to_string(cnt(row["bases"])))};
     for (const auto& v : views) {
       const std::uint64_t n = cnt(row["views"][v]);
       r.push_back(Cell::num(n == 0 ? std::string("-") : std::to_string(n)));
@@ -614,12 +618,13 @@ Document h2_section(const OJ& m, const SysCtx& c) {
       auto excludes0 = [](const OJ& ci) {
         return ci.is_array() && (ci[0].get<double>() > 0.0 || ci[1].get<double>() < 0.0);
       };
-      t.rows.push_back({Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(h["n"]))),
-                        Cell::num(exact_points(h["observed_gap"])), Cell::num(exact_points(a["expected_gap"])),
-                        Cell::num(exact_points(a["excess_gap"]) + " " + pts_interval(a["ci"]), excludes0(a["ci"])),
-                        Cell::num(exact_points(b["expected_gap"])),
-                        Cell::num(exact_points(b["excess_gap"]) + " " + pts_interval(b["ci"]), excludes0(b["ci"])),
-                        Cell::txt(lj["h2"]["holds"].get<bool>() ? "yes" : "no")});
+      t.rows.push_back(
+          {Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(h["n"]))),
+           Cell::num(exact_points(h["observed_gap"])), Cell::num(exact_points(a["expected_gap"])),
+           Cell::num(exact_points(a["excess_gap"]) + " " + pts_interval(a["ci"]), excludes0(a["ci"])),
+           Cell::num(exact_points(b["expected_gap"])),
+           Cell::num(exact_points(b["excess_gap"]) + " " + pts_interval(b["ci"]), excludes0(b["ci"])),
+           Cell::txt(lj["h2"]["holds"].get<bool>() ? "yes" : "no")});
     }
     t.note =
         "Percentage points; point values are exact (metrics.json: h2_independence, 'p/q'), rounded for "
@@ -640,8 +645,8 @@ Document length_section(const OJ& m, const SysCtx& c) {
   Table t;
   t.caption = "Correctness excluding length-finished responses";
   t.id = "length-sensitivity";
-  t.header = {"System", "View", "Length finishes", "Strict, all", "Strict, excluding",
-              "Audit, all", "Audit, excluding"};
+  t.header = {"System",          "View", "Length finishes", "Strict, all", "Strict, excluding", "Audit, all",
+              "Audit, excluding"};
   for (const auto& n : c.order) {
     const OJ& st = m["systems"][n]["strict"];
     const OJ& au = m["systems"][n]["audit"];
@@ -659,7 +664,8 @@ Document length_section(const OJ& m, const SysCtx& c) {
   if (t.rows.empty()) {
     d.paragraph("No system has a scientific view or a length-finished response: nothing to exclude.");
   } else {
-    t.note = "rate (correct/responses). 'excluding': the length-finished responses are left out of both counts.";
+    t.note =
+        "rate (correct/responses). 'excluding': the length-finished responses are left out of both counts.";
     d.table(std::move(t));
   }
   return d;
@@ -690,8 +696,8 @@ Document power_section(const OJ& m, const SysCtx& c) {
     Table t;
     t.caption = fmt::format("{} view by eligible template, audit layer", v);
     t.id = "power-of-ten-" + v;
-    t.header = {"System", "Template", "n", "Correct", "Residual failures", "Value errors", "Power of ten",
-                "By k"};
+    t.header = {"System",       "Template",     "n",   "Correct", "Residual failures",
+                "Value errors", "Power of ten", "By k"};
     for (const auto& n : c.order) {
       const OJ& vt = m["systems"][n]["audit"]["views_by_template"];
       if (!vt.contains(v)) continue;
