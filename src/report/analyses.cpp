@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <span>
 
@@ -10,6 +11,8 @@
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "grade/grade.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
 #include "num/rational.hpp"
 #include "num/write.hpp"
 #include "stats/bootstrap.hpp"
@@ -463,6 +466,31 @@ void add_paper_analyses(OJ& out, const orbit::Benchmark& bench, const std::vecto
       }
     }
   }
+  // The repeat check (`orbit repeat`), when the run folder of a system's responses holds one.
+  for (const auto& sys : systems) {
+    if (!sys.responses_path) continue;
+    const std::filesystem::path file = sys.responses_path->parent_path() / "repeat.json";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) continue;
+    const std::string text = io::read_file(file, std::size_t{1} << 28);
+    const OJ j = io::parse_ordered_json(text, file.string());
+    if (!j.is_object() || j.value("kind", std::string()) != "numcheck.orbit_repeat" ||
+        !j.contains("counts") || !j["counts"].is_object()) {
+      fail("{}: not a repeat.json written by `numcheck orbit repeat` (kind numcheck.orbit_repeat)",
+           file.string());
+    }
+    OJ r = OJ::object();
+    r["file"] = "repeat.json";
+    r["sha256"] = io::sha256_hex(text);
+    for (const char* k : {"model", "seed", "n_requested"}) r[k] = j.contains(k) ? j[k] : OJ(nullptr);
+    for (const char* k : {"asked", "answered", "byte_identical", "answer_identical", "request_identical"}) {
+      const OJ& v = j["counts"].contains(k) ? j["counts"][k] : OJ(nullptr);
+      if (!v.is_number_unsigned()) fail("{}: counts.{} is not a count", file.string(), k);
+      r[k] = v;
+    }
+    r["warning"] = j.value("warning", std::string());
+    out["systems"][sys.name]["repeat"] = r;
+  }
   {
     OJ& st = out["settings"];
     st["h2_baseline"] =
@@ -716,6 +744,44 @@ Document power_section(const OJ& m, const SysCtx& c) {
   return d;
 }
 
+Document repeat_section(const OJ& m, const SysCtx& c) {
+  Document d;
+  d.heading(2, "repeat", "Repeat check");
+  d.paragraph(
+      "Recorded prompts asked again with the recorded request (sampling, system prompt, extra body), never "
+      "from the cache (`numcheck orbit repeat`). Byte-identical: the same response text; answer-identical: "
+      "the strict parser's parsed value equal as an exact rational (or, when neither parses, the same strict "
+      "outcome). The counts characterize only the repeated prompts, not the whole run.");
+  Table t;
+  t.caption = "Repeat check";
+  t.id = "repeat";
+  t.header = {
+      "System", "Model", "Asked", "Answered", "Byte-identical", "Answer-identical", "Request identical",
+      "Seed"};
+  std::string warning;
+  for (const auto& n : c.order) {
+    const OJ& s = m["systems"][n];
+    if (!s.contains("repeat")) continue;
+    const OJ& r = s["repeat"];
+    const std::uint64_t asked = cnt(r["asked"]);
+    t.rows.push_back(
+        {Cell::txt(c.label(n)), Cell::txt(r["model"].is_string() ? r["model"].get<std::string>() : "-"),
+         Cell::num(std::to_string(asked)), Cell::num(std::to_string(cnt(r["answered"]))),
+         Cell::num(fmt::format("{}/{}", cnt(r["byte_identical"]), asked), cnt(r["byte_identical"]) < asked),
+         Cell::num(fmt::format("{}/{}", cnt(r["answer_identical"]), asked),
+                   cnt(r["answer_identical"]) < asked),
+         Cell::num(fmt::format("{}/{}", cnt(r["request_identical"]), cnt(r["answered"]))),
+         Cell::num(r["seed"].is_number() ? std::to_string(r["seed"].get<std::uint64_t>()) : "-")});
+    if (warning.empty() && r["warning"].is_string()) warning = r["warning"].get<std::string>();
+  }
+  t.note =
+      "Bold: fewer identical than asked. Request identical: the repeated request body equals the recorded "
+      "one.";
+  d.table(std::move(t));
+  if (!warning.empty()) d.warning(warning);
+  return d;
+}
+
 }  // namespace
 
 void add_paper_sections(Document& d, const OJ& m, const orbit::Benchmark& bench) {
@@ -726,6 +792,9 @@ void add_paper_sections(Document& d, const OJ& m, const orbit::Benchmark& bench)
   d.insert_before("families", h2_section(m, c));
   d.insert_before("magnitude", length_section(m, c));
   d.insert_before("templates", power_section(m, c));
+  bool repeat = false;
+  for (const auto& n : c.order) repeat = repeat || m["systems"][n].contains("repeat");
+  if (repeat) d.insert_before("examples", repeat_section(m, c));
 }
 
 }  // namespace numcheck::report

@@ -63,6 +63,7 @@ struct SystemScores {
   std::size_t ignored = 0;               // records for other views (paraphrases): not in metrics
   std::size_t missing = 0;               // canonical/family prompts without a record
   std::size_t responses_attached = 0;    // prompts with response text
+  std::optional<std::filesystem::path> responses_path;  // the responses file read, when one was
 };
 
 // True for the views the orbit metrics use: "canonical" and the five families.

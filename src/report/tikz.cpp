@@ -55,7 +55,8 @@ Element read_tag(std::string_view s, std::size_t& i) {
       fail("figure markup: attribute '{}' of <{}> is not name=\"value\"", key, e.name);
     }
     const auto close = s.find('"', k + 2);
-    if (close == std::string_view::npos) fail("figure markup: unterminated attribute '{}' of <{}>", key, e.name);
+    if (close == std::string_view::npos)
+      fail("figure markup: unterminated attribute '{}' of <{}>", key, e.name);
     e.attrs[key] = std::string(s.substr(k + 2, close - k - 2));
     j = close + 1;
   }
@@ -210,13 +211,13 @@ TikzFigure svg_to_tikz(std::string_view html) {
     if (el.name == "rect") {
       auto x = number(a, "x"), y = number(a, "y"), w = number(a, "width"), h = number(a, "height");
       if (!x || !y || !w || !h) continue;  // the 100% background rect
-      em.body += fmt::format("\\fill[{}] ({},{}) rectangle ({},{});\n", em.color(attr(a, "fill")), f2(*x), f2(*y),
-                             f2(*x + *w), f2(*y + *h));
+      em.body += fmt::format("\\fill[{}] ({},{}) rectangle ({},{});\n", em.color(attr(a, "fill")), f2(*x),
+                             f2(*y), f2(*x + *w), f2(*y + *h));
     } else if (el.name == "line") {
       auto x1 = number(a, "x1"), y1 = number(a, "y1"), x2 = number(a, "x2"), y2 = number(a, "y2");
       if (!x1 || !y1 || !x2 || !y2) continue;
-      em.body += fmt::format("\\path[{}] ({},{}) -- ({},{});\n", em.stroke_opts(stroke_of(a)), f2(*x1), f2(*y1),
-                             f2(*x2), f2(*y2));
+      em.body += fmt::format("\\path[{}] ({},{}) -- ({},{});\n", em.stroke_opts(stroke_of(a)), f2(*x1),
+                             f2(*y1), f2(*x2), f2(*y2));
     } else if (el.name == "polyline") {
       const std::string pts = attr(a, "points");
       std::string path;
@@ -242,8 +243,8 @@ TikzFigure svg_to_tikz(std::string_view html) {
     } else if (el.name == "circle") {
       auto cx = number(a, "cx"), cy = number(a, "cy"), r = number(a, "r");
       if (!cx || !cy || !r) continue;
-      em.body += fmt::format("\\fill[{}] ({},{}) circle ({}pt);\n", em.color(attr(a, "fill")), f2(*cx), f2(*cy),
-                             f2(*r * kPt));
+      em.body += fmt::format("\\fill[{}] ({},{}) circle ({}pt);\n", em.color(attr(a, "fill")), f2(*cx),
+                             f2(*cy), f2(*r * kPt));
     } else if (el.name == "text") {
       const auto end = s.find("</text>", i);
       if (end == std::string_view::npos) fail("figure markup: unterminated <text>");
@@ -253,7 +254,8 @@ TikzFigure svg_to_tikz(std::string_view html) {
       if (!x || !y) continue;
       const std::string anchor = attr(a, "text-anchor");
       const std::string cls = attr(a, "class");
-      std::string opts = anchor == "middle" ? "anchor=base" : (anchor == "end" ? "anchor=base east" : "anchor=base west");
+      std::string opts =
+          anchor == "middle" ? "anchor=base" : (anchor == "end" ? "anchor=base east" : "anchor=base west");
       opts += ", inner sep=0pt, font=\\scriptsize";
       if (cls == "al") opts += ", text=" + em.color("#57606a");
       if (attr(a, "transform").rfind("rotate(-90", 0) == 0) opts += ", rotate=90";

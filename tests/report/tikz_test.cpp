@@ -46,7 +46,8 @@ std::string lines() {
   html::LineChart c;
   c.title = "Lines";
   c.id = "fig-lines";
-  c.series = {{"a", "", {{0, 0}, {0.5, 0.1}, {1, 0.2}}, true, false}, {"b", "#abc", {{0, 0.1}, {1, 0.1}}, false, true}};
+  c.series = {{"a", "", {{0, 0}, {0.5, 0.1}, {1, 0.2}}, true, false},
+              {"b", "#abc", {{0, 0.1}, {1, 0.1}}, false, true}};
   c.y_label = "risk";
   return html::line_chart(c);
 }
@@ -77,7 +78,7 @@ TEST(ReportTikz, TextColoursAndStylesAreTranslated) {
   const TikzFigure b = svg_to_tikz(bars());
   EXPECT_EQ(b.title, "Bars: 50% & $x_1$ {#}");
   EXPECT_NE(b.picture.find("{a\\textless{}b}"), std::string::npos);  // HTML-unescaped, LaTeX-escaped
-  EXPECT_NE(b.picture.find("rotate=90"), std::string::npos);          // the y-axis label
+  EXPECT_NE(b.picture.find("rotate=90"), std::string::npos);         // the y-axis label
   EXPECT_NE(b.colors.find("{HTML}{0072B2}"), std::string::npos);
   const TikzFigure f = svg_to_tikz(forest());
   EXPECT_NE(f.picture.find("dash pattern=on 2.00pt off 1.50pt"), std::string::npos);  // threshold line
@@ -95,7 +96,8 @@ TEST(ReportTikz, MalformedMarkupIsAnError) {
   EXPECT_THROW((void)svg_to_tikz("<svg><text x=\"1\" y=\"2\">open</svg>"), Error);
   // Unknown colours and non-numeric coordinates do not crash: black, or the element is skipped.
   const TikzFigure f = svg_to_tikz(
-      "<svg><rect x=\"1\" y=\"2\" width=\"3\" height=\"4\" fill=\"url(#x)\"/><line x1=\"a\" y1=\"0\" x2=\"1\" "
+      "<svg><rect x=\"1\" y=\"2\" width=\"3\" height=\"4\" fill=\"url(#x)\"/><line x1=\"a\" y1=\"0\" "
+      "x2=\"1\" "
       "y2=\"1\"/></svg>");
   EXPECT_NE(f.colors.find("{HTML}{000000}"), std::string::npos);
   EXPECT_EQ(count(f.picture, "\\path["), 0u);
