@@ -53,8 +53,8 @@ constexpr const char* kWarning =
 // The request fields the runner owns (llm::build_request_body); everything else in a recorded
 // request is extra body.
 bool runner_field(const std::string& k) {
-  static const char* kOwn[] = {"model", "messages", "prompt", "temperature", "top_p", "top_k",
-                               "seed",  "max_tokens", "frequency_penalty", "presence_penalty"};
+  static const char* kOwn[] = {"model", "messages", "prompt",     "temperature",       "top_p",
+                               "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
   return std::any_of(std::begin(kOwn), std::end(kOwn), [&](const char* o) { return k == o; });
 }
 
@@ -81,12 +81,14 @@ Answer answer_of(const io::Json& rec, const orbit::View& v) {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<RepeatArgs>();
-  app.add_option("--run", a->run, "Run folder of `numcheck orbit run` (run.json, responses.jsonl)")->required();
+  app.add_option("--run", a->run, "Run folder of `numcheck orbit run` (run.json, responses.jsonl)")
+      ->required();
   add_run_flags(app, a->opts);
   // The request is the recorded one: its sampling, system prompt and extra body are not flags here,
   // the cache is never used and a repeat is never resumed.
-  for (const char* f : {"--seed", "--temperature", "--top-p", "--top-k", "--max-tokens", "--frequency-penalty",
-                        "--presence-penalty", "--extra-body", "--system-prompt", "--resume", "--no-cache", "--api", "--cache-dir"}) {
+  for (const char* f : {"--seed", "--temperature", "--top-p", "--top-k", "--max-tokens",
+                        "--frequency-penalty", "--presence-penalty", "--extra-body", "--system-prompt",
+                        "--resume", "--no-cache", "--api", "--cache-dir"}) {
     if (auto* o = app.get_option_no_throw(f)) app.remove_option(o);
   }
   app.add_option("--n", a->n, "Number of recorded prompts to ask again")->capture_default_str();
@@ -95,7 +97,8 @@ void setup(CLI::App& app) {
   app.add_option("--bench", a->bench,
                  "Benchmark of the run (default: the folder recorded in run.json), for the expected answers' "
                  "units");
-  app.add_option("--out", a->out, "Run folder of the repeated requests (default: RUN/repeat; must not exist)");
+  app.add_option("--out", a->out,
+                 "Run folder of the repeated requests (default: RUN/repeat; must not exist)");
   app.footer(
       "Give the same system flags as `orbit run` (--endpoint/--model or --system reference). Writes "
       "RUN/repeat.json. Exit codes: 0 written (whatever the counts), 1 error, 2 usage, 3 some repeated "
@@ -137,7 +140,8 @@ void setup(CLI::App& app) {
 
     // The recorded answers, sorted by prompt id, then a seeded sample of N.
     std::vector<io::Json> recorded;
-    (void)llm::read_records(run / "responses.jsonl", [&](const io::Json& r, std::size_t) { recorded.push_back(r); });
+    (void)llm::read_records(run / "responses.jsonl",
+                            [&](const io::Json& r, std::size_t) { recorded.push_back(r); });
     std::sort(recorded.begin(), recorded.end(), [](const io::Json& x, const io::Json& y) {
       return x.value("prompt_id", std::string()) < y.value("prompt_id", std::string());
     });
@@ -165,7 +169,8 @@ void setup(CLI::App& app) {
     for (const auto& rec : recorded) {
       const std::string id = rec.value("prompt_id", std::string());
       const orbit::View* v = bench->find_view(id);
-      if (v == nullptr) fail("{}: prompt {} is not in the benchmark {}", (run / "responses.jsonl").string(), id, bench_dir);
+      if (v == nullptr)
+        fail("{}: prompt {} is not in the benchmark {}", (run / "responses.jsonl").string(), id, bench_dir);
       if (!rec.contains("request") || !rec["request"].is_object()) {
         fail("{}: the record of {} holds no request", (run / "responses.jsonl").string(), id);
       }
@@ -186,8 +191,10 @@ void setup(CLI::App& app) {
       if (req.contains("top_k")) it.sampling.top_k = req["top_k"].get<std::int64_t>();
       if (req.contains("seed")) it.sampling.seed = req["seed"].get<std::uint64_t>();
       if (req.contains("max_tokens")) it.sampling.max_tokens = req["max_tokens"].get<std::int64_t>();
-      if (req.contains("frequency_penalty")) it.sampling.frequency_penalty = req["frequency_penalty"].get<double>();
-      if (req.contains("presence_penalty")) it.sampling.presence_penalty = req["presence_penalty"].get<double>();
+      if (req.contains("frequency_penalty"))
+        it.sampling.frequency_penalty = req["frequency_penalty"].get<double>();
+      if (req.contains("presence_penalty"))
+        it.sampling.presence_penalty = req["presence_penalty"].get<double>();
       io::Json e = io::Json::object();
       for (const auto& [k, val] : req.items()) {
         if (!runner_field(k)) e[k] = val;
@@ -265,7 +272,8 @@ void setup(CLI::App& app) {
     j["seed"] = a->seed;
     j["n_requested"] = a->n;
     j["recorded_prompts"] = n == a->n ? io::OrderedJson(nullptr) : io::OrderedJson(n);
-    j["selection"] = "seeded sample of the recorded prompts sorted by prompt_id (Rng(seed, \"orbit-repeat\"))";
+    j["selection"] =
+        "seeded sample of the recorded prompts sorted by prompt_id (Rng(seed, \"orbit-repeat\"))";
     j["cache"] = false;
     io::OrderedJson c = io::OrderedJson::object();
     c["asked"] = n;
@@ -281,19 +289,22 @@ void setup(CLI::App& app) {
     j["warning"] = kWarning;
     j["items"] = rows;
     io::write_file_atomic(run / "repeat.json", io::to_pretty(j));
-    fmt::print("repeat check: {} prompts asked again, {} answered; byte-identical {}/{}, answer-identical {}/{}\n", n,
-               answered, bytes, n, answers, n);
+    fmt::print(
+        "repeat check: {} prompts asked again, {} answered; byte-identical {}/{}, answer-identical {}/{}\n",
+        n, answered, bytes, n, answers, n);
     if (requests != answered) {
-      fmt::print(stderr,
-                 "numcheck: warning: {} of {} repeated requests differ from the recorded ones (another model name "
-                 "or endpoint?)\n",
-                 answered - requests, answered);
+      fmt::print(
+          stderr,
+          "numcheck: warning: {} of {} repeated requests differ from the recorded ones (another model name "
+          "or endpoint?)\n",
+          answered - requests, answered);
     }
     fmt::print("wrote {}\n", (run / "repeat.json").string());
     if (sum.unanswered > 0) {
-      throw Error(ErrorCode::kIncomplete,
-                  fmt::format("{} of {} repeated prompts are unanswered (see {}); they count as not identical",
-                              sum.unanswered, n, (out / "errors.jsonl").string()));
+      throw Error(
+          ErrorCode::kIncomplete,
+          fmt::format("{} of {} repeated prompts are unanswered (see {}); they count as not identical",
+                      sum.unanswered, n, (out / "errors.jsonl").string()));
     }
   });
 }

@@ -1,4 +1,7 @@
 // numcheck orbit report: metrics, statistics and the report (docs/report.md).
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 #include "report/orbit_report.hpp"
+#include "report/supplement.hpp"
 #include "verify/section.hpp"
 
 namespace numcheck::cli {
@@ -30,15 +34,85 @@ struct ReportArgs {
   std::size_t examples = 3;
   std::string consensus;
   std::string claims;
+  std::string supplement;
 };
+
+void run_report(const ReportArgs& args);
+
+// Restores the working folder when it goes out of scope.
+struct CwdGuard {
+  std::filesystem::path old = std::filesystem::current_path();
+  ~CwdGuard() {
+    std::error_code ec;
+    std::filesystem::current_path(old, ec);
+  }
+};
+
+// `--from-supplement`: extracts the archive into a fresh temporary folder, rebuilds the report there
+// with the recorded settings and relative paths (so the bytes equal the original report's), writes it
+// to `out` and compares metrics.json and report.md with the originals packed in the archive.
+void report_from_supplement(const std::string& file, const std::string& out, unsigned threads) {
+  require_output_dir(out);
+  const std::string bytes = io::read_file(file, std::size_t{1} << 34);
+  const report::Supplement sup = report::read_supplement(bytes, file);
+  const io::OrderedJson& ra = sup.info["report_args"];
+  ReportArgs a;
+  try {
+    a.bench = ra.at("bench").get<std::string>();
+    for (const auto& s : ra.at("scores")) a.scores.push_back(s.get<std::string>());
+    for (const auto& n : ra.at("names")) a.names.push_back(n.get<std::string>());
+    a.bootstrap = ra.at("bootstrap").get<std::size_t>();
+    a.seed = ra.at("seed").get<std::uint64_t>();
+    a.level = ra.at("level").get<double>();
+    a.examples = ra.at("examples").get<std::size_t>();
+    if (ra.at("consensus").is_string()) a.consensus = ra["consensus"].get<std::string>();
+    if (ra.at("claims").is_string()) a.claims = ra["claims"].get<std::string>();
+  } catch (const io::OrderedJson::exception& e) {
+    fail("{}: supplement.json report_args: {}", file, e.what());
+  }
+  a.threads = threads;
+  const std::filesystem::path abs_out = std::filesystem::absolute(out);
+  const std::filesystem::path work =
+      std::filesystem::temp_directory_path() /
+      fmt::format("numcheck-supplement-{}-{}", ::getpid(), io::sha256_hex(bytes).substr(0, 12));
+  std::filesystem::remove_all(work);
+  report::extract_supplement(sup, work);
+  {
+    CwdGuard guard;
+    std::filesystem::current_path(work);
+    a.out = abs_out.string();
+    try {
+      run_report(a);
+    } catch (...) {
+      std::filesystem::current_path(guard.old);
+      std::filesystem::remove_all(work);
+      throw;
+    }
+  }
+  std::filesystem::remove_all(work);
+  bool same = true;
+  for (const char* f : {"metrics.json", "report.md"}) {
+    const std::string member = fmt::format("{}/{}", report::kOriginalReportDir, f);
+    for (const auto& m : sup.members) {
+      if (m.path != member) continue;
+      const bool eq = io::read_file(abs_out / f, std::size_t{1} << 34) == m.bytes;
+      same = same && eq;
+      if (!eq)
+        fmt::print(stderr, "numcheck: warning: the rebuilt {} differs from the one in the supplement\n", f);
+    }
+  }
+  if (same)
+    fmt::print("the rebuilt metrics.json and report.md are byte-identical to the supplement's originals\n");
+}
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
-  app.add_option("--bench", a->bench, "Benchmark directory (bases.jsonl, views.jsonl, manifest.json)")
-      ->required();
+  app.add_option("--bench", a->bench,
+                 "Benchmark directory (bases.jsonl, views.jsonl, manifest.json); required unless "
+                 "--from-supplement");
   app.add_option("--scores", a->scores,
-                 "Scores JSONL of one system (from `orbit score`); repeat for several systems")
-      ->required()
+                 "Scores JSONL of one system (from `orbit score`); repeat for several systems; required "
+                 "unless --from-supplement")
       ->take_all();
   app.add_option("--name", a->names,
                  "Display name of the i-th scores file's system (default: its manifest's system "
@@ -62,10 +136,32 @@ void setup(CLI::App& app) {
   app.add_option("--consensus", a->consensus,
                  "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus "
                  "study section, with its risk-coverage figures, to the report");
+  app.add_option("--from-supplement", a->supplement,
+                 "Rebuild the report from a supplement archive of `orbit supplement` (its frozen inputs and "
+                 "settings) instead of --bench/--scores");
   app.footer(
       "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. Exit codes: 0 "
       "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
   app.callback([a] {
+    if (!a->supplement.empty()) {
+      if (!a->bench.empty() || !a->scores.empty() || !a->consensus.empty() || !a->claims.empty()) {
+        fail(ErrorCode::kUsage,
+             "--from-supplement takes the inputs from the archive: give no --bench, --scores, --consensus "
+             "or --claims");
+      }
+      report_from_supplement(a->supplement, a->out, a->threads);
+      return;
+    }
+    if (a->bench.empty() || a->scores.empty()) {
+      fail(ErrorCode::kUsage, "--bench and --scores are required (or --from-supplement FILE.tar)");
+    }
+    run_report(*a);
+  });
+}
+
+void run_report(const ReportArgs& args) {
+  const ReportArgs* a = &args;
+  {
     require_output_dir(a->out);
     report::ReportInputs in;
     in.bench_dir = a->bench;
@@ -130,7 +226,7 @@ void setup(CLI::App& app) {
       }
     }
     fmt::print("wrote {} figures to {}\n", figures, (std::filesystem::path(a->out) / "figures").string());
-  });
+  }
 }
 
 const CommandRegistration kRegistration{

@@ -30,7 +30,8 @@ class RepeatCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = new fs::path(testing::fresh_dir("repeat_cli"));
-    const auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
+    const auto r =
+        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {
@@ -44,8 +45,8 @@ class RepeatCli : public ::testing::Test {
   }
   // Runs 12 bases (about 30 prompts) against `url` into dir(name).
   static void run(const std::string& url, const std::string& name) {
-    const auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --bases 12 --no-cache {}", bench().string(),
-                                       dir(name).string(), system(url)));
+    const auto r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --bases 12 --no-cache {}",
+                                       bench().string(), dir(name).string(), system(url)));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static fs::path* root_;
@@ -56,7 +57,8 @@ TEST_F(RepeatCli, DeterministicServerGivesNOfN) {
   Child server({kServer, "--bench", bench().string()}, true);
   const std::string url = server.first_line;
   run(url, "det");
-  auto r = run_cli(fmt::format("orbit repeat --run '{}' --n 10 --seed 7 {}", dir("det").string(), system(url)));
+  auto r =
+      run_cli(fmt::format("orbit repeat --run '{}' --n 10 --seed 7 {}", dir("det").string(), system(url)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("byte-identical 10/10, answer-identical 10/10"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("cache_prompt"), std::string::npos) << r.err;  // the llama-server warning
@@ -98,8 +100,9 @@ TEST_F(RepeatCli, DeterministicServerGivesNOfN) {
   r = run_cli(fmt::format("orbit score --bench '{}' --responses '{}' --out '{}'", bench().string(),
                           (dir("det") / "responses.jsonl").string(), (dir("det") / "scores.jsonl").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_cli(fmt::format("orbit report --bench '{}' --scores '{}' --out '{}' --bootstrap 50", bench().string(),
-                          (dir("det") / "scores.jsonl").string(), dir("det-report").string()));
+  r = run_cli(fmt::format("orbit report --bench '{}' --scores '{}' --out '{}' --bootstrap 50",
+                          bench().string(), (dir("det") / "scores.jsonl").string(),
+                          dir("det-report").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string md = io::read_file(dir("det-report") / "report.md", 1 << 26);
   EXPECT_NE(md.find("## Repeat check"), std::string::npos);
@@ -112,7 +115,8 @@ TEST_F(RepeatCli, NondeterministicServerGivesTheCountsItsRuleImplies) {
   Child server({kServer, "--bench", bench().string(), "--nondeterministic"}, true);
   const std::string url = server.first_line;
   run(url, "nondet");
-  const auto r = run_cli(fmt::format("orbit repeat --run '{}' --n 20 {}", dir("nondet").string(), system(url)));
+  const auto r =
+      run_cli(fmt::format("orbit repeat --run '{}' --n 20 {}", dir("nondet").string(), system(url)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::Json j = io::read_json_file(dir("nondet") / "repeat.json");
   // Prompt text and the first prompt of the run (the preflight probe asked it once before the run,

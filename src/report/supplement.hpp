@@ -1,0 +1,45 @@
+#pragma once
+// The supplement of an orbit study (the orbit paper's section 9): one deterministic ustar archive
+// (io/tar.hpp) with every input a report was built from (benchmark files, score files and their
+// manifests, the responses and run.json/repeat.json of each run, the consensus and claims section
+// files), the report's settings, the original metrics.json and report.md, and a per-member
+// SHA-256 manifest. `numcheck orbit supplement` writes it; `numcheck orbit report
+// --from-supplement` rebuilds the report from it. See docs/report.md ("Supplement").
+//
+// Members keep the paths the report recorded (metrics.json: benchmark.dir, systems.*.scores_file,
+// systems.*.manifest, extra_sections[].file; the scores manifests' responses.path), so a report
+// rebuilt in a folder holding the extracted members, with the same relative paths, is the same
+// bytes. Those paths must therefore be relative and stay inside the working folder (no "..").
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/json.hpp"
+#include "io/tar.hpp"
+
+namespace numcheck::report {
+
+inline constexpr std::string_view kSupplementInfo = "supplement.json";
+inline constexpr std::string_view kSupplementSums = "SHA256SUMS";
+inline constexpr std::string_view kOriginalReportDir = "original-report";
+
+// The archive for the report in `report_dir` (its metrics.json and report.md), reading the inputs
+// at the paths metrics.json records, relative to the current folder. `examples` is the
+// --examples the report was made with (metrics.json does not record it). Throws Error naming a
+// missing input or an absolute / escaping path.
+[[nodiscard]] std::string build_supplement(const std::filesystem::path& report_dir, std::size_t examples);
+
+struct Supplement {
+  io::OrderedJson info;  // supplement.json
+  std::vector<io::TarMember> members;
+};
+
+// Reads and checks an archive: SHA256SUMS lists every other member exactly once with its hash,
+// supplement.json is one written by build_supplement. Throws Error naming the member otherwise.
+[[nodiscard]] Supplement read_supplement(std::string_view archive, std::string_view where);
+
+// Writes every member under `dir` (created), never outside it.
+void extract_supplement(const Supplement& s, const std::filesystem::path& dir);
+
+}  // namespace numcheck::report
