@@ -23,9 +23,10 @@ struct SupplementArgs {
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<SupplementArgs>();
-  app.add_option("--report", a->report,
-                 "Output folder of `orbit report` (its metrics.json names every input; run this command from the "
-                 "folder the report was made in)")
+  app.add_option(
+         "--report", a->report,
+         "Output folder of `orbit report` (its metrics.json names every input; run this command from the "
+         "folder the report was made in)")
       ->required();
   app.add_option("--out", a->out, "The archive to write (a ustar .tar file)")->required();
   app.add_option("--examples", a->examples, "The --examples the report was made with")->capture_default_str();
@@ -37,9 +38,11 @@ void setup(CLI::App& app) {
       "missing or absolute input, 2 usage.");
   app.callback([a] {
     if (!std::filesystem::is_regular_file(std::filesystem::path(a->report) / "metrics.json")) {
-      fail(ErrorCode::kUsage, "--report {}: no metrics.json there (the output folder of `orbit report`)", a->report);
+      fail(ErrorCode::kUsage, "--report {}: no metrics.json there (the output folder of `orbit report`)",
+           a->report);
     }
-    if (std::filesystem::is_directory(a->out)) fail(ErrorCode::kUsage, "--out {} is a folder; give a file name", a->out);
+    if (std::filesystem::is_directory(a->out))
+      fail(ErrorCode::kUsage, "--out {} is a folder; give a file name", a->out);
     const std::string tar = report::build_supplement(a->report, a->examples);
     io::write_file_atomic(a->out, tar);
     const auto s = report::read_supplement(tar, a->out);

@@ -62,7 +62,8 @@ void check_member_path(std::string_view path, std::string_view where) {
   std::size_t i = 0;
   while (i <= path.size()) {
     const auto slash = path.find('/', i);
-    const std::string_view part = path.substr(i, slash == std::string_view::npos ? std::string_view::npos : slash - i);
+    const std::string_view part =
+        path.substr(i, slash == std::string_view::npos ? std::string_view::npos : slash - i);
     if (part.empty() || part == "." || part == "..") {
       fail("{}: member '{}' has an empty, '.' or '..' component", where, path);
     }
@@ -137,7 +138,8 @@ std::vector<TarMember> read_ustar(std::string_view a, std::string_view where) {
       fail("{}: member '{}' at byte {}: header checksum mismatch", where, name, pos);
     }
     const char type = h[156];
-    if (type != '0' && type != '\0') fail("{}: member '{}' is not a regular file (type '{}')", where, name, type);
+    if (type != '0' && type != '\0')
+      fail("{}: member '{}' is not a regular file (type '{}')", where, name, type);
     check_member_path(name, where);
     if (!seen.insert(name).second) fail("{}: member '{}' appears twice", where, name);
     const std::uint64_t size = get_octal(h.substr(124, 12), where, name);

@@ -24,9 +24,10 @@ constexpr std::size_t kMaxMember = std::size_t{1} << 32;
 std::string member_name(const std::string& recorded, const std::string& what) {
   const fs::path p = fs::path(recorded).lexically_normal();
   if (p.is_absolute()) {
-    fail("{} is recorded as the absolute path {}: a supplement keeps the report's relative paths; rebuild "
-         "the report with relative paths (run it from the study folder)",
-         what, recorded);
+    fail(
+        "{} is recorded as the absolute path {}: a supplement keeps the report's relative paths; rebuild "
+        "the report with relative paths (run it from the study folder)",
+        what, recorded);
   }
   const std::string s = p.generic_string();
   io::check_member_path(s, what);
@@ -41,7 +42,8 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   std::map<std::string, std::string> files;  // member -> path on disk (as recorded)
   auto add = [&](const std::string& recorded, const std::string& what) {
     const std::string name = member_name(recorded, what);
-    if (!fs::is_regular_file(recorded)) fail("{}: {} not found (as recorded in {})", what, recorded, metrics_path.string());
+    if (!fs::is_regular_file(recorded))
+      fail("{}: {} not found (as recorded in {})", what, recorded, metrics_path.string());
     files[name] = recorded;
     return name;
   };
@@ -98,7 +100,8 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   std::vector<io::TarMember> members;
   for (const auto& [name, path] : files) members.push_back({name, io::read_file(path, kMaxMember)});
   for (const char* f : {"metrics.json", "report.md"}) {
-    members.push_back({fmt::format("{}/{}", kOriginalReportDir, f), io::read_file(report_dir / f, kMaxMember)});
+    members.push_back(
+        {fmt::format("{}/{}", kOriginalReportDir, f), io::read_file(report_dir / f, kMaxMember)});
   }
   std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
 
@@ -132,7 +135,8 @@ Supplement read_supplement(std::string_view archive, std::string_view where) {
   std::map<std::string, const io::TarMember*> by;
   for (const auto& m : s.members) by[m.path] = &m;
   auto sums = by.find(std::string(kSupplementSums));
-  if (sums == by.end()) fail("{}: no {} member: not a supplement of `numcheck orbit supplement`", where, kSupplementSums);
+  if (sums == by.end())
+    fail("{}: no {} member: not a supplement of `numcheck orbit supplement`", where, kSupplementSums);
   std::set<std::string> listed;
   const std::string& text = sums->second->bytes;
   std::size_t i = 0;
@@ -141,13 +145,16 @@ Supplement read_supplement(std::string_view archive, std::string_view where) {
     if (nl == std::string::npos) fail("{}: {}: the last line is not terminated", where, kSupplementSums);
     const std::string line = text.substr(i, nl - i);
     i = nl + 1;
-    if (line.size() < 67 || line.substr(64, 2) != "  ") fail("{}: {}: malformed line '{}'", where, kSupplementSums, line);
+    if (line.size() < 67 || line.substr(64, 2) != "  ")
+      fail("{}: {}: malformed line '{}'", where, kSupplementSums, line);
     const std::string hex = line.substr(0, 64), path = line.substr(66);
     auto it = by.find(path);
-    if (it == by.end()) fail("{}: {} lists '{}', which the archive does not hold", where, kSupplementSums, path);
+    if (it == by.end())
+      fail("{}: {} lists '{}', which the archive does not hold", where, kSupplementSums, path);
     if (!listed.insert(path).second) fail("{}: {} lists '{}' twice", where, kSupplementSums, path);
     if (io::sha256_hex(it->second->bytes) != hex) {
-      fail("{}: member '{}' does not match its SHA-256 in {} (changed or damaged)", where, path, kSupplementSums);
+      fail("{}: member '{}' does not match its SHA-256 in {} (changed or damaged)", where, path,
+           kSupplementSums);
     }
   }
   for (const auto& m : s.members) {

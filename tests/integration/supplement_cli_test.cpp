@@ -21,8 +21,7 @@ namespace fs = std::filesystem;
 
 // Runs numcheck with `args` in folder `dir`; returns the exit code (output in dir/log).
 int in_dir(const fs::path& dir, const std::string& args) {
-  const std::string cmd =
-      fmt::format("cd '{}' && '{}' {} >>log 2>&1", dir.string(), NUMCHECK_CLI, args);
+  const std::string cmd = fmt::format("cd '{}' && '{}' {} >>log 2>&1", dir.string(), NUMCHECK_CLI, args);
   const int st = std::system(cmd.c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -30,18 +29,21 @@ int in_dir(const fs::path& dir, const std::string& args) {
 TEST(SupplementCli, RebuiltTwiceIdenticallyAndTheReportFromItEqualsTheOriginal) {
   const fs::path study = testing::fresh_dir("supp_study");
   ASSERT_EQ(in_dir(study, "orbit generate --out bench"), 0) << io::read_file(study / "log");
-  ASSERT_EQ(in_dir(study, "orbit run --bench bench --out run --bases 30 --system reference --inject "
-                          "times_ten=0.1,markdown=0.1 --progress none"),
+  ASSERT_EQ(in_dir(study,
+                   "orbit run --bench bench --out run --bases 30 --system reference --inject "
+                   "times_ten=0.1,markdown=0.1 --progress none"),
             0)
       << io::read_file(study / "log");
   ASSERT_EQ(in_dir(study, "orbit score --bench bench --responses run/responses.jsonl --out scores.jsonl"), 0);
-  ASSERT_EQ(in_dir(study, "orbit repeat --run run --n 5 --system reference --inject times_ten=0.1,markdown=0.1 "
-                          "--progress none"),
+  ASSERT_EQ(in_dir(study,
+                   "orbit repeat --run run --n 5 --system reference --inject times_ten=0.1,markdown=0.1 "
+                   "--progress none"),
             0)
       << io::read_file(study / "log");
   ASSERT_EQ(in_dir(study, "orbit report --bench bench --scores scores.jsonl --out report --bootstrap 200"), 0)
       << io::read_file(study / "log");
-  ASSERT_EQ(in_dir(study, "orbit supplement --report report --out s1.tar"), 0) << io::read_file(study / "log");
+  ASSERT_EQ(in_dir(study, "orbit supplement --report report --out s1.tar"), 0)
+      << io::read_file(study / "log");
   ASSERT_EQ(in_dir(study, "orbit supplement --report report --out s2.tar"), 0);
   const std::string s1 = io::read_file(study / "s1.tar", 1 << 30);
   EXPECT_EQ(s1, io::read_file(study / "s2.tar", 1 << 30));
@@ -52,8 +54,10 @@ TEST(SupplementCli, RebuiltTwiceIdenticallyAndTheReportFromItEqualsTheOriginal) 
   const fs::path original = testing::fresh_dir("supp_original");
   fs::copy(study / "report", original, fs::copy_options::recursive);
   fs::remove_all(study);
-  ASSERT_EQ(in_dir(other, "orbit report --from-supplement s.tar --out rebuilt"), 0) << io::read_file(other / "log");
-  EXPECT_NE(io::read_file(other / "log").find("byte-identical to the supplement's originals"), std::string::npos)
+  ASSERT_EQ(in_dir(other, "orbit report --from-supplement s.tar --out rebuilt"), 0)
+      << io::read_file(other / "log");
+  EXPECT_NE(io::read_file(other / "log").find("byte-identical to the supplement's originals"),
+            std::string::npos)
       << io::read_file(other / "log");
   for (const char* f : {"metrics.json", "report.md", "report.html", "report.tex"}) {
     EXPECT_TRUE(io::read_file(other / "rebuilt" / f, 1 << 30) == io::read_file(original / f, 1 << 30)) << f;
@@ -86,13 +90,16 @@ TEST(SupplementCli, RebuiltTwiceIdenticallyAndTheReportFromItEqualsTheOriginal) 
 TEST(SupplementCli, AbsolutePathsInTheReportAreRefused) {
   const fs::path study = testing::fresh_dir("supp_abs");
   ASSERT_EQ(in_dir(study, "orbit generate --out bench"), 0);
-  ASSERT_EQ(in_dir(study, "orbit run --bench bench --out run --bases 6 --system reference --progress none"), 0);
-  ASSERT_EQ(in_dir(study, "orbit score --bench bench --responses run/responses.jsonl --out scores.jsonl"), 0);
-  ASSERT_EQ(in_dir(study, fmt::format("orbit report --bench '{}' --scores scores.jsonl --out report --bootstrap 20",
-                                      (study / "bench").string())),
+  ASSERT_EQ(in_dir(study, "orbit run --bench bench --out run --bases 6 --system reference --progress none"),
             0);
+  ASSERT_EQ(in_dir(study, "orbit score --bench bench --responses run/responses.jsonl --out scores.jsonl"), 0);
+  ASSERT_EQ(
+      in_dir(study, fmt::format("orbit report --bench '{}' --scores scores.jsonl --out report --bootstrap 20",
+                                (study / "bench").string())),
+      0);
   EXPECT_EQ(in_dir(study, "orbit supplement --report report --out s.tar"), 1);
-  EXPECT_NE(io::read_file(study / "log").find("absolute path"), std::string::npos) << io::read_file(study / "log");
+  EXPECT_NE(io::read_file(study / "log").find("absolute path"), std::string::npos)
+      << io::read_file(study / "log");
   EXPECT_FALSE(fs::exists(study / "s.tar"));
   fs::remove_all(study);
 }

@@ -47,7 +47,9 @@ TEST(Tar, GnuTarReadsIt) {
   fs::remove_all(d);
   fs::create_directories(d / "x");
   write_file_atomic(d / "t.tar", write_ustar(sample()));
-  ASSERT_EQ(std::system(fmt::format("tar -xf '{}' -C '{}'", (d / "t.tar").string(), (d / "x").string()).c_str()), 0);
+  ASSERT_EQ(
+      std::system(fmt::format("tar -xf '{}' -C '{}'", (d / "t.tar").string(), (d / "x").string()).c_str()),
+      0);
   for (const auto& m : sample()) EXPECT_EQ(read_file(d / "x" / m.path), m.bytes) << m.path;
   fs::remove_all(d);
 }
