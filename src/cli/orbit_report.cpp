@@ -1,4 +1,6 @@
 // numcheck orbit report: metrics, statistics and the report (docs/report.md).
+#include <unistd.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,7 +12,10 @@
 #include "cli/command.hpp"
 #include "cli/orbit_steps.hpp"
 #include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
 #include "report/orbit_report.hpp"
+#include "report/supplement.hpp"
 
 namespace numcheck::cli {
 namespace {
@@ -29,15 +34,79 @@ struct ReportArgs {
   std::string consensus;
   std::string claims;
   std::vector<std::string> claim_orbits;
+  std::string supplement;
 };
+
+void run_report(const ReportArgs& args);
+
+// `--from-supplement`: extracts the archive into a fresh temporary folder, rebuilds the report there
+// at the recorded place among the members (so every relative path, and so every byte, is the
+// original's), copies it to `out` and compares metrics.json and report.md with the originals
+// packed in the archive.
+void report_from_supplement(const std::string& file, const std::string& out, unsigned threads) {
+  namespace fs = std::filesystem;
+  require_output_dir(out);
+  const std::string bytes = io::read_file(file, std::size_t{1} << 34);
+  const report::Supplement sup = report::read_supplement(bytes, file);
+  const fs::path work = fs::temp_directory_path() / fmt::format("numcheck-supplement-{}-{}", ::getpid(),
+                                                                io::sha256_hex(bytes).substr(0, 12));
+  const io::OrderedJson& ra = sup.info["report_args"];
+  ReportArgs a;
+  try {
+    auto member = [&](const io::OrderedJson& j) { return (work / j.get<std::string>()).string(); };
+    a.bench = member(ra.at("bench"));
+    for (const auto& s : ra.at("scores")) a.scores.push_back(member(s));
+    for (const auto& n : ra.at("names")) a.names.push_back(n.get<std::string>());
+    if (ra.contains("responses"))
+      for (const auto& r : ra["responses"]) a.responses.push_back(member(r));
+    a.bootstrap = ra.at("bootstrap").get<std::size_t>();
+    a.seed = ra.at("seed").get<std::uint64_t>();
+    a.level = ra.at("level").get<double>();
+    a.examples = ra.at("examples").get<std::size_t>();
+    if (ra.at("consensus").is_string()) a.consensus = member(ra["consensus"]);
+    if (ra.at("claims").is_string()) a.claims = member(ra["claims"]);
+    if (ra.contains("claim_orbits"))
+      for (const auto& d : ra["claim_orbits"]) a.claim_orbits.push_back(member(d));
+    a.out = (work / ra.at("report_dir").get<std::string>()).string();
+  } catch (const io::OrderedJson::exception& e) {
+    fail("{}: supplement.json report_args: {}", file, e.what());
+  }
+  a.threads = threads;
+  fs::remove_all(work);
+  report::extract_supplement(sup, work);
+  try {
+    if (fs::exists(a.out)) fail("{}: the report folder '{}' is also a member", file, a.out);
+    run_report(a);
+    fs::create_directories(out);
+    fs::copy(a.out, out, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  } catch (...) {
+    fs::remove_all(work);
+    throw;
+  }
+  fs::remove_all(work);
+  bool same = true;
+  for (const char* f : {"metrics.json", "report.md"}) {
+    const std::string member = fmt::format("{}/{}", report::kOriginalReportDir, f);
+    for (const auto& m : sup.members) {
+      if (m.path != member) continue;
+      const bool eq = io::read_file(fs::path(out) / f, std::size_t{1} << 34) == m.bytes;
+      same = same && eq;
+      if (!eq)
+        fmt::print(stderr, "numcheck: warning: the rebuilt {} differs from the one in the supplement\n", f);
+    }
+  }
+  if (same)
+    fmt::print("the rebuilt metrics.json and report.md are byte-identical to the supplement's originals\n");
+}
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<ReportArgs>();
-  app.add_option("--bench", a->bench, "Benchmark directory (bases.jsonl, views.jsonl, manifest.json)")
-      ->required();
+  app.add_option("--bench", a->bench,
+                 "Benchmark directory (bases.jsonl, views.jsonl, manifest.json); required unless "
+                 "--from-supplement");
   app.add_option("--scores", a->scores,
-                 "Scores JSONL of one system (from `orbit score`); repeat for several systems")
-      ->required()
+                 "Scores JSONL of one system (from `orbit score`); repeat for several systems; required "
+                 "unless --from-supplement")
       ->take_all();
   app.add_option("--name", a->names,
                  "Display name of the i-th scores file's system (default: its manifest's system "
@@ -65,10 +134,32 @@ void setup(CLI::App& app) {
   app.add_option("--consensus", a->consensus,
                  "Output folder of `orbit consensus analyze` (its consensus.json): adds the consensus "
                  "study section, with its risk-coverage figures, to the report");
+  app.add_option("--from-supplement", a->supplement,
+                 "Rebuild the report from a supplement archive of `orbit supplement` (its frozen inputs and "
+                 "settings) instead of --bench/--scores");
   app.footer(
       "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. Exit codes: 0 "
       "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
   app.callback([a] {
+    if (!a->supplement.empty()) {
+      if (!a->bench.empty() || !a->scores.empty() || !a->consensus.empty() || !a->claims.empty()) {
+        fail(ErrorCode::kUsage,
+             "--from-supplement takes the inputs from the archive: give no --bench, --scores, --consensus "
+             "or --claims");
+      }
+      report_from_supplement(a->supplement, a->out, a->threads);
+      return;
+    }
+    if (a->bench.empty() || a->scores.empty()) {
+      fail(ErrorCode::kUsage, "--bench and --scores are required (or --from-supplement FILE.tar)");
+    }
+    run_report(*a);
+  });
+}
+
+void run_report(const ReportArgs& args) {
+  const ReportArgs* a = &args;
+  {
     require_output_dir(a->out);
     report::ReportInputs in;
     in.bench_dir = a->bench;
@@ -102,7 +193,7 @@ void setup(CLI::App& app) {
       }
     }
     fmt::print("wrote {} figures to {}\n", figures, (std::filesystem::path(a->out) / "figures").string());
-  });
+  }
 }
 
 const CommandRegistration kRegistration{

@@ -183,11 +183,15 @@ void add_consensus_section(const std::string& analysis_dir, report::ReportInputs
          analysis_dir);
   }
   const std::string text = io::read_file(file, std::size_t{1} << 30);
-  in.extra_sections.push_back(consensus::report_section(consensus::analysis_from_json(text, file.string())));
+  const auto analysis = consensus::analysis_from_json(text, file.string());
+  in.extra_sections.push_back(consensus::report_section(analysis));
+  const auto h3 = consensus::h3_verdict(analysis);
+  in.hypothesis_notes.push_back(h3.text + " (Details: the consensus study section.)");
   io::OrderedJson src = io::OrderedJson::object();
   src["section"] = "consensus";
   src["file"] = file.string();
   src["sha256"] = io::sha256_hex(text);
+  src["h3"] = h3.json;
   in.extra_sources.push_back(std::move(src));
 }
 

@@ -213,7 +213,7 @@ void setup(CLI::App& app) {
     in.out_dir = fs::path(a->out) / "report";
     in.options.bootstrap_draws = a->bootstrap;
     in.options.threads = a->threads;
-    report::Document d;
+    doc::Document d;
     d.heading(2, "study", "Study");
     d.paragraph(fmt::format("Study file {} (sha256 {}): {} systems; {} in this report ({}).",
                             fs::path(a->config).filename().string(), st.sha256, st.systems.size(),

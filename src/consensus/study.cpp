@@ -12,6 +12,7 @@
 #include "doc/html.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "num/write.hpp"
 
 namespace numcheck::consensus {
 
@@ -291,6 +292,14 @@ std::string risk_text(const stats::OperatingPoint& p) {
   return r ? fmt::format("{} ({}/{})", html::fixed(*r, 4), p.errors, p.accepted)
            : std::string("- (0 accepted)");
 }
+// An exact value for a table cell: short fractions as they are, long ones (AURC differences can
+// have 70-digit denominators) rounded exactly to 9 decimals; the JSON keeps the fraction.
+std::string exact_text(const num::Rational& q) {
+  if (q.is_zero()) return "0 (exactly)";
+  const std::string s = q.str();
+  if (s.size() <= 12) return s;
+  return "~" + num::fixed_decimal(q, 9);
+}
 std::string order_text(const std::array<std::size_t, 3>& o) {
   return fmt::format("{}-{}-{}", o[0] + 1, o[1] + 1, o[2] + 1);
 }
@@ -424,10 +433,13 @@ SimpleTable comparison_table(const Analysis& a) {
       if (s.name == c.system) label = system_label(a, s);
     }
     t.rows.push_back({label, c.tier, arm_label(c.arm) + " - " + arm_label(c.baseline),
-                      aurc_text(c.difference), c.difference_exact.str(), ci_text(c.ci), resolved});
+                      aurc_text(c.difference), exact_text(c.difference_exact), ci_text(c.ci), resolved});
   }
-  t.note = fmt::format("{} bootstrap draws over bases (seed {}), percentile interval at level {}.",
-                       a.options.bootstrap, a.options.seed, a.options.level);
+  t.note = fmt::format(
+      "{} bootstrap draws over bases (seed {}), percentile interval at level {}. Exact: the difference as a "
+      "fraction when it is short, else rounded to 9 decimals (the exact fraction is in consensus.json, "
+      "aurc_difference_exact).",
+      a.options.bootstrap, a.options.seed, a.options.level);
   return t;
 }
 
@@ -579,9 +591,80 @@ std::string render_html_section(const Analysis& a) {
   return html::section("consensus", "Consensus study (H3): does disagreement predict errors?", body);
 }
 
+H3Verdict h3_verdict(const Analysis& a) {
+  H3Verdict v;
+  io::OrderedJson cells = io::OrderedJson::array();
+  bool undetermined = false;
+  for (const auto& sys : a.systems) {
+    for (const auto& tier : a.plan.options.tiers) {
+      io::OrderedJson comps = io::OrderedJson::array();
+      bool supports = true, any = false, missing = false;
+      for (const auto& c : a.comparisons) {
+        if (c.system != sys.name || c.tier != tier || c.arm != "representation") continue;
+        any = true;
+        io::OrderedJson cj = io::OrderedJson::object();
+        cj["control"] = c.baseline;
+        cj["difference"] = c.difference;
+        cj["ci"] = c.ci ? io::OrderedJson::array({c.ci->lo, c.ci->hi}) : io::OrderedJson(nullptr);
+        comps.push_back(cj);
+        if (!c.ci) {
+          missing = true;
+        } else if (!(c.ci->hi < 0.0)) {
+          supports = false;
+        }
+      }
+      if (!any) continue;
+      ++v.cells;
+      undetermined = undetermined || (missing && supports);
+      supports = supports && !missing;
+      v.supporting += supports ? 1 : 0;
+      io::OrderedJson cell = io::OrderedJson::object();
+      cell["system"] = sys.name;
+      cell["tier"] = tier;
+      cell["supports"] = supports;
+      cell["comparisons"] = comps;
+      cells.push_back(cell);
+    }
+  }
+  const std::string criterion =
+      "a system-tier cell supports H3 when every representation - control AURC difference in the tier has "
+      "its interval entirely below 0";
+  if (v.cells == 0 || undetermined) {
+    v.status = "undetermined";
+  } else if (v.supporting == v.cells) {
+    v.status = "supported";
+  } else if (v.supporting == 0) {
+    v.status = "unsupported";
+  } else {
+    v.status = "mixed";
+  }
+  const std::string level = fmt::format("{:g}%", 100 * a.options.level);
+  if (v.status == "undetermined") {
+    v.text = v.cells == 0 ? "H3 verdict: undetermined (no representation-versus-control AURC comparison)."
+                          : "H3 verdict: undetermined (the AURC differences have no bootstrap intervals).";
+  } else {
+    v.text = fmt::format(
+        "H3 verdict: {}. Representation consensus improves risk-coverage (AURC lower, {} paired "
+        "base-bootstrap "
+        "interval below 0) over every equal-call control in {} of {} system-tier cells. {}",
+        v.status, level, v.supporting, v.cells,
+        v.status == "unsupported"
+            ? "An interval that includes 0 is no evidence that the methods are equivalent."
+            : "Scoped to the study's subset of bases and templates.");
+  }
+  v.json = io::OrderedJson::object();
+  v.json["status"] = v.status;
+  v.json["criterion"] = criterion;
+  v.json["cells"] = v.cells;
+  v.json["supporting_cells"] = v.supporting;
+  v.json["by_cell"] = cells;
+  return v;
+}
+
 doc::Document report_section(const Analysis& a) {
   doc::Document d;
   d.heading(2, "consensus", "Consensus study (H3): does disagreement predict errors?");
+  d.paragraph(h3_verdict(a).text);
   bool simulated = false;
   for (const auto& r : a.runs) simulated |= r.simulated;
   if (simulated) {

@@ -69,4 +69,18 @@ std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::f
 
 [[nodiscard]] std::string arm_label(std::string_view arm);
 
+// The explicit H3 verdict: "representation consensus improves risk-coverage over both equal-call
+// controls". A (system, tier) cell supports H3 when every AURC difference representation - control
+// available in that tier (self-consistency and paraphrase in the stochastic tier, paraphrase in the
+// deterministic tier) has a percentile interval entirely below 0. H3 is "supported" when every cell
+// supports it, "unsupported" when none does, "mixed" otherwise, and "undetermined" when an interval
+// is missing (analysis run with --bootstrap 0) or there is no comparison.
+struct H3Verdict {
+  std::string status;  // supported | unsupported | mixed | undetermined
+  std::size_t cells = 0, supporting = 0;
+  std::string text;      // one line for the report
+  io::OrderedJson json;  // status, criterion, cells [{system, tier, supports, comparisons}]
+};
+[[nodiscard]] H3Verdict h3_verdict(const Analysis& a);
+
 }  // namespace numcheck::consensus

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/ascii.hpp"
+#include "doc/tikz.hpp"
 
 namespace numcheck::doc {
 
@@ -358,6 +359,19 @@ std::string Document::to_latex(std::string_view preamble_comment) const {
   s += "\n";
   std::size_t n = 0;
   for (const auto& b : blocks_) {
+    if (b.kind == Block::Kind::kFigure && !b.figure_html.empty()) {
+      // The chart itself, translated from the same SVG markup (doc/tikz.hpp).
+      const TikzFigure fig = svg_to_tikz(b.figure_html);
+      std::string label = b.figure_file.substr(0, b.figure_file.rfind('.'));
+      std::replace(label.begin(), label.end(), '_', '-');
+      s += "\\begin{figure}[htbp]\n\\centering\n" + fig.colors;
+      s += "\\resizebox{\\linewidth}{!}{%\n" + fig.picture + "}\n";
+      if (!fig.title.empty()) s += "\\caption{" + latex_escape(fig.title) + "}\n";
+      if (!label.empty()) s += "\\label{fig:" + label + "}\n";
+      s += "\\end{figure}\n\n";
+      ++n;
+      continue;
+    }
     if (b.kind != Block::Kind::kTable || !b.in_latex) continue;
     const auto& t = b.table;
     if (t.header.empty()) continue;
@@ -390,7 +404,7 @@ std::string Document::to_latex(std::string_view preamble_comment) const {
     }
     s += "\\end{table}\n\n";
   }
-  if (n == 0) s += "% (no tables)\n";
+  if (n == 0) s += "% (no tables or figures)\n";
   return s;
 }
 

@@ -46,7 +46,9 @@ class Document {
   [[nodiscard]] std::string to_markdown() const;
   // A full HTML page; level-2 headings get a table of contents.
   [[nodiscard]] std::string to_html(std::string_view title) const;
-  // The tables only, each a `table` float with booktabs rules (needs \usepackage{booktabs}).
+  // The tables, each a `table` float with booktabs rules, and the figures, each a `figure` float
+  // holding a TikZ picture translated from the chart's SVG (doc/tikz.hpp), in document order
+  // (needs \usepackage{booktabs}, \usepackage{graphicx} and \usepackage{tikz}).
   [[nodiscard]] std::string to_latex(std::string_view preamble_comment) const;
 
  private:

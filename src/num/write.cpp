@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "core/error.hpp"
+
 namespace numcheck::num {
 
 namespace {
@@ -210,6 +212,23 @@ std::optional<std::string> write_number(const Rational& v, NumberForm form, cons
     }
   }
   return std::nullopt;
+}
+
+std::string fixed_decimal(const Rational& v, int places) {
+  if (places < 0 || places > 60) fail("fixed_decimal: {} decimal places is outside 0..60", places);
+  mpz_class scale;
+  mpz_ui_pow_ui(scale.get_mpz_t(), 10, static_cast<unsigned long>(places));
+  const mpq_class a = abs(v.mpq()) * scale + mpq_class(1, 2);
+  mpz_class r;  // floor(|v| 10^places + 1/2)
+  mpz_fdiv_q(r.get_mpz_t(), a.get_num_mpz_t(), a.get_den_mpz_t());
+  std::string digits = r.get_str();
+  if (places > 0) {
+    if (digits.size() <= static_cast<std::size_t>(places)) {
+      digits.insert(0, static_cast<std::size_t>(places) + 1 - digits.size(), '0');
+    }
+    digits.insert(digits.size() - static_cast<std::size_t>(places), ".");
+  }
+  return (v.sign() < 0 && r != 0 ? "-" : "") + digits;
 }
 
 }  // namespace numcheck::num

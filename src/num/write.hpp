@@ -29,4 +29,9 @@ struct WriteOptions {
 // English words for an integer ("minus forty-two"); nullopt when |v| >= 10^15.
 [[nodiscard]] std::optional<std::string> integer_to_words(const mpz_class& v);
 
+// v rounded to `places` decimal places (0..60), half away from zero, computed exactly: for display
+// of exact results ("0.000069", "-0.125", "3"); never used to decide anything. A value that rounds
+// to zero is written without a sign ("0.000").
+[[nodiscard]] std::string fixed_decimal(const Rational& v, int places);
+
 }  // namespace numcheck::num

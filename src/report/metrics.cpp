@@ -9,6 +9,7 @@
 #include "core/prng.hpp"
 #include "core/version.hpp"
 #include "grade/grade.hpp"
+#include "report/analyses.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/tests.hpp"
@@ -715,6 +716,8 @@ OJ compute_metrics(const orbit::Benchmark& bench, const std::vector<SystemScores
     }
   }
   out["comparisons"] = comps;
+  // The paper's remaining analyses and the H2 independence baseline (report/analyses.hpp).
+  add_paper_analyses(out, bench, systems, opt);
   return out;
 }
 

@@ -29,6 +29,9 @@ struct ReportInputs {
   std::vector<doc::Document> extra_sections;
   // Recorded in metrics.json under "extra_sections" (e.g. the consensus.json path and sha256).
   io::OrderedJson extra_sources = io::OrderedJson::array();
+  // Lines added to the "Operational hypotheses" section (e.g. the H3 verdict of the consensus
+  // study). Without any, the section says that H3 was not assessed.
+  std::vector<std::string> hypothesis_notes;
 };
 
 struct ReportOutput {

@@ -207,6 +207,7 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
     }
   }
   if (rpath) {
+    sys.responses_path = *rpath;
     (void)io::read_jsonl<OJ>(*rpath, [&](const OR& rec, std::size_t) {
       auto it = bench.prompt_index.find(rec.string("prompt_id"));
       if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it

@@ -69,6 +69,7 @@ struct SystemScores {
   io::OrderedJson run;
   std::optional<std::filesystem::path> run_path;
   std::vector<std::string> fingerprints;
+  std::optional<std::filesystem::path> responses_path;  // the responses file read, when one was
 };
 
 // True for the views the orbit metrics use: "canonical" and the five families.

@@ -461,5 +461,78 @@ TEST(ConsensusOutputs, ReportSectionFromConsensusJson) {
   EXPECT_THROW((void)analysis_from_json("[]", "c.json"), Error);
 }
 
+TEST(ConsensusVerdict, H3FromTheIntervalsOfRepresentationMinusEachControl) {
+  Analysis an;
+  an.plan = make_plan(small_bench({"CV", "FC"}, 2), small_options({"CV", "FC"}, 2));
+  an.systems.push_back(SystemResult{"A", {}});
+  an.systems.push_back(SystemResult{"B", {}});
+  auto cmp = [](std::string sys, std::string tier, std::string base, double lo, double hi) {
+    Comparison c;
+    c.system = std::move(sys);
+    c.tier = std::move(tier);
+    c.arm = "representation";
+    c.baseline = std::move(base);
+    c.difference = (lo + hi) / 2;
+    c.ci = stats::Interval{lo, hi};
+    return c;
+  };
+  // A, stochastic: below 0 against both controls -> supports. A, deterministic: paraphrase
+  // interval includes 0 -> does not. B: both include 0.
+  an.comparisons = {cmp("A", "stochastic", "paraphrase", -0.2, -0.1),
+                    cmp("A", "stochastic", "self_consistency", -0.3, -0.01),
+                    cmp("A", "deterministic", "paraphrase", -0.1, 0.0),
+                    cmp("B", "stochastic", "paraphrase", 0.0, 0.0),
+                    cmp("B", "stochastic", "self_consistency", -0.1, 0.1),
+                    cmp("B", "deterministic", "paraphrase", -0.1, 0.2)};
+  H3Verdict v = h3_verdict(an);
+  EXPECT_EQ(v.status, "mixed");
+  EXPECT_EQ(v.cells, 4u);
+  EXPECT_EQ(v.supporting, 1u);
+  EXPECT_NE(v.text.find("1 of 4"), std::string::npos) << v.text;
+  EXPECT_TRUE(v.json["by_cell"][0]["supports"].get<bool>());
+  EXPECT_FALSE(v.json["by_cell"][1]["supports"].get<bool>());
+
+  // One control below 0 is not enough: representation must beat both.
+  an.comparisons[1] = cmp("A", "stochastic", "self_consistency", -0.3, 0.01);
+  EXPECT_EQ(h3_verdict(an).status, "unsupported");
+  for (auto& c : an.comparisons) c.ci = stats::Interval{-0.5, -0.1};
+  EXPECT_EQ(h3_verdict(an).status, "supported");
+  an.comparisons[0].ci.reset();  // no bootstrap: cannot decide
+  EXPECT_EQ(h3_verdict(an).status, "undetermined");
+  an.comparisons.clear();
+  EXPECT_EQ(h3_verdict(an).status, "undetermined");
+}
+
+TEST(ConsensusOutputs, TablesShowDecimalsNotLongFractions) {
+  Analysis an;
+  an.plan = make_plan(small_bench({"CV", "FC"}, 2), small_options({"CV", "FC"}, 2));
+  an.runs.push_back(SystemRun{"s", "dir", "m", false, 48, 0});
+  an.systems.push_back(SystemResult{"s", {}});
+  Comparison c;
+  c.system = "s";
+  c.tier = "stochastic";
+  c.arm = "representation";
+  c.baseline = "paraphrase";
+  // A difference with a 70-digit denominator, as exact AURC averages produce.
+  mpz_class big;
+  mpz_ui_pow_ui(big.get_mpz_t(), 7, 80);
+  c.difference_exact = num::Rational(mpz_class(69), mpz_class(1000000)) + num::Rational(mpz_class(1), big);
+  c.difference = c.difference_exact.to_double();
+  c.ci = stats::Interval{0.0, 0.000419};
+  an.comparisons.push_back(c);
+  Comparison z = c;
+  z.arm = "paraphrase";
+  z.baseline = "self_consistency";
+  z.difference_exact = num::Rational(0);
+  z.difference = 0;
+  an.comparisons.push_back(z);
+  const std::string md = report_section(an).to_markdown();
+  EXPECT_EQ(md.find(c.difference_exact.str()), std::string::npos);
+  EXPECT_NE(md.find("~0.000069000"), std::string::npos) << md;
+  EXPECT_NE(md.find("0 (exactly)"), std::string::npos);
+  // consensus.json keeps the exact fraction.
+  EXPECT_EQ(analysis_to_json(an)["comparisons"][0]["aurc_difference_exact"], c.difference_exact.str());
+}
+
 }  // namespace
 }  // namespace numcheck::consensus

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/error.hpp"
+
 namespace numcheck::num {
 namespace {
 
@@ -79,6 +81,23 @@ TEST(WriteNumber, Refusals) {
   EXPECT_FALSE(write_number(Rational::pow10(-1001), NumberForm::kTimesTen));
   EXPECT_FALSE(write_number(Rational::pow10(-1003), NumberForm::kPercent));  // 10^-1001 %
   EXPECT_TRUE(write_number(Rational::pow10(-1002), NumberForm::kPercent));   // 10^-1000 %
+}
+
+TEST(FixedDecimal, RoundsExactlyHalfAwayFromZero) {
+  EXPECT_EQ(fixed_decimal(q("985/987"), 3), "0.998");
+  EXPECT_EQ(fixed_decimal(q("1/8"), 2), "0.13");  // 0.125: half away from zero
+  EXPECT_EQ(fixed_decimal(q("-1/8"), 2), "-0.13");
+  EXPECT_EQ(fixed_decimal(q("-1/1000"), 2), "0.00");  // rounds to zero: no sign
+  EXPECT_EQ(fixed_decimal(q("7"), 0), "7");
+  EXPECT_EQ(fixed_decimal(q("7/2"), 0), "4");
+  EXPECT_EQ(fixed_decimal(q("69/1000000"), 6), "0.000069");
+  EXPECT_EQ(fixed_decimal(q("12345/2"), 1), "6172.5");
+  // A 70-digit denominator is no problem and the result is exact, not a double's.
+  const Rational tiny = Rational(mpz_class(1), mpz_class("1" + std::string(70, '0')));
+  EXPECT_EQ(fixed_decimal(tiny * Rational(5) * Rational::pow10(69), 9), "0.500000000");
+  EXPECT_EQ(fixed_decimal(tiny * Rational(5) * Rational::pow10(61), 9), "0.000000005");
+  EXPECT_THROW((void)fixed_decimal(q("1"), 61), Error);
+  EXPECT_THROW((void)fixed_decimal(q("1"), -1), Error);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   app.add_flag("--strict-model", opts.strict_model,
                "Answer 404 to requests naming another model than --model");
   app.add_flag("--foreign", opts.foreign, "Not an OpenAI server: every route answers a 404 HTML page");
+  app.add_flag("--nondeterministic", opts.nondeterministic,
+               "Repeated prompts get changed answers (other words, or another FINAL value), by prompt");
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
   app.add_flag("--claims", opts.claims,
                "Canned claim-pipeline answers (decompositions, verdicts) instead of solver/echo answers");

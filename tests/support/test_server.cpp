@@ -111,6 +111,8 @@ std::string claims_answer(const std::string& user_prompt) {
   return fmt::format("The evidence was compared with the numbers in the claim.\nLabel: {}", verdict);
 }
 
+int nondeterministic_variant(const std::string& prompt) { return static_cast<int>(fnv1a64(prompt) % 3); }
+
 std::vector<double> claims_embedding(const std::string& text) {
   std::vector<double> v(32, 0.0);
   std::string word;
@@ -249,11 +251,13 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
 
     // Which fault, if any.
     FaultRule rule;
+    bool repeated = false;  // an earlier request had the same prompt
     std::string model;
     std::string build;
     {
       std::lock_guard lock(im->m);
       const std::uint64_t n = im->per_prompt[prompt]++;
+      repeated = n > 0;
       for (const auto& r : im->rules) {
         if (!r.match.empty() && prompt.find(r.match) == std::string::npos) continue;
         if (r.times >= 0 && n >= static_cast<std::uint64_t>(r.times)) continue;
@@ -359,6 +363,12 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     } else {
       content = "You asked: " + prompt;
       completion_tokens = static_cast<std::int64_t>(content.size() / 4 + 1);
+    }
+    if (im->opts.nondeterministic && repeated) {
+      const int variant = nondeterministic_variant(prompt);
+      if (variant == 1) content = "Checked once more. " + content;
+      const auto fin = content.rfind("FINAL: ");
+      if (variant == 2 && fin != std::string::npos) content.insert(fin + 7, "1");
     }
     if (rule.kind == FaultKind::kLength) {
       content = content.substr(0, content.size() / 3);

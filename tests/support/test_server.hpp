@@ -68,7 +68,14 @@ struct ServerOptions {
   // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
   bool claims = false;
   bool echo_key = false;  // /v1/models and /props echo the request's bearer token (a leaky server)
+  // A nondeterministic server (for `orbit repeat`): from the second request of a prompt on, the
+  // answer depends on nondeterministic_variant(prompt): 0 the same bytes, 1 other words but the
+  // same FINAL answer, 2 a different FINAL answer.
+  bool nondeterministic = false;
 };
+
+// 0, 1 or 2 (FNV-1a of the prompt mod 3): how a nondeterministic server changes a repeated answer.
+[[nodiscard]] int nondeterministic_variant(const std::string& prompt);
 
 // The canned answer of the claims mode to one chat request, from the last user message:
 //   decomposition (ClaimDecomp prompt ending "Questions:", ProgramFC prompt ending

@@ -1,0 +1,220 @@
+#include "report/supplement.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::report {
+
+namespace {
+
+using OJ = io::OrderedJson;
+namespace fs = std::filesystem;
+constexpr std::size_t kMaxMember = std::size_t{1} << 32;
+
+// Where the members live: the report folder's parent (the study folder, e.g. `out/` of the main
+// job), so "../bench" recorded by the report in out/report is the member "bench".
+struct Root {
+  fs::path dir;        // absolute, normalized
+  std::string report;  // the report folder relative to dir ("report")
+};
+
+// A path on disk as a member name: relative to the root, normalized, never outside it.
+std::string member_name(const Root& root, const fs::path& on_disk, const std::string& what) {
+  const fs::path rel = fs::absolute(on_disk).lexically_normal().lexically_relative(root.dir);
+  const std::string s = rel.generic_string();
+  if (rel.empty() || s == ".." || s.rfind("../", 0) == 0) {
+    fail(
+        "{} ({}) is outside {}, the folder that holds the report: a supplement keeps every input "
+        "below the report folder's parent (as the main job's out/ does)",
+        what, on_disk.string(), root.dir.string());
+  }
+  io::check_member_path(s, what);
+  return s;
+}
+
+}  // namespace
+
+std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
+  const fs::path metrics_path = report_dir / "metrics.json";
+  const OJ m = io::read_ordered_json_file(metrics_path);
+  const fs::path abs_report = fs::absolute(report_dir).lexically_normal();
+  Root root{abs_report.has_filename() ? abs_report.parent_path() : abs_report.parent_path().parent_path(),
+            {}};
+  root.report = abs_report.lexically_relative(root.dir).generic_string();
+  std::map<std::string, fs::path> files;  // member -> path on disk
+  // `recorded` is relative to the report folder (as metrics.json records every path).
+  auto add_on_disk = [&](const fs::path& on_disk, const std::string& what) {
+    const std::string name = member_name(root, on_disk, what);
+    if (!fs::is_regular_file(on_disk))
+      fail("{}: {} not found (as recorded in {})", what, on_disk.string(), metrics_path.string());
+    files[name] = on_disk;
+    return name;
+  };
+  auto add = [&](const std::string& recorded, const std::string& what) {
+    const fs::path p(recorded);
+    return add_on_disk(p.is_absolute() ? p : report_dir / p, what);
+  };
+  const std::string bench = m.at("benchmark").at("dir").get<std::string>();
+  std::string bench_member;
+  for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) {
+    bench_member =
+        fs::path(add((fs::path(bench) / f).string(), "the benchmark")).parent_path().generic_string();
+  }
+  OJ args = OJ::object();
+  args["report_dir"] = root.report;
+  args["bench"] = bench_member;
+  OJ scores = OJ::array(), names = OJ::array(), responses = OJ::array();
+  for (const auto& n : m.at("system_order")) {
+    const std::string name = n.get<std::string>();
+    const OJ& s = m.at("systems").at(name);
+    scores.push_back(add(s.at("scores_file").get<std::string>(), "the scores of " + name));
+    names.push_back(name);
+    if (!s.at("manifest").is_string()) continue;
+    const std::string sidecar_recorded = s["manifest"].get<std::string>();
+    add(sidecar_recorded, "the scores manifest of " + name);
+    const fs::path sidecar =
+        fs::path(sidecar_recorded).is_absolute() ? fs::path(sidecar_recorded) : report_dir / sidecar_recorded;
+    // The responses the report showed examples from, and the run folder's run.json / repeat.json.
+    // The scores manifest records the responses path as `orbit score` was given it: tried as is,
+    // then beside the scores manifest's folder.
+    const OJ sc = io::read_ordered_json_file(sidecar);
+    std::optional<std::string> resp;
+    if (sc.contains("responses") && sc["responses"].is_object() && sc["responses"].contains("path") &&
+        sc["responses"]["path"].is_string()) {
+      resp = sc["responses"]["path"].get<std::string>();
+    } else if (sc.contains("responses") && sc["responses"].is_string()) {
+      resp = sc["responses"].get<std::string>();
+    }
+    if (!resp) continue;
+    fs::path rp(*resp);
+    if (!fs::is_regular_file(rp)) rp = sidecar.parent_path() / fs::path(*resp).filename();
+    if (!fs::is_regular_file(rp)) continue;
+    responses.push_back(add_on_disk(rp, "the responses of " + name));
+    for (const char* f : {"run.json", "repeat.json"}) {
+      const fs::path p = rp.parent_path() / f;
+      if (fs::is_regular_file(p)) add_on_disk(p, fmt::format("the {} of {}", f, name));
+    }
+  }
+  args["scores"] = scores;
+  args["names"] = names;
+  // The responses for the examples, given explicitly when rebuilding (the scores manifests record
+  // them as `orbit score` was given them, relative to where it ran); only when every system has one.
+  args["responses"] = responses.size() == scores.size() ? responses : OJ::array();
+  const OJ& st = m.at("settings");
+  args["bootstrap"] = st.at("bootstrap_draws");
+  args["seed"] = st.at("seed");
+  args["level"] = st.at("level");
+  args["examples"] = examples;
+  args["consensus"] = nullptr;
+  args["claims"] = nullptr;
+  args["claim_orbits"] = OJ::array();
+  if (m.contains("extra_sections")) {
+    for (const auto& e : m["extra_sections"]) {
+      const std::string section = e.at("section").get<std::string>();
+      if (e.contains("files")) {  // claim orbits: one metrics.json per folder
+        for (const auto& f : e["files"]) {
+          const std::string name = add(f.at("file").get<std::string>(), "the " + section + " section file");
+          args["claim_orbits"].push_back(fs::path(name).parent_path().generic_string());
+        }
+        continue;
+      }
+      const std::string name = add(e.at("file").get<std::string>(), "the " + section + " section file");
+      if (section == "consensus") args["consensus"] = fs::path(name).parent_path().generic_string();
+      if (section == "claims") args["claims"] = name;
+    }
+  }
+
+  std::vector<io::TarMember> members;
+  for (const auto& [name, path] : files) members.push_back({name, io::read_file(path, kMaxMember)});
+  for (const char* f : {"metrics.json", "report.md"}) {
+    members.push_back(
+        {fmt::format("{}/{}", kOriginalReportDir, f), io::read_file(report_dir / f, kMaxMember)});
+  }
+  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+
+  OJ info = OJ::object();
+  info["kind"] = "numcheck.orbit_supplement";
+  info["version"] = 1;
+  info["numcheck_version"] = kVersion;
+  info["report_args"] = args;
+  OJ list = OJ::array();
+  for (const auto& mem : members) {
+    OJ e = OJ::object();
+    e["path"] = mem.path;
+    e["bytes"] = mem.bytes.size();
+    e["sha256"] = io::sha256_hex(mem.bytes);
+    list.push_back(e);
+  }
+  info["members"] = list;
+  members.insert(members.begin(), io::TarMember{std::string(kSupplementInfo), io::to_pretty(info)});
+  std::string sums;
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const auto& mem : members) lines.emplace_back(mem.path, io::sha256_hex(mem.bytes));
+  std::sort(lines.begin(), lines.end());
+  for (const auto& [path, hex] : lines) sums += hex + "  " + path + "\n";
+  members.insert(members.begin(), io::TarMember{std::string(kSupplementSums), sums});
+  return io::write_ustar(members);
+}
+
+Supplement read_supplement(std::string_view archive, std::string_view where) {
+  Supplement s;
+  s.members = io::read_ustar(archive, where);
+  std::map<std::string, const io::TarMember*> by;
+  for (const auto& m : s.members) by[m.path] = &m;
+  auto sums = by.find(std::string(kSupplementSums));
+  if (sums == by.end())
+    fail("{}: no {} member: not a supplement of `numcheck orbit supplement`", where, kSupplementSums);
+  std::set<std::string> listed;
+  const std::string& text = sums->second->bytes;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto nl = text.find('\n', i);
+    if (nl == std::string::npos) fail("{}: {}: the last line is not terminated", where, kSupplementSums);
+    const std::string line = text.substr(i, nl - i);
+    i = nl + 1;
+    if (line.size() < 67 || line.substr(64, 2) != "  ")
+      fail("{}: {}: malformed line '{}'", where, kSupplementSums, line);
+    const std::string hex = line.substr(0, 64), path = line.substr(66);
+    auto it = by.find(path);
+    if (it == by.end())
+      fail("{}: {} lists '{}', which the archive does not hold", where, kSupplementSums, path);
+    if (!listed.insert(path).second) fail("{}: {} lists '{}' twice", where, kSupplementSums, path);
+    if (io::sha256_hex(it->second->bytes) != hex) {
+      fail("{}: member '{}' does not match its SHA-256 in {} (changed or damaged)", where, path,
+           kSupplementSums);
+    }
+  }
+  for (const auto& m : s.members) {
+    if (m.path != kSupplementSums && !listed.count(m.path)) {
+      fail("{}: member '{}' is not listed in {}", where, m.path, kSupplementSums);
+    }
+  }
+  auto info = by.find(std::string(kSupplementInfo));
+  if (info == by.end()) fail("{}: no {} member", where, kSupplementInfo);
+  s.info = io::parse_ordered_json(info->second->bytes, fmt::format("{}:{}", where, kSupplementInfo));
+  if (!s.info.is_object() || s.info.value("kind", std::string()) != "numcheck.orbit_supplement" ||
+      !s.info.contains("report_args") || !s.info["report_args"].is_object()) {
+    fail("{}: {} is not one written by `numcheck orbit supplement`", where, kSupplementInfo);
+  }
+  return s;
+}
+
+void extract_supplement(const Supplement& s, const fs::path& dir) {
+  for (const auto& m : s.members) {
+    io::check_member_path(m.path, "supplement");
+    const fs::path p = dir / fs::path(m.path);
+    fs::create_directories(p.parent_path());
+    io::write_file_atomic(p, m.bytes);
+  }
+}
+
+}  // namespace numcheck::report
