@@ -476,6 +476,34 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
     num_field(l, "eps", s.learner.eps, "learner.");
     num_field(l, "bias", s.learner.bias, "learner.");
     if (!(s.learner.C > 0) || !(s.learner.eps > 0)) fail("{}: learner C and eps must be positive", where);
+    if (auto v = l.find("kind"); v != l.end()) {
+      if (!v->is_string() || (*v != "linear" && *v != "xgboost" && *v != "stacked"))
+        fail("{}: field 'learner.kind' is not linear, xgboost or stacked", where);
+      s.learner.kind = v->get<std::string>();
+    }
+    if (auto v = l.find("inner_folds"); v != l.end()) {
+      if (!v->is_number_integer() || v->get<int>() < 2 || v->get<int>() > 20)
+        fail("{}: field 'learner.inner_folds' is not an integer in 2..20", where);
+      s.learner.inner_folds = v->get<int>();
+    }
+    if (auto b = l.find("xgboost"); b != l.end()) {
+      if (!b->is_object()) fail("{}: field 'learner.xgboost' is not an object", where);
+      auto int_field = [&](const char* key, int& out, int lo, int hi) {
+        if (auto v = b->find(key); v != b->end()) {
+          if (!v->is_number_integer() || v->get<int>() < lo || v->get<int>() > hi)
+            fail("{}: field 'learner.xgboost.{}' is not an integer in {}..{}", where, key, lo, hi);
+          out = v->get<int>();
+        }
+      };
+      int_field("rounds", s.learner.boost.rounds, 1, 5000);
+      int_field("max_depth", s.learner.boost.max_depth, 1, 12);
+      num_field(*b, "eta", s.learner.boost.eta, "learner.xgboost.");
+      num_field(*b, "min_child_weight", s.learner.boost.min_child_weight, "learner.xgboost.");
+      num_field(*b, "lambda", s.learner.boost.lambda, "learner.xgboost.");
+      if (!(s.learner.boost.eta > 0 && s.learner.boost.eta <= 1) ||
+          !(s.learner.boost.min_child_weight >= 0) || !(s.learner.boost.lambda >= 0))
+        fail("{}: learner.xgboost: eta must be in (0, 1], min_child_weight and lambda non-negative", where);
+    }
     if (auto v = l.find("class_weight"); v != l.end()) {
       if (!v->is_string() || (*v != "balanced" && *v != "none"))
         fail("{}: field 'learner.class_weight' is not balanced or none", where);
@@ -522,7 +550,15 @@ io::OrderedJson FeatureSettings::to_json() const {
     c[name] = std::move(arr);
   }
   j["cues"] = std::move(c);
-  j["learner"] = {{"solver", learner.solver},
+  j["learner"] = {{"kind", learner.kind},
+                  {"inner_folds", learner.inner_folds},
+                  {"xgboost",
+                   {{"rounds", learner.boost.rounds},
+                    {"max_depth", learner.boost.max_depth},
+                    {"eta", learner.boost.eta},
+                    {"min_child_weight", learner.boost.min_child_weight},
+                    {"lambda", learner.boost.lambda}}},
+                  {"solver", learner.solver},
                   {"C", learner.C},
                   {"eps", learner.eps},
                   {"class_weight", learner.balanced ? "balanced" : "none"},

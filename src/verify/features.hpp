@@ -17,6 +17,7 @@
 #include "claims/evidence.hpp"
 #include "claims/segment.hpp"
 #include "io/json.hpp"
+#include "verify/boost.hpp"
 
 namespace numcheck::verify {
 
@@ -35,7 +36,15 @@ struct GroupSettings {
   int max_n = 1;  // n-gram groups only
 };
 
+// kind: "linear" (liblinear over every enabled group), "xgboost" (gradient-boosted trees over the
+// dense groups only: alignment, category, cues) or "stacked" (trees over the dense groups plus the
+// linear model's three class probabilities, out-of-fold on the training records through
+// inner_folds grouped folds, so the trees never see a probability from a model trained on the
+// record itself).
 struct LearnerSettings {
+  std::string kind = "linear";
+  int inner_folds = 5;
+  BoostSettings boost;
   std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
   double C = 1.0;
   double eps = 0.01;
