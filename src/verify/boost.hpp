@@ -11,11 +11,11 @@
 namespace numcheck::verify {
 
 struct BoostSettings {
-  int rounds = 150;         // boosting rounds
-  int max_depth = 3;        // tree depth
-  double eta = 0.05;        // learning rate
+  int rounds = 150;   // boosting rounds
+  int max_depth = 3;  // tree depth
+  double eta = 0.05;  // learning rate
   double min_child_weight = 1.0;
-  double lambda = 1.0;      // L2 regularization of leaf weights
+  double lambda = 1.0;  // L2 regularization of leaf weights
 };
 
 // A trained multi-class booster (objective multi:softprob), ready to predict.

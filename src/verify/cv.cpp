@@ -173,8 +173,10 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
     FeatureSettings s = settings;
     s.group(Group::kEvidenceNgrams).enabled = false;
     s.group(Group::kAlignment).enabled = false;
+    s.evidence_cues.clear();
+    s.learner.kind = "linear";
     specs.push_back({"claim-only linear",
-                     "trained verifier with claim n-grams, category and cues only (no evidence)", "baseline",
+                     "liblinear over claim n-grams, category and claim cues only (no evidence)", "baseline",
                      Spec::kModel, s, false});
   }
   for (const char* kind : {"linear", "xgboost", "stacked"}) {

@@ -320,9 +320,11 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     add_ngrams(claim_toks, g.max_n, "c:", f.groups[static_cast<std::size_t>(Group::kClaimNgrams)]);
 
   std::unordered_set<std::string> ev_words;
-  const bool need_ev_toks = s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled;
+  std::vector<std::string> all;  // evidence tokens, documents separated by "</d>"
+  const bool ev_cues = s.group(Group::kCues).enabled && !s.evidence_cues.empty();
+  const bool need_ev_toks =
+      s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled || ev_cues;
   if (need_ev_toks) {
-    std::vector<std::string> all;
     for (std::size_t i = 0; i < docs.size(); ++i) {
       auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr);
       ev_words.insert(t.begin(), t.end());
@@ -382,16 +384,25 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     auto& o = f.groups[static_cast<std::size_t>(Group::kCues)];
     std::vector<std::string> words;
     surface_tokens(r.claim, 0, r.claim.size(), words);
-    for (const auto& [name, phrases] : s.cues) {
-      bool hit = false;
-      for (const auto& p : phrases) {
-        if (p.empty() || p.size() > words.size()) continue;
-        for (std::size_t i = 0; i + p.size() <= words.size() && !hit; ++i)
-          hit = std::equal(p.begin(), p.end(), words.begin() + static_cast<std::ptrdiff_t>(i));
-        if (hit) break;
+    // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
+    auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
+                     const std::unordered_set<std::string>* vocab) {
+      for (const auto& [name, phrases] : list) {
+        bool hit = false;
+        for (const auto& p : phrases) {
+          if (p.empty() || p.size() > ws.size()) continue;
+          if (vocab != nullptr &&
+              std::any_of(p.begin(), p.end(), [&](const std::string& w) { return vocab->count(w) == 0; }))
+            continue;
+          for (std::size_t i = 0; i + p.size() <= ws.size() && !hit; ++i)
+            hit = std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i));
+          if (hit) break;
+        }
+        if (hit) o.emplace_back(prefix + name, 1.0);
       }
-      if (hit) o.emplace_back("k:" + name, 1.0);
-    }
+    };
+    match(s.cues, words, "k:", nullptr);
+    if (ev_cues) match(s.evidence_cues, all, "ke:", &ev_words);
     const std::size_t w = words.size();
     o.emplace_back(w < 10 ? "k:len<10" : w < 20 ? "k:len<20" : w < 40 ? "k:len<40" : "k:len>=40", 1.0);
     std::size_t nq = 0;
@@ -449,19 +460,22 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       }
     }
   }
-  if (auto it = j.find("cues"); it != j.end()) {
-    if (!it->is_object()) fail("{}: field 'cues' is not an object", where);
+  for (const char* field : {"cues", "evidence_cues"}) {
+    auto& dest = std::string_view(field) == "cues" ? s.cues : s.evidence_cues;
+    auto it = j.find(field);
+    if (it == j.end()) continue;
+    if (!it->is_object()) fail("{}: field '{}' is not an object", where, field);
     for (const auto& [k, v] : it->items()) {
-      if (!v.is_array()) fail("{}: field 'cues.{}' is not an array", where, k);
+      if (!v.is_array()) fail("{}: field '{}.{}' is not an array", where, field, k);
       std::vector<std::vector<std::string>> phrases;
       for (const auto& p : v) {
-        if (!p.is_string()) fail("{}: field 'cues.{}' holds a non-string", where, k);
+        if (!p.is_string()) fail("{}: field '{}.{}' holds a non-string", where, field, k);
         std::vector<std::string> w;
         const std::string t = p.get<std::string>();
         surface_tokens(t, 0, t.size(), w);
         phrases.push_back(std::move(w));
       }
-      s.cues.emplace_back(k, std::move(phrases));
+      dest.emplace_back(k, std::move(phrases));
     }
   }
   if (auto it = j.find("learner"); it != j.end()) {
@@ -539,17 +553,19 @@ io::OrderedJson FeatureSettings::to_json() const {
     g[std::string(kGroupNames[i])] = std::move(o);
   }
   j["groups"] = std::move(g);
-  io::OrderedJson c = io::OrderedJson::object();
-  for (const auto& [name, phrases] : cues) {
-    io::OrderedJson arr = io::OrderedJson::array();
-    for (const auto& p : phrases) {
-      std::string t;
-      for (const auto& w : p) t += (t.empty() ? "" : " ") + w;
-      arr.push_back(t);
+  for (const auto* list : {&cues, &evidence_cues}) {
+    io::OrderedJson c = io::OrderedJson::object();
+    for (const auto& [name, phrases] : *list) {
+      io::OrderedJson arr = io::OrderedJson::array();
+      for (const auto& p : phrases) {
+        std::string t;
+        for (const auto& w : p) t += (t.empty() ? "" : " ") + w;
+        arr.push_back(t);
+      }
+      c[name] = std::move(arr);
     }
-    c[name] = std::move(arr);
+    if (list == &cues || !c.empty()) j[list == &cues ? "cues" : "evidence_cues"] = std::move(c);
   }
-  j["cues"] = std::move(c);
   j["learner"] = {{"kind", learner.kind},
                   {"inner_folds", learner.inner_folds},
                   {"xgboost",

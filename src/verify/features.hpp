@@ -59,6 +59,8 @@ struct FeatureSettings {
   std::size_t max_evidence_docs = 3;
   std::array<GroupSettings, kGroupCount> groups{};
   std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> cues;  // name -> phrases (words)
+  // Evidence cues (cues group, features "ke:NAME"): phrases matched on the evidence's words.
+  std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> evidence_cues;
   LearnerSettings learner;
 
   [[nodiscard]] const GroupSettings& group(Group g) const { return groups[static_cast<std::size_t>(g)]; }
