@@ -275,17 +275,31 @@ namespace {
 
 void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* prefix,
                 std::vector<std::pair<std::string, double>>& out) {
-  std::unordered_set<std::string> seen;
+  // All n-grams first (no reallocation afterwards, so views into them stay valid), then the first
+  // occurrence of each, in order.
+  std::vector<std::string> grams;
+  std::size_t total = 0;
+  for (int n = 1; n <= max_n; ++n)
+    total += toks.size() >= static_cast<std::size_t>(n) ? toks.size() - n + 1 : 0;
+  grams.reserve(total);
   for (int n = 1; n <= max_n; ++n) {
     for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= toks.size(); ++i) {
-      std::string g = prefix;
+      std::string& g = grams.emplace_back(prefix);
       for (int k = 0; k < n; ++k) {
         if (k > 0) g += ' ';
         g += toks[i + static_cast<std::size_t>(k)];
       }
-      if (seen.insert(g).second) out.emplace_back(std::move(g), 1.0);
     }
   }
+  std::vector<char> first(grams.size(), 0);
+  {
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(grams.size());
+    for (std::size_t i = 0; i < grams.size(); ++i) first[i] = seen.insert(grams[i]).second ? 1 : 0;
+  }
+  out.reserve(out.size() + grams.size());
+  for (std::size_t i = 0; i < grams.size(); ++i)
+    if (first[i] != 0) out.emplace_back(std::move(grams[i]), 1.0);
 }
 
 std::string_view truncate_utf8(std::string_view s, std::size_t max) {
@@ -319,18 +333,20 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   if (const auto& g = s.group(Group::kClaimNgrams); g.enabled)
     add_ngrams(claim_toks, g.max_n, "c:", f.groups[static_cast<std::size_t>(Group::kClaimNgrams)]);
 
-  std::unordered_set<std::string> ev_words;
-  std::vector<std::string> all;  // evidence tokens, documents separated by "</d>"
+  std::unordered_set<std::string_view> ev_words;  // views into `all`, filled once it is complete
+  std::vector<std::string> all;                   // evidence tokens, documents separated by "</d>"
   const bool ev_cues = s.group(Group::kCues).enabled && !s.evidence_cues.empty();
   const bool need_ev_toks =
       s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled || ev_cues;
   if (need_ev_toks) {
     for (std::size_t i = 0; i < docs.size(); ++i) {
       auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr);
-      ev_words.insert(t.begin(), t.end());
       if (!all.empty()) all.emplace_back("</d>");
       all.insert(all.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
     }
+    ev_words.reserve(all.size());
+    for (const auto& w : all)
+      if (w != "</d>") ev_words.insert(w);
     if (const auto& g = s.group(Group::kEvidenceNgrams); g.enabled)
       add_ngrams(all, g.max_n, "e:", f.groups[static_cast<std::size_t>(Group::kEvidenceNgrams)]);
   }
@@ -386,7 +402,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     surface_tokens(r.claim, 0, r.claim.size(), words);
     // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
     auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
-                     const std::unordered_set<std::string>* vocab) {
+                     const std::unordered_set<std::string_view>* vocab) {
       for (const auto& [name, phrases] : list) {
         bool hit = false;
         for (const auto& p : phrases) {

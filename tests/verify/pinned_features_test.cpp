@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
-#include <fmt/format.h>
 
 #include "io/sha256.hpp"
 #include "verify/model.hpp"
