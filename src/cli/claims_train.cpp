@@ -86,7 +86,7 @@ void setup(CLI::App& app) {
     model.data_sha256 = verify::training_hash(labelled);
     model.save(a->out);
     fmt::print("{}: trained on {} claims, {} features, numbers {}\n", a->out, labelled.size(),
-               model.names.size(), verify::number_mode_name(settings.numbers));
+               model.names.size() + model.dense_names.size(), verify::number_mode_name(settings.numbers));
   });
 }
 

@@ -93,7 +93,7 @@ Booster train_booster(const std::vector<float>& x, std::size_t rows, std::size_t
         {"num_class", std::to_string(classes)},
         {"nthread", "1"},
         {"seed", "0"},
-        {"tree_method", "exact"},
+        {"tree_method", "hist"},
         {"subsample", "1"},
         {"colsample_bytree", "1"},
         {"max_depth", std::to_string(s.max_depth)},

@@ -1,8 +1,8 @@
 #pragma once
 // Gradient-boosted trees for the trained verifier's dense features, through XGBoost's C API
 // (Debian libxgboost-dev). Training is deterministic: one thread, a fixed seed, no row or column
-// sampling, the exact tree method; the model travels as XGBoost's own JSON text, so a model file
-// round-trips byte for byte and prediction needs nothing but that text.
+// sampling, the histogram tree method (deterministic on one thread); the model travels as XGBoost's own JSON
+// text, so a model file round-trips byte for byte and prediction needs nothing but that text.
 #include <cstddef>
 #include <memory>
 #include <string>
