@@ -516,6 +516,22 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
         fail("{}: field 'learner.inner_folds' is not an integer in 2..20", where);
       s.learner.inner_folds = v->get<int>();
     }
+    if (auto v = l.find("select_C"); v != l.end()) {
+      if (!v->is_array()) fail("{}: field 'learner.select_C' is not an array", where);
+      for (const auto& c : *v) {
+        if (!c.is_number() || !(c.get<double>() > 0))
+          fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
+        s.learner.select_C.push_back(c.get<double>());
+      }
+    }
+    if (auto v = l.find("select_class_weight"); v != l.end()) {
+      if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
+      for (const auto& c : *v) {
+        if (!c.is_string() || (c != "balanced" && c != "none"))
+          fail("{}: field 'learner.select_class_weight' holds a value other than balanced or none", where);
+        s.learner.select_class_weight.push_back(c.get<std::string>());
+      }
+    }
     if (auto b = l.find("xgboost"); b != l.end()) {
       if (!b->is_object()) fail("{}: field 'learner.xgboost' is not an object", where);
       auto int_field = [&](const char* key, int& out, int lo, int hi) {
@@ -590,6 +606,8 @@ io::OrderedJson FeatureSettings::to_json() const {
                     {"eta", learner.boost.eta},
                     {"min_child_weight", learner.boost.min_child_weight},
                     {"lambda", learner.boost.lambda}}},
+                  {"select_C", learner.select_C},
+                  {"select_class_weight", learner.select_class_weight},
                   {"solver", learner.solver},
                   {"C", learner.C},
                   {"eps", learner.eps},

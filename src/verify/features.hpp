@@ -44,6 +44,11 @@ struct GroupSettings {
 struct LearnerSettings {
   std::string kind = "linear";
   int inner_folds = 5;
+  // Inner-CV selection of the linear learner (empty: none): every (C, class weight) pair of these
+  // lists is scored by the macro-F1 of its out-of-fold predictions over inner_folds grouped folds of
+  // the training records, and the best (ties: first in list order) is trained on all of them.
+  std::vector<double> select_C;
+  std::vector<std::string> select_class_weight;  // "balanced" | "none"
   BoostSettings boost;
   std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
   double C = 1.0;

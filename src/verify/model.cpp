@@ -18,6 +18,7 @@
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "stats/classification.hpp"
 
 namespace numcheck::verify {
 
@@ -318,6 +319,91 @@ std::vector<float> class_weights(const std::vector<claims::Verdict>& labels, boo
   return w;
 }
 
+// Inner fold of each record: groups dealt round robin in a fixed seeded order.
+std::vector<int> inner_folds(const std::vector<std::size_t>& groups, std::size_t n, int k) {
+  std::vector<std::size_t> gid = groups;
+  if (gid.empty()) {
+    gid.resize(n);
+    std::iota(gid.begin(), gid.end(), std::size_t{0});
+  }
+  const std::size_t ng = gid.empty() ? 0 : *std::max_element(gid.begin(), gid.end()) + 1;
+  std::vector<std::size_t> order(ng);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(20260725, "stacked-inner-folds");
+  rng.shuffle(order);
+  std::vector<int> gfold(ng);
+  for (std::size_t i = 0; i < ng; ++i) gfold[order[i]] = static_cast<int>(i % static_cast<std::size_t>(k));
+  std::vector<int> fold(n);
+  for (std::size_t i = 0; i < n; ++i) fold[i] = gfold[gid[i]];
+  return fold;
+}
+
+// Out-of-fold linear probabilities of every record (inner folds `fold`, k of them).
+std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& features,
+                                const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                                const std::vector<int>& fold, int k) {
+  const std::size_t n = labels.size();
+  std::vector<Scores> oof(n);
+  for (int f = 0; f < k; ++f) {
+    std::vector<const NamedFeatures*> tx;
+    std::vector<claims::Verdict> ty;
+    std::vector<std::size_t> te;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fold[i] == f) {
+        te.push_back(i);
+      } else {
+        tx.push_back(features[i]);
+        ty.push_back(labels[i]);
+      }
+    }
+    if (te.empty()) continue;
+    std::array<std::size_t, claims::kVerdictCount> c{};
+    for (auto v : ty) ++c[static_cast<std::size_t>(v)];
+    if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
+      fail("train: an inner fold holds fewer than two classes");
+    const auto inner = train_linear(tx, ty, settings);
+    for (auto i : te) oof[i] = inner.scores(inner.vectorize(*features[i]));
+  }
+  return oof;
+}
+
+// The linear settings with the best inner-CV macro-F1 among learner.select_C x select_class_weight.
+FeatureSettings select_linear(const std::vector<const NamedFeatures*>& features,
+                              const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                              const std::vector<int>& fold) {
+  const auto& l = settings.learner;
+  if (l.select_C.empty() && l.select_class_weight.empty()) return settings;
+  const std::vector<double> cs = l.select_C.empty() ? std::vector<double>{l.C} : l.select_C;
+  const std::vector<bool> ws = [&] {
+    std::vector<bool> v;
+    for (const auto& w : l.select_class_weight) v.push_back(w == "balanced");
+    if (v.empty()) v.push_back(l.balanced);
+    return v;
+  }();
+  std::vector<int> gold(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) gold[i] = static_cast<int>(labels[i]);
+  FeatureSettings best = settings;
+  double best_f1 = -1;
+  for (bool w : ws) {
+    for (double c : cs) {
+      FeatureSettings s = settings;
+      s.learner.C = c;
+      s.learner.balanced = w;
+      const auto oof = out_of_fold(features, labels, s, fold, l.inner_folds);
+      std::vector<int> pred(labels.size());
+      for (std::size_t i = 0; i < labels.size(); ++i)
+        pred[i] = static_cast<int>(TrainedModel::argmax(oof[i]));
+      const double f1 =
+          stats::macro_f1(stats::ConfusionMatrix::from_labels(gold, pred, claims::kVerdictCount));
+      if (f1 > best_f1) {
+        best_f1 = f1;
+        best = s;
+      }
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records) {
@@ -336,9 +422,13 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
   if (!groups.empty() && groups.size() != labels.size())
     fail("train: {} group ids for {} labels", groups.size(), labels.size());
   const std::string& kind = settings.learner.kind;
+  const std::vector<int> fold = inner_folds(groups, labels.size(), settings.learner.inner_folds);
+  // Linear settings chosen by inner CV when asked (the chosen C and class weight are recorded).
+  const FeatureSettings lin = kind == "xgboost" ? settings : select_linear(features, labels, settings, fold);
   TrainedModel m;
-  if (kind != "xgboost") m = train_linear(features, labels, settings);
-  m.settings = settings;
+  if (kind != "xgboost") m = train_linear(features, labels, lin);
+  m.settings = lin;
+  m.settings.learner.kind = kind;
   if (kind == "xgboost") {
     // No linear part: every class, zero bias, no weights.
     m.classes.assign(claims::kVerdicts.begin(), claims::kVerdicts.end());
@@ -364,42 +454,8 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
     std::vector<float> x;
     x.reserve(n * width);
     if (kind == "stacked") {
-      // Out-of-fold linear probabilities: inner folds dealt by group, in a seeded order.
-      const int k = settings.learner.inner_folds;
-      std::vector<std::size_t> gid = groups;
-      if (gid.empty()) {
-        gid.resize(n);
-        std::iota(gid.begin(), gid.end(), std::size_t{0});
-      }
-      const std::size_t ng = gid.empty() ? 0 : *std::max_element(gid.begin(), gid.end()) + 1;
-      std::vector<std::size_t> order(ng);
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      Rng rng(20260725, "stacked-inner-folds");
-      rng.shuffle(order);
-      std::vector<int> gfold(ng);
-      for (std::size_t i = 0; i < ng; ++i)
-        gfold[order[i]] = static_cast<int>(i % static_cast<std::size_t>(k));
-      std::vector<Scores> oof(n);
-      for (int f = 0; f < k; ++f) {
-        std::vector<const NamedFeatures*> tx;
-        std::vector<claims::Verdict> ty;
-        std::vector<std::size_t> te;
-        for (std::size_t i = 0; i < n; ++i) {
-          if (gfold[gid[i]] == f) {
-            te.push_back(i);
-          } else {
-            tx.push_back(features[i]);
-            ty.push_back(labels[i]);
-          }
-        }
-        if (te.empty()) continue;
-        std::array<std::size_t, claims::kVerdictCount> c{};
-        for (auto v : ty) ++c[static_cast<std::size_t>(v)];
-        if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
-          fail("train: an inner fold of the stacked learner holds fewer than two classes");
-        const auto inner = train_linear(tx, ty, settings);
-        for (auto i : te) oof[i] = inner.scores(inner.vectorize(*features[i]));
-      }
+      // Out-of-fold linear probabilities (inner folds dealt by group, in a seeded order).
+      const auto oof = out_of_fold(features, labels, lin, fold, settings.learner.inner_folds);
       TrainedModel dense_only = m;
       dense_only.settings.learner.kind = "xgboost";
       for (std::size_t i = 0; i < n; ++i) {

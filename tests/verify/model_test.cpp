@@ -123,6 +123,39 @@ TEST(Model, SettingsRejectBadLearner) {
             io::to_line(s.to_json()));
 }
 
+// Inner-CV selection of C and class weight: deterministic, picks from the grid, records the choice
+// and the grid in the model's settings; bad grids are rejected.
+TEST(Model, InnerCvSelectionIsDeterministicAndRecorded) {
+  const auto recs = toy();
+  FeatureSettings settings = FeatureSettings::builtin();
+  settings.learner.select_C = {0.01, 1.0, 100.0};
+  settings.learner.select_class_weight = {"none", "balanced"};
+  settings.learner.inner_folds = 3;
+  const auto f = extract_all(recs, settings, 1);
+  std::vector<const NamedFeatures*> p;
+  std::vector<claims::Verdict> y;
+  std::vector<const claims::EvidenceRecord*> rp;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    p.push_back(&f[i]);
+    y.push_back(*recs[i].label);
+    rp.push_back(&recs[i]);
+  }
+  const auto a = train_model(p, y, settings, text_groups(rp));
+  const auto b = train_model(p, y, settings, text_groups(rp));
+  EXPECT_EQ(io::to_line(a.to_json()), io::to_line(b.to_json()));
+  const double c = a.settings.learner.C;
+  EXPECT_TRUE(c == 0.01 || c == 1.0 || c == 100.0);
+  EXPECT_EQ(a.settings.learner.select_C.size(), 3u);
+  const auto back = TrainedModel::from_json(io::Json::parse(io::to_line(a.to_json())), "m");
+  EXPECT_EQ(back.settings.learner.C, c);
+  auto j = io::Json::parse(io::to_line(settings.to_json()));
+  j["learner"]["select_C"] = io::Json::array({1.0, -2.0});
+  EXPECT_THROW((void)FeatureSettings::parse(j, "f"), Error);
+  j["learner"]["select_C"] = io::Json::array({1.0});
+  j["learner"]["select_class_weight"] = io::Json::array({"heavy"});
+  EXPECT_THROW((void)FeatureSettings::parse(j, "f"), Error);
+}
+
 TEST(Model, RejectsOneClassAndBadFiles) {
   auto recs = toy();
   for (auto& r : recs) r.label = claims::Verdict::kTrue;
