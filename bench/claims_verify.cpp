@@ -2,7 +2,8 @@
 // their evidence, items/s = claims per second. The claims are the 3,084 labelled QuanTemp val
 // claims with their top-3 snippets (../shared/data/quantemp), repeated to 10,000; the model is
 // trained on them once (outside the timing). Two variants: the 249 test claims with their gold
-// evidence (long fact-checker justifications) repeated to 10,000, and 1 vs 2 threads.
+// evidence (long fact-checker justifications) repeated to 10,000, the stacked learner (XGBoost over
+// the dense features and the linear model's probabilities), and 1 vs 2 threads.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ std::vector<EvidenceRecord> load(const char* file) {
 
 struct Setup {
   std::vector<EvidenceRecord> val, gold;
-  numcheck::verify::TrainedModel model;
+  numcheck::verify::TrainedModel model, stacked;
 };
 
 const Setup& setup() {
@@ -47,6 +48,11 @@ const Setup& setup() {
       y.push_back(*x->val[i].label);
     }
     x->model = numcheck::verify::train_model(p, y, settings);
+    auto st = settings;
+    st.learner.kind = "stacked";
+    std::vector<const EvidenceRecord*> rp;
+    for (const auto& r : x->val) rp.push_back(&r);
+    x->stacked = numcheck::verify::train_model(p, y, st, numcheck::verify::text_groups(rp));
     return x;
   }();
   return *s;
@@ -59,7 +65,7 @@ std::vector<EvidenceRecord> repeat_to(const std::vector<EvidenceRecord>& src, st
   return v;
 }
 
-void run(benchmark::State& state, bool gold) {
+void run(benchmark::State& state, bool gold, bool stacked = false) {
   const auto& s = setup();
   if (s.val.empty() || (gold && s.gold.empty())) {
     state.SkipWithError("QuanTemp data not found under ../shared/data/quantemp");
@@ -69,7 +75,7 @@ void run(benchmark::State& state, bool gold) {
   const auto threads = static_cast<unsigned>(state.range(0));
   std::size_t t = 0;
   for (auto _ : state) {
-    for (const auto& x : numcheck::verify::predict_all(recs, s.model, threads))
+    for (const auto& x : numcheck::verify::predict_all(recs, stacked ? s.stacked : s.model, threads))
       t += static_cast<std::size_t>(numcheck::verify::TrainedModel::argmax(x));
     benchmark::DoNotOptimize(t);
   }
@@ -78,8 +84,10 @@ void run(benchmark::State& state, bool gold) {
 
 void BM_VerifyValTop3(benchmark::State& state) { run(state, false); }
 void BM_VerifyGoldEvidence(benchmark::State& state) { run(state, true); }
+void BM_VerifyValTop3Stacked(benchmark::State& state) { run(state, false, true); }
 BENCHMARK(BM_VerifyValTop3)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_VerifyGoldEvidence)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_VerifyValTop3Stacked)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -12,7 +12,7 @@ build_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy
-  liblinear-dev
+  liblinear-dev libxgboost-dev
 )
 test_pkgs=(chromium wrk clang-tidy nginx-light hyperfine time libxapian-dev)  # time, nginx-light, hyperfine: bench/compare.sh; libxapian-dev: bench_retrieval peer
 

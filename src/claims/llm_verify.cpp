@@ -156,7 +156,20 @@ std::string verify_prompt(const PromptSpec& spec, const VerifyInput& claim,
 std::optional<ShotSelection> shot_selection_from_name(std::string_view name) noexcept {
   if (name == "random") return ShotSelection::kRandom;
   if (name == "similar") return ShotSelection::kSimilar;
+  if (name == "bm25") return ShotSelection::kBm25;
   return std::nullopt;
+}
+
+std::string_view shot_selection_name(ShotSelection s) noexcept {
+  switch (s) {
+    case ShotSelection::kRandom:
+      return "random";
+    case ShotSelection::kSimilar:
+      return "similar";
+    case ShotSelection::kBm25:
+      return "bm25";
+  }
+  return "random";
 }
 
 std::string claim_group_key(std::string_view text) {
@@ -239,10 +252,18 @@ std::vector<const VerifyInput*> ShotSelector::select(const VerifyInput& claim, s
     }
     return out;
   }
-  const auto v = index_->tfidf.vector(claim.claim);
   std::vector<std::pair<double, std::size_t>> scored;
   scored.reserve(eligible.size());
-  for (std::size_t i : eligible) scored.emplace_back(TfIdf::cosine(v, index_->vectors[i]), i);
+  if (how_ == ShotSelection::kBm25) {
+    if (!scorer_) fail("few-shot selection bm25: no BM25 scorer was set");
+    const auto sc = scorer_(claim.claim);
+    if (sc.size() != pool_.size())
+      fail("few-shot selection bm25: {} scores for a pool of {}", sc.size(), pool_.size());
+    for (std::size_t i : eligible) scored.emplace_back(sc[i], i);
+  } else {
+    const auto v = index_->tfidf.vector(claim.claim);
+    for (std::size_t i : eligible) scored.emplace_back(TfIdf::cosine(v, index_->vectors[i]), i);
+  }
   const std::size_t n = std::min(k, scored.size());
   std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end(),
                     [](const auto& a, const auto& b) {

@@ -10,6 +10,7 @@
 // other answer is unparseable: its own outcome, scored as wrong, never dropped.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,7 +55,12 @@ struct PromptLimits {
                                         const std::vector<const VerifyInput*>& shots,
                                         const PromptLimits& limits);
 
-enum class ShotSelection : std::uint8_t { kRandom, kSimilar };
+// kRandom: seeded; kSimilar: TF-IDF cosine between claim texts; kBm25: BM25 scores of the pool's
+// claim texts for the claim as query, from a scorer set with ShotSelector::set_scorer (the claims
+// library does not depend on the retrieval index; claimsllm plugs it in).
+enum class ShotSelection : std::uint8_t { kRandom, kSimilar, kBm25 };
+[[nodiscard]] std::string_view shot_selection_name(
+    ShotSelection s) noexcept;  // "random" | "similar" | "bm25"
 [[nodiscard]] std::optional<ShotSelection> shot_selection_from_name(std::string_view name) noexcept;
 
 // Normalized claim text used to keep duplicates apart: ASCII lower case, whitespace runs folded,
@@ -70,10 +76,14 @@ enum class ShotSelection : std::uint8_t { kRandom, kSimilar };
 // the same id or the same claim_group_key, and, when folds are given (pool = the evaluated set),
 // only entries of other folds. Random: Rng(seed, "llm-shots:" + id), so the choice for a claim
 // does not depend on the order claims are verified in. Similar: TF-IDF cosine between claim texts
-// (text_metrics.hpp), ties by pool order.
+// (text_metrics.hpp); BM25: the scorer's score per pool entry; both highest first, ties by pool
+// order.
 class ShotSelector {
  public:
+  // Scores of every pool entry (in pool order) for a claim text as the query.
+  using PoolScorer = std::function<std::vector<double>(std::string_view claim_text)>;
   ShotSelector(std::vector<VerifyInput> pool, ShotSelection how, std::uint64_t seed);
+  void set_scorer(PoolScorer scorer) { scorer_ = std::move(scorer); }
   // pool_folds[i] is pool entry i's fold (empty: no fold constraint).
   void set_folds(std::vector<std::size_t> pool_folds) { folds_ = std::move(pool_folds); }
   [[nodiscard]] std::vector<const VerifyInput*> select(const VerifyInput& claim, std::size_t k,
@@ -88,6 +98,7 @@ class ShotSelector {
   std::uint64_t seed_;
   struct Index;
   std::shared_ptr<const Index> index_;
+  PoolScorer scorer_;
 };
 
 // One prediction record (JSONL, read by `claims evaluate`):

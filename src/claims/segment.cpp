@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -157,7 +159,9 @@ std::string date(int y, int m, int d) { return fmt::format("{}-{:02d}-{:02d}", y
 class Segmenter {
  public:
   Segmenter(std::string_view text, const Lexicon& lex, const num::UnitRegistry& units)
-      : t_(text), low_(lower(text)), L_(lex), U_(units), used_(text.size(), false) {}
+      : t_(text), low_(lower(text)), L_(lex), U_(units), used_(text.size(), false) {
+    index_word_starts();
+  }
 
   std::vector<Segment> run() {
     mark_name_tokens();
@@ -179,6 +183,42 @@ class Segmenter {
   const num::UnitRegistry& U_;
   std::vector<bool> used_;
   std::vector<Segment> out_;
+  // Word starts (a wordish byte with boundary_before) grouped by their lowered byte, ascending
+  // within a group: positions start_pos_[start_off_[b] .. start_off_[b + 1]).
+  std::vector<std::uint32_t> start_pos_;
+  std::array<std::uint32_t, 257> start_off_{};
+  std::vector<std::size_t> hits_;
+
+  void index_word_starts() {
+    std::array<std::uint32_t, 256> count{};
+    for (std::size_t p = 0; p < n(); ++p)
+      if (is_wordish(t_[p]) && boundary_before(p)) ++count[static_cast<unsigned char>(low_[p])];
+    for (std::size_t b = 0; b < 256; ++b) start_off_[b + 1] = start_off_[b] + count[b];
+    start_pos_.resize(start_off_[256]);
+    std::array<std::uint32_t, 256> fill{};
+    for (std::size_t p = 0; p < n(); ++p) {
+      if (!is_wordish(t_[p]) || !boundary_before(p)) continue;
+      const auto b = static_cast<unsigned char>(low_[p]);
+      start_pos_[start_off_[b] + fill[b]++] = static_cast<std::uint32_t>(p);
+    }
+  }
+  // Every position where low_ holds `w` and a phrase starting there can pass word_at() or
+  // boundary_before(), ascending: for a phrase starting with a wordish byte only word starts (from
+  // the index) qualify; otherwise every occurrence. The loops that use this skip any other position
+  // first thing, so their output is that of a plain low_.find() loop. Not reentrant.
+  const std::vector<std::size_t>& hits(std::string_view w) {
+    hits_.clear();
+    if (w.empty() || !is_wordish(w.front()) || n() > std::numeric_limits<std::uint32_t>::max()) {
+      for (std::size_t p = low_.find(w); p != std::string::npos; p = low_.find(w, p + 1)) hits_.push_back(p);
+      return hits_;
+    }
+    const auto b = static_cast<unsigned char>(w.front());
+    for (std::uint32_t i = start_off_[b]; i < start_off_[b + 1]; ++i) {
+      const std::size_t p = start_pos_[i];
+      if (p + w.size() <= n() && low_.compare(p, w.size(), w) == 0) hits_.push_back(p);
+    }
+    return hits_;
+  }
 
   std::size_t n() const { return t_.size(); }
   bool free(std::size_t b, std::size_t e) const {
@@ -190,7 +230,7 @@ class Segmenter {
     for (std::size_t i = b; i < e && i < used_.size(); ++i) used_[i] = true;
   }
   bool boundary_before(std::size_t p) const {
-    if (p >= 3 && t_.compare(p - 3, 2, "\xE2\x80") == 0) {
+    if (p >= 3 && t_[p - 3] == '\xE2' && t_[p - 2] == '\x80') {
       const unsigned char c = static_cast<unsigned char>(t_[p - 1]);
       if (c == 0x98 || c == 0x99 || c == 0x9C || c == 0x9D || c == 0x93 || c == 0x94)
         return true;  // quotes, dashes
@@ -199,8 +239,9 @@ class Segmenter {
   }
   // A right single quote (U+2019, "week’s") or a left one ends a word like ASCII "'" does.
   bool boundary_after(std::size_t p) const {
-    return p >= n() || !is_wordish(t_[p]) || t_.compare(p, 3, "\xE2\x80\x99") == 0 ||
-           t_.compare(p, 3, "\xE2\x80\x9D") == 0;
+    return p >= n() || !is_wordish(t_[p]) ||
+           (p + 3 <= n() && t_[p] == '\xE2' && t_[p + 1] == '\x80' &&
+            (t_[p + 2] == '\x99' || t_[p + 2] == '\x9D'));
   }
   // Does low_ hold `w` at p as a whole word (phrase)?
   bool word_at(std::size_t p, std::string_view w) const {
@@ -248,7 +289,7 @@ class Segmenter {
   // ------------------------------------------------------------------ names and dates
   void mark_name_tokens() {
     for (const auto& tok : L_.name_tokens) {
-      for (std::size_t p = low_.find(tok); p != std::string::npos; p = low_.find(tok, p + 1))
+      for (std::size_t p : hits(tok))
         if (boundary_before(p) && boundary_after(p + tok.size())) claim(p, p + tok.size());
     }
   }
@@ -337,7 +378,7 @@ class Segmenter {
     // "mid-2019": the number reader treats digits hyphenated to a word as part of a name.
     for (const auto& m : L_.modifiers) {
       if (m.phrase.back() != '-') continue;
-      for (std::size_t p = low_.find(m.phrase); p != std::string::npos; p = low_.find(m.phrase, p + 1)) {
+      for (std::size_t p : hits(m.phrase)) {
         int y = 0;
         const std::size_t q = p + m.phrase.size();
         if (!boundary_before(p) || digits_at(q, y) != 4 || !boundary_after(q + 4) || !free(p, q + 4))
@@ -350,7 +391,7 @@ class Segmenter {
         push(std::move(s));
       }
     }
-    for (std::size_t p = low_.find("fy"); p != std::string::npos; p = low_.find("fy", p + 1)) {
+    for (std::size_t p : hits("fy")) {
       if (!boundary_before(p)) continue;
       std::size_t q = p + 2;
       if (q < n() && t_[q] == ' ') ++q;
@@ -368,7 +409,7 @@ class Segmenter {
 
   void relative_expressions() {
     for (const auto& r : L_.relative_temporal) {
-      for (std::size_t p = low_.find(r); p != std::string::npos; p = low_.find(r, p + 1)) {
+      for (std::size_t p : hits(r)) {
         if (!word_at(p, r) || !free(p, p + r.size())) continue;
         Segment s = make(SegmentKind::kTemporal, p, p + r.size());
         s.granularity = "relative";
@@ -504,7 +545,8 @@ class Segmenter {
           if (p < sym.size() + static_cast<std::size_t>(gap)) continue;
           if (gap == 1 && t_[p - 1] != ' ') continue;
           const std::size_t b = p - gap - sym.size();
-          if (t_.compare(b, sym.size(), sym) != 0) continue;
+          if (sym.empty() || t_[b + sym.size() - 1] != sym.back() || t_.compare(b, sym.size(), sym) != 0)
+            continue;
           if (is_alpha(sym.front()) && !boundary_before(b)) continue;
           if (is_alpha(sym.back()) && gap == 0 && sym.size() == 1) continue;  // "R5": too ambiguous
           if (sym.size() > best_len) {
@@ -727,7 +769,7 @@ class Segmenter {
   // Bare fraction words ("half of Americans", "half as many"); see Lexicon::fraction_words.
   void fraction_words() {
     for (const auto& [w, f] : L_.fraction_words) {
-      for (std::size_t p = low_.find(w); p != std::string::npos; p = low_.find(w, p + 1)) {
+      for (std::size_t p : hits(w)) {
         const std::size_t e = p + w.size();
         if (!word_at(p, w) || !free(p, e)) continue;
         if ((e < n() && t_[e] == '-') || (p > 0 && t_[p - 1] == '-')) continue;  // "half-time"
@@ -1196,7 +1238,7 @@ class Segmenter {
 
   void vague_quantities() {
     for (const auto& v : L_.vague) {
-      for (std::size_t p = low_.find(v.phrase); p != std::string::npos; p = low_.find(v.phrase, p + 1)) {
+      for (std::size_t p : hits(v.phrase)) {
         if (!word_at(p, v.phrase) || !free(p, p + v.phrase.size())) continue;
         Segment s = make(SegmentKind::kQuantity, p, p + v.phrase.size());
         s.form = "vague";
@@ -1215,7 +1257,7 @@ class Segmenter {
 
   void multiplicative_trends() {
     for (const auto& [w, f] : L_.multiplicative_trends) {
-      for (std::size_t p = low_.find(w); p != std::string::npos; p = low_.find(w, p + 1)) {
+      for (std::size_t p : hits(w)) {
         if (!word_at(p, w) || !free(p, p + w.size())) continue;
         if (p + w.size() < n() && t_[p + w.size()] == '-') continue;  // "double-wide"
         Segment s = make(SegmentKind::kQuantity, p, p + w.size());

@@ -1,6 +1,7 @@
 #include "claimsllm/stages.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "retrieval/index.hpp"
 #include "verify/predictions.hpp"
 
 namespace numcheck::claimsllm {
@@ -202,6 +204,20 @@ std::vector<llm::WorkItem> verify_items(const std::vector<claims::VerifyInput>& 
   std::vector<std::size_t> claim_folds;
   if (spec.shots > 0) {
     selector.emplace(pool, spec.selection, spec.shot_seed);
+    if (spec.selection == claims::ShotSelection::kBm25) {
+      // BM25 (bm25-lucene, the retrieval index's scorer) over the pool's claim texts; document
+      // numbers are pool positions.
+      retrieval::IndexBuilder b;
+      for (std::size_t i = 0; i < pool.size(); ++i) b.add({std::to_string(i), pool[i].claim, ""});
+      auto ix = std::make_shared<const retrieval::Index>(b.build(1));
+      auto searcher = std::make_shared<const retrieval::Searcher>(*ix, retrieval::Bm25Params{});
+      selector->set_scorer([ix, searcher](std::string_view text) {
+        std::vector<double> sc(ix->num_docs(), 0.0);
+        const auto q = retrieval::make_query(text, ix->tokenizer());
+        for (const auto& h : searcher->search_exhaustive(q, ix->num_docs())) sc[h.doc] = h.score;
+        return sc;
+      });
+    }
     if (spec.folds > 1) {
       // The pool is the evaluated set: one fold assignment over it, looked up by id for claims.
       std::vector<std::string> texts;
@@ -307,7 +323,7 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
     m["train"] = {{"path", spec.train_path}, {"sha256", io::sha256_file(spec.train_path)}};
   m["prompt"] = prompt_json(spec.prompt);
   m["shots"] = spec.shots;
-  m["shot_selection"] = spec.selection == claims::ShotSelection::kRandom ? "random" : "similar";
+  m["shot_selection"] = std::string(claims::shot_selection_name(spec.selection));
   m["shot_seed"] = spec.shot_seed;
   if (spec.folds > 1) m["folds"] = spec.folds;
   m["evidence_bytes"] = spec.limits.evidence_bytes;

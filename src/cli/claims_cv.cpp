@@ -15,7 +15,7 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string evidence, features, numbers, json_out;
+  std::string evidence, features, numbers, learner, json_out;
   verify::CvOptions opt;
   bool no_ablation = false;
 };
@@ -25,6 +25,12 @@ void setup(CLI::App& app) {
   app.add_option("--evidence", a->evidence, "Labelled evidence file (from `claims evidence`)")->required();
   app.add_option("--features", a->features,
                  "Feature definitions and learner settings (default data/verify/features.json)");
+  app.add_option(
+         "--learner", a->learner,
+         "linear: liblinear over all groups; xgboost: XGBoost trees over the dense groups (alignment, "
+         "category, cues); stacked: trees over the dense groups and the linear model's out-of-fold "
+         "probabilities. Overrides the features file")
+      ->check(CLI::IsMember({"linear", "xgboost", "stacked"}));
   app.add_option("--numbers", a->numbers, "canonical | surface number tokens (overrides the features file)")
       ->check(CLI::IsMember({"canonical", "surface"}));
   app.add_option("--folds", a->opt.folds, "Folds")->capture_default_str();
@@ -42,6 +48,7 @@ void setup(CLI::App& app) {
     auto settings =
         a->features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a->features);
     if (!a->numbers.empty()) settings.numbers = verify::number_mode_from_name(a->numbers);
+    if (!a->learner.empty()) settings.learner.kind = a->learner;
     a->opt.ablations = !a->no_ablation;
     const auto recs = claims::read_evidence(a->evidence);
     const auto rep = verify::cross_validate(recs, settings, a->opt);

@@ -14,7 +14,7 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string train, evidence, out, features, numbers;
+  std::string train, evidence, out, features, numbers, learner;
   unsigned threads = 2;
 };
 
@@ -29,6 +29,12 @@ void setup(CLI::App& app) {
   app.add_option("--features", a->features,
                  "Feature definitions and learner settings (default data/verify/features.json)");
   app.add_option(
+         "--learner", a->learner,
+         "linear: liblinear over all groups; xgboost: XGBoost trees over the dense groups (alignment, "
+         "category, cues); stacked: trees over the dense groups and the linear model's out-of-fold "
+         "probabilities. Overrides the features file")
+      ->check(CLI::IsMember({"linear", "xgboost", "stacked"}));
+  app.add_option(
          "--numbers", a->numbers,
          "canonical: number tokens through the quantity layer; surface: numbers as written (plain bag of "
          "words). Overrides the features file")
@@ -39,6 +45,7 @@ void setup(CLI::App& app) {
     auto settings =
         a->features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a->features);
     if (!a->numbers.empty()) settings.numbers = verify::number_mode_from_name(a->numbers);
+    if (!a->learner.empty()) settings.learner.kind = a->learner;
     auto records = claims::read_evidence(a->evidence);
     if (!a->train.empty()) {
       claims::LoadOptions opt;
@@ -73,11 +80,13 @@ void setup(CLI::App& app) {
       fp.push_back(&feats[i]);
       y.push_back(*labelled[i].label);
     }
-    auto model = verify::train_model(fp, y, settings);
+    std::vector<const claims::EvidenceRecord*> rp;
+    for (const auto& r : labelled) rp.push_back(&r);
+    auto model = verify::train_model(fp, y, settings, verify::text_groups(rp));
     model.data_sha256 = verify::training_hash(labelled);
     model.save(a->out);
     fmt::print("{}: trained on {} claims, {} features, numbers {}\n", a->out, labelled.size(),
-               model.names.size(), verify::number_mode_name(settings.numbers));
+               model.names.size() + model.dense_names.size(), verify::number_mode_name(settings.numbers));
   });
 }
 

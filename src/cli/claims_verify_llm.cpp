@@ -53,8 +53,9 @@ void add_options(CLI::App& app) {
   opts.app = &app;
   app.add_option("--shots", opts.shots, "llm: in-context examples per claim (0: zero-shot, Table 12)")
       ->capture_default_str();
-  app.add_option("--shot-selection", opts.selection, "llm: random (seeded) or similar (TF-IDF cosine)")
-      ->check(CLI::IsMember({"random", "similar"}))
+  app.add_option("--shot-selection", opts.selection,
+                 "llm: random (seeded), similar (TF-IDF cosine) or bm25 (BM25 over the pool's claim texts)")
+      ->check(CLI::IsMember({"random", "similar", "bm25"}))
       ->capture_default_str();
   app.add_option("--train", opts.train, "llm: labelled evidence file the examples come from");
   app.add_option("--folds", opts.folds,

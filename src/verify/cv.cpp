@@ -158,9 +158,9 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
   for (std::size_t i = 0; i < recs.size(); ++i)
     cluster[i] = gid.emplace(recs[i].claim, gid.size()).first->second;
   rep.groups = gid.size();
-  rep.settings_note = fmt::format("numbers {}, {} C={} class_weight {}", number_mode_name(settings.numbers),
-                                  settings.learner.solver, settings.learner.C,
-                                  settings.learner.balanced ? "balanced" : "none");
+  rep.settings_note = fmt::format("learner {}, numbers {}, {} C={} class_weight {}", settings.learner.kind,
+                                  number_mode_name(settings.numbers), settings.learner.solver,
+                                  settings.learner.C, settings.learner.balanced ? "balanced" : "none");
 
   // Systems.
   std::vector<Spec> specs;
@@ -173,9 +173,23 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
     FeatureSettings s = settings;
     s.group(Group::kEvidenceNgrams).enabled = false;
     s.group(Group::kAlignment).enabled = false;
+    s.evidence_cues.clear();
+    s.learner.kind = "linear";
     specs.push_back({"claim-only linear",
-                     "trained verifier with claim n-grams, category and cues only (no evidence)", "baseline",
+                     "liblinear over claim n-grams, category and claim cues only (no evidence)", "baseline",
                      Spec::kModel, s, false});
+  }
+  for (const char* kind : {"linear", "xgboost", "stacked"}) {
+    if (settings.learner.kind == kind) continue;
+    FeatureSettings s = settings;
+    s.learner.kind = kind;
+    const std::string k = kind;
+    specs.push_back({"trained, learner " + k,
+                     k == "linear"    ? "liblinear over every feature group"
+                     : k == "xgboost" ? "XGBoost trees over the dense groups only (alignment, category, cues)"
+                                      : "XGBoost trees over the dense groups and the linear model's "
+                                        "out-of-fold class probabilities (inner folds on the training folds)",
+                     "variant", Spec::kModel, s, false});
   }
   if (opt.ablations) {
     for (std::size_t g = 0; g < kGroupCount; ++g) {
@@ -234,12 +248,18 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
           const auto& fs = sp.surface_features ? feats_alt : feats;
           std::vector<const NamedFeatures*> x;
           std::vector<claims::Verdict> y;
+          std::vector<std::size_t> g;
           for (auto i : tr) {
             x.push_back(&fs[i]);
             y.push_back(*recs[i].label);
+            g.push_back(cluster[i]);
           }
-          const auto m = train_model(x, y, sp.settings);
-          for (auto i : te) pred[i] = static_cast<int>(TrainedModel::argmax(m.scores(fs[i])));
+          const auto m = train_model(x, y, sp.settings, g);
+          std::vector<const NamedFeatures*> tx;
+          for (auto i : te) tx.push_back(&fs[i]);
+          const auto sc = m.scores_batch(tx);
+          for (std::size_t j = 0; j < te.size(); ++j)
+            pred[te[j]] = static_cast<int>(TrainedModel::argmax(sc[j]));
         }
       }
       const auto cm = stats::ConfusionMatrix::from_labels(gold, pred, kK);

@@ -275,17 +275,31 @@ namespace {
 
 void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* prefix,
                 std::vector<std::pair<std::string, double>>& out) {
-  std::unordered_set<std::string> seen;
+  // All n-grams first (no reallocation afterwards, so views into them stay valid), then the first
+  // occurrence of each, in order.
+  std::vector<std::string> grams;
+  std::size_t total = 0;
+  for (int n = 1; n <= max_n; ++n)
+    total += toks.size() >= static_cast<std::size_t>(n) ? toks.size() - n + 1 : 0;
+  grams.reserve(total);
   for (int n = 1; n <= max_n; ++n) {
     for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= toks.size(); ++i) {
-      std::string g = prefix;
+      std::string& g = grams.emplace_back(prefix);
       for (int k = 0; k < n; ++k) {
         if (k > 0) g += ' ';
         g += toks[i + static_cast<std::size_t>(k)];
       }
-      if (seen.insert(g).second) out.emplace_back(std::move(g), 1.0);
     }
   }
+  std::vector<char> first(grams.size(), 0);
+  {
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(grams.size());
+    for (std::size_t i = 0; i < grams.size(); ++i) first[i] = seen.insert(grams[i]).second ? 1 : 0;
+  }
+  out.reserve(out.size() + grams.size());
+  for (std::size_t i = 0; i < grams.size(); ++i)
+    if (first[i] != 0) out.emplace_back(std::move(grams[i]), 1.0);
 }
 
 std::string_view truncate_utf8(std::string_view s, std::size_t max) {
@@ -319,16 +333,20 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   if (const auto& g = s.group(Group::kClaimNgrams); g.enabled)
     add_ngrams(claim_toks, g.max_n, "c:", f.groups[static_cast<std::size_t>(Group::kClaimNgrams)]);
 
-  std::unordered_set<std::string> ev_words;
-  const bool need_ev_toks = s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled;
+  std::unordered_set<std::string_view> ev_words;  // views into `all`, filled once it is complete
+  std::vector<std::string> all;                   // evidence tokens, documents separated by "</d>"
+  const bool ev_cues = s.group(Group::kCues).enabled && !s.evidence_cues.empty();
+  const bool need_ev_toks =
+      s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled || ev_cues;
   if (need_ev_toks) {
-    std::vector<std::string> all;
     for (std::size_t i = 0; i < docs.size(); ++i) {
       auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr);
-      ev_words.insert(t.begin(), t.end());
       if (!all.empty()) all.emplace_back("</d>");
       all.insert(all.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
     }
+    ev_words.reserve(all.size());
+    for (const auto& w : all)
+      if (w != "</d>") ev_words.insert(w);
     if (const auto& g = s.group(Group::kEvidenceNgrams); g.enabled)
       add_ngrams(all, g.max_n, "e:", f.groups[static_cast<std::size_t>(Group::kEvidenceNgrams)]);
   }
@@ -382,16 +400,25 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     auto& o = f.groups[static_cast<std::size_t>(Group::kCues)];
     std::vector<std::string> words;
     surface_tokens(r.claim, 0, r.claim.size(), words);
-    for (const auto& [name, phrases] : s.cues) {
-      bool hit = false;
-      for (const auto& p : phrases) {
-        if (p.empty() || p.size() > words.size()) continue;
-        for (std::size_t i = 0; i + p.size() <= words.size() && !hit; ++i)
-          hit = std::equal(p.begin(), p.end(), words.begin() + static_cast<std::ptrdiff_t>(i));
-        if (hit) break;
+    // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
+    auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
+                     const std::unordered_set<std::string_view>* vocab) {
+      for (const auto& [name, phrases] : list) {
+        bool hit = false;
+        for (const auto& p : phrases) {
+          if (p.empty() || p.size() > ws.size()) continue;
+          if (vocab != nullptr &&
+              std::any_of(p.begin(), p.end(), [&](const std::string& w) { return vocab->count(w) == 0; }))
+            continue;
+          for (std::size_t i = 0; i + p.size() <= ws.size() && !hit; ++i)
+            hit = std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i));
+          if (hit) break;
+        }
+        if (hit) o.emplace_back(prefix + name, 1.0);
       }
-      if (hit) o.emplace_back("k:" + name, 1.0);
-    }
+    };
+    match(s.cues, words, "k:", nullptr);
+    if (ev_cues) match(s.evidence_cues, all, "ke:", &ev_words);
     const std::size_t w = words.size();
     o.emplace_back(w < 10 ? "k:len<10" : w < 20 ? "k:len<20" : w < 40 ? "k:len<40" : "k:len>=40", 1.0);
     std::size_t nq = 0;
@@ -449,19 +476,22 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       }
     }
   }
-  if (auto it = j.find("cues"); it != j.end()) {
-    if (!it->is_object()) fail("{}: field 'cues' is not an object", where);
+  for (const char* field : {"cues", "evidence_cues"}) {
+    auto& dest = std::string_view(field) == "cues" ? s.cues : s.evidence_cues;
+    auto it = j.find(field);
+    if (it == j.end()) continue;
+    if (!it->is_object()) fail("{}: field '{}' is not an object", where, field);
     for (const auto& [k, v] : it->items()) {
-      if (!v.is_array()) fail("{}: field 'cues.{}' is not an array", where, k);
+      if (!v.is_array()) fail("{}: field '{}.{}' is not an array", where, field, k);
       std::vector<std::vector<std::string>> phrases;
       for (const auto& p : v) {
-        if (!p.is_string()) fail("{}: field 'cues.{}' holds a non-string", where, k);
+        if (!p.is_string()) fail("{}: field '{}.{}' holds a non-string", where, field, k);
         std::vector<std::string> w;
         const std::string t = p.get<std::string>();
         surface_tokens(t, 0, t.size(), w);
         phrases.push_back(std::move(w));
       }
-      s.cues.emplace_back(k, std::move(phrases));
+      dest.emplace_back(k, std::move(phrases));
     }
   }
   if (auto it = j.find("learner"); it != j.end()) {
@@ -476,6 +506,50 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
     num_field(l, "eps", s.learner.eps, "learner.");
     num_field(l, "bias", s.learner.bias, "learner.");
     if (!(s.learner.C > 0) || !(s.learner.eps > 0)) fail("{}: learner C and eps must be positive", where);
+    if (auto v = l.find("kind"); v != l.end()) {
+      if (!v->is_string() || (*v != "linear" && *v != "xgboost" && *v != "stacked"))
+        fail("{}: field 'learner.kind' is not linear, xgboost or stacked", where);
+      s.learner.kind = v->get<std::string>();
+    }
+    if (auto v = l.find("inner_folds"); v != l.end()) {
+      if (!v->is_number_integer() || v->get<int>() < 2 || v->get<int>() > 20)
+        fail("{}: field 'learner.inner_folds' is not an integer in 2..20", where);
+      s.learner.inner_folds = v->get<int>();
+    }
+    if (auto v = l.find("select_C"); v != l.end()) {
+      if (!v->is_array()) fail("{}: field 'learner.select_C' is not an array", where);
+      for (const auto& c : *v) {
+        if (!c.is_number() || !(c.get<double>() > 0))
+          fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
+        s.learner.select_C.push_back(c.get<double>());
+      }
+    }
+    if (auto v = l.find("select_class_weight"); v != l.end()) {
+      if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
+      for (const auto& c : *v) {
+        if (!c.is_string() || (c != "balanced" && c != "none"))
+          fail("{}: field 'learner.select_class_weight' holds a value other than balanced or none", where);
+        s.learner.select_class_weight.push_back(c.get<std::string>());
+      }
+    }
+    if (auto b = l.find("xgboost"); b != l.end()) {
+      if (!b->is_object()) fail("{}: field 'learner.xgboost' is not an object", where);
+      auto int_field = [&](const char* key, int& out, int lo, int hi) {
+        if (auto v = b->find(key); v != b->end()) {
+          if (!v->is_number_integer() || v->get<int>() < lo || v->get<int>() > hi)
+            fail("{}: field 'learner.xgboost.{}' is not an integer in {}..{}", where, key, lo, hi);
+          out = v->get<int>();
+        }
+      };
+      int_field("rounds", s.learner.boost.rounds, 1, 5000);
+      int_field("max_depth", s.learner.boost.max_depth, 1, 12);
+      num_field(*b, "eta", s.learner.boost.eta, "learner.xgboost.");
+      num_field(*b, "min_child_weight", s.learner.boost.min_child_weight, "learner.xgboost.");
+      num_field(*b, "lambda", s.learner.boost.lambda, "learner.xgboost.");
+      if (!(s.learner.boost.eta > 0 && s.learner.boost.eta <= 1) ||
+          !(s.learner.boost.min_child_weight >= 0) || !(s.learner.boost.lambda >= 0))
+        fail("{}: learner.xgboost: eta must be in (0, 1], min_child_weight and lambda non-negative", where);
+    }
     if (auto v = l.find("class_weight"); v != l.end()) {
       if (!v->is_string() || (*v != "balanced" && *v != "none"))
         fail("{}: field 'learner.class_weight' is not balanced or none", where);
@@ -511,18 +585,30 @@ io::OrderedJson FeatureSettings::to_json() const {
     g[std::string(kGroupNames[i])] = std::move(o);
   }
   j["groups"] = std::move(g);
-  io::OrderedJson c = io::OrderedJson::object();
-  for (const auto& [name, phrases] : cues) {
-    io::OrderedJson arr = io::OrderedJson::array();
-    for (const auto& p : phrases) {
-      std::string t;
-      for (const auto& w : p) t += (t.empty() ? "" : " ") + w;
-      arr.push_back(t);
+  for (const auto* list : {&cues, &evidence_cues}) {
+    io::OrderedJson c = io::OrderedJson::object();
+    for (const auto& [name, phrases] : *list) {
+      io::OrderedJson arr = io::OrderedJson::array();
+      for (const auto& p : phrases) {
+        std::string t;
+        for (const auto& w : p) t += (t.empty() ? "" : " ") + w;
+        arr.push_back(t);
+      }
+      c[name] = std::move(arr);
     }
-    c[name] = std::move(arr);
+    if (list == &cues || !c.empty()) j[list == &cues ? "cues" : "evidence_cues"] = std::move(c);
   }
-  j["cues"] = std::move(c);
-  j["learner"] = {{"solver", learner.solver},
+  j["learner"] = {{"kind", learner.kind},
+                  {"inner_folds", learner.inner_folds},
+                  {"xgboost",
+                   {{"rounds", learner.boost.rounds},
+                    {"max_depth", learner.boost.max_depth},
+                    {"eta", learner.boost.eta},
+                    {"min_child_weight", learner.boost.min_child_weight},
+                    {"lambda", learner.boost.lambda}}},
+                  {"select_C", learner.select_C},
+                  {"select_class_weight", learner.select_class_weight},
+                  {"solver", learner.solver},
                   {"C", learner.C},
                   {"eps", learner.eps},
                   {"class_weight", learner.balanced ? "balanced" : "none"},

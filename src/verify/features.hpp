@@ -17,6 +17,7 @@
 #include "claims/evidence.hpp"
 #include "claims/segment.hpp"
 #include "io/json.hpp"
+#include "verify/boost.hpp"
 
 namespace numcheck::verify {
 
@@ -35,7 +36,20 @@ struct GroupSettings {
   int max_n = 1;  // n-gram groups only
 };
 
+// kind: "linear" (liblinear over every enabled group), "xgboost" (gradient-boosted trees over the
+// dense groups only: alignment, category, cues) or "stacked" (trees over the dense groups plus the
+// linear model's three class probabilities, out-of-fold on the training records through
+// inner_folds grouped folds, so the trees never see a probability from a model trained on the
+// record itself).
 struct LearnerSettings {
+  std::string kind = "linear";
+  int inner_folds = 5;
+  // Inner-CV selection of the linear learner (empty: none): every (C, class weight) pair of these
+  // lists is scored by the macro-F1 of its out-of-fold predictions over inner_folds grouped folds of
+  // the training records, and the best (ties: first in list order) is trained on all of them.
+  std::vector<double> select_C;
+  std::vector<std::string> select_class_weight;  // "balanced" | "none"
+  BoostSettings boost;
   std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
   double C = 1.0;
   double eps = 0.01;
@@ -50,6 +64,8 @@ struct FeatureSettings {
   std::size_t max_evidence_docs = 3;
   std::array<GroupSettings, kGroupCount> groups{};
   std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> cues;  // name -> phrases (words)
+  // Evidence cues (cues group, features "ke:NAME"): phrases matched on the evidence's words.
+  std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> evidence_cues;
   LearnerSettings learner;
 
   [[nodiscard]] const GroupSettings& group(Group g) const { return groups[static_cast<std::size_t>(g)]; }

@@ -7,15 +7,18 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <numeric>
 #include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "stats/classification.hpp"
 
 namespace numcheck::verify {
 
@@ -78,6 +81,44 @@ Scores TrainedModel::scores(const SparseVector& x) const {
   return s;
 }
 
+void TrainedModel::dense_row(const NamedFeatures& f, std::vector<float>& out) const {
+  if (settings.learner.kind == "stacked") {
+    const Scores lin = scores(vectorize(f));
+    for (double p : lin) out.push_back(static_cast<float>(p));
+  }
+  const std::size_t start = out.size();
+  out.resize(start + dense_names.size(), 0.0F);
+  for (std::size_t g = 0; g < kGroupCount; ++g) {
+    if (ngram_group(g) || !settings.groups[g].enabled) continue;
+    for (const auto& [name, v] : f.groups[g]) {
+      const auto it = std::lower_bound(dense_names.begin(), dense_names.end(), name);
+      if (it != dense_names.end() && *it == name)
+        out[start + static_cast<std::size_t>(it - dense_names.begin())] = static_cast<float>(v);
+    }
+  }
+}
+
+std::vector<Scores> TrainedModel::scores_batch(const std::vector<const NamedFeatures*>& f) const {
+  std::vector<Scores> out(f.size());
+  if (!uses_trees()) {
+    for (std::size_t i = 0; i < f.size(); ++i) out[i] = scores(vectorize(*f[i]));
+    return out;
+  }
+  std::vector<float> x;
+  x.reserve(f.size() * booster.features());
+  for (const auto* r : f) dense_row(*r, x);
+  const auto p = booster.predict(x, f.size());
+  const std::size_t k = booster.classes();
+  for (std::size_t i = 0; i < f.size(); ++i)
+    for (std::size_t c = 0; c < k && c < claims::kVerdictCount; ++c) out[i][c] = p[i * k + c];
+  return out;
+}
+
+Scores TrainedModel::scores(const NamedFeatures& f) const {
+  if (!uses_trees()) return scores(vectorize(f));
+  return scores_batch({&f})[0];
+}
+
 claims::Verdict TrainedModel::argmax(const Scores& s) {
   claims::Verdict best = claims::kVerdicts[0];
   for (auto v : claims::kVerdicts)
@@ -90,7 +131,11 @@ io::OrderedJson TrainedModel::to_json() const {
   j["format"] = kFormat;
   j["format_version"] = kFormatVersion;
   j["numcheck_version"] = kVersion;
-  j["learner"] = "liblinear " + std::to_string(LIBLINEAR_VERSION);
+  const std::string lin = "liblinear " + std::to_string(LIBLINEAR_VERSION);
+  const std::string xgb = "xgboost " + xgboost_version();
+  j["learner"] = settings.learner.kind == "linear"    ? lin
+                 : settings.learner.kind == "xgboost" ? xgb
+                                                      : xgb + " stacked on " + lin;
   j["settings"] = settings.to_json();
   j["training"] = {{"data_sha256", data_sha256}, {"records", train_records}, {"labels", train_labels}};
   io::OrderedJson cls = io::OrderedJson::array();
@@ -99,6 +144,10 @@ io::OrderedJson TrainedModel::to_json() const {
   j["bias"] = bias;
   j["features"] = names;
   j["weights"] = weights;
+  if (uses_trees()) {
+    j["dense_features"] = dense_names;
+    j["booster"] = booster.json();  // XGBoost's JSON model, as text
+  }
   return j;
 }
 
@@ -121,6 +170,14 @@ TrainedModel TrainedModel::from_json(const io::Json& j, std::string_view where) 
     m.bias = io::require(j, "bias", where).get<std::vector<double>>();
     m.names = io::require(j, "features", where).get<std::vector<std::string>>();
     m.weights = io::require(j, "weights", where).get<std::vector<double>>();
+    if (m.uses_trees()) {
+      m.dense_names = io::require(j, "dense_features", where).get<std::vector<std::string>>();
+      if (!std::is_sorted(m.dense_names.begin(), m.dense_names.end()))
+        fail("{}: field 'dense_features' is not sorted", where);
+      const std::size_t extra = m.settings.learner.kind == "stacked" ? claims::kVerdictCount : 0;
+      m.booster = Booster(io::require(j, "booster", where).get<std::string>(), m.dense_names.size() + extra,
+                          claims::kVerdictCount);
+    }
   } catch (const io::Json::exception& e) {
     fail("{}: malformed model: {}", where, e.what());
   }
@@ -149,10 +206,11 @@ std::string training_hash(const std::vector<claims::EvidenceRecord>& records) {
   return h.hex_digest();
 }
 
-TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
-                         const std::vector<claims::Verdict>& labels, const FeatureSettings& settings) {
-  if (features.size() != labels.size())
-    fail("train: {} feature rows for {} labels", features.size(), labels.size());
+namespace {
+
+TrainedModel train_linear(const std::vector<const NamedFeatures*>& features,
+                          const std::vector<claims::Verdict>& labels, FeatureSettings settings) {
+  settings.learner.kind = "linear";
   TrainedModel m;
   m.settings = settings;
   // Vocabulary: n-grams in at least min_df records, every other feature seen; sorted by name.
@@ -244,6 +302,174 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
     m.bias[static_cast<std::size_t>(c)] = use_bias ? get_decfun_bias(lm, c) : 0.0;
   }
   free_and_destroy_model(&lm);
+  return m;
+}
+
+std::vector<float> class_weights(const std::vector<claims::Verdict>& labels, bool balanced) {
+  std::array<std::size_t, claims::kVerdictCount> counts{};
+  for (auto v : labels) ++counts[static_cast<std::size_t>(v)];
+  std::size_t present = 0;
+  for (auto c : counts) present += c > 0 ? 1 : 0;
+  std::vector<float> w(labels.size(), 1.0F);
+  if (!balanced) return w;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    w[i] = static_cast<float>(
+        static_cast<double>(labels.size()) /
+        (static_cast<double>(present) * static_cast<double>(counts[static_cast<std::size_t>(labels[i])])));
+  return w;
+}
+
+// Inner fold of each record: groups dealt round robin in a fixed seeded order.
+std::vector<int> inner_folds(const std::vector<std::size_t>& groups, std::size_t n, int k) {
+  std::vector<std::size_t> gid = groups;
+  if (gid.empty()) {
+    gid.resize(n);
+    std::iota(gid.begin(), gid.end(), std::size_t{0});
+  }
+  const std::size_t ng = gid.empty() ? 0 : *std::max_element(gid.begin(), gid.end()) + 1;
+  std::vector<std::size_t> order(ng);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  Rng rng(20260725, "stacked-inner-folds");
+  rng.shuffle(order);
+  std::vector<int> gfold(ng);
+  for (std::size_t i = 0; i < ng; ++i) gfold[order[i]] = static_cast<int>(i % static_cast<std::size_t>(k));
+  std::vector<int> fold(n);
+  for (std::size_t i = 0; i < n; ++i) fold[i] = gfold[gid[i]];
+  return fold;
+}
+
+// Out-of-fold linear probabilities of every record (inner folds `fold`, k of them).
+std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& features,
+                                const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                                const std::vector<int>& fold, int k) {
+  const std::size_t n = labels.size();
+  std::vector<Scores> oof(n);
+  for (int f = 0; f < k; ++f) {
+    std::vector<const NamedFeatures*> tx;
+    std::vector<claims::Verdict> ty;
+    std::vector<std::size_t> te;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fold[i] == f) {
+        te.push_back(i);
+      } else {
+        tx.push_back(features[i]);
+        ty.push_back(labels[i]);
+      }
+    }
+    if (te.empty()) continue;
+    std::array<std::size_t, claims::kVerdictCount> c{};
+    for (auto v : ty) ++c[static_cast<std::size_t>(v)];
+    if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
+      fail("train: an inner fold holds fewer than two classes");
+    const auto inner = train_linear(tx, ty, settings);
+    for (auto i : te) oof[i] = inner.scores(inner.vectorize(*features[i]));
+  }
+  return oof;
+}
+
+// The linear settings with the best inner-CV macro-F1 among learner.select_C x select_class_weight.
+FeatureSettings select_linear(const std::vector<const NamedFeatures*>& features,
+                              const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                              const std::vector<int>& fold) {
+  const auto& l = settings.learner;
+  if (l.select_C.empty() && l.select_class_weight.empty()) return settings;
+  const std::vector<double> cs = l.select_C.empty() ? std::vector<double>{l.C} : l.select_C;
+  const std::vector<bool> ws = [&] {
+    std::vector<bool> v;
+    for (const auto& w : l.select_class_weight) v.push_back(w == "balanced");
+    if (v.empty()) v.push_back(l.balanced);
+    return v;
+  }();
+  std::vector<int> gold(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) gold[i] = static_cast<int>(labels[i]);
+  FeatureSettings best = settings;
+  double best_f1 = -1;
+  for (bool w : ws) {
+    for (double c : cs) {
+      FeatureSettings s = settings;
+      s.learner.C = c;
+      s.learner.balanced = w;
+      const auto oof = out_of_fold(features, labels, s, fold, l.inner_folds);
+      std::vector<int> pred(labels.size());
+      for (std::size_t i = 0; i < labels.size(); ++i)
+        pred[i] = static_cast<int>(TrainedModel::argmax(oof[i]));
+      const double f1 =
+          stats::macro_f1(stats::ConfusionMatrix::from_labels(gold, pred, claims::kVerdictCount));
+      if (f1 > best_f1) {
+        best_f1 = f1;
+        best = s;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records) {
+  std::unordered_map<std::string_view, std::size_t> id;
+  std::vector<std::size_t> g(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    g[i] = id.emplace(records[i]->claim, id.size()).first->second;
+  return g;
+}
+
+TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
+                         const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                         const std::vector<std::size_t>& groups) {
+  if (features.size() != labels.size())
+    fail("train: {} feature rows for {} labels", features.size(), labels.size());
+  if (!groups.empty() && groups.size() != labels.size())
+    fail("train: {} group ids for {} labels", groups.size(), labels.size());
+  const std::string& kind = settings.learner.kind;
+  const std::vector<int> fold = inner_folds(groups, labels.size(), settings.learner.inner_folds);
+  // Linear settings chosen by inner CV when asked (the chosen C and class weight are recorded).
+  const FeatureSettings lin = kind == "xgboost" ? settings : select_linear(features, labels, settings, fold);
+  TrainedModel m;
+  if (kind != "xgboost") m = train_linear(features, labels, lin);
+  m.settings = lin;
+  m.settings.learner.kind = kind;
+  if (kind == "xgboost") {
+    // No linear part: every class, zero bias, no weights.
+    m.classes.assign(claims::kVerdicts.begin(), claims::kVerdicts.end());
+    m.bias.assign(m.classes.size(), 0.0);
+    std::array<std::size_t, claims::kVerdictCount> counts{};
+    for (auto v : labels) ++counts[static_cast<std::size_t>(v)];
+    if (std::count_if(counts.begin(), counts.end(), [](std::size_t c) { return c > 0; }) < 2)
+      fail("train: the training records hold fewer than two classes");
+  }
+  if (kind != "linear") {
+    // Dense vocabulary: every feature of the dense groups seen in training, sorted.
+    std::vector<std::string> dn;
+    for (const auto* f : features)
+      for (std::size_t g = 0; g < kGroupCount; ++g)
+        if (!ngram_group(g) && settings.groups[g].enabled)
+          for (const auto& kv : f->groups[g]) dn.push_back(kv.first);
+    std::sort(dn.begin(), dn.end());
+    dn.erase(std::unique(dn.begin(), dn.end()), dn.end());
+    m.dense_names = std::move(dn);
+    const std::size_t n = labels.size();
+    const std::size_t extra = kind == "stacked" ? claims::kVerdictCount : 0;
+    const std::size_t width = m.dense_names.size() + extra;
+    std::vector<float> x;
+    x.reserve(n * width);
+    if (kind == "stacked") {
+      // Out-of-fold linear probabilities (inner folds dealt by group, in a seeded order).
+      const auto oof = out_of_fold(features, labels, lin, fold, settings.learner.inner_folds);
+      TrainedModel dense_only = m;
+      dense_only.settings.learner.kind = "xgboost";
+      for (std::size_t i = 0; i < n; ++i) {
+        for (double p : oof[i]) x.push_back(static_cast<float>(p));
+        dense_only.dense_row(*features[i], x);
+      }
+    } else {
+      for (const auto* f : features) m.dense_row(*f, x);
+    }
+    std::vector<float> y(n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int>(labels[i]));
+    m.booster = train_booster(x, n, width, y, class_weights(labels, settings.learner.balanced),
+                              claims::kVerdictCount, settings.learner.boost);
+  }
   m.train_records = labels.size();
   for (auto v : labels) ++m.train_labels[std::string(claims::verdict_name(v))];
   return m;
@@ -279,6 +505,22 @@ void parallel_for(std::size_t n, unsigned threads, const std::function<void(std:
 std::vector<Scores> predict_all(const std::vector<claims::EvidenceRecord>& records, const TrainedModel& model,
                                 unsigned threads) {
   std::vector<Scores> out(records.size());
+  if (model.uses_trees()) {
+    // Dense rows on the threads, then one tree call for all of them.
+    const std::size_t w = model.booster.features();
+    std::vector<float> x(records.size() * w);
+    parallel_for(records.size(), threads, [&](std::size_t i) {
+      std::vector<float> row;
+      row.reserve(w);
+      model.dense_row(extract(records[i], model.settings), row);
+      std::copy(row.begin(), row.end(), x.begin() + static_cast<std::ptrdiff_t>(i * w));
+    });
+    const auto p = model.booster.predict(x, records.size());
+    const std::size_t k = model.booster.classes();
+    for (std::size_t i = 0; i < records.size(); ++i)
+      for (std::size_t c = 0; c < k && c < claims::kVerdictCount; ++c) out[i][c] = p[i * k + c];
+    return out;
+  }
   parallel_for(records.size(), threads,
                [&](std::size_t i) { out[i] = model.scores(extract(records[i], model.settings)); });
   return out;

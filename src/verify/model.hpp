@@ -27,6 +27,7 @@ using SparseVector = std::vector<std::pair<int, double>>;
 class TrainedModel {
  public:
   FeatureSettings settings;
+  // The linear part (learner kinds "linear" and "stacked"; empty for "xgboost").
   std::vector<std::string> names;  // feature i+1's name
   std::vector<claims::Verdict> classes;
   std::vector<double> weights;  // names.size() x classes.size(), row-major by feature
@@ -34,11 +35,21 @@ class TrainedModel {
   std::string data_sha256;
   std::size_t train_records = 0;
   std::map<std::string, std::size_t> train_labels;
+  // The tree part (learner kinds "xgboost" and "stacked"): the dense row is, for "stacked", the
+  // linear part's probabilities of True, False, Conflicting, then the values of dense_names
+  // (features of the alignment, category and cues groups seen in training; 0 when absent).
+  std::vector<std::string> dense_names;
+  Booster booster;
 
   void build_index();
+  [[nodiscard]] bool uses_trees() const noexcept { return settings.learner.kind != "linear"; }
   [[nodiscard]] SparseVector vectorize(const NamedFeatures& f) const;
-  [[nodiscard]] Scores scores(const SparseVector& x) const;  // per-class probabilities
-  [[nodiscard]] Scores scores(const NamedFeatures& f) const { return scores(vectorize(f)); }
+  [[nodiscard]] Scores scores(const SparseVector& x) const;   // the linear part's per-class probabilities
+  [[nodiscard]] Scores scores(const NamedFeatures& f) const;  // the model's per-class probabilities
+  // Appends f's dense row (see dense_names) to `out`.
+  void dense_row(const NamedFeatures& f, std::vector<float>& out) const;
+  // Per-class probabilities of many feature sets (one tree call for all of them).
+  [[nodiscard]] std::vector<Scores> scores_batch(const std::vector<const NamedFeatures*>& f) const;
   [[nodiscard]] static claims::Verdict argmax(const Scores& s);  // ties: True, False, Conflicting
 
   [[nodiscard]] io::OrderedJson to_json() const;
@@ -53,10 +64,16 @@ class TrainedModel {
 // SHA-256 over the records' JSON lines (what the model was trained on).
 [[nodiscard]] std::string training_hash(const std::vector<claims::EvidenceRecord>& records);
 
-// Trains on named features and labels (same length, at least two classes present).
+// Trains on named features and labels (same length, at least two classes present), with the
+// learner settings.learner.kind. `groups` (same length, or empty: every record its own group) keep
+// records with the same claim text in one inner fold of the stacked learner.
 [[nodiscard]] TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
                                        const std::vector<claims::Verdict>& labels,
-                                       const FeatureSettings& settings);
+                                       const FeatureSettings& settings,
+                                       const std::vector<std::size_t>& groups = {});
+
+// Group ids by exact claim text (first-occurrence order), for train_model.
+[[nodiscard]] std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records);
 
 // Extracts features of many records on `threads` threads (0 = hardware concurrency, at most 2
 // used by default callers); results are in record order whatever the thread count.

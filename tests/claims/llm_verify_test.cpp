@@ -73,8 +73,9 @@ TEST(ShotSelector, NeverTheClaimItselfNorItsDuplicate) {
   for (int i = 0; i < 30; ++i)
     pool.push_back(input("p:" + std::to_string(i), "claim number " + std::to_string(i), Verdict::kTrue));
   pool.push_back(input("dup", "  CLAIM number 7 ", Verdict::kFalse));  // same text as p:7, other id
-  for (auto how : {ShotSelection::kRandom, ShotSelection::kSimilar}) {
+  for (auto how : {ShotSelection::kRandom, ShotSelection::kSimilar, ShotSelection::kBm25}) {
     ShotSelector sel(pool, how, 42);
+    sel.set_scorer([n = pool.size()](std::string_view) { return std::vector<double>(n, 1.0); });
     for (int i = 0; i < 30; ++i) {
       const auto& c = pool[static_cast<std::size_t>(i)];
       const auto shots = sel.select(c, 30, std::nullopt);
@@ -105,6 +106,24 @@ TEST(ShotSelector, RandomIsDeterministicPerClaimAndSimilarRanks) {
   EXPECT_EQ(std::set<std::string>(ia.begin(), ia.end()).size(), 5u);
   ShotSelector sim(pool, ShotSelection::kSimilar, 7);
   EXPECT_EQ(sim.select(x, 1, std::nullopt).front()->id, "budget");
+  // BM25 takes its scores from the plugged-in scorer (highest first, ties by pool order) and
+  // refuses to run without one or with a wrong number of scores.
+  ShotSelector bm(pool, ShotSelection::kBm25, 7);
+  EXPECT_THROW((void)bm.select(x, 1, std::nullopt), Error);
+  bm.set_scorer([n = pool.size()](std::string_view) {
+    std::vector<double> v(n, 1.0);
+    v[3] = 2.0;
+    return v;
+  });
+  const auto top = bm.select(x, 3, std::nullopt);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0]->id, "p:3");
+  EXPECT_EQ(top[1]->id, "p:0");
+  EXPECT_EQ(top[2]->id, "p:1");
+  bm.set_scorer([](std::string_view) { return std::vector<double>(2, 0.0); });
+  EXPECT_THROW((void)bm.select(x, 1, std::nullopt), Error);
+  EXPECT_EQ(shot_selection_name(ShotSelection::kBm25), "bm25");
+  EXPECT_EQ(shot_selection_from_name("bm25"), ShotSelection::kBm25);
 }
 
 TEST(ShotSelector, FoldsKeepShotsInOtherFolds) {

@@ -241,6 +241,64 @@ TEST_F(StagesTest, FewShotVerifierNeverShowsTheClaimAndScoresUnparseableAsWrong)
   EXPECT_EQ(loaded.claims.size() + loaded.issues.size(), 8u);
 }
 
+// BM25 few-shot selection (the retrieval index's scorer over the pool's claim texts): the most
+// similar labelled claims come first, never the verified claim (same id) nor one with its text
+// (other id, other case and spacing), the same items twice, and the same outputs through the
+// test server on two runs.
+TEST_F(StagesTest, Bm25ShotsAreSimilarNeverTheClaimAndDeterministic) {
+  const auto in = verify_inputs();
+  std::vector<claims::VerifyInput> pool;
+  auto add = [&](std::string id, std::string text, claims::Verdict v) {
+    claims::VerifyInput x;
+    x.id = std::move(id);
+    x.claim = std::move(text);
+    x.label = v;
+    x.evidence = {"pool evidence"};
+    pool.push_back(std::move(x));
+  };
+  add("train:1", "Unemployment in Ohio was 4 percent.", claims::Verdict::kTrue);
+  add("val:2", "Crime fell 20% [false] in 2019.", claims::Verdict::kFalse);         // the claim itself
+  add("train:2", "  crime FELL 20% [false]   in 2019. ", claims::Verdict::kFalse);  // its text again
+  add("train:3", "Violent crime fell 20 percent in Chicago in 2019.", claims::Verdict::kTrue);
+  add("train:4", "The city budget was cut by a third.", claims::Verdict::kConflicting);
+  add("train:5", "Crime in 2019 fell.", claims::Verdict::kConflicting);
+  add("train:6", "Wages rose in 2018 for teachers.", claims::Verdict::kTrue);
+  add("train:7", "Rents doubled in Berlin since 2010.", claims::Verdict::kFalse);
+  VerifySpec spec;
+  spec.prompt = claims::builtin_prompt("verify_few_shot");
+  spec.shots = 2;
+  spec.selection = claims::ShotSelection::kBm25;
+  const auto items = verify_items(in, pool, spec);
+  const auto again = verify_items(in, pool, spec);
+  ASSERT_EQ(items.size(), in.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(items[i].prompt, again[i].prompt);
+    EXPECT_EQ(items[i].fields["shots"], again[i].fields["shots"]);
+    const std::string& p = items[i].prompt;
+    EXPECT_EQ(p.find(in[i].claim), p.rfind(in[i].claim)) << p;
+    for (const auto& id : items[i].fields["shots"]) {
+      const std::string sid = id.get<std::string>();
+      EXPECT_NE(sid, in[i].id);
+      if (in[i].claim == "Crime fell 20% [false] in 2019.") {
+        EXPECT_NE(sid, "train:2");
+      }
+    }
+  }
+  // val:2 "Crime fell 20% [false] in 2019.": the Chicago claim and "Crime in 2019 fell." share the
+  // most terms; the claim itself and its copy are left out.
+  EXPECT_EQ(items[1].fields["shots"], io::Json::parse(R"(["train:3", "train:5"])"));
+  EXPECT_EQ(items[5].fields["shots"][0], "train:7");  // "Rents doubled ... since 2010."
+  auto s = settings();
+  apply_prompt_sampling(s, spec.prompt, {});
+  auto b = backend();
+  (void)llm::run_items(items, s, *b, dir_ / "a");
+  (void)write_predictions(in, spec, dir_ / "a");
+  (void)llm::run_items(again, s, *b, dir_ / "b");
+  (void)write_predictions(in, spec, dir_ / "b");
+  EXPECT_EQ(slurp(dir_ / "a" / "predictions.jsonl"), slurp(dir_ / "b" / "predictions.jsonl"));
+  EXPECT_EQ(io::read_json_file(dir_ / "a" / "manifest.json")["shot_selection"], "bm25");
+}
+
 TEST_F(StagesTest, ZeroShotVerifier) {
   const auto in = verify_inputs();
   VerifySpec spec;

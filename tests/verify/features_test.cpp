@@ -116,3 +116,43 @@ TEST(Settings, RoundTripAndErrors) {
 
 }  // namespace
 }  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+std::vector<std::string> names(const NamedFeatures& f, Group g) {
+  std::vector<std::string> v;
+  for (const auto& kv : f.groups[static_cast<std::size_t>(g)]) v.push_back(kv.first);
+  return v;
+}
+
+TEST(Extract, EvidenceCuesMatchWholeWordsAndPhrasesOfTheEvidenceOnly) {
+  claims::EvidenceRecord r;
+  r.id = "x";
+  r.claim = "A hoax says 5 people never paid.";
+  r.evidence.push_back(
+      {"d1", "Fact check: the post is missing context, officials said.", "", std::nullopt, std::nullopt});
+  const auto f = extract(r, FeatureSettings::builtin());
+  const auto cues = names(f, Group::kCues);
+  EXPECT_TRUE(has(cues, "ke:fact_check"));                         // "fact check" (two words)
+  EXPECT_TRUE(has(cues, "ke:verdict_mixed"));                      // "missing context"
+  EXPECT_FALSE(has(cues, "ke:verdict_false"));                     // "hoax" is in the claim, not the evidence
+  EXPECT_TRUE(has(cues, "k:absolute"));                            // claim cue "never"
+  r.evidence[0].text = "Fact checkers found it to be falsehood.";  // "fact check" is not a phrase here
+  const auto g = extract(r, FeatureSettings::builtin());
+  EXPECT_FALSE(has(names(g, Group::kCues), "ke:fact_check"));
+  EXPECT_FALSE(has(names(g, Group::kCues), "ke:verdict_false"));
+  auto s = FeatureSettings::builtin();
+  s.evidence_cues.clear();
+  r.evidence[0].text = "Fact check: a hoax.";
+  EXPECT_TRUE(has(names(extract(r, FeatureSettings::builtin()), Group::kCues), "ke:verdict_false"));
+  const auto none = names(extract(r, s), Group::kCues);
+  EXPECT_TRUE(
+      std::none_of(none.begin(), none.end(), [](const std::string& n) { return n.rfind("ke:", 0) == 0; }));
+  const auto back =
+      FeatureSettings::parse(io::Json::parse(io::to_line(FeatureSettings::builtin().to_json())), "f");
+  EXPECT_EQ(back.evidence_cues.size(), FeatureSettings::builtin().evidence_cues.size());
+}
+
+}  // namespace
+}  // namespace numcheck::verify
