@@ -105,6 +105,7 @@ std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) 
 }
 
 io::OrderedJson generator_provenance(const Benchmark& bench) {
+  if (bench.manifest_json.empty()) return io::OrderedJson::object();  // built in memory: no manifest
   const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
   io::OrderedJson out = io::OrderedJson::object();
   for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {

@@ -87,21 +87,30 @@ TEST(SupplementCli, RebuiltTwiceIdenticallyAndTheReportFromItEqualsTheOriginal) 
   fs::remove_all(original);
 }
 
-TEST(SupplementCli, AbsolutePathsInTheReportAreRefused) {
-  const fs::path study = testing::fresh_dir("supp_abs");
-  ASSERT_EQ(in_dir(study, "orbit generate --out bench"), 0);
-  ASSERT_EQ(in_dir(study, "orbit run --bench bench --out run --bases 6 --system reference --progress none"),
+// Members are named relative to the report folder's parent (the study folder): an input outside it
+// (here the benchmark, in a sibling folder) cannot be packed under a safe name and is refused.
+TEST(SupplementCli, AnInputOutsideTheStudyFolderIsRefused) {
+  const fs::path study = testing::fresh_dir("supp_outside");
+  const fs::path bench = testing::fresh_dir("supp_outside_bench");
+  ASSERT_EQ(in_dir(study, fmt::format("orbit generate --out '{}'", bench.string())), 0);
+  ASSERT_EQ(in_dir(study, fmt::format(
+                              "orbit run --bench '{}' --out run --bases 6 --system reference --progress none",
+                              bench.string())),
             0);
-  ASSERT_EQ(in_dir(study, "orbit score --bench bench --responses run/responses.jsonl --out scores.jsonl"), 0);
+  ASSERT_EQ(
+      in_dir(study, fmt::format("orbit score --bench '{}' --responses run/responses.jsonl --out scores.jsonl",
+                                bench.string())),
+      0);
   ASSERT_EQ(
       in_dir(study, fmt::format("orbit report --bench '{}' --scores scores.jsonl --out report --bootstrap 20",
-                                (study / "bench").string())),
+                                bench.string())),
       0);
   EXPECT_EQ(in_dir(study, "orbit supplement --report report --out s.tar"), 1);
-  EXPECT_NE(io::read_file(study / "log").find("absolute path"), std::string::npos)
+  EXPECT_NE(io::read_file(study / "log").find("is outside"), std::string::npos)
       << io::read_file(study / "log");
   EXPECT_FALSE(fs::exists(study / "s.tar"));
   fs::remove_all(study);
+  fs::remove_all(bench);
 }
 
 }  // namespace
