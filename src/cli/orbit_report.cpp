@@ -34,6 +34,7 @@ struct ReportArgs {
   std::string consensus;
   std::string claims;
   std::vector<std::string> claim_orbits;
+  std::string shown_out;  // the folder named in messages, when the report is built elsewhere first
   std::string supplement;
 };
 
@@ -68,6 +69,7 @@ void report_from_supplement(const std::string& file, const std::string& out, uns
     if (ra.contains("claim_orbits"))
       for (const auto& d : ra["claim_orbits"]) a.claim_orbits.push_back(member(d));
     a.out = (work / ra.at("report_dir").get<std::string>()).string();
+    a.shown_out = out;
   } catch (const io::OrderedJson::exception& e) {
     fail("{}: supplement.json report_args: {}", file, e.what());
   }
@@ -184,15 +186,19 @@ void run_report(const ReportArgs& args) {
                  s["strict"]["orbit"]["rate"].is_number() ? s["strict"]["orbit"]["rate"].get<double>() : 0.0,
                  s["audit"]["orbit"]["rate"].is_number() ? s["audit"]["orbit"]["rate"].get<double>() : 0.0);
     }
+    auto shown = [&](const std::filesystem::path& p) {
+      if (a->shown_out.empty()) return p.string();
+      return (std::filesystem::path(a->shown_out) / p.lexically_relative(a->out)).string();
+    };
     std::size_t figures = 0;
     for (const auto& f : out.files) {
       if (f.extension() == ".svg") {
         ++figures;
       } else {
-        fmt::print("wrote {}\n", f.string());
+        fmt::print("wrote {}\n", shown(f));
       }
     }
-    fmt::print("wrote {} figures to {}\n", figures, (std::filesystem::path(a->out) / "figures").string());
+    fmt::print("wrote {} figures to {}\n", figures, shown(std::filesystem::path(a->out) / "figures"));
   }
 }
 
