@@ -7,6 +7,7 @@
 
 #include "claims/evidence.hpp"
 #include "cli/command.hpp"
+#include "cli/verifier_flags.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "verify/cv.hpp"
@@ -15,7 +16,8 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string evidence, features, numbers, learner, json_out;
+  std::string evidence, json_out;
+  VerifierFlags verifier;
   verify::CvOptions opt;
   bool no_ablation = false;
 };
@@ -23,16 +25,7 @@ struct Args {
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
   app.add_option("--evidence", a->evidence, "Labelled evidence file (from `claims evidence`)")->required();
-  app.add_option("--features", a->features,
-                 "Feature definitions and learner settings (default data/verify/features.json)");
-  app.add_option(
-         "--learner", a->learner,
-         "linear: liblinear over all groups; xgboost: XGBoost trees over the dense groups (alignment, "
-         "category, cues); stacked: trees over the dense groups and the linear model's out-of-fold "
-         "probabilities. Overrides the features file")
-      ->check(CLI::IsMember({"linear", "xgboost", "stacked"}));
-  app.add_option("--numbers", a->numbers, "canonical | surface number tokens (overrides the features file)")
-      ->check(CLI::IsMember({"canonical", "surface"}));
+  add_verifier_flags(app, a->verifier);
   app.add_option("--folds", a->opt.folds, "Folds")->capture_default_str();
   app.add_option("--seeds", a->opt.seeds, "Repetitions with seeds seed, seed+1, ...")->capture_default_str();
   app.add_option("--seed", a->opt.seed, "First fold seed (also the bootstrap seed)")->capture_default_str();
@@ -45,10 +38,7 @@ void setup(CLI::App& app) {
   app.add_option("--json", a->json_out, "Also write the results as JSON to this file");
   app.footer("Markdown on stdout. Never run this on test claims you report on. See docs/claims.md.");
   app.callback([a] {
-    auto settings =
-        a->features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a->features);
-    if (!a->numbers.empty()) settings.numbers = verify::number_mode_from_name(a->numbers);
-    if (!a->learner.empty()) settings.learner.kind = a->learner;
+    const auto settings = verifier_settings(a->verifier);
     a->opt.ablations = !a->no_ablation;
     const auto recs = claims::read_evidence(a->evidence);
     const auto rep = verify::cross_validate(recs, settings, a->opt);

@@ -11,6 +11,7 @@
 #include "claimorbit/orbit.hpp"
 #include "claims/evidence.hpp"
 #include "cli/command.hpp"
+#include "cli/verifier_flags.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -26,7 +27,7 @@ struct Args {
   // trained with --folds: cross-validated verdicts (train on the other folds, never on the claim)
   int folds = 0;
   std::uint64_t fold_seed = 20260725;
-  std::string features, numbers;
+  VerifierFlags verifier;
 };
 
 // Verdicts of every original and variant of the orbits, from
@@ -36,9 +37,7 @@ struct Args {
 void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& orbits,
                      const std::vector<claims::EvidenceRecord>& evidence, claimorbit::Verdicts& verdicts,
                      io::OrderedJson& m) {
-  auto settings =
-      a.features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a.features);
-  if (!a.numbers.empty()) settings.numbers = verify::number_mode_from_name(a.numbers);
+  const auto settings = verifier_settings(a.verifier);
   std::vector<claims::EvidenceRecord> labelled;
   for (const auto& r : evidence)
     if (r.label) labelled.push_back(r);
@@ -63,7 +62,10 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
         fp.push_back(&feats[i]);
         y.push_back(*labelled[i].label);
       }
-    const auto model = verify::train_model(fp, y, settings);
+    std::vector<const claims::EvidenceRecord*> rp;
+    for (std::size_t i = 0; i < labelled.size(); ++i)
+      if (fold[i] != f) rp.push_back(&labelled[i]);
+    const auto model = verify::train_model(fp, y, settings, verify::text_groups(rp));
     std::vector<claimorbit::ClaimOrbit> in_fold;
     for (const auto& o : orbits)
       if (fold[index.at(o.id)] == f) in_fold.push_back(o);
@@ -72,13 +74,15 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
     for (std::size_t i = 0; i < held.size(); ++i)
       verdicts[held[i].id] = verify::TrainedModel::argmax(model.scores(hf[i]));
   }
-  m["cross_validation"] = {{"folds", a.folds},
-                           {"fold_seed", a.fold_seed},
-                           {"grouping", "exact claim text, stratified by label (as `claims cv`)"},
-                           {"labelled_claims", labelled.size()},
-                           {"numbers", verify::number_mode_name(settings.numbers)},
-                           {"features", a.features.empty() ? io::OrderedJson("builtin")
-                                                           : io::OrderedJson(io::sha256_file(a.features))}};
+  m["cross_validation"] = {
+      {"folds", a.folds},
+      {"fold_seed", a.fold_seed},
+      {"grouping", "exact claim text, stratified by label (as `claims cv`)"},
+      {"labelled_claims", labelled.size()},
+      {"numbers", verify::number_mode_name(settings.numbers)},
+      {"learner", settings.learner.kind},
+      {"features", a.verifier.features.empty() ? io::OrderedJson("builtin")
+                                               : io::OrderedJson(io::sha256_file(a.verifier.features))}};
 }
 
 std::string csv_field(const std::string& s) {
@@ -111,8 +115,8 @@ void run(const Args& a) {
     cross_validated(a, orbits, claims::read_evidence(a.evidence), verdicts, m);
     m["evidence"] = {{"path", a.evidence}, {"sha256", io::sha256_file(a.evidence)}};
   } else if (a.method == "trained") {
-    if (!a.features.empty() || !a.numbers.empty())
-      fail(ErrorCode::kUsage, "--features and --numbers train models: give them with --folds K");
+    if (any_verifier_flag(a.verifier))
+      fail(ErrorCode::kUsage, "--features, --learner and --numbers train models: give them with --folds K");
     if (a.model.empty() || a.evidence.empty())
       fail(ErrorCode::kUsage,
            "--method trained needs --model FILE (from `claims train`) and --evidence FILE");
@@ -175,12 +179,7 @@ void setup(CLI::App& app) {
       "the other folds for each fold; no --model)");
   app.add_option("--fold-seed", a->fold_seed, "trained --folds: seed of the grouped, stratified folds")
       ->capture_default_str();
-  app.add_option(
-      "--features", a->features,
-      "trained --folds: feature definitions and learner settings (default data/verify/features.json)");
-  app.add_option("--numbers", a->numbers,
-                 "trained --folds: canonical or surface number tokens (as `claims train`)")
-      ->check(CLI::IsMember({"canonical", "surface"}));
+  add_verifier_flags(app, a->verifier, "trained --folds: ");
   app.add_option("--predictions", a->predictions,
                  "external: CSV variant_id,verdict, or the predictions.jsonl of `claims verify` run on the "
                  "file of `claims orbit evidence` (any verifier, e.g. --method llm)");

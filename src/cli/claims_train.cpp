@@ -7,6 +7,7 @@
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "cli/command.hpp"
+#include "cli/verifier_flags.hpp"
 #include "core/error.hpp"
 #include "verify/model.hpp"
 
@@ -14,7 +15,8 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string train, evidence, out, features, numbers, learner;
+  std::string train, evidence, out;
+  VerifierFlags verifier;
   unsigned threads = 2;
 };
 
@@ -26,26 +28,11 @@ void setup(CLI::App& app) {
                  "Labelled claim file (any loader format); its labels win, and only its claims are used "
                  "(joined by claim id, else exact text). Default: the evidence file's own labels");
   app.add_option("--out", a->out, "Model file to write (JSON)")->required();
-  app.add_option("--features", a->features,
-                 "Feature definitions and learner settings (default data/verify/features.json)");
-  app.add_option(
-         "--learner", a->learner,
-         "linear: liblinear over all groups; xgboost: XGBoost trees over the dense groups (alignment, "
-         "category, cues); stacked: trees over the dense groups and the linear model's out-of-fold "
-         "probabilities. Overrides the features file")
-      ->check(CLI::IsMember({"linear", "xgboost", "stacked"}));
-  app.add_option(
-         "--numbers", a->numbers,
-         "canonical: number tokens through the quantity layer; surface: numbers as written (plain bag of "
-         "words). Overrides the features file")
-      ->check(CLI::IsMember({"canonical", "surface"}));
+  add_verifier_flags(app, a->verifier);
   app.add_option("--threads", a->threads, "Feature extraction threads")->capture_default_str();
   app.footer("Deterministic: the same inputs give the same model bytes. See docs/claims.md.");
   app.callback([a] {
-    auto settings =
-        a->features.empty() ? verify::FeatureSettings::builtin() : verify::FeatureSettings::load(a->features);
-    if (!a->numbers.empty()) settings.numbers = verify::number_mode_from_name(a->numbers);
-    if (!a->learner.empty()) settings.learner.kind = a->learner;
+    const auto settings = verifier_settings(a->verifier);
     auto records = claims::read_evidence(a->evidence);
     if (!a->train.empty()) {
       claims::LoadOptions opt;
