@@ -137,7 +137,7 @@ void setup_analyze(CLI::App& app) {
   app.add_option("--plan", a->plan, "Plan file the runs were made from")->required();
   app.add_option("--run", a->runs, "Run directory of one system (repeat for several systems)")->required();
   app.add_option("--name", a->names, "Name of the i-th system (default: the model in its run.json)");
-  app.add_option("--out", a->out, "Output directory (consensus.json, consensus.md, consensus.html, figures)")
+  app.add_option("--out", a->out, "Output directory (consensus.json, consensus.md, consensus.html, figures/)")
       ->required();
   app.add_option("--layer", a->layer, "Grading layer whose values are compared: strict or audit")
       ->check(CLI::IsMember({"strict", "audit"}))

@@ -231,56 +231,12 @@ io::OrderedJson analysis_to_json(const Analysis& a) {
   return j;
 }
 
-// ---- tables shared by Markdown and HTML ---------------------------------------------------------
+// ---- the tables and charts of the consensus section
+// ---------------------------------------------------------
 
 namespace {
 
-struct SimpleTable {
-  std::string caption;
-  std::vector<std::string> header;
-  std::vector<bool> numeric;  // per column
-  std::vector<std::vector<std::string>> rows;
-  std::string note;
-};
-
-std::string md_table(const SimpleTable& t) {
-  std::string s;
-  if (!t.caption.empty()) s += fmt::format("**{}**\n\n", doc::markdown_escape(t.caption));
-  s += "|";
-  for (const auto& h : t.header) s += " " + doc::markdown_escape(h) + " |";
-  s += "\n|";
-  for (std::size_t c = 0; c < t.header.size(); ++c)
-    s += c < t.numeric.size() && t.numeric[c] ? "---:|" : "---|";
-  s += "\n";
-  for (const auto& row : t.rows) {
-    s += "|";
-    for (const auto& cell : row) s += " " + doc::markdown_escape(cell) + " |";
-    s += "\n";
-  }
-  if (!t.note.empty()) s += "\n" + doc::markdown_escape(t.note) + "\n";
-  return s + "\n";
-}
-
-html::Table to_html_table(const SimpleTable& t, std::string id) {
-  html::Table ht;
-  ht.caption = t.caption;
-  ht.header = t.header;
-  ht.note = t.note;
-  ht.id = std::move(id);
-  for (const auto& row : t.rows) {
-    std::vector<html::Cell> cells;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      cells.push_back(c < t.numeric.size() && t.numeric[c] ? html::Cell::num(row[c])
-                                                           : html::Cell::txt(row[c]));
-    }
-    ht.rows.push_back(std::move(cells));
-  }
-  return ht;
-}
-
-std::string html_table(const SimpleTable& t, std::string id) {
-  return html::render_table(to_html_table(t, std::move(id)));
-}
+using html::Cell;
 
 std::string n(std::uint64_t v) { return std::to_string(v); }
 std::string aurc_text(double v) { return html::fixed(v, 6); }
@@ -318,20 +274,22 @@ const ArmResult* find_arm(const SystemResult& sys, const std::string& tier, cons
   return it == t->second.end() ? nullptr : &it->second;
 }
 
-SimpleTable design_table(const Analysis& a) {
+html::Table design_table(const Analysis& a) {
   const PlanOptions& o = a.plan.options;
-  SimpleTable t;
+  html::Table t;
+  t.id = "consensus-design";
   t.caption = "Design";
   t.header = {"tier", "arms", "calls per arm", "temperature", "top_p", "top_k", "seeds", "max_tokens"};
-  t.numeric = {false, false, true, true, true, true, false, true};
   for (const auto& tier : o.tiers) {
     const bool det = tier == "deterministic";
     std::string arms;
     for (const auto& arm : tier_arms(tier)) arms += (arms.empty() ? "" : ", ") + arm_label(arm);
-    t.rows.push_back(
-        {tier, arms, n(kCalls), html::fixed(det ? 0.0 : o.stochastic.temperature, 2),
-         html::fixed(det ? 1.0 : o.stochastic.top_p, 2), std::to_string(det ? 1 : o.stochastic.top_k),
-         fmt::format("{}, {}, {}", o.seed, o.seed + 1, o.seed + 2), std::to_string(o.max_tokens)});
+    t.rows.push_back({Cell::txt(tier), Cell::txt(arms), Cell::num(n(kCalls)),
+                      Cell::num(html::fixed(det ? 0.0 : o.stochastic.temperature, 2)),
+                      Cell::num(html::fixed(det ? 1.0 : o.stochastic.top_p, 2)),
+                      Cell::num(std::to_string(det ? 1 : o.stochastic.top_k)),
+                      Cell::txt(fmt::format("{}, {}, {}", o.seed, o.seed + 1, o.seed + 2)),
+                      Cell::num(std::to_string(o.max_tokens))});
   }
   std::string tmpl;
   for (const auto& x : o.templates) tmpl += (tmpl.empty() ? "" : ", ") + x;
@@ -344,8 +302,9 @@ SimpleTable design_table(const Analysis& a) {
   return t;
 }
 
-SimpleTable arms_table(const Analysis& a, const std::string& tier) {
-  SimpleTable t;
+html::Table arms_table(const Analysis& a, const std::string& tier) {
+  html::Table t;
+  t.id = "consensus-arms-" + tier;
   t.caption = fmt::format("Arms, {} tier", tier);
   t.header = {"system",
               "arm",
@@ -364,18 +323,20 @@ SimpleTable arms_table(const Analysis& a, const std::string& tier) {
               "non-unanimous",
               "useful flags",
               "false alarms"};
-  t.numeric = {false, false, true, true, true, true, true, true, true,
-               true,  true,  true, true, true, true, true, true};
   for (const auto& sys : a.systems) {
     for (const auto& arm : tier_arms(tier)) {
       const ArmResult* r = find_arm(sys, tier, arm);
       if (r == nullptr) continue;
-      t.rows.push_back({system_label(a, sys), arm_label(arm), n(r->n_bases), n(r->agreement[3]),
-                        n(r->agreement[2]), n(r->agreement[1]), n(r->agreement[0]), n(r->predictions),
-                        n(r->abstentions), risk_text(r->operating_points[0]),
-                        risk_text(r->operating_points[1]), aurc_text(r->orders[0].aurc), ci_text(r->aurc_ci),
-                        n(r->orders[0].fallback_wrong), n(r->non_unanimous), n(r->orders[0].useful_flags),
-                        n(r->orders[0].false_alarms)});
+      std::vector<Cell> row = {Cell::txt(system_label(a, sys)), Cell::txt(arm_label(arm))};
+      for (const std::string& v :
+           {n(r->n_bases), n(r->agreement[3]), n(r->agreement[2]), n(r->agreement[1]), n(r->agreement[0]),
+            n(r->predictions), n(r->abstentions), risk_text(r->operating_points[0]),
+            risk_text(r->operating_points[1]), aurc_text(r->orders[0].aurc), ci_text(r->aurc_ci),
+            n(r->orders[0].fallback_wrong), n(r->non_unanimous), n(r->orders[0].useful_flags),
+            n(r->orders[0].false_alarms)}) {
+        row.push_back(Cell::num(v));
+      }
+      t.rows.push_back(std::move(row));
     }
   }
   t.note =
@@ -390,11 +351,11 @@ SimpleTable arms_table(const Analysis& a, const std::string& tier) {
   return t;
 }
 
-SimpleTable operating_table(const Analysis& a, const std::string& tier) {
-  SimpleTable t;
+html::Table operating_table(const Analysis& a, const std::string& tier) {
+  html::Table t;
+  t.id = "consensus-operating-" + tier;
   t.caption = fmt::format("Risk-coverage operating points, {} tier", tier);
   t.header = {"system", "arm", "operating point", "accepted", "coverage", "errors", "selective risk"};
-  t.numeric = {false, false, false, true, true, true, true};
   t.note =
       "3-of-3: unanimous bases only; 2-of-3: bases with a prediction (two or more equal values); any parse: "
       "bases "
@@ -407,23 +368,24 @@ SimpleTable operating_table(const Analysis& a, const std::string& tier) {
       if (r == nullptr) continue;
       for (const auto& p : r->operating_points) {
         const auto risk = p.risk();
-        t.rows.push_back({system_label(a, sys), arm_label(arm),
-                          p.threshold == 0
-                              ? std::string("always (fallback)")
-                              : fmt::format("agreement >= {} ({})", p.threshold, threshold_name(p.threshold)),
-                          n(p.accepted), html::fixed(p.coverage(), 3), n(p.errors),
-                          risk ? html::fixed(*risk, 4) : std::string("-")});
+        t.rows.push_back(
+            {Cell::txt(system_label(a, sys)), Cell::txt(arm_label(arm)),
+             Cell::txt(p.threshold == 0
+                           ? std::string("always (fallback)")
+                           : fmt::format("agreement >= {} ({})", p.threshold, threshold_name(p.threshold))),
+             Cell::num(n(p.accepted)), Cell::num(html::fixed(p.coverage(), 3)), Cell::num(n(p.errors)),
+             Cell::num(risk ? html::fixed(*risk, 4) : std::string("-"))});
       }
     }
   }
   return t;
 }
 
-SimpleTable comparison_table(const Analysis& a) {
-  SimpleTable t;
+html::Table comparison_table(const Analysis& a) {
+  html::Table t;
+  t.id = "consensus-differences-table";  // the heading has id consensus-differences
   t.caption = "AURC differences between arms (paired base bootstrap)";
   t.header = {"system", "tier", "difference", "AURC difference", "exact", "95% CI", "resolved"};
-  t.numeric = {false, false, false, true, false, true, false};
   for (const auto& c : a.comparisons) {
     std::string resolved = "-";
     if (c.ci)
@@ -432,8 +394,10 @@ SimpleTable comparison_table(const Analysis& a) {
     for (const auto& s : a.systems) {
       if (s.name == c.system) label = system_label(a, s);
     }
-    t.rows.push_back({label, c.tier, arm_label(c.arm) + " - " + arm_label(c.baseline),
-                      aurc_text(c.difference), exact_text(c.difference_exact), ci_text(c.ci), resolved});
+    t.rows.push_back({Cell::txt(label), Cell::txt(c.tier),
+                      Cell::txt(arm_label(c.arm) + " - " + arm_label(c.baseline)),
+                      Cell::num(aurc_text(c.difference)), Cell::txt(exact_text(c.difference_exact)),
+                      Cell::num(ci_text(c.ci)), Cell::txt(resolved)});
   }
   t.note = fmt::format(
       "{} bootstrap draws over bases (seed {}), percentile interval at level {}. Exact: the difference as a "
@@ -443,21 +407,22 @@ SimpleTable comparison_table(const Analysis& a) {
   return t;
 }
 
-SimpleTable sensitivity_table(const Analysis& a) {
-  SimpleTable t;
+html::Table sensitivity_table(const Analysis& a) {
+  html::Table t;
+  t.id = "consensus-sensitivity-table";
   t.caption = "Fallback-order sensitivity (cyclic call-priority orders)";
   t.header = {"system",       "tier",           "arm", "priority order", "non-unanimous", "useful flags",
               "false alarms", "fallback wrong", "AURC"};
-  t.numeric = {false, false, false, false, true, true, true, true, true};
   for (const auto& sys : a.systems) {
     for (const auto& tier : a.plan.options.tiers) {
       for (const auto& arm : tier_arms(tier)) {
         const ArmResult* r = find_arm(sys, tier, arm);
         if (r == nullptr) continue;
         for (const auto& o : r->orders) {
-          t.rows.push_back({system_label(a, sys), tier, arm_label(arm), order_text(o.order),
-                            n(r->non_unanimous), n(o.useful_flags), n(o.false_alarms), n(o.fallback_wrong),
-                            aurc_text(o.aurc)});
+          t.rows.push_back({Cell::txt(system_label(a, sys)), Cell::txt(tier), Cell::txt(arm_label(arm)),
+                            Cell::txt(order_text(o.order)), Cell::num(n(r->non_unanimous)),
+                            Cell::num(n(o.useful_flags)), Cell::num(n(o.false_alarms)),
+                            Cell::num(n(o.fallback_wrong)), Cell::num(aurc_text(o.aurc))});
         }
       }
     }
@@ -469,11 +434,11 @@ SimpleTable sensitivity_table(const Analysis& a) {
   return t;
 }
 
-SimpleTable calls_table(const Analysis& a) {
-  SimpleTable t;
+html::Table calls_table(const Analysis& a) {
+  html::Table t;
+  t.id = "consensus-calls-table";
   t.caption = "Calls by position";
   t.header = {"system", "tier", "arm", "position", "view", "answered", "parsed", "correct"};
-  t.numeric = {false, false, false, true, false, true, true, true};
   for (const auto& sys : a.systems) {
     for (const auto& tier : a.plan.options.tiers) {
       for (const auto& arm : tier_arms(tier)) {
@@ -483,8 +448,9 @@ SimpleTable calls_table(const Analysis& a) {
           std::string view = "canonical";
           if (arm == "paraphrase" && c > 0) view = c == 1 ? "paraphrase1" : "paraphrase2";
           if (arm == "representation" && c > 0) view = c == 1 ? "fraction" : "unit / percent";
-          t.rows.push_back({system_label(a, sys), tier, arm_label(arm), n(c + 1), view, n(r->answered[c]),
-                            n(r->parsed[c]), n(r->correct[c])});
+          t.rows.push_back({Cell::txt(system_label(a, sys)), Cell::txt(tier), Cell::txt(arm_label(arm)),
+                            Cell::num(n(c + 1)), Cell::txt(view), Cell::num(n(r->answered[c])),
+                            Cell::num(n(r->parsed[c])), Cell::num(n(r->correct[c]))});
         }
       }
     }
@@ -528,68 +494,6 @@ std::string chart_title(const Analysis& a, const SystemResult& sys, const std::s
 }
 
 }  // namespace
-
-std::string risk_coverage_svg(const SystemResult& sys, const std::string& tier) {
-  html::LineChart c = rc_chart(sys, tier, fmt::format("Risk-coverage, {}, {} tier", sys.name, tier));
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + html::standalone_svg(html::line_chart(c));
-}
-
-std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files) {
-  std::string s = "# Consensus study (H3): does disagreement across representations predict errors?\n\n";
-  bool simulated = false;
-  for (const auto& r : a.runs) simulated |= r.simulated;
-  if (simulated) {
-    s += "> Systems marked (simulated) are the built-in reference system with injected faults, not a "
-         "model.\n\n";
-  }
-  s += md_table(design_table(a));
-  for (const auto& tier : a.plan.options.tiers) {
-    s += fmt::format("## {} tier\n\n", tier == "stochastic" ? "Stochastic" : "Deterministic (greedy)");
-    s += md_table(arms_table(a, tier));
-    s += md_table(operating_table(a, tier));
-  }
-  s += "## AURC differences\n\n" + md_table(comparison_table(a));
-  s += "## Sensitivity\n\n" + md_table(sensitivity_table(a));
-  s += "## Risk-coverage figures\n\n";
-  std::size_t f = 0;
-  for (const auto& sys : a.systems) {
-    for (const auto& tier : a.plan.options.tiers) {
-      if (f < figure_files.size()) {
-        s += fmt::format("![{}]({})\n\n", doc::markdown_escape(chart_title(a, sys, tier)), figure_files[f]);
-      }
-      ++f;
-    }
-  }
-  s += "## Calls\n\n" + md_table(calls_table(a));
-  return s;
-}
-
-std::string render_html_section(const Analysis& a) {
-  std::string body;
-  bool simulated = false;
-  for (const auto& r : a.runs) simulated |= r.simulated;
-  if (simulated) {
-    body += html::paragraph(
-        "Systems marked (simulated) are the built-in reference system with injected faults, not a model.");
-  }
-  body += html_table(design_table(a), "consensus-design");
-  for (const auto& tier : a.plan.options.tiers) {
-    body += fmt::format(
-        "<h3>{}</h3>\n",
-        html::html_escape(tier == "stochastic" ? "Stochastic tier" : "Deterministic (greedy) tier"));
-    body += html_table(arms_table(a, tier), "consensus-arms-" + tier);
-    for (std::size_t i = 0; i < a.systems.size(); ++i) {
-      html::LineChart c = rc_chart(a.systems[i], tier, chart_title(a, a.systems[i], tier));
-      c.id = fmt::format("consensus-rc-{}-{}", i + 1, tier);
-      body += html::line_chart(c);
-    }
-    body += html_table(operating_table(a, tier), "consensus-operating-" + tier);
-  }
-  body += "<h3>AURC differences</h3>\n" + html_table(comparison_table(a), "consensus-differences");
-  body += "<h3>Sensitivity</h3>\n" + html_table(sensitivity_table(a), "consensus-sensitivity");
-  body += "<h3>Calls</h3>\n" + html_table(calls_table(a), "consensus-calls");
-  return html::section("consensus", "Consensus study (H3): does disagreement predict errors?", body);
-}
 
 H3Verdict h3_verdict(const Analysis& a) {
   H3Verdict v;
@@ -676,24 +580,24 @@ doc::Document report_section(const Analysis& a) {
       "signal of errors: {} bases, plan sha256 {}. From `numcheck orbit consensus analyze`; see "
       "docs/consensus.md.",
       a.plan.bases.size(), a.plan_sha256.substr(0, 12)));
-  d.table(to_html_table(design_table(a), "consensus-design"));
+  d.table(design_table(a));
   for (const auto& tier : a.plan.options.tiers) {
     d.heading(3, "consensus-" + tier,
               tier == "stochastic" ? "Consensus: stochastic tier" : "Consensus: deterministic (greedy) tier");
-    d.table(to_html_table(arms_table(a, tier), "consensus-arms-" + tier));
+    d.table(arms_table(a, tier));
     for (std::size_t i = 0; i < a.systems.size(); ++i) {
       html::LineChart c = rc_chart(a.systems[i], tier, chart_title(a, a.systems[i], tier));
       c.id = fmt::format("consensus-rc-{}-{}", i + 1, tier);
       d.figure(html::line_chart(c));
     }
-    d.table(to_html_table(operating_table(a, tier), "consensus-operating-" + tier));
+    d.table(operating_table(a, tier));
   }
   d.heading(3, "consensus-differences", "Consensus: AURC differences");
-  d.table(to_html_table(comparison_table(a), "consensus-differences"));
+  d.table(comparison_table(a));
   d.heading(3, "consensus-sensitivity", "Consensus: fallback-order sensitivity");
-  d.table(to_html_table(sensitivity_table(a), "consensus-sensitivity"));
+  d.table(sensitivity_table(a));
   d.heading(3, "consensus-calls", "Consensus: calls by position");
-  d.table(to_html_table(calls_table(a), "consensus-calls"), false);
+  d.table(calls_table(a), false);
   return d;
 }
 
@@ -879,31 +783,34 @@ Analysis analysis_from_json(std::string_view text, const std::string& where) {
   return a;
 }
 
-std::string render_html_page(const Analysis& a) {
-  return html::page("numcheck consensus study", render_html_section(a));
-}
-
 std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
+  const doc::Document d = report_section(a);
+  const fs::path fig_dir = dir / std::string(doc::kFigureDir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", dir.string(), ec.message());
-  std::vector<fs::path> written;
-  std::vector<std::string> figures;
-  for (std::size_t i = 0; i < a.systems.size(); ++i) {
-    for (const auto& tier : a.plan.options.tiers) {
-      const std::string name = fmt::format("consensus_rc_{}_{}.svg", i + 1, tier);
-      io::write_file_atomic(dir / name, risk_coverage_svg(a.systems[i], tier));
-      written.push_back(dir / name);
-      figures.push_back(name);
-    }
+  fs::create_directories(fig_dir, ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", fig_dir.string(), ec.message());
+  // Drop risk-coverage figures of an earlier analysis in the same folder (a run with more systems),
+  // and nothing else: the folder may hold other figures.
+  for (const auto& e : fs::directory_iterator(fig_dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.find("-consensus-rc-") != std::string::npos && name.ends_with(".svg"))
+      fs::remove(e.path());
   }
-  io::write_file_atomic(dir / "consensus.json", io::to_pretty(analysis_to_json(a)));
-  written.push_back(dir / "consensus.json");
-  io::write_file_atomic(dir / "consensus.md", render_markdown(a, figures));
-  written.push_back(dir / "consensus.md");
-  io::write_file_atomic(dir / "consensus.html", render_html_page(a));
-  written.push_back(dir / "consensus.html");
+  std::vector<fs::path> written;
+  for (const auto& [file, svg] : d.figure_files()) {
+    io::write_file_atomic(fig_dir / file, svg);
+    written.push_back(fig_dir / file);
+  }
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"consensus.json", io::to_pretty(analysis_to_json(a))},
+      {"consensus.md", d.to_markdown()},
+      {"consensus.html", d.to_html("numcheck consensus study")},
+  };
+  for (const auto& [file, text] : files) {
+    io::write_file_atomic(dir / file, text);
+    written.push_back(dir / file);
+  }
   return written;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The consensus study's analysis outputs: running the analysis over one or more run directories
-// (one per system) and writing consensus.json, consensus.md (with standalone SVG figures) and a
-// self-contained consensus.html. Formats are documented in docs/consensus.md.
+// (one per system) and writing consensus.json plus the consensus section (report_section) as
+// consensus.md (with standalone SVG figures) and a self-contained consensus.html. Formats are
+// documented in docs/consensus.md.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -51,20 +52,16 @@ struct StudyInputs {
 // or the exact curve inputs): reads DIR/consensus.json as written by write_outputs. Throws Error
 // naming the file and the field for anything else. `where` names the file in messages.
 [[nodiscard]] Analysis analysis_from_json(std::string_view text, const std::string& where);
-// The consensus section as report blocks (heading id "consensus", both tiers, every arm, AURC with
-// intervals, operating points, AURC differences, sensitivity, calls and one risk-coverage figure
-// per system and tier), for `numcheck orbit report --consensus DIR`. Same tables and charts as
-// consensus.md/consensus.html.
+// The consensus section as report blocks: heading id "consensus", the H3 verdict line, the
+// simulated-system note, both tiers, every arm, AURC with intervals, operating points, AURC
+// differences, sensitivity, calls and one risk-coverage figure per system and tier. The only
+// rendering of the study: write_outputs renders it as consensus.md/consensus.html, and
+// `numcheck orbit report --consensus DIR` embeds it in report.md/report.html/report.tex.
 [[nodiscard]] doc::Document report_section(const Analysis& a);
-[[nodiscard]] std::string render_markdown(const Analysis& a, const std::vector<std::string>& figure_files);
-// The report section (toolkit markup, everything escaped) and the whole page.
-[[nodiscard]] std::string render_html_section(const Analysis& a);
-[[nodiscard]] std::string render_html_page(const Analysis& a);
-// A standalone SVG (own stylesheet) of the risk-coverage curves of one system and tier.
-[[nodiscard]] std::string risk_coverage_svg(const SystemResult& sys, const std::string& tier);
 
-// Writes DIR/consensus.json, DIR/consensus.md, DIR/consensus.html and the SVG figures
-// DIR/consensus_rc_<system index>_<tier>.svg; returns the paths written.
+// Writes DIR/consensus.json, and report_section(a) as DIR/consensus.md, DIR/consensus.html and its
+// figures DIR/figures/NN-consensus-rc-<system index>-<tier>.svg (replacing such figures of an
+// earlier analysis in DIR); returns the paths written.
 std::vector<std::filesystem::path> write_outputs(const Analysis& a, const std::filesystem::path& dir);
 
 [[nodiscard]] std::string arm_label(std::string_view arm);

@@ -2,18 +2,23 @@
 // rule, arm-level analysis with exact AURC, the paired bootstrap, and the outputs.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "consensus/analyze.hpp"
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
 #include "core/error.hpp"
+#include "io/files.hpp"
 
 namespace numcheck::consensus {
 namespace {
 
 using num::Rational;
+namespace fs = std::filesystem;
 
 // A small in-memory benchmark: `per` bases of each template, in shuffled file order, each with
 // canonical, fraction, unit (percent for FC), paraphrase1 and paraphrase2 views.
@@ -390,21 +395,56 @@ TEST(ConsensusOutputs, JsonShapeAndEscapedReports) {
   EXPECT_EQ(j.at("comparisons").size(), 4u);
   EXPECT_TRUE(j.at("runs").at(hostile).at("simulated").get<bool>());
 
-  const std::string html = render_html_page(an);
+  // The standalone outputs are the report section rendered: the same Document as
+  // `orbit report --consensus` embeds, every outside string escaped, figures under figures/.
+  const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_consensus_out_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "figures");
+  io::write_file_atomic(dir / "figures" / "09-consensus-rc-9-stochastic.svg", "stale");  // earlier analysis
+  io::write_file_atomic(dir / "figures" / "01-other.svg", "kept");                       // not ours
+  const std::vector<fs::path> written = write_outputs(an, dir);
+  const doc::Document d = report_section(an);
+  const std::string html = io::read_file(dir / "consensus.html");
+  const std::string md = io::read_file(dir / "consensus.md");
+  EXPECT_EQ(html, d.to_html("numcheck consensus study"));
+  EXPECT_EQ(md, d.to_markdown());
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
-  EXPECT_NE(html.find("consensus-sensitivity"), std::string::npos);
+  EXPECT_NE(html.find("id=\"consensus-sensitivity\""), std::string::npos);
   EXPECT_NE(html.find("<svg"), std::string::npos);
-  const std::string md = render_markdown(an, {"a.svg", "b.svg"});
+  // Every element id of the section once (headings and tables used to share three).
+  for (const char* id : {"consensus", "consensus-stochastic", "consensus-design", "consensus-arms-stochastic",
+                         "consensus-operating-stochastic", "consensus-rc-1-stochastic",
+                         "consensus-differences", "consensus-differences-table", "consensus-sensitivity",
+                         "consensus-sensitivity-table", "consensus-calls", "consensus-calls-table"}) {
+    const std::string attr = fmt::format("id=\"{}\"", id);
+    const auto first = html.find(attr);
+    EXPECT_NE(first, std::string::npos) << id;
+    EXPECT_EQ(html.find(attr, first + 1), std::string::npos) << id;
+  }
+  EXPECT_NE(html.find("H3 verdict: "), std::string::npos);
+  EXPECT_NE(html.find("Systems marked (simulated)"), std::string::npos);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("\\|x"), std::string::npos);
-  EXPECT_NE(md.find("![Risk-coverage"), std::string::npos);
-  EXPECT_NE(md.find("Sensitivity"), std::string::npos);
-  EXPECT_NE(md.find("Deterministic (greedy) tier"), std::string::npos);
-  const std::string svg = risk_coverage_svg(an.systems[0], "stochastic");
-  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  EXPECT_NE(svg.find("<style>"), std::string::npos);
-  EXPECT_EQ(svg.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("H3 verdict: "), std::string::npos);
+  EXPECT_NE(md.find("> **Note:** Systems marked (simulated)"), std::string::npos);
+  EXPECT_NE(md.find("### Consensus: fallback-order sensitivity"), std::string::npos);
+  EXPECT_NE(md.find("### Consensus: deterministic (greedy) tier"), std::string::npos);
+  EXPECT_NE(md.find("**Calls by position**"), std::string::npos);
+  // One figure per tier (one system), linked from consensus.md and written where it points.
+  const auto figs = d.figure_files();
+  ASSERT_EQ(figs.size(), 2u);
+  for (const auto& [file, svg] : figs) {
+    EXPECT_NE(md.find("](figures/" + file + ")"), std::string::npos) << file;
+    EXPECT_EQ(io::read_file(dir / "figures" / file), svg) << file;
+    EXPECT_NE(svg.find("<style>"), std::string::npos);
+    EXPECT_EQ(svg.find("<script>"), std::string::npos);
+  }
+  EXPECT_EQ(figs[0].first, "01-consensus-rc-1-stochastic.svg");
+  EXPECT_FALSE(fs::exists(dir / "figures" / "09-consensus-rc-9-stochastic.svg"));
+  EXPECT_TRUE(fs::exists(dir / "figures" / "01-other.svg"));
+  EXPECT_EQ(written.size(), 5u);  // two figures, consensus.json, consensus.md, consensus.html
+  fs::remove_all(dir);
 }
 
 TEST(ConsensusOutputs, ReportSectionFromConsensusJson) {

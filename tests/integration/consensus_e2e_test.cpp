@@ -217,16 +217,20 @@ TEST_F(ConsensusE2E, ReportShowsBothTiersAllArmsAndSensitivity) {
   const fs::path& d = *dir_;
   const std::string md = slurp(d / "out" / "consensus.md");
   const std::string html = slurp(d / "out" / "consensus.html");
+  // Both files are the one consensus section (consensus::report_section) rendered: the verdict
+  // line, the simulated note, every table and the figures.
   for (const std::string& s :
-       {std::string("Stochastic tier"), std::string("Deterministic (greedy) tier"),
-        std::string("self-consistency"), std::string("paraphrase"), std::string("representation"),
-        std::string("Sensitivity"), std::string("AURC differences"), std::string("(simulated)")}) {
+       {std::string("H3 verdict: "), std::string("Consensus: stochastic tier"),
+        std::string("Consensus: deterministic (greedy) tier"), std::string("self-consistency"),
+        std::string("paraphrase"), std::string("representation"), std::string("fallback-order sensitivity"),
+        std::string("AURC differences"), std::string("Calls by position"), std::string("(simulated)"),
+        std::string("Systems marked (simulated) are the built-in reference system")}) {
     EXPECT_NE(md.find(s), std::string::npos) << s;
     EXPECT_NE(html.find(s), std::string::npos) << s;
   }
-  for (const char* f : {"consensus_rc_1_stochastic.svg", "consensus_rc_1_deterministic.svg"}) {
-    EXPECT_TRUE(fs::exists(d / "out" / f)) << f;
-    EXPECT_NE(md.find(std::string("](") + f + ")"), std::string::npos) << f;
+  for (const char* f : {"01-consensus-rc-1-stochastic.svg", "02-consensus-rc-1-deterministic.svg"}) {
+    EXPECT_TRUE(fs::exists(d / "out" / "figures" / f)) << f;
+    EXPECT_NE(md.find(std::string("](figures/") + f + ")"), std::string::npos) << f;
   }
   EXPECT_NE(html.find("id=\"consensus-rc-1-stochastic\""), std::string::npos);
   EXPECT_NE(html.find("id=\"consensus-rc-1-deterministic\""), std::string::npos);
@@ -292,7 +296,7 @@ TEST_F(ConsensusE2E, IncompleteForeignAndMalformedRunsAreRefused) {
   const json first = read_json(d / "out" / "consensus.json");
   EXPECT_EQ(two["systems"]["full"]["deterministic"]["paraphrase"]["agreement"],
             first["systems"]["reference"]["deterministic"]["paraphrase"]["agreement"]);
-  EXPECT_TRUE(fs::exists(d / "o2" / "consensus_rc_2_stochastic.svg"));
+  EXPECT_TRUE(fs::exists(d / "o2" / "figures" / "02-consensus-rc-2-stochastic.svg"));
 
   // A duplicated record names its line.
   {
