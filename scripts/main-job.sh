@@ -43,6 +43,16 @@ fi
 # A folder name from any text: letters, digits, '.', '_' and '-' kept, anything else '_'.
 folder_name() { printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_' | cut -c1-64; }
 
+# The consensus study's paraphrase benchmark (same seed) and plan, in folder $1.
+consensus_plan() {
+  echo "== consensus: generate the paraphrase benchmark (seed $seed) -> $1/bench"
+  "$nc" orbit generate --out "$1/bench" --seed "$seed" --paraphrases
+  "$nc" orbit validate "$1/bench"
+  echo "== consensus: plan"
+  "$nc" orbit consensus plan --bench "$1/bench" --out "$1/plan.json" \
+    --per-template "${NUMCHECK_CONSENSUS_PER_TEMPLATE:-30}"
+}
+
 if [[ -n "${NUMCHECK_CONFIG:-}" ]]; then
   if [[ -n "${NUMCHECK_ENDPOINT:-}" ]]; then
     echo "numcheck: set NUMCHECK_CONFIG or NUMCHECK_ENDPOINT, not both (the study file lists the systems)" >&2
@@ -57,12 +67,7 @@ if [[ -n "${NUMCHECK_CONFIG:-}" ]]; then
   done
   if [[ "${NUMCHECK_CONSENSUS:-1}" != 0 ]]; then
     c="$out/consensus"
-    echo "== consensus: generate the paraphrase benchmark (seed $seed) -> $c/bench"
-    "$nc" orbit generate --out "$c/bench" --seed "$seed" --paraphrases
-    "$nc" orbit validate "$c/bench"
-    echo "== consensus: plan"
-    "$nc" orbit consensus plan --bench "$c/bench" --out "$c/plan.json" \
-      --per-template "${NUMCHECK_CONSENSUS_PER_TEMPLATE:-30}"
+    consensus_plan "$c"
     study_args+=(--consensus-plan "$c/plan.json")
   fi
   echo "== study: $NUMCHECK_CONFIG"
@@ -101,12 +106,7 @@ echo "== score"
 report_args=(--bench "$out/bench" --scores "$run_dir/scores.jsonl" --out "$out/report")
 if [[ "${NUMCHECK_CONSENSUS:-1}" != 0 ]]; then
   c="$out/consensus"
-  echo "== consensus: generate the paraphrase benchmark (seed $seed) -> $c/bench"
-  "$nc" orbit generate --out "$c/bench" --seed "$seed" --paraphrases
-  "$nc" orbit validate "$c/bench"
-  echo "== consensus: plan"
-  "$nc" orbit consensus plan --bench "$c/bench" --out "$c/plan.json" \
-    --per-template "${NUMCHECK_CONSENSUS_PER_TEMPLATE:-30}"
+  consensus_plan "$c"
   echo "== consensus: run: $system_name"
   "$nc" orbit consensus run --plan "$c/plan.json" --out "$c/runs/$run_name" --resume "${system_args[@]}"
   echo "== consensus: analyze"

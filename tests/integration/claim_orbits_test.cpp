@@ -17,7 +17,7 @@ using testing::Child;
 using testing::fresh_dir;
 using testing::run_cli;
 
-const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+using testing::kServer;
 
 TEST(ClaimOrbitsCli, GenerateRunReport) {
   const fs::path d = fresh_dir("claim_orbits");

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using testing::Child;
 using testing::run_cli;
 
-const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+using testing::kServer;
 
 std::size_t count_lines(const fs::path& p) {
   if (!fs::exists(p)) return 0;

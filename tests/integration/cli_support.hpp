@@ -18,6 +18,9 @@
 
 namespace numcheck::testing {
 
+// The test OpenAI-compatible server (tests/support), started with Child.
+inline const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+
 struct CliResult {
   int exit_code = -1;
   std::string out;  // stdout

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using testing::Child;
 using testing::run_cli;
 
-const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+using testing::kServer;
 
 class RepeatCli : public ::testing::Test {
  protected:

@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using testing::Child;
 using testing::run_cli;
 
-const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+using testing::kServer;
 const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
 
 std::size_t count_lines(const fs::path& p) {

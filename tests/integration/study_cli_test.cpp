@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using testing::Child;
 using testing::run_cli;
 
-const std::string kServer = std::string(NUMCHECK_BINARY_DIR) + "/tests/support/numcheck_test_server";
+using testing::kServer;
 
 std::vector<io::Json> read_jsonl(const fs::path& p) {
   std::vector<io::Json> out;
