@@ -95,7 +95,8 @@ void AtomicFile::commit() {
 }
 
 SpoolFile::SpoolFile(const fs::path& near) {
-  for (fs::path p = near.parent_path(); !p.empty() && !fs::exists(p); p = p.parent_path()) {
+  std::error_code probe;
+  for (fs::path p = near.parent_path(); !p.empty() && !fs::exists(p, probe) && !probe; p = p.parent_path()) {
     created_.insert(created_.begin(), p);
     if (p == p.parent_path()) break;
   }
