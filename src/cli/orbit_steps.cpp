@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -78,36 +79,40 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   // outside it (left by an earlier, larger session) are counted, not graded.
   const orbit::Benchmark full = orbit::load_benchmark(bench_dir);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
-  const orbit::Benchmark bench = sel && !sel->whole() ? orbit::restrict(full, *sel) : full;
-  orbit::Scores scores = orbit::score_responses(bench, responses);
-  if (!bench.selection.is_null()) {
-    std::erase_if(scores.issues, [&](const orbit::ScoreIssue& i) {
-      const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find_view(i.prompt_id);
-      scores.outside_selection += outside ? 1 : 0;
-      return outside;
-    });
-  }
-  std::size_t printed = 0;
-  for (const auto& issue : scores.issues) {
-    if (printed == kMaxPrintedIssues) {
-      fmt::print(stderr, "numcheck: ... and {} more (all are listed in the manifest with --allow-partial)\n",
-                 scores.issues.size() - printed);
-      break;
-    }
-    fmt::print(stderr, "numcheck: {}{}\n", allow_partial ? "warning: " : "",
-               orbit::format_issue(issue, responses));
-    ++printed;
-  }
-  if (!allow_partial) orbit::check_complete(scores, responses);
-  orbit::write_scores(bench, scores, responses, out, allow_partial);
+  // No copy of the whole benchmark when there is no selection (it is most of the memory used).
+  std::optional<orbit::Benchmark> restricted;
+  if (sel && !sel->whole()) restricted = orbit::restrict(full, *sel);
+  const orbit::Benchmark& bench = restricted ? *restricted : full;
+  const orbit::ScoreTally scores =
+      orbit::score_to_file(bench, responses, out, allow_partial, [&](orbit::ScoreTally& t) {
+        if (!bench.selection.is_null()) {
+          std::erase_if(t.issues, [&](const orbit::ScoreIssue& i) {
+            const bool outside =
+                i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find_view(i.prompt_id);
+            t.outside_selection += outside ? 1 : 0;
+            return outside;
+          });
+        }
+        std::size_t printed = 0;
+        for (const auto& issue : t.issues) {
+          if (printed == kMaxPrintedIssues) {
+            fmt::print(stderr,
+                       "numcheck: ... and {} more (all are listed in the manifest with --allow-partial)\n",
+                       t.issues.size() - printed);
+            break;
+          }
+          fmt::print(stderr, "numcheck: {}{}\n", allow_partial ? "warning: " : "",
+                     orbit::format_issue(issue, responses));
+          ++printed;
+        }
+        if (!allow_partial) orbit::check_complete(t, responses);
+      });
   OrbitScoreResult r;
-  r.scored = scores.records.size();
+  r.scored = scores.counts.records;
   r.prompts = bench.views.size();
   r.problems = scores.issues.size();
-  for (const auto& p : scores.records) {
-    r.strict_correct += p.grade.strict.outcome == grade::Outcome::kCorrect ? 1 : 0;
-    r.audit_correct += p.grade.audit.outcome == grade::Outcome::kCorrect ? 1 : 0;
-  }
+  r.strict_correct = scores.counts.strict_count(grade::Outcome::kCorrect);
+  r.audit_correct = scores.counts.audit_count(grade::Outcome::kCorrect);
   if (!bench.selection.is_null()) {
     r.scope = fmt::format(" of the run's selection ({} of {} bases)", bench.bases.size(), full.bases.size());
   }

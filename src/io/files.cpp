@@ -94,6 +94,77 @@ void AtomicFile::commit() {
   }
 }
 
+SpoolFile::SpoolFile(const fs::path& near) {
+  std::error_code probe;
+  for (fs::path p = near.parent_path(); !p.empty() && !fs::exists(p, probe) && !probe; p = p.parent_path()) {
+    created_.insert(created_.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  if (near.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(near.parent_path(), ec);
+    if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", near.parent_path().string(), ec.message());
+  }
+  path_ = near;
+  path_ += fmt::format(".spool.{}", ::getpid());
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd_ < 0)
+    fail(ErrorCode::kIo, "cannot create the spool file {}: {}", path_.string(), std::strerror(errno));
+  ::unlink(path_.c_str());
+}
+
+SpoolFile::~SpoolFile() {
+  if (fd_ >= 0) ::close(fd_);
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    std::error_code ec;
+    fs::remove(*it, ec);  // only when empty
+  }
+}
+
+void SpoolFile::flush() {
+  std::size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(ErrorCode::kIo, "cannot write the spool file {}: {}", path_.string(), std::strerror(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  flushed_ += buffer_.size();
+  buffer_.clear();
+}
+
+std::uint64_t SpoolFile::append(std::string_view bytes) {
+  const std::uint64_t at = size_;
+  buffer_.append(bytes);
+  size_ += bytes.size();
+  if (buffer_.size() >= (std::size_t{1} << 20)) flush();
+  return at;
+}
+
+void SpoolFile::read(std::uint64_t offset, std::size_t length, std::string& out) {
+  if (offset + length > size_) {
+    fail(ErrorCode::kIo, "spool file {}: read of {} bytes at {} past its end ({})", path_.string(), length,
+         offset, size_);
+  }
+  if (offset + length > flushed_) flush();
+  const std::size_t start = out.size();
+  out.resize(start + length);
+  std::size_t done = 0;
+  while (done < length) {
+    const ssize_t n =
+        ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      out.resize(start);
+      fail(ErrorCode::kIo, "cannot read the spool file {}: {}", path_.string(),
+           n < 0 ? std::strerror(errno) : "unexpected end");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 void write_file_atomic(const fs::path& path, std::string_view bytes) {
   AtomicFile f(path);
   f.write(bytes);

@@ -1,10 +1,12 @@
 #pragma once
 // Files: whole-file reads, atomic writes, crash-safe appends, and the data directory.
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace numcheck::io {
 
@@ -38,6 +40,34 @@ class AtomicFile {
 
 // Writes `bytes` with one AtomicFile.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+// A scratch file for records written once and read back in another order (orbit score's spool):
+// "<near>.spool.<pid>" next to `near` (same file system as the output), unlinked as soon as it is
+// open, so the data lives only as long as the descriptor and no exit path, not even a kill, leaves
+// it behind. Writes are buffered; read() sees everything appended. Parent folders it had to create
+// are removed again if they are still empty when it goes.
+class SpoolFile {
+ public:
+  explicit SpoolFile(const std::filesystem::path& near);
+  SpoolFile(const SpoolFile&) = delete;
+  SpoolFile& operator=(const SpoolFile&) = delete;
+  ~SpoolFile();
+
+  // Appends bytes; returns their offset. Throws Error (kIo) naming the spool (a full disk).
+  std::uint64_t append(std::string_view bytes);
+  // Appends the `length` bytes at `offset` (earlier appended) to `out`. Throws Error (kIo).
+  void read(std::uint64_t offset, std::size_t length, std::string& out);
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+ private:
+  void flush();
+  std::filesystem::path path_;
+  std::vector<std::filesystem::path> created_;  // parent folders made here, innermost last
+  int fd_ = -1;
+  std::string buffer_;
+  std::uint64_t flushed_ = 0;  // bytes on disk
+  std::uint64_t size_ = 0;     // bytes appended
+};
 
 // Path of a file shipped in numcheck's data folder (units.json, orbit/default_spec.json, ...).
 // Looks in $NUMCHECK_DATA_DIR, then next to the executable (../share/numcheck), then the source

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <map>
-#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -41,19 +40,15 @@ Parsed parse_record(const io::Record& r, std::string& prompt_id) {
   return p;
 }
 
-io::OrderedJson outcome_counts() {
+// {"correct": n, "truncation_error": n, ...}: the graded outcomes (not "missing"), in this order.
+io::OrderedJson outcome_counts(const std::array<std::size_t, grade::kOutcomeCount>& n) {
   io::OrderedJson o = io::OrderedJson::object();
   for (const auto oc :
        {grade::Outcome::kCorrect, grade::Outcome::kTruncationError, grade::Outcome::kFormatError,
         grade::Outcome::kParseError, grade::Outcome::kUnitError, grade::Outcome::kValueError}) {
-    o[std::string(grade::outcome_name(oc))] = 0;
+    o[std::string(grade::outcome_name(oc))] = n.at(static_cast<std::size_t>(oc));
   }
   return o;
-}
-
-void bump(io::OrderedJson& counts, grade::Outcome oc) {
-  auto& c = counts[std::string(grade::outcome_name(oc))];
-  c = c.get<std::size_t>() + 1;
 }
 
 }  // namespace
@@ -72,13 +67,28 @@ std::string_view issue_kind_name(ScoreIssueKind k) noexcept {
   return "unknown";
 }
 
-std::size_t Scores::count(ScoreIssueKind k) const {
+std::size_t ScoreTally::count(ScoreIssueKind k) const {
   std::size_t n = 0;
   for (const auto& i : issues) n += i.kind == k ? 1 : 0;
   return n;
 }
 
-Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units) {
+void GradeCounts::add(const grade::Grade& g) {
+  ++records;
+  ++strict.at(static_cast<std::size_t>(g.strict.outcome));
+  ++audit.at(static_cast<std::size_t>(g.audit.outcome));
+  recovered += g.audit.recovered ? 1 : 0;
+  multiple_final += g.strict.multiple_final ? 1 : 0;
+  if (g.audit.magnitude_k) ++magnitude_drops[*g.audit.magnitude_k];
+}
+
+namespace {
+
+// The one pass both scorers share: grades the first record of every benchmark prompt and hands it
+// to `on_graded` (file order), adding it to tally.counts; every problem becomes an issue (missing
+// prompts last, in benchmark order).
+void scan_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units,
+                    ScoreTally& s, const std::function<void(ScoredPrompt&&)>& on_graded) {
   verify_benchmark(bench);
   for (const auto& v : bench.views) {
     if (!v.answer_unit.empty() && grade::resolve_unit(v.answer_unit, units) == nullptr) {
@@ -88,9 +98,7 @@ Scores score_responses(const Benchmark& bench, const fs::path& responses, const 
   }
   if (!fs::is_regular_file(responses)) fail(ErrorCode::kIo, "{}: file not found", responses.string());
 
-  Scores s;
   std::vector<std::size_t> first_line(bench.views.size(), 0);  // line of the scored record, 0 = none
-  std::vector<ScoredPrompt> by_view(bench.views.size());
   io::JsonlOptions options;
   options.on_bad_line = [&](const io::JsonError& e, std::size_t line) {
     s.issues.push_back({ScoreIssueKind::kMalformed, line, "", e.message});
@@ -121,13 +129,15 @@ Scores score_responses(const Benchmark& bench, const fs::path& responses, const 
         }
         first_line[idx] = line_number;
         const View& v = bench.views[idx];
-        ScoredPrompt& p = by_view[idx];
+        ScoredPrompt p;
         p.view_index = idx;
         p.line = line_number;
         p.completion_tokens = rec->completion_tokens;
         p.grade = grade::grade_response(rec->response, grade::Question{v.expected, v.answer_unit},
                                         rec->finish_reason, units);
         p.finish_reason = std::move(rec->finish_reason);
+        s.counts.add(p.grade);
+        on_graded(std::move(p));
       },
       options);
   s.lines = stats.lines;
@@ -136,9 +146,18 @@ Scores score_responses(const Benchmark& bench, const fs::path& responses, const 
     if (first_line[i] == 0) {
       s.issues.push_back({ScoreIssueKind::kMissing, 0, bench.views[i].prompt_id,
                           fmt::format("prompt '{}' has no response record", bench.views[i].prompt_id)});
-    } else {
-      s.records.push_back(std::move(by_view[i]));
     }
+  }
+}
+
+}  // namespace
+
+Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units) {
+  Scores s;
+  std::vector<std::optional<ScoredPrompt>> by_view(bench.views.size());
+  scan_responses(bench, responses, units, s, [&](ScoredPrompt&& p) { by_view[p.view_index] = std::move(p); });
+  for (auto& p : by_view) {
+    if (p) s.records.push_back(std::move(*p));
   }
   return s;
 }
@@ -148,7 +167,7 @@ std::string format_issue(const ScoreIssue& issue, const fs::path& responses) {
   return fmt::format("{}:{}: {}", responses.string(), issue.line, issue.message);
 }
 
-void check_complete(const Scores& scores, const fs::path& responses) {
+void check_complete(const ScoreTally& scores, const fs::path& responses) {
   if (scores.issues.empty()) return;
   const std::size_t malformed = scores.count(ScoreIssueKind::kMalformed);
   const std::size_t unknown = scores.count(ScoreIssueKind::kUnknownPrompt);
@@ -214,7 +233,7 @@ fs::path score_manifest_path(const fs::path& out) {
   return p;
 }
 
-io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, const fs::path& responses,
+io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores, const fs::path& responses,
                                const fs::path& out, std::string_view scores_sha256, bool allow_partial) {
   const SystemInfo sys = read_system_info(responses);
   io::OrderedJson m = io::OrderedJson::object();
@@ -247,27 +266,18 @@ io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores, con
                     {"lines", scores.lines},
                     {"blank_lines", scores.blank_lines}};
   m["scores"] = {
-      {"path", out.string()}, {"sha256", std::string(scores_sha256)}, {"records", scores.records.size()}};
+      {"path", out.string()}, {"sha256", std::string(scores_sha256)}, {"records", scores.counts.records}};
   m["partial"] = !scores.issues.empty();
   m["allow_partial"] = allow_partial;
 
-  io::OrderedJson strict = outcome_counts();
-  io::OrderedJson audit = outcome_counts();
-  std::size_t recovered = 0;
-  std::size_t multiple = 0;
-  std::map<int, std::size_t> drops;
-  for (const auto& p : scores.records) {
-    bump(strict, p.grade.strict.outcome);
-    bump(audit, p.grade.audit.outcome);
-    recovered += p.grade.audit.recovered ? 1 : 0;
-    multiple += p.grade.strict.multiple_final ? 1 : 0;
-    if (p.grade.audit.magnitude_k) ++drops[*p.grade.audit.magnitude_k];
-  }
+  const GradeCounts& c = scores.counts;
+  io::OrderedJson strict = outcome_counts(c.strict);
+  io::OrderedJson audit = outcome_counts(c.audit);
   io::OrderedJson mag = io::OrderedJson::object();
-  for (const auto& [k, n] : drops) mag[std::to_string(k)] = n;
-  m["counts"] = {{"records", scores.records.size()}, {"strict", std::move(strict)},
-                 {"audit", std::move(audit)},        {"recovered", recovered},
-                 {"multiple_final", multiple},       {"magnitude_drops", std::move(mag)}};
+  for (const auto& [k, n] : c.magnitude_drops) mag[std::to_string(k)] = n;
+  m["counts"] = {
+      {"records", c.records},     {"strict", std::move(strict)},        {"audit", std::move(audit)},
+      {"recovered", c.recovered}, {"multiple_final", c.multiple_final}, {"magnitude_drops", std::move(mag)}};
 
   io::OrderedJson issues = io::OrderedJson::object();
   for (const auto k : {ScoreIssueKind::kMalformed, ScoreIssueKind::kUnknownPrompt, ScoreIssueKind::kDuplicate,
@@ -303,6 +313,53 @@ void write_scores(const Benchmark& bench, const Scores& scores, const fs::path& 
       io::to_pretty(score_manifest(bench, scores, responses, out, sha, allow_partial));
   io::write_file_atomic(out, body);
   io::write_file_atomic(score_manifest_path(out), manifest);
+}
+
+}  // namespace numcheck::orbit
+
+namespace numcheck::orbit {
+
+ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, const fs::path& out,
+                         bool allow_partial, const std::function<void(ScoreTally&)>& review,
+                         const num::UnitRegistry& units) {
+  // Where each prompt's score line sits in the spool; length 0: no record.
+  struct Slice {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+  };
+  std::vector<Slice> slices(bench.views.size());
+  ScoreTally tally;
+  io::SpoolFile spool(out);
+  std::string line;
+  scan_responses(bench, responses, units, tally, [&](ScoredPrompt&& p) {
+    line = io::to_line(score_record(bench, p));
+    line.push_back('\n');
+    slices[p.view_index] = {spool.append(line), line.size()};
+  });
+  review(tally);  // may throw: the spool goes with the stack, nothing is written
+
+  io::AtomicFile file(out);
+  io::Sha256 hash;
+  std::string buffer;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const auto flush = [&] {
+    hash.update(buffer);
+    file.write(buffer);
+    buffer.clear();
+  };
+  for (const Slice& s : slices) {
+    if (s.length == 0) continue;
+    spool.read(s.offset, s.length, buffer);
+    if (buffer.size() >= kChunk) flush();
+  }
+  flush();
+  const std::string sha = hash.hex_digest();
+  // As write_scores: the manifest is made before either file is in place.
+  const std::string manifest =
+      io::to_pretty(score_manifest(bench, tally, responses, out, sha, allow_partial));
+  file.commit();
+  io::write_file_atomic(score_manifest_path(out), manifest);
+  return tally;
 }
 
 }  // namespace numcheck::orbit

@@ -3,9 +3,12 @@
 // response record is graded by the strict parser and the audit layer, and every problem with the
 // file (a malformed line, an unknown or duplicate prompt_id, a benchmark prompt without a record)
 // is reported with its line number. Nothing is dropped or counted twice without being reported.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,16 +46,41 @@ struct ScoredPrompt {
   grade::Grade grade;
 };
 
-struct Scores {
-  std::vector<ScoredPrompt> records;  // benchmark (views.jsonl) order
-  std::vector<ScoreIssue> issues;     // file order; missing prompts last, in benchmark order
-  std::size_t lines = 0;              // lines read from the responses file
-  std::size_t blank_lines = 0;        // whitespace-only lines (not records; counted, not graded)
+// What the manifest counts of the graded records (one per scored prompt). Counting is order-free,
+// so the in-memory and the streaming scorers add each record once as it is graded.
+struct GradeCounts {
+  std::size_t records = 0;
+  std::array<std::size_t, grade::kOutcomeCount> strict{};  // by grade::Outcome
+  std::array<std::size_t, grade::kOutcomeCount> audit{};
+  std::size_t recovered = 0;                   // strict failed, audit correct
+  std::size_t multiple_final = 0;              // more than one FINAL line
+  std::map<int, std::size_t> magnitude_drops;  // audit magnitude_k -> records
+
+  void add(const grade::Grade& g);
+  [[nodiscard]] std::size_t strict_count(grade::Outcome o) const {
+    return strict.at(static_cast<std::size_t>(o));
+  }
+  [[nodiscard]] std::size_t audit_count(grade::Outcome o) const {
+    return audit.at(static_cast<std::size_t>(o));
+  }
+};
+
+// Everything about a scoring pass except the records themselves: what the manifest, the checks
+// and the command's summary need.
+struct ScoreTally {
+  std::vector<ScoreIssue> issues;  // file order; missing prompts last, in benchmark order
+  std::size_t lines = 0;           // lines read from the responses file
+  std::size_t blank_lines = 0;     // whitespace-only lines (not records; counted, not graded)
   // Records for prompts of the whole benchmark outside the run's selection (orbit/selection.hpp):
   // neither graded nor issues; counted in the manifest.
   std::size_t outside_selection = 0;
+  GradeCounts counts;  // of the scored records
 
   [[nodiscard]] std::size_t count(ScoreIssueKind k) const;
+};
+
+struct Scores : ScoreTally {
+  std::vector<ScoredPrompt> records;  // benchmark (views.jsonl) order
 };
 
 // Grades every record of `responses` (JSONL). Throws Error only when the file cannot be read or a
@@ -66,7 +94,7 @@ struct Scores {
 
 // When there are issues: throws the Error `orbit score` fails with (kInvalidInput for malformed,
 // unknown or duplicate records; kIncomplete when prompts are only missing). No-op otherwise.
-void check_complete(const Scores& scores, const std::filesystem::path& responses);
+void check_complete(const ScoreTally& scores, const std::filesystem::path& responses);
 
 // One score record: prompt_id, base_id, view, family, template, expected, answer_unit,
 // finish_reason, completion_tokens (when present), line, strict, audit.
@@ -82,7 +110,7 @@ struct SystemInfo {
 [[nodiscard]] SystemInfo read_system_info(const std::filesystem::path& responses);
 
 // The sidecar manifest written next to the scores (<out>.manifest.json).
-[[nodiscard]] io::OrderedJson score_manifest(const Benchmark& bench, const Scores& scores,
+[[nodiscard]] io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores,
                                              const std::filesystem::path& responses,
                                              const std::filesystem::path& out, std::string_view scores_sha256,
                                              bool allow_partial);
@@ -93,5 +121,17 @@ struct SystemInfo {
 // Writes the scores (one JSON line per record, benchmark order) and the sidecar, both atomically.
 void write_scores(const Benchmark& bench, const Scores& scores, const std::filesystem::path& responses,
                   const std::filesystem::path& out, bool allow_partial);
+
+// What `orbit score` does, with memory flat in the number of responses: one pass over
+// `responses` grades each record and appends its score line at once to a spool file next to
+// `out` ("<out>.spool.<pid>", unlinked as soon as it is open, so no exit path leaves it behind),
+// keeping only the line's place in the spool per prompt. `review` then sees the tally (issues,
+// counts) and may change it or throw (check_complete): a throw writes nothing. Otherwise the
+// scores file is copied from the spool in benchmark order and, like the manifest, written
+// atomically; both are byte for byte what score_responses + write_scores write.
+ScoreTally score_to_file(const Benchmark& bench, const std::filesystem::path& responses,
+                         const std::filesystem::path& out, bool allow_partial,
+                         const std::function<void(ScoreTally&)>& review,
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin());
 
 }  // namespace numcheck::orbit

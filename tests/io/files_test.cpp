@@ -28,6 +28,59 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+// The incremental hash equals the one-shot one whatever the pieces (empty pieces included).
+TEST(Sha256, IncrementalEqualsOneShot) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += fmt::format("line {} of the scores\n", i);
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4096}}) {
+    Sha256 h;
+    h.update("");
+    for (std::size_t at = 0; at < text.size(); at += piece)
+      h.update(std::string_view(text).substr(at, piece));
+    EXPECT_EQ(h.hex_digest(), sha256_hex(text)) << piece;
+  }
+  Sha256 empty;
+  EXPECT_EQ(empty.hex_digest(), sha256_hex(""));
+}
+
+// The spool reads back what was appended, buffered or flushed, in any order; it never shows up in
+// its folder (unlinked at once), and folders it had to create go when it goes, if still empty.
+TEST(Files, SpoolFileReadsBackAndLeavesNothing) {
+  const fs::path d = temp_dir("spool");
+  {
+    SpoolFile s(d / "a" / "b" / "scores.jsonl");
+    EXPECT_TRUE(fs::is_directory(d / "a" / "b"));
+    EXPECT_TRUE(fs::is_empty(d / "a" / "b"));
+    std::vector<std::pair<std::uint64_t, std::string>> pieces;
+    for (int i = 0; i < 40000; ++i) {
+      std::string text =
+          fmt::format("{{\"record\":{}}}\n", i) + std::string(static_cast<std::size_t>(i % 50), 'x');
+      pieces.emplace_back(s.append(text), std::move(text));
+    }
+    std::string out = "head:";
+    s.read(pieces.back().first, pieces.back().second.size(), out);  // still in the buffer
+    EXPECT_EQ(out, "head:" + pieces.back().second);
+    for (std::size_t i = pieces.size(); i-- > 0;) {
+      std::string got;
+      s.read(pieces[i].first, pieces[i].second.size(), got);
+      ASSERT_EQ(got, pieces[i].second) << i;
+    }
+    std::string got;
+    EXPECT_THROW(s.read(s.size() - 1, 2, got), Error);
+  }
+  EXPECT_FALSE(fs::exists(d / "a"));
+  {
+    SpoolFile s(d / "scores.jsonl");
+    (void)s.append("x");
+    write_file_atomic(d / "scores.jsonl", "kept");
+  }
+  EXPECT_TRUE(fs::exists(d / "scores.jsonl"));
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(d)) n += e.path().filename() == "scores.jsonl" ? 0 : 1;
+  EXPECT_EQ(n, 0u);
+  fs::remove_all(d);
+}
+
 TEST(Files, AtomicWriteThenReadAndHash) {
   const fs::path d = temp_dir("atomic");
   write_file_atomic(d / "sub" / "a.txt", "abc");

@@ -275,6 +275,81 @@ TEST_F(ScoreTest, PartialScoresListEveryProblemInTheManifest) {
   EXPECT_EQ(m["counts"]["records"], 1);
 }
 
+// The streaming scorer `orbit score` uses writes, byte for byte, the scores file and manifest of
+// score_responses + write_scores: here with every kind of issue (a malformed line, an unknown
+// prompt, a duplicate, a missing prompt), a blank line and --allow-partial, records out of
+// benchmark order. Its spool file leaves nothing next to the output.
+TEST_F(ScoreTest, StreamingScorerWritesTheSameBytesAsTheInMemoryOne) {
+  const Benchmark b = load_benchmark(dir_ / "bench");
+  const fs::path p = responses(
+      R"({"prompt_id":"LV-0001:scientific","response":"FINAL: 1.494 x 10^4 L","finish_reason":"stop","usage":{"completion_tokens":31}})"
+      "\n{oops\n\n"
+      R"({"prompt_id":"CV-0001:canonical","response":"FINAL: 2.75 L","finish_reason":"stop","completion_tokens":12})"
+      "\n"
+      R"({"prompt_id":"XX-0009:canonical","response":"FINAL: 1 L","finish_reason":"stop"})"
+      "\n"
+      R"({"prompt_id":"CV-0001:unit","response":"FINAL: 275 L","finish_reason":"length"})"
+      "\n"
+      R"({"prompt_id":"CV-0001:canonical","response":"FINAL: 3 L","finish_reason":"stop"})"
+      "\n");
+  const Scores s = score_responses(b, p);
+  ASSERT_EQ(s.records.size(), 3u);
+  ASSERT_EQ(s.issues.size(), 4u);
+  write_scores(b, s, p, dir_ / "mem" / "scores.jsonl", true);
+
+  std::size_t reviewed = 0;
+  const ScoreTally t = score_to_file(b, p, dir_ / "stream" / "scores.jsonl", true, [&](ScoreTally& x) {
+    ++reviewed;
+    EXPECT_EQ(x.issues.size(), 4u);
+  });
+  EXPECT_EQ(reviewed, 1u);
+  EXPECT_EQ(t.counts.records, 3u);
+  EXPECT_EQ(t.lines, s.lines);
+  EXPECT_EQ(t.counts.strict, s.counts.strict);
+  EXPECT_EQ(t.counts.audit, s.counts.audit);
+  // The manifests name their own scores path: the stream's must equal the in-memory one written
+  // to the same path.
+  const std::string stream_body = io::read_file(dir_ / "stream" / "scores.jsonl");
+  const std::string stream_manifest = io::read_file(score_manifest_path(dir_ / "stream" / "scores.jsonl"));
+  EXPECT_EQ(stream_body, io::read_file(dir_ / "mem" / "scores.jsonl"));
+  write_scores(b, s, p, dir_ / "stream" / "scores.jsonl", true);
+  EXPECT_EQ(io::read_file(dir_ / "stream" / "scores.jsonl"), stream_body);
+  EXPECT_EQ(io::read_file(score_manifest_path(dir_ / "stream" / "scores.jsonl")), stream_manifest);
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "stream")) {
+    ++files;
+    EXPECT_EQ(e.path().string().find(".spool."), std::string::npos) << e.path();
+  }
+  EXPECT_EQ(files, 2u);
+}
+
+// A refused run (review throws, as check_complete does without --allow-partial) writes nothing:
+// no scores, no manifest, no spool, not even the output folder it had to create.
+TEST_F(ScoreTest, ARefusedStreamingRunWritesNothing) {
+  const Benchmark b = load_benchmark(dir_ / "bench");
+  const fs::path p = responses("{oops\n");
+  const fs::path out = dir_ / "new" / "deeper" / "scores.jsonl";
+  try {
+    (void)score_to_file(b, p, out, false, [&](ScoreTally& t) { check_complete(t, p); });
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "new"));
+  // Into an existing folder: nothing is left there either.
+  try {
+    (void)score_to_file(b, p, dir_ / "run" / "scores.jsonl", false,
+                        [&](ScoreTally& t) { check_complete(t, p); });
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidInput);
+  }
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "run"))
+    files += e.path().filename() == "responses.jsonl" ? 0 : 1;
+  EXPECT_EQ(files, 0u);
+}
+
 TEST_F(ScoreTest, RefusesAChangedBenchmarkAndUnknownUnits) {
   {
     std::string views = io::read_file(dir_ / "bench" / "views.jsonl");
