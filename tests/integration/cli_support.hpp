@@ -77,6 +77,12 @@ template <class Suite>
 class SharedDirSuite : public ::testing::Test {
  protected:
   static void make_root(const std::string& name) { root_ = new std::filesystem::path(fresh_dir(name)); }
+  // make_root, then the default benchmark (seed 20260725) generated into bench().
+  static void make_root_with_bench(const std::string& name) {
+    make_root(name);
+    const auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", bench().string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*root_);
     delete root_;

@@ -26,20 +26,9 @@ using testing::run_cli;
 
 using testing::kServer;
 
-class RepeatCli : public ::testing::Test {
+class RepeatCli : public testing::SharedDirSuite<RepeatCli> {
  protected:
-  static void SetUpTestSuite() {
-    root_ = new fs::path(testing::fresh_dir("repeat_cli"));
-    const auto r =
-        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*root_);
-    delete root_;
-  }
-  static fs::path bench() { return *root_ / "bench"; }
-  static fs::path dir(const std::string& name) { return *root_ / name; }
+  static void SetUpTestSuite() { make_root_with_bench("repeat_cli"); }
   static std::string system(const std::string& url) {
     return fmt::format("--endpoint '{}' --model test-model --progress none --retries 0", url);
   }
@@ -49,9 +38,7 @@ class RepeatCli : public ::testing::Test {
                                        bench().string(), dir(name).string(), system(url)));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  static fs::path* root_;
 };
-fs::path* RepeatCli::root_ = nullptr;
 
 TEST_F(RepeatCli, DeterministicServerGivesNOfN) {
   Child server({kServer, "--bench", bench().string()}, true);

@@ -69,12 +69,7 @@ std::map<std::string, std::string> graded(const orbit::Benchmark& b, const fs::p
 
 class RunCli : public testing::SharedDirSuite<RunCli> {
  protected:
-  static void SetUpTestSuite() {
-    make_root("run_cli");
-    const auto r =
-        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
+  static void SetUpTestSuite() { make_root_with_bench("run_cli"); }
 };
 
 TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {

@@ -51,22 +51,10 @@ void expect_one_record_per_prompt(const fs::path& run) {
   EXPECT_EQ(m["complete"], true) << run;
 }
 
-class StudyCli : public ::testing::Test {
+class StudyCli : public testing::SharedDirSuite<StudyCli> {
  protected:
-  static void SetUpTestSuite() {
-    root_ = new fs::path(testing::fresh_dir("study_cli"));
-    const auto r =
-        run_cli(fmt::format("orbit generate --out '{}' --seed 20260725", (*root_ / "bench").string()));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*root_);
-    delete root_;
-  }
-  static fs::path bench() { return *root_ / "bench"; }
-  static fs::path* root_;
+  static void SetUpTestSuite() { make_root_with_bench("study_cli"); }
 };
-fs::path* StudyCli::root_ = nullptr;
 
 std::string study_json(const std::string& url_a, const std::string& url_b, const std::string& model_file) {
   return fmt::format(R"({{
