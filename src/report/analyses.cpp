@@ -30,19 +30,6 @@ using num::Rational;
 constexpr std::size_t kNone = SIZE_MAX;
 constexpr std::size_t kFamilyCount = 5;
 
-OJ rate_or_null(std::uint64_t k, std::uint64_t n) {
-  if (n == 0) return nullptr;
-  return static_cast<double>(k) / static_cast<double>(n);
-}
-
-// An exact value as {"exact": "p/q", "value": nearest double}.
-OJ exact_json(const Rational& q) {
-  OJ o = OJ::object();
-  o["exact"] = q.str();
-  o["value"] = q.to_double();
-  return o;
-}
-
 // Template metadata recorded in the benchmark's manifest (orbit generate embeds the spec).
 struct TemplateInfo {
   std::string name, program, unit;
@@ -190,96 +177,70 @@ struct BaselineWork {
   Sparse orbit;                     // orbit correct over all bases
 };
 
-std::string template_name_of(const OJ& metrics, const std::string& t) {
-  if (!metrics.contains("allocation")) return {};
-  for (const auto& row : metrics["allocation"]["templates"]) {
-    if (row["template"] == t && row["name"].is_string()) return row["name"].get<std::string>();
-  }
-  return {};
-}
-
-}  // namespace
-
-std::string template_label(const OJ& metrics, const std::string& template_id) {
-  const std::string name = template_name_of(metrics, template_id);
-  return name.empty() ? template_id : fmt::format("{} ({})", template_id, name);
-}
-
-void add_paper_analyses(OJ& out, const orbit::Benchmark& bench, const std::vector<SystemScores>& systems,
-                        const ReportOptions& opt) {
-  const OrbitLayout L = make_layout(bench);
-  const std::size_t nb = L.bases.size();
+// The allocation (Table 2): per template its bases and eligible views.
+Allocation allocation(const orbit::Benchmark& bench, const OrbitLayout& L) {
   const auto info = template_info(bench);
-
-  // ---- allocation (Table 2) and one example orbit ---------------------------------------------
-  {
-    OJ alloc = OJ::object();
-    OJ rows = OJ::array();
-    std::map<std::string, std::uint64_t> total_views;
-    std::uint64_t total_bases = 0;
-    for (const auto& t : L.templates) {
-      OJ row = OJ::object();
-      row["template"] = t;
-      auto it = info.find(t);
-      row["name"] = it != info.end() && !it->second.name.empty() ? OJ(it->second.name) : OJ(nullptr);
-      row["program"] = it != info.end() && !it->second.program.empty() ? OJ(it->second.program) : OJ(nullptr);
-      std::uint64_t bases = 0;
-      std::map<std::string, std::uint64_t> views;
-      std::string unit;
-      for (const auto& bv : L.bases) {
-        const auto& base = bench.bases[bv.base];
-        if (base.template_id != t) continue;
-        ++bases;
-        unit = base.canonical_unit;
-        ++views["canonical"];
-        for (std::size_t f = 0; f < kFamilyCount; ++f) {
-          if (bv.family[f] != kNone) ++views[orbit::kFamilies[f]];
-        }
-      }
-      row["canonical_unit"] = unit;
-      row["bases"] = bases;
-      OJ vj = OJ::object();
-      for (const auto& v : L.views) {
-        vj[v] = views[v];
-        total_views[v] += views[v];
-      }
-      row["views"] = vj;
-      total_bases += bases;
-      rows.push_back(row);
+  Allocation alloc;
+  std::map<std::string, std::uint64_t> total_views;
+  for (const auto& t : L.templates) {
+    AllocationRow row;
+    row.template_id = t;
+    if (auto it = info.find(t); it != info.end()) {
+      if (!it->second.name.empty()) row.name = it->second.name;
+      if (!it->second.program.empty()) row.program = it->second.program;
     }
-    alloc["templates"] = rows;
-    OJ tot = OJ::object();
-    tot["bases"] = total_bases;
-    OJ tv = OJ::object();
-    for (const auto& v : L.views) tv[v] = total_views[v];
-    tot["views"] = tv;
-    alloc["total"] = tot;
-    out["allocation"] = alloc;
-
-    // The first base (file order) with the most orbit views.
-    std::size_t best = kNone, best_views = 0;
-    for (std::size_t b = 0; b < nb; ++b) {
-      if (L.bases[b].orbit.size() > best_views) {
-        best = b;
-        best_views = L.bases[b].orbit.size();
+    std::map<std::string, std::uint64_t> views;
+    for (const auto& bv : L.bases) {
+      const auto& base = bench.bases[bv.base];
+      if (base.template_id != t) continue;
+      ++row.bases;
+      row.canonical_unit = base.canonical_unit;
+      ++views["canonical"];
+      for (std::size_t f = 0; f < kFamilyCount; ++f) {
+        if (bv.family[f] != kNone) ++views[orbit::kFamilies[f]];
       }
     }
-    if (best != kNone) {
-      const auto& base = bench.bases[L.bases[best].base];
-      OJ ex = OJ::object();
-      ex["base_id"] = base.base_id;
-      ex["template"] = base.template_id;
-      ex["answer"] = base.answer.str();
-      ex["canonical_unit"] = base.canonical_unit;
-      OJ vs = OJ::array();
-      for (std::size_t v : L.bases[best].orbit) vs.push_back(bench.views[v].prompt_id);
-      ex["prompts"] = vs;
-      out["example_orbit"] = ex;
+    for (const auto& v : L.views) {
+      row.views.emplace_back(v, views[v]);
+      total_views[v] += views[v];
+    }
+    alloc.total_bases += row.bases;
+    alloc.templates.push_back(std::move(row));
+  }
+  for (const auto& v : L.views) alloc.total_views.emplace_back(v, total_views[v]);
+  return alloc;
+}
+
+// The first base (file order) with the most orbit views.
+std::optional<ExampleOrbit> example_orbit(const orbit::Benchmark& bench, const OrbitLayout& L) {
+  std::size_t best = kNone, best_views = 0;
+  for (std::size_t b = 0; b < L.bases.size(); ++b) {
+    if (L.bases[b].orbit.size() > best_views) {
+      best = b;
+      best_views = L.bases[b].orbit.size();
     }
   }
+  if (best == kNone) return std::nullopt;
+  const auto& base = bench.bases[L.bases[best].base];
+  ExampleOrbit ex{base.base_id, base.template_id, base.answer.str(), base.canonical_unit, {}};
+  for (std::size_t v : L.bases[best].orbit) ex.prompts.push_back(bench.views[v].prompt_id);
+  return ex;
+}
 
-  // ---- independence baselines for H2: bootstrap on the orbit frame's draws ---------------------
-  const Groups groups = make_groups(L);
+// The independence baselines' inputs per system and layer, and their bootstrap replicates on the
+// orbit frame's draws: per (system, layer) the excess under the observed-rates baseline, then under
+// the canonical rate.
+struct Baselines {
+  Groups groups;
+  std::vector<std::array<LayerFlags, 2>> flags;
+  std::vector<std::vector<double>> reps;
+};
+
+Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& systems,
+                    const ReportOptions& opt) {
+  const std::size_t nb = L.bases.size();
+  Baselines out{make_groups(L), {}, {}};
+  const Groups& groups = out.groups;
   std::vector<std::vector<std::uint32_t>> slot_bases(kSlots);
   std::vector<std::uint32_t> all_bases(nb);
   for (std::size_t b = 0; b < nb; ++b) {
@@ -290,224 +251,199 @@ void add_paper_analyses(OJ& out, const orbit::Benchmark& bench, const std::vecto
     }
   }
   const std::size_t S = systems.size();
-  std::vector<std::array<LayerFlags, 2>> flags(S);
+  out.flags.resize(S);
   std::vector<std::array<BaselineWork, 2>> work(S);
   for (std::size_t s = 0; s < S; ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
-      flags[s][l] = layer_flags(L, systems[s], l);
+      out.flags[s][l] = layer_flags(L, systems[s], l);
       for (std::size_t slot = 0; slot < kSlots; ++slot) {
-        work[s][l].view[slot] = Sparse::from(flags[s][l].correct[slot], slot_bases[slot]);
+        work[s][l].view[slot] = Sparse::from(out.flags[s][l].correct[slot], slot_bases[slot]);
       }
-      work[s][l].orbit = Sparse::from(flags[s][l].orbit, all_bases);
+      work[s][l].orbit = Sparse::from(out.flags[s][l].orbit, all_bases);
     }
   }
-  // Per (system, layer): excess under the observed-rates baseline, then under the canonical rate.
-  std::vector<std::vector<double>> reps;
-  if (nb > 0 && opt.bootstrap_draws > 0 && S > 0) {
-    // The same streams as the orbit gap's frame (metrics.cpp frame_seed(seed, "orbit")), so the
-    // excess gap and the orbit gap are evaluated on the same resampled bases.
-    const std::uint64_t seed = Rng(opt.seed, "report-bootstrap:orbit").next();
-    reps = stats::bootstrap_counts_multi(
-        nb, opt.bootstrap_draws, seed, S * 4,
-        [&](const stats::ClusterCounts& c, std::span<double> o) {
-          std::vector<double> gw(groups.masks.size(), 0.0);
-          for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
-          std::array<double, kSlots> elig{};
-          for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+  if (nb == 0 || opt.bootstrap_draws == 0 || S == 0) return out;
+  // The same streams as the orbit gap's frame (metrics.cpp frame_seed(seed, "orbit")), so the excess
+  // gap and the orbit gap are evaluated on the same resampled bases.
+  const std::uint64_t seed = Rng(opt.seed, "report-bootstrap:orbit").next();
+  out.reps = stats::bootstrap_counts_multi(
+      nb, opt.bootstrap_draws, seed, S * 4,
+      [&](const stats::ClusterCounts& c, std::span<double> o) {
+        std::vector<double> gw(groups.masks.size(), 0.0);
+        for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
+        std::array<double, kSlots> elig{};
+        for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+          for (std::size_t slot = 0; slot < kSlots; ++slot) {
+            if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
+          }
+        }
+        for (std::size_t s = 0; s < S; ++s) {
+          for (std::size_t l = 0; l < 2; ++l) {
+            const auto& w = work[s][l];
+            std::array<double, kSlots> p{};
             for (std::size_t slot = 0; slot < kSlots; ++slot) {
-              if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
+              p[slot] = elig[slot] > 0 ? w.view[slot].eval(c, elig[slot]) / elig[slot] : 0.0;
             }
-          }
-          for (std::size_t s = 0; s < S; ++s) {
-            for (std::size_t l = 0; l < 2; ++l) {
-              const auto& w = work[s][l];
-              std::array<double, kSlots> p{};
+            double indep = 0, canon = 0;
+            for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+              double prod = 1, prod_c = 1;
               for (std::size_t slot = 0; slot < kSlots; ++slot) {
-                p[slot] = elig[slot] > 0 ? w.view[slot].eval(c, elig[slot]) / elig[slot] : 0.0;
+                if ((groups.masks[gi] >> slot & 1u) == 0) continue;
+                prod *= p[slot];
+                prod_c *= p[0];
               }
-              double indep = 0, canon = 0;
-              for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
-                double prod = 1, prod_c = 1;
-                for (std::size_t slot = 0; slot < kSlots; ++slot) {
-                  if ((groups.masks[gi] >> slot & 1u) == 0) continue;
-                  prod *= p[slot];
-                  prod_c *= p[0];
-                }
-                indep += gw[gi] * prod;
-                canon += gw[gi] * prod_c;
-              }
-              const double observed = w.orbit.eval(c, static_cast<double>(nb));
-              const double n = static_cast<double>(nb);
-              o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
-              o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;
+              indep += gw[gi] * prod;
+              canon += gw[gi] * prod_c;
             }
+            const double observed = w.orbit.eval(c, static_cast<double>(nb));
+            const double n = static_cast<double>(nb);
+            o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
+            o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;
           }
-        },
-        opt.threads);
-  }
+        }
+      },
+      opt.threads);
+  return out;
+}
 
-  // ---- per system and layer ---------------------------------------------------------------------
-  for (std::size_t s = 0; s < S; ++s) {
-    const SystemScores& sys = systems[s];
-    OJ& sj = out["systems"][sys.name];
+// Length-finished responses excluded (descriptive sensitivity analysis).
+Keyed<LengthExcluded> length_excluded(const orbit::Benchmark& bench, const OrbitLayout& L,
+                                      const SystemScores& sys, std::size_t l) {
+  Keyed<LengthExcluded> out;
+  for (const auto& vname : L.views) {
+    LengthExcluded e;
+    for (std::size_t v = 0; v < bench.views.size(); ++v) {
+      if (bench.views[v].view != vname) continue;
+      const auto& sp = sys.by_view[v];
+      const bool ok = sp.layer[l].outcome == Outcome::kCorrect;
+      if (sp.present && sp.finish_reason == "length") {
+        ++e.excluded_length_finishes;
+        e.correct_among_excluded += ok;
+        continue;
+      }
+      ++e.n;
+      e.correct += ok;
+    }
+    out.emplace_back(vname, e);
+  }
+  return out;
+}
+
+// Per view and template: correctness, value errors, exact power-of-ten drops by k.
+Keyed<Keyed<TemplateViewCell>> views_by_template(const orbit::Benchmark& bench, const OrbitLayout& L,
+                                                 const SystemScores& sys, std::size_t l) {
+  Keyed<Keyed<TemplateViewCell>> out;
+  for (const auto& vname : L.views) {
+    std::map<std::string, TemplateViewCell> cells;
+    for (std::size_t v = 0; v < bench.views.size(); ++v) {
+      const auto& view = bench.views[v];
+      if (view.view != vname) continue;
+      const auto& ls = sys.by_view[v].layer[l];
+      TemplateViewCell& c = cells[view.template_id];
+      ++c.n;
+      c.correct += ls.outcome == Outcome::kCorrect;
+      if (ls.outcome == Outcome::kValueError && ls.value) {
+        ++c.value_errors;
+        if (auto k = grade::magnitude_exponent(*ls.value, view.expected)) {
+          ++c.power_of_ten;
+          ++c.by_k[*k];
+        }
+      }
+    }
+    Keyed<TemplateViewCell> row;
+    for (const auto& t : L.templates) {
+      if (auto it = cells.find(t); it != cells.end()) row.emplace_back(t, it->second);
+    }
+    out.emplace_back(vname, std::move(row));
+  }
+  return out;
+}
+
+// The independence baselines for H2 of system s, layer l: exact point values and bootstrap intervals.
+H2Independence h2_independence(const OrbitLayout& L, const Baselines& bl, std::size_t s, std::size_t l,
+                               double level) {
+  const std::size_t nb = L.bases.size();
+  const LayerFlags& flags = bl.flags[s][l];
+  const auto [indep, canon] = expected_orbit_exact(L, bl.groups, flags);
+  std::uint64_t observed = 0, canonical = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    observed += flags.orbit[b];
+    canonical += flags.correct[0][b];
+  }
+  H2Independence h;
+  h.n = nb;
+  if (nb == 0) return h;
+  const Rational n(static_cast<long long>(nb));
+  const Rational can_rate = Rational(static_cast<long long>(canonical)) / n;
+  const Rational obs_rate = Rational(static_cast<long long>(observed)) / n;
+  h.observed_gap = can_rate - obs_rate;
+  auto baseline = [&](const Rational& expected_total, std::size_t which, const char* what) {
+    const Rational exp_rate = expected_total / n;
+    H2Baseline b{what, exp_rate, can_rate - exp_rate, exp_rate - obs_rate, std::nullopt};
+    if (!bl.reps.empty()) b.ci = stats::percentile_interval(bl.reps[(s * 2 + l) * 2 + which], level);
+    return b;
+  };
+  h.independent_views =
+      baseline(indep, 0, "each view of a base fails independently at that view's observed rate");
+  h.canonical_rate =
+      baseline(canon, 1, "each view of a base fails independently at the canonical view's observed rate");
+  return h;
+}
+
+// The repeat check (`orbit repeat`), when the run folder of a system's responses holds one.
+std::optional<RepeatCheck> repeat_check(const SystemScores& sys) {
+  if (!sys.responses_path) return std::nullopt;
+  const std::filesystem::path file = sys.responses_path->parent_path() / "repeat.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+  const std::string text = io::read_file(file, std::size_t{1} << 28);
+  const OJ j = io::parse_ordered_json(text, file.string());
+  if (!j.is_object() || j.value("kind", std::string()) != "numcheck.orbit_repeat" || !j.contains("counts") ||
+      !j["counts"].is_object()) {
+    fail("{}: not a repeat.json written by `numcheck orbit repeat` (kind numcheck.orbit_repeat)",
+         file.string());
+  }
+  RepeatCheck r;
+  r.file = "repeat.json";
+  r.sha256 = io::sha256_hex(text);
+  r.model = j.contains("model") ? j["model"] : OJ(nullptr);
+  r.seed = j.contains("seed") ? j["seed"] : OJ(nullptr);
+  r.n_requested = j.contains("n_requested") ? j["n_requested"] : OJ(nullptr);
+  for (auto [k, slot] :
+       {std::pair{"asked", &r.asked}, std::pair{"answered", &r.answered},
+        std::pair{"byte_identical", &r.byte_identical}, std::pair{"answer_identical", &r.answer_identical},
+        std::pair{"request_identical", &r.request_identical}}) {
+    const OJ& v = j["counts"].contains(k) ? j["counts"][k] : OJ(nullptr);
+    if (!v.is_number_unsigned()) fail("{}: counts.{} is not a count", file.string(), k);
+    *slot = v.get<std::uint64_t>();
+  }
+  r.warning = j.value("warning", std::string());
+  return r;
+}
+
+}  // namespace
+
+void add_paper_analyses(MetricsModel& m, const orbit::Benchmark& bench,
+                        const std::vector<SystemScores>& systems, const ReportOptions& opt) {
+  const OrbitLayout L = make_layout(bench);
+  m.allocation = allocation(bench, L);
+  m.example_orbit = example_orbit(bench, L);
+  const Baselines bl = baselines(L, systems, opt);
+  for (std::size_t s = 0; s < systems.size(); ++s) {
+    SystemMetrics& sm = m.systems.at(s);
     for (std::size_t l = 0; l < 2; ++l) {
-      OJ& lj = sj[kLayerNames[l]];
-
-      // Length-finished responses excluded (descriptive sensitivity analysis).
-      {
-        OJ le = OJ::object();
-        for (const auto& vname : L.views) {
-          std::uint64_t n = 0, correct = 0, excluded = 0, correct_excluded = 0;
-          for (std::size_t v = 0; v < bench.views.size(); ++v) {
-            if (bench.views[v].view != vname) continue;
-            const auto& sp = sys.by_view[v];
-            const bool ok = sp.layer[l].outcome == Outcome::kCorrect;
-            if (sp.present && sp.finish_reason == "length") {
-              ++excluded;
-              correct_excluded += ok;
-              continue;
-            }
-            ++n;
-            correct += ok;
-          }
-          OJ e = OJ::object();
-          e["n"] = n;
-          e["correct"] = correct;
-          e["rate"] = rate_or_null(correct, n);
-          e["excluded_length_finishes"] = excluded;
-          e["correct_among_excluded"] = correct_excluded;
-          le[vname] = e;
-        }
-        lj["length_excluded"] = le;
-      }
-
-      // Per view and template: correctness, value errors, exact power-of-ten drops by k.
-      {
-        OJ vt = OJ::object();
-        for (const auto& vname : L.views) {
-          struct Cellc {
-            std::uint64_t n = 0, correct = 0, value_errors = 0, drops = 0;
-            std::map<int, std::uint64_t> by_k;
-          };
-          std::map<std::string, Cellc> cells;
-          for (std::size_t v = 0; v < bench.views.size(); ++v) {
-            const auto& view = bench.views[v];
-            if (view.view != vname) continue;
-            const auto& ls = sys.by_view[v].layer[l];
-            Cellc& c = cells[view.template_id];
-            ++c.n;
-            c.correct += ls.outcome == Outcome::kCorrect;
-            if (ls.outcome == Outcome::kValueError && ls.value) {
-              ++c.value_errors;
-              if (auto k = grade::magnitude_exponent(*ls.value, view.expected)) {
-                ++c.drops;
-                ++c.by_k[*k];
-              }
-            }
-          }
-          OJ tj = OJ::object();
-          for (const auto& t : L.templates) {
-            auto it = cells.find(t);
-            if (it == cells.end()) continue;
-            const Cellc& c = it->second;
-            OJ e = OJ::object();
-            e["n"] = c.n;
-            e["correct"] = c.correct;
-            e["rate"] = rate_or_null(c.correct, c.n);
-            e["residual_failures"] = c.n - c.correct;
-            e["value_errors"] = c.value_errors;
-            e["power_of_ten"] = c.drops;
-            OJ bk = OJ::object();
-            for (const auto& [k, n] : c.by_k) bk[std::to_string(k)] = n;
-            e["by_k"] = bk;
-            tj[t] = e;
-          }
-          vt[vname] = tj;
-        }
-        lj["views_by_template"] = vt;
-      }
-
-      // Independence baselines for H2.
-      {
-        const auto [indep, canon] = expected_orbit_exact(L, groups, flags[s][l]);
-        std::uint64_t observed = 0, canonical = 0;
-        for (std::size_t b = 0; b < nb; ++b) {
-          observed += flags[s][l].orbit[b];
-          canonical += flags[s][l].correct[0][b];
-        }
-        OJ h = OJ::object();
-        h["n"] = nb;
-        if (nb == 0) {
-          h["observed_gap"] = nullptr;
-        } else {
-          const Rational n(static_cast<long long>(nb));
-          const Rational can_rate = Rational(static_cast<long long>(canonical)) / n;
-          const Rational obs_rate = Rational(static_cast<long long>(observed)) / n;
-          h["observed_gap"] = exact_json(can_rate - obs_rate);
-          auto baseline = [&](const Rational& expected_total, std::size_t which, const char* what) {
-            const Rational exp_rate = expected_total / n;
-            OJ b = OJ::object();
-            b["assumption"] = what;
-            b["expected_orbit"] = exact_json(exp_rate);
-            b["expected_gap"] = exact_json(can_rate - exp_rate);
-            b["excess_gap"] = exact_json(exp_rate - obs_rate);
-            if (reps.empty()) {
-              b["ci"] = nullptr;
-            } else {
-              const auto i = stats::percentile_interval(reps[(s * 2 + l) * 2 + which], opt.level);
-              b["ci"] = OJ::array({i.lo, i.hi});
-            }
-            return b;
-          };
-          h["independent_views"] =
-              baseline(indep, 0, "each view of a base fails independently at that view's observed rate");
-          h["canonical_rate"] = baseline(
-              canon, 1, "each view of a base fails independently at the canonical view's observed rate");
-        }
-        lj["h2_independence"] = h;
-      }
+      LayerMetrics& lm = sm.layers[l];
+      lm.length_excluded = length_excluded(bench, L, systems[s], l);
+      lm.views_by_template = views_by_template(bench, L, systems[s], l);
+      lm.h2_independence = h2_independence(L, bl, s, l, opt.level);
     }
-  }
-  // The repeat check (`orbit repeat`), when the run folder of a system's responses holds one.
-  for (const auto& sys : systems) {
-    if (!sys.responses_path) continue;
-    const std::filesystem::path file = sys.responses_path->parent_path() / "repeat.json";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) continue;
-    const std::string text = io::read_file(file, std::size_t{1} << 28);
-    const OJ j = io::parse_ordered_json(text, file.string());
-    if (!j.is_object() || j.value("kind", std::string()) != "numcheck.orbit_repeat" ||
-        !j.contains("counts") || !j["counts"].is_object()) {
-      fail("{}: not a repeat.json written by `numcheck orbit repeat` (kind numcheck.orbit_repeat)",
-           file.string());
-    }
-    OJ r = OJ::object();
-    r["file"] = "repeat.json";
-    r["sha256"] = io::sha256_hex(text);
-    for (const char* k : {"model", "seed", "n_requested"}) r[k] = j.contains(k) ? j[k] : OJ(nullptr);
-    for (const char* k : {"asked", "answered", "byte_identical", "answer_identical", "request_identical"}) {
-      const OJ& v = j["counts"].contains(k) ? j["counts"][k] : OJ(nullptr);
-      if (!v.is_number_unsigned()) fail("{}: counts.{} is not a count", file.string(), k);
-      r[k] = v;
-    }
-    r["warning"] = j.value("warning", std::string());
-    out["systems"][sys.name]["repeat"] = r;
-  }
-  {
-    OJ& st = out["settings"];
-    st["h2_baseline"] =
-        "excess gap = observed orbit gap - gap expected under independence; percentile interval on the "
-        "orbit frame's base-clustered draws";
-    st["length_sensitivity"] = "descriptive: responses with finish reason 'length' excluded";
+    sm.repeat = repeat_check(systems[s]);
   }
 }
 
 // ---- report sections ------------------------------------------------------------------------------
 
 namespace {
-
-double num(const OJ& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
-std::uint64_t cnt(const OJ& j) { return j.is_number() ? j.get<std::uint64_t>() : 0; }
 
 // ".998" style for a rate (the paper's), from exact counts: k/n rounded to 3 places.
 std::string rate3(std::uint64_t k, std::uint64_t n) {
@@ -520,71 +456,54 @@ std::string rate_counts(std::uint64_t k, std::uint64_t n) {
 }
 
 // Percentage points with sign from an exact value ("+3.1"), rounded exactly.
-std::string exact_points(const OJ& e) {
-  if (!e.is_object() || !e.contains("exact")) return "n/a";
-  const auto q = Rational::from_string(e["exact"].get<std::string>());
-  if (!q) return "n/a";
-  const std::string s = num::fixed_decimal(*q * Rational(100), 1);
+std::string exact_points(const Rational& q) {
+  const std::string s = num::fixed_decimal(q * Rational(100), 1);
   return s[0] == '-' || s == "0.0" ? s : "+" + s;
 }
-std::string pts_interval(const OJ& j) {
-  if (!j.is_array() || j.size() != 2) return "n/a";
-  return fmt::format("[{}, {}]", html::signed_points(num(j[0]), 1), html::signed_points(num(j[1]), 1));
+std::string pts_interval(const std::optional<Interval>& i) {
+  if (!i) return "n/a";
+  return fmt::format("[{}, {}]", html::signed_points(i->lo, 1), html::signed_points(i->hi, 1));
 }
 
-struct SysCtx {
-  std::vector<std::string> order;
-  std::map<std::string, bool> simulated;
-  std::string label(const std::string& n) const {
-    auto it = simulated.find(n);
-    return it != simulated.end() && it->second ? n + " (simulated)" : n;
-  }
-};
-
-std::string k_factors(const OJ& by_k) {
+std::string k_factors(const ByK& by_k) {
   std::string s;
-  for (const auto& [k, v] : by_k.items()) {
-    s += fmt::format("{}k={}: {}", s.empty() ? "" : ", ", k, cnt(v));
-  }
+  for (const auto& [k, v] : by_k) s += fmt::format("{}k={}: {}", s.empty() ? "" : ", ", k, v);
   return s.empty() ? "-" : s;
 }
 
-Document allocation_section(const OJ& m, const orbit::Benchmark& bench) {
+Document allocation_section(const MetricsModel& m, const orbit::Benchmark& bench) {
   Document d;
   d.heading(2, "allocation", "Benchmark: templates and allocation");
   d.paragraph(
       "Each base problem is one template's program with exact rational parameters; its orbit is the "
       "canonical prompt and the family views its eligibility grants. Per-view denominators are the "
       "eligible bases in the column below, never all bases.");
-  const OJ& a = m["allocation"];
+  const Allocation& a = m.allocation;
   Table t;
   t.caption = "Template allocation: bases and eligible views per template";
   t.id = "allocation";
   t.header = {"Template", "Program", "Canonical unit", "Bases"};
   std::vector<std::string> views;
-  for (const auto& [v, _] : a["total"]["views"].items()) {
+  for (const auto& [v, _] : a.total_views) {
     if (v == "canonical") continue;
     views.push_back(v);
     t.header.push_back(v);
   }
-  for (const auto& row : a["templates"]) {
-    std::vector<Cell> r{
-        Cell::txt(template_label(m, row["template"].get<std::string>())),
-        Cell::txt(row["program"].is_string() ? "y = " + row["program"].get<std::string>() : "-"),
-        Cell::txt(row["canonical_unit"].get<std::string>().empty()
-                      ? std::string("(none)")
-                      : row["canonical_unit"].get<std::string>()),
-        Cell::num(std::to_string(cnt(row["bases"])))};
+  for (const auto& row : a.templates) {
+    std::vector<Cell> r{Cell::txt(m.template_label(row.template_id)),
+                        Cell::txt(row.program ? "y = " + *row.program : "-"),
+                        Cell::txt(row.canonical_unit.empty() ? std::string("(none)") : row.canonical_unit),
+                        Cell::num(std::to_string(row.bases))};
     for (const auto& v : views) {
-      const std::uint64_t n = cnt(row["views"][v]);
-      r.push_back(Cell::num(n == 0 ? std::string("-") : std::to_string(n)));
+      const std::uint64_t* n = find_key(row.views, v);
+      r.push_back(Cell::num(n == nullptr || *n == 0 ? std::string("-") : std::to_string(*n)));
     }
     t.rows.push_back(std::move(r));
   }
   {
     std::vector<Cell> r{Cell::txt("total"), Cell::txt(""), Cell::txt(""),
-                        Cell::num(std::to_string(cnt(a["total"]["bases"])), true)};
-    for (const auto& v : views) r.push_back(Cell::num(std::to_string(cnt(a["total"]["views"][v])), true));
+                        Cell::num(std::to_string(a.total_bases), true)};
+    for (const auto& v : views) r.push_back(Cell::num(std::to_string(*find_key(a.total_views, v)), true));
     t.rows.push_back(std::move(r));
   }
   t.note =
@@ -592,17 +511,16 @@ Document allocation_section(const OJ& m, const orbit::Benchmark& bench) {
       "(its transformed prompts); '-' = not eligible in the template.";
   d.table(std::move(t));
 
-  if (m.contains("example_orbit")) {
-    const OJ& ex = m["example_orbit"];
+  if (m.example_orbit) {
+    const ExampleOrbit& ex = *m.example_orbit;
     d.heading(3, "example-orbit", "An example orbit");
-    const std::string unit = ex["canonical_unit"].get<std::string>();
     d.paragraph(fmt::format(
         "Base {} of template {}: every prompt below asks for the same exact answer, {}{}. The views differ "
         "only in how the statement's quantities are written.",
-        ex["base_id"].get<std::string>(), template_label(m, ex["template"].get<std::string>()),
-        ex["answer"].get<std::string>(), unit.empty() ? "" : " " + unit));
-    for (const auto& pid : ex["prompts"]) {
-      const orbit::View* v = bench.find_view(pid.get<std::string>());
+        ex.base_id, m.template_label(ex.template_id), ex.answer,
+        ex.canonical_unit.empty() ? "" : " " + ex.canonical_unit));
+    for (const auto& pid : ex.prompts) {
+      const orbit::View* v = bench.find_view(pid);
       if (v == nullptr) continue;
       d.paragraph(fmt::format("{} view:", v->view));
       d.verbatim(v->prompt);
@@ -611,7 +529,7 @@ Document allocation_section(const OJ& m, const orbit::Benchmark& bench) {
   return d;
 }
 
-Document h2_section(const OJ& m, const SysCtx& c) {
+Document h2_section(const MetricsModel& m) {
   Document d;
   d.heading(2, "h2-baseline", "H2 against an independence baseline");
   d.paragraph(
@@ -639,22 +557,19 @@ Document h2_section(const OJ& m, const SysCtx& c) {
                 "(b) expected gap",
                 "(b) excess gap [95% CI]",
                 "H2 (>= 3 pts)"};
-    for (const auto& n : c.order) {
-      const OJ& lj = m["systems"][n][kLayerNames[l]];
-      const OJ& h = lj["h2_independence"];
-      if (!h.contains("independent_views")) continue;
-      const OJ& a = h["independent_views"];
-      const OJ& b = h["canonical_rate"];
-      auto excludes0 = [](const OJ& ci) {
-        return ci.is_array() && (ci[0].get<double>() > 0.0 || ci[1].get<double>() < 0.0);
-      };
-      t.rows.push_back(
-          {Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(h["n"]))),
-           Cell::num(exact_points(h["observed_gap"])), Cell::num(exact_points(a["expected_gap"])),
-           Cell::num(exact_points(a["excess_gap"]) + " " + pts_interval(a["ci"]), excludes0(a["ci"])),
-           Cell::num(exact_points(b["expected_gap"])),
-           Cell::num(exact_points(b["excess_gap"]) + " " + pts_interval(b["ci"]), excludes0(b["ci"])),
-           Cell::txt(lj["h2"]["holds"].get<bool>() ? "yes" : "no")});
+    for (const auto& s : m.systems) {
+      const LayerMetrics& lm = s.layers[l];
+      const H2Independence& h = lm.h2_independence;
+      if (!h.independent_views || !h.canonical_rate || !h.observed_gap) continue;
+      const H2Baseline& a = *h.independent_views;
+      const H2Baseline& b = *h.canonical_rate;
+      auto excludes0 = [](const std::optional<Interval>& ci) { return ci && (ci->lo > 0.0 || ci->hi < 0.0); };
+      t.rows.push_back({Cell::txt(s.label()), Cell::num(std::to_string(h.n)),
+                        Cell::num(exact_points(*h.observed_gap)), Cell::num(exact_points(a.expected_gap)),
+                        Cell::num(exact_points(a.excess_gap) + " " + pts_interval(a.ci), excludes0(a.ci)),
+                        Cell::num(exact_points(b.expected_gap)),
+                        Cell::num(exact_points(b.excess_gap) + " " + pts_interval(b.ci), excludes0(b.ci)),
+                        Cell::txt(lm.orbit.gap_material() ? "yes" : "no")});
     }
     t.note =
         "Percentage points; point values are exact (metrics.json: h2_independence, 'p/q'), rounded for "
@@ -664,7 +579,7 @@ Document h2_section(const OJ& m, const SysCtx& c) {
   return d;
 }
 
-Document length_section(const OJ& m, const SysCtx& c) {
+Document length_section(const MetricsModel& m) {
   Document d;
   d.heading(2, "length-sensitivity", "Sensitivity: excluding length-finished responses");
   d.paragraph(
@@ -677,18 +592,21 @@ Document length_section(const OJ& m, const SysCtx& c) {
   t.id = "length-sensitivity";
   t.header = {"System",          "View", "Length finishes", "Strict, all", "Strict, excluding", "Audit, all",
               "Audit, excluding"};
-  for (const auto& n : c.order) {
-    const OJ& st = m["systems"][n]["strict"];
-    const OJ& au = m["systems"][n]["audit"];
-    for (const auto& [v, e] : au["length_excluded"].items()) {
-      const std::uint64_t ex = cnt(e["excluded_length_finishes"]);
+  for (const auto& s : m.systems) {
+    const LayerMetrics& st = s.layers[0];
+    const LayerMetrics& au = s.layers[1];
+    for (const auto& [v, e] : au.length_excluded) {
+      const std::uint64_t ex = e.excluded_length_finishes;
       if (v != "scientific" && ex == 0) continue;
-      const OJ& se = st["length_excluded"][v];
-      t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(ex)),
-                        Cell::num(rate_counts(cnt(st["views"][v]["correct"]), cnt(st["views"][v]["n"]))),
-                        Cell::num(rate_counts(cnt(se["correct"]), cnt(se["n"]))),
-                        Cell::num(rate_counts(cnt(au["views"][v]["correct"]), cnt(au["views"][v]["n"]))),
-                        Cell::num(rate_counts(cnt(e["correct"]), cnt(e["n"])))});
+      const LengthExcluded* se = find_key(st.length_excluded, v);
+      const ViewMetrics* sv = find_key(st.views, v);
+      const ViewMetrics* av = find_key(au.views, v);
+      if (se == nullptr || sv == nullptr || av == nullptr)
+        fail("metrics: system {} lacks view {}", s.name, v);
+      t.rows.push_back({Cell::txt(s.label()), Cell::txt(v), Cell::num(std::to_string(ex)),
+                        Cell::num(rate_counts(sv->correct, sv->n)),
+                        Cell::num(rate_counts(se->correct, se->n)),
+                        Cell::num(rate_counts(av->correct, av->n)), Cell::num(rate_counts(e.correct, e.n))});
     }
   }
   if (t.rows.empty()) {
@@ -701,7 +619,7 @@ Document length_section(const OJ& m, const SysCtx& c) {
   return d;
 }
 
-Document power_section(const OJ& m, const SysCtx& c) {
+Document power_section(const MetricsModel& m) {
   Document d;
   d.heading(2, "power-of-ten", "Power-of-ten factors by template");
   d.paragraph(
@@ -711,10 +629,10 @@ Document power_section(const OJ& m, const SysCtx& c) {
       "view and every view with such a drop. A pooled rate mixes these strata; no claim carries beyond the "
       "listed template/view combinations.");
   std::vector<std::string> views;
-  for (const auto& n : c.order) {
-    for (const auto& [v, tj] : m["systems"][n]["audit"]["views_by_template"].items()) {
+  for (const auto& s : m.systems) {
+    for (const auto& [v, cells] : s.layers[1].views_by_template) {
       bool show = v == "unit";
-      for (const auto& [tp, e] : tj.items()) show = show || cnt(e["power_of_ten"]) > 0;
+      for (const auto& [tp, e] : cells) show = show || e.power_of_ten > 0;
       if (show && std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
     }
   }
@@ -728,17 +646,15 @@ Document power_section(const OJ& m, const SysCtx& c) {
     t.id = "power-of-ten-" + v;
     t.header = {"System",       "Template",     "n",   "Correct", "Residual failures",
                 "Value errors", "Power of ten", "By k"};
-    for (const auto& n : c.order) {
-      const OJ& vt = m["systems"][n]["audit"]["views_by_template"];
-      if (!vt.contains(v)) continue;
-      for (const auto& [tp, e] : vt[v].items()) {
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(template_label(m, tp)),
-                          Cell::num(std::to_string(cnt(e["n"]))),
-                          Cell::num(rate_counts(cnt(e["correct"]), cnt(e["n"]))),
-                          Cell::num(std::to_string(cnt(e["residual_failures"]))),
-                          Cell::num(std::to_string(cnt(e["value_errors"]))),
-                          Cell::num(std::to_string(cnt(e["power_of_ten"])), cnt(e["power_of_ten"]) > 0),
-                          Cell::txt(k_factors(e["by_k"]))});
+    for (const auto& s : m.systems) {
+      const Keyed<TemplateViewCell>* cells = find_key(s.layers[1].views_by_template, v);
+      if (cells == nullptr) continue;
+      for (const auto& [tp, e] : *cells) {
+        t.rows.push_back(
+            {Cell::txt(s.label()), Cell::txt(m.template_label(tp)), Cell::num(std::to_string(e.n)),
+             Cell::num(rate_counts(e.correct, e.n)), Cell::num(std::to_string(e.n - e.correct)),
+             Cell::num(std::to_string(e.value_errors)),
+             Cell::num(std::to_string(e.power_of_ten), e.power_of_ten > 0), Cell::txt(k_factors(e.by_k))});
       }
     }
     if (!t.rows.empty()) d.table(std::move(t));
@@ -746,7 +662,7 @@ Document power_section(const OJ& m, const SysCtx& c) {
   return d;
 }
 
-Document repeat_section(const OJ& m, const SysCtx& c) {
+Document repeat_section(const MetricsModel& m) {
   Document d;
   d.heading(2, "repeat", "Repeat check");
   d.paragraph(
@@ -761,20 +677,17 @@ Document repeat_section(const OJ& m, const SysCtx& c) {
       "System", "Model", "Asked", "Answered", "Byte-identical", "Answer-identical", "Request identical",
       "Seed"};
   std::string warning;
-  for (const auto& n : c.order) {
-    const OJ& s = m["systems"][n];
-    if (!s.contains("repeat")) continue;
-    const OJ& r = s["repeat"];
-    const std::uint64_t asked = cnt(r["asked"]);
+  for (const auto& s : m.systems) {
+    if (!s.repeat) continue;
+    const RepeatCheck& r = *s.repeat;
     t.rows.push_back(
-        {Cell::txt(c.label(n)), Cell::txt(r["model"].is_string() ? r["model"].get<std::string>() : "-"),
-         Cell::num(std::to_string(asked)), Cell::num(std::to_string(cnt(r["answered"]))),
-         Cell::num(fmt::format("{}/{}", cnt(r["byte_identical"]), asked), cnt(r["byte_identical"]) < asked),
-         Cell::num(fmt::format("{}/{}", cnt(r["answer_identical"]), asked),
-                   cnt(r["answer_identical"]) < asked),
-         Cell::num(fmt::format("{}/{}", cnt(r["request_identical"]), cnt(r["answered"]))),
-         Cell::num(r["seed"].is_number() ? std::to_string(r["seed"].get<std::uint64_t>()) : "-")});
-    if (warning.empty() && r["warning"].is_string()) warning = r["warning"].get<std::string>();
+        {Cell::txt(s.label()), Cell::txt(r.model.is_string() ? r.model.get<std::string>() : "-"),
+         Cell::num(std::to_string(r.asked)), Cell::num(std::to_string(r.answered)),
+         Cell::num(fmt::format("{}/{}", r.byte_identical, r.asked), r.byte_identical < r.asked),
+         Cell::num(fmt::format("{}/{}", r.answer_identical, r.asked), r.answer_identical < r.asked),
+         Cell::num(fmt::format("{}/{}", r.request_identical, r.answered)),
+         Cell::num(r.seed.is_number() ? std::to_string(r.seed.get<std::uint64_t>()) : "-")});
+    if (warning.empty()) warning = r.warning;
   }
   t.note =
       "Bold: fewer identical than asked. Request identical: the repeated request body equals the recorded "
@@ -786,17 +699,14 @@ Document repeat_section(const OJ& m, const SysCtx& c) {
 
 }  // namespace
 
-void add_paper_sections(Document& d, const OJ& m, const orbit::Benchmark& bench) {
-  SysCtx c;
-  for (const auto& n : m["system_order"]) c.order.push_back(n.get<std::string>());
-  for (const auto& n : c.order) c.simulated[n] = m["systems"][n]["simulated"].get<bool>();
-  if (m.contains("allocation")) d.insert_before("systems", allocation_section(m, bench));
-  d.insert_before("families", h2_section(m, c));
-  d.insert_before("magnitude", length_section(m, c));
-  d.insert_before("templates", power_section(m, c));
+void add_paper_sections(Document& d, const MetricsModel& m, const orbit::Benchmark& bench) {
+  d.insert_before("systems", allocation_section(m, bench));
+  d.insert_before("families", h2_section(m));
+  d.insert_before("magnitude", length_section(m));
+  d.insert_before("templates", power_section(m));
   bool repeat = false;
-  for (const auto& n : c.order) repeat = repeat || m["systems"][n].contains("repeat");
-  if (repeat) d.insert_before("examples", repeat_section(m, c));
+  for (const auto& s : m.systems) repeat = repeat || s.repeat.has_value();
+  if (repeat) d.insert_before("examples", repeat_section(m));
 }
 
 }  // namespace numcheck::report

@@ -22,21 +22,19 @@
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
 #include "report/metrics.hpp"
+#include "report/metrics_model.hpp"
 #include "report/scores.hpp"
 
 namespace numcheck::report {
 
-// Adds "allocation" and "example_orbit" at the top level and "length_excluded",
-// "views_by_template" and "h2_independence" to every systems.<name>.<layer> of `metrics`.
-void add_paper_analyses(io::OrderedJson& metrics, const orbit::Benchmark& bench,
+// Fills the allocation and the example orbit, and per system and layer the length sensitivity,
+// the views by template and the H2 independence baselines, and per system the repeat check.
+void add_paper_analyses(MetricsModel& metrics, const orbit::Benchmark& bench,
                         const std::vector<SystemScores>& systems, const ReportOptions& options);
 
 // The report sections of these analyses, inserted into `d` at their places: the allocation and
 // example orbit before "Systems", the H2 baseline after the orbit metrics, the length sensitivity
 // after audit recovery, the power-of-ten table after the magnitude drops.
-void add_paper_sections(doc::Document& d, const io::OrderedJson& metrics, const orbit::Benchmark& bench);
-
-// "CV (Combined Volume)" when metrics.json's allocation knows the template's name, else "CV".
-[[nodiscard]] std::string template_label(const io::OrderedJson& metrics, const std::string& template_id);
+void add_paper_sections(doc::Document& d, const MetricsModel& metrics, const orbit::Benchmark& bench);
 
 }  // namespace numcheck::report

@@ -18,6 +18,7 @@
 
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
+#include "report/metrics_model.hpp"
 #include "report/scores.hpp"
 
 namespace numcheck::report {
@@ -28,10 +29,6 @@ struct ReportOptions {
   unsigned threads = 0;  // 0 = all cores
   double level = 0.95;   // interval level (bootstrap percentile and Wilson)
 };
-
-// The practical-effect threshold (3 points) and the significance level of the family tests.
-inline constexpr int kMaterialPoints = 3;
-inline constexpr double kAlpha = 0.05;
 
 // Per-base outcome flags of one system under one layer (exposed for tests).
 struct BaseFlags {
@@ -58,9 +55,10 @@ struct OrbitLayout {
 
 [[nodiscard]] BaseFlags base_flags(const OrbitLayout::BaseViews& b, const SystemScores& s, Layer layer);
 
-// Computes metrics.json (the shape is documented in docs/report.md).
-[[nodiscard]] io::OrderedJson compute_metrics(const orbit::Benchmark& bench,
-                                              const std::vector<SystemScores>& systems,
-                                              const ReportOptions& options);
+// Computes the metrics (report/metrics_model.hpp; metrics.json is to_json of it, its shape is
+// documented in docs/report.md).
+[[nodiscard]] MetricsModel compute_metrics(const orbit::Benchmark& bench,
+                                           const std::vector<SystemScores>& systems,
+                                           const ReportOptions& options);
 
 }  // namespace numcheck::report

@@ -21,8 +21,6 @@ namespace html = doc::html;
 using html::Cell;
 using html::Table;
 
-double num(const OJ& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
-
 // A path as the report records it: relative to the report's folder, so the same inputs in another
 // place give the same bytes.
 std::string relative_to(const std::filesystem::path& p, const std::filesystem::path& out_dir) {
@@ -32,42 +30,48 @@ std::string relative_to(const std::filesystem::path& p, const std::filesystem::p
   const auto r = a.lexically_relative(b);
   return r.empty() ? p.filename().generic_string() : r.generic_string();
 }
-std::uint64_t cnt(const OJ& j) { return j.is_number() ? j.get<std::uint64_t>() : 0; }
 
-std::string rate(const OJ& j) { return html::fixed(num(j), 3); }
-std::string interval(const OJ& j) {
-  if (!j.is_array() || j.size() != 2) return "n/a";
-  return html::interval_text(num(j[0]), num(j[1]), 3);
+std::string rate(double x) { return html::fixed(x, 3); }
+std::string interval(const std::optional<Interval>& i) {
+  if (!i) return "n/a";
+  return html::interval_text(i->lo, i->hi, 3);
 }
-std::string pts(const OJ& j) { return html::signed_points(num(j), 1); }
-std::string pts_interval(const OJ& j) {
-  if (!j.is_array() || j.size() != 2) return "n/a";
-  return fmt::format("[{}, {}]", html::signed_points(num(j[0]), 1), html::signed_points(num(j[1]), 1));
+std::string pts(double x) { return html::signed_points(x, 1); }
+std::string pts(const std::optional<double>& x) { return pts(x ? *x : std::nan("")); }
+std::string pts_interval(const std::optional<Interval>& i) {
+  if (!i) return "n/a";
+  return fmt::format("[{}, {}]", html::signed_points(i->lo, 1), html::signed_points(i->hi, 1));
 }
-std::string pvalue(const OJ& j) {
-  const double p = num(j);
+std::string pvalue(double p) {
   if (!std::isfinite(p)) return "n/a";
   if (p == 0.0) return "<1e-300";
   if (p < 0.001) return fmt::format("{:.1e}", p);
   return fmt::format("{:.3f}", p);
 }
-std::string rate_with_ci(const OJ& r, const OJ& ci) { return rate(r) + " " + interval(ci); }
+std::string rate_with_ci(double r, const std::optional<Interval>& ci) { return rate(r) + " " + interval(ci); }
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
+std::string count(std::uint64_t n) { return std::to_string(n); }
+std::uint64_t outcome_count(const OutcomeCounts& c, Outcome o) { return c[static_cast<std::size_t>(o)]; }
+
+// The model's entry for `key`; an entry the computation always writes, so its absence is a bug.
+template <typename T>
+const T& entry(const Keyed<T>& list, std::string_view key) {
+  const T* p = find_key(list, key);
+  if (p == nullptr) fail("metrics: no entry '{}'", key);
+  return *p;
+}
 
 struct Ctx {
-  const OJ& m;
-  std::vector<std::string> order;
-  std::map<std::string, bool> simulated;
+  const MetricsModel& m;
   std::vector<std::string> views;  // canonical and families present
-  std::vector<std::string> templates;
 
   [[nodiscard]] std::string label(const std::string& name) const {
-    auto it = simulated.find(name);
-    return it != simulated.end() && it->second ? name + " (simulated)" : name;
+    for (const auto& s : m.systems) {
+      if (s.name == name) return s.label();
+    }
+    return name;
   }
-  [[nodiscard]] const OJ& layer(const std::string& name, std::size_t l) const {
-    return m["systems"][name][kLayerNames[l]];
-  }
+  [[nodiscard]] const LayerMetrics& layer(const SystemMetrics& s, std::size_t l) const { return s.layers[l]; }
 };
 
 std::string layer_title(std::size_t l) {
@@ -76,13 +80,13 @@ std::string layer_title(std::size_t l) {
 
 // Stacked bars per view for one system: strict-correct, audit-recovered, residual failures by
 // audit outcome (value errors split into exact power-of-ten drops and others).
-std::string outcome_chart(const Ctx& c, const std::string& name) {
+std::string outcome_chart(const Ctx& c, const SystemMetrics& s) {
   html::StackedBarChart ch;
   ch.title = fmt::format(
       "{}: responses by view (strict correct, audit recovered, residual "
       "failures by outcome)",
-      c.label(name));
-  ch.id = "fig-outcomes-" + name;
+      s.label());
+  ch.id = "fig-outcomes-" + s.name;
   ch.segments = {{"strict correct", "#0072B2"},
                  {"audit recovered", "#56B4E9"},
                  {"truncation_error", "#E69F00"},
@@ -92,21 +96,22 @@ std::string outcome_chart(const Ctx& c, const std::string& name) {
                  {"value_error: power of ten", "#D55E00"},
                  {"value_error: other", "#7A2E00"},
                  {"missing", "#999999"}};
-  const OJ& strict = c.layer(name, 0);
-  const OJ& audit = c.layer(name, 1);
+  const LayerMetrics& strict = s.layers[0];
+  const LayerMetrics& audit = s.layers[1];
   for (const auto& v : c.views) {
-    const double sc = num(strict["views"][v]["correct"]);
-    const double ac = num(audit["views"][v]["correct"]);
-    const OJ& f = audit["failures"][v];
+    const ViewMetrics& sv = entry(strict.views, v);
+    const double sc = static_cast<double>(sv.correct);
+    const double ac = static_cast<double>(entry(audit.views, v).correct);
+    const OutcomeCounts& f = entry(audit.failures, v);
+    auto oc = [&](Outcome o) { return static_cast<double>(outcome_count(f, o)); };
     double mag = 0;
-    if (audit["magnitude_drops"]["by_view"].contains(v)) {
-      mag = num(audit["magnitude_drops"]["by_view"][v]["total"]);
-    }
-    const double ve = num(f["value_error"]);
-    ch.row_labels.push_back(fmt::format("{} (n={})", v, cnt(strict["views"][v]["n"])));
-    ch.values.push_back({sc, std::max(0.0, ac - sc), num(f["truncation_error"]), num(f["format_error"]),
-                         num(f["parse_error"]), num(f["unit_error"]), mag, std::max(0.0, ve - mag),
-                         num(f["missing"])});
+    if (const ViewDrops* d = find_key(audit.magnitude_drops.by_view, v))
+      mag = static_cast<double>(total(d->by_k));
+    const double ve = oc(Outcome::kValueError);
+    ch.row_labels.push_back(fmt::format("{} (n={})", v, sv.n));
+    ch.values.push_back({sc, std::max(0.0, ac - sc), oc(Outcome::kTruncationError), oc(Outcome::kFormatError),
+                         oc(Outcome::kParseError), oc(Outcome::kUnitError), mag, std::max(0.0, ve - mag),
+                         oc(Outcome::kMissing)});
   }
   return html::stacked_bar_chart(ch);
 }
@@ -120,22 +125,22 @@ std::string gap_chart(const Ctx& c, std::size_t l) {
   ch.id = fmt::format("fig-gaps-{}", kLayerNames[l]);
   ch.thresholds = {0.03};
   ch.axis_label = "gap (percentage points)";
-  for (const auto& name : c.order) {
-    const OJ& lj = c.layer(name, l);
+  for (const auto& s : c.m.systems) {
+    const LayerMetrics& lm = s.layers[l];
     html::IntervalRow r;
-    r.label = fmt::format("{} · orbit", c.label(name));
-    r.estimate = num(lj["orbit_gap"]["value"]);
-    r.lo = lj["orbit_gap"]["ci"].is_array() ? num(lj["orbit_gap"]["ci"][0]) : std::nan("");
-    r.hi = lj["orbit_gap"]["ci"].is_array() ? num(lj["orbit_gap"]["ci"][1]) : std::nan("");
-    r.highlight = lj["orbit_gap"]["material"].get<bool>();
+    r.label = fmt::format("{} · orbit", s.label());
+    r.estimate = lm.orbit.gap();
+    r.lo = lm.orbit_gap_ci ? lm.orbit_gap_ci->lo : std::nan("");
+    r.hi = lm.orbit_gap_ci ? lm.orbit_gap_ci->hi : std::nan("");
+    r.highlight = lm.orbit.gap_material();
     ch.rows.push_back(r);
-    for (const auto& [fam, fj] : lj["families"].items()) {
+    for (const auto& [fam, ft] : lm.families) {
       html::IntervalRow fr;
-      fr.label = fmt::format("{} · {}", c.label(name), fam);
-      fr.estimate = num(fj["gap"]);
-      fr.lo = fj["ci"].is_array() ? num(fj["ci"][0]) : std::nan("");
-      fr.hi = fj["ci"].is_array() ? num(fj["ci"][1]) : std::nan("");
-      fr.highlight = fj["material"].get<bool>();
+      fr.label = fmt::format("{} · {}", s.label(), fam);
+      fr.estimate = ft.gap();
+      fr.lo = ft.ci ? ft.ci->lo : std::nan("");
+      fr.hi = ft.ci ? ft.ci->hi : std::nan("");
+      fr.highlight = ft.material();
       ch.rows.push_back(fr);
     }
   }
@@ -147,24 +152,30 @@ std::string view_bar_chart(const Ctx& c, std::size_t l) {
   ch.title = fmt::format("Correctness by view ({})", layer_title(l));
   ch.id = fmt::format("fig-views-{}", kLayerNames[l]);
   ch.groups = c.views;
-  for (const auto& name : c.order) ch.series.push_back(c.label(name));
+  for (const auto& s : c.m.systems) ch.series.push_back(s.label());
   ch.y_label = "correct (%)";
   ch.y_percent = true;
   ch.y_max = 1.0;
   for (const auto& v : c.views) {
     std::vector<double> row;
-    for (const auto& name : c.order) row.push_back(num(c.layer(name, l)["views"][v]["rate"]));
+    for (const auto& s : c.m.systems) row.push_back(entry(s.layers[l].views, v).rate());
     ch.values.push_back(row);
   }
   return html::bar_chart(ch);
 }
 
-std::string k_list(const OJ& by_k) {
+std::string k_list(const ByK& by_k) {
   std::string s;
-  for (const auto& [k, v] : by_k.items()) {
+  for (const auto& [k, v] : by_k) {
     if (!s.empty()) s += ", ";
-    s += fmt::format("k={}: {}", k, cnt(v));
+    s += fmt::format("k={}: {}", k, v);
   }
+  return s.empty() ? "-" : s;
+}
+
+std::string rules_text(const std::map<std::string, std::uint64_t>& rules) {
+  std::string s;
+  for (const auto& [rule, k] : rules) s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", rule, k);
   return s.empty() ? "-" : s;
 }
 
@@ -205,41 +216,37 @@ std::string endpoint_host(const std::string& url) {
 
 // The per-system provenance metrics.json records (docs/report.md "Systems and provenance"), from
 // the run.json beside the scored responses and the responses' system_fingerprint values.
-OJ system_provenance(const SystemScores& sys, const std::filesystem::path& out_dir) {
-  OJ p = OJ::object();
-  p["run_manifest"] = sys.run_path ? OJ(relative_to(*sys.run_path, out_dir)) : OJ();
+Provenance system_provenance(const SystemScores& sys, const std::filesystem::path& out_dir) {
+  Provenance p;
+  if (sys.run_path) p.run_manifest = relative_to(*sys.run_path, out_dir);
   const OJ& r = sys.run;
-  p["model_served"] = field(r, {"model"});
-  p["model_requested"] = field(r, {"model_requested"});
-  p["backend"] = field(r, {"system"});
-  p["api"] = field(r, {"api"});
-  OJ hosts = OJ::array();
+  p.model_served = field(r, {"model"});
+  p.model_requested = field(r, {"model_requested"});
+  p.backend = field(r, {"system"});
+  p.api = field(r, {"api"});
   const bool built_in = field(r, {"system"}) == OJ("reference");  // no endpoint: the simulated system
   for (const auto& e : field(r, {"endpoints"})) {
-    if (e.is_string() && !built_in) hosts.push_back(endpoint_host(e.get<std::string>()));
+    if (e.is_string() && !built_in) p.endpoint_hosts.push_back(endpoint_host(e.get<std::string>()));
   }
-  p["endpoint_hosts"] = hosts;
   // llama-server's /props build_info, vLLM's /version (as the runner's probe recorded them).
-  OJ build = OJ();
   for (const auto& ep : field(r, {"server", "endpoints"})) {
     const OJ b = field(ep, {"identity", "build"});
     if (!b.is_null()) {
-      build = b;
+      p.server_build = b;
       break;
     }
   }
-  p["server_build"] = build;
-  p["system_fingerprints"] = sys.fingerprints;
-  p["sampling"] = field(r, {"sampling"});
-  p["max_tokens"] = field(r, {"sampling", "max_tokens"});
-  p["extra_body"] = field(r, {"extra_body"});
-  p["system_prompt"] = field(r, {"system_prompt"});
-  p["inject"] = field(r, {"inject"});
-  p["model_file"] = field(r, {"binding", "model_file"});
-  p["benchmark"] = field(r, {"benchmark"});
-  p["numcheck_version"] = field(r, {"numcheck_version"});
-  p["started_at"] = field(r, {"started_at"});
-  p["ended_at"] = field(r, {"ended_at"});
+  p.system_fingerprints = sys.fingerprints;
+  p.sampling = field(r, {"sampling"});
+  p.max_tokens = field(r, {"sampling", "max_tokens"});
+  p.extra_body = field(r, {"extra_body"});
+  p.system_prompt = field(r, {"system_prompt"});
+  p.inject = field(r, {"inject"});
+  p.model_file = field(r, {"binding", "model_file"});
+  p.benchmark = field(r, {"benchmark"});
+  p.numcheck_version = field(r, {"numcheck_version"});
+  p.started_at = field(r, {"started_at"});
+  p.ended_at = field(r, {"ended_at"});
   return p;
 }
 
@@ -266,147 +273,129 @@ std::string sampling_text(const OJ& s) {
   return fields(s);
 }
 
-}  // namespace
+// ---- build_document, one section per function -----------------------------------------------------
 
-doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
-                             const std::vector<SystemScores>& systems, std::size_t examples_per_view) {
-  Ctx c{m, {}, {}, {}, {}};
-  for (const auto& n : m["system_order"]) c.order.push_back(n.get<std::string>());
-  for (const auto& n : c.order) c.simulated[n] = m["systems"][n]["simulated"].get<bool>();
-  for (const auto& [v, _] : m["benchmark"]["views"].items()) c.views.push_back(v);
-  for (const auto& t : m["benchmark"]["templates"]) c.templates.push_back(t.get<std::string>());
-  const bool several = c.order.size() > 1;
-
-  doc::Document d;
+void header_section(doc::Document& d, const MetricsModel& m) {
+  const BenchmarkInfo& b = m.benchmark;
+  const std::string* bases_sha = find_key(b.file_sha256, "bases.jsonl");
   d.heading(1, "top", "Orbit benchmark report");
   d.paragraph(fmt::format(
       "Benchmark {}: {} bases, {} prompts (generator {}, prompt version {}, seed {}, spec sha256 {}; "
       "bases.jsonl sha256 {}). {} system(s). Intervals: {} "
       "base-clustered bootstrap draws (seed {}) for gaps, Wilson score intervals for rates, "
       "level {}. Generated by numcheck {}.",
-      m["benchmark"]["dir"].get<std::string>(), cnt(m["benchmark"]["bases"]), cnt(m["benchmark"]["prompts"]),
-      cell_text(field(m, {"benchmark", "generator_version"})),
-      cell_text(field(m, {"benchmark", "prompt_version"})), cell_text(field(m, {"benchmark", "seed"})),
-      cell_text(field(m, {"benchmark", "spec_sha256"})),
-      m["benchmark"]["file_sha256"].value("bases.jsonl", std::string("?")), c.order.size(),
-      cnt(m["settings"]["bootstrap_draws"]), cnt(m["settings"]["seed"]), num(m["settings"]["level"]),
-      m["numcheck_version"].get<std::string>()));
-  if (m["benchmark"].contains("selection")) d.paragraph(selection_note(m["benchmark"]["selection"]));
-  for (const auto& n : c.order) {
-    if (c.simulated[n]) {
+      b.dir, b.bases, b.prompts, cell_text(field(b.generator, {"generator_version"})),
+      cell_text(field(b.generator, {"prompt_version"})), cell_text(field(b.generator, {"seed"})),
+      cell_text(field(b.generator, {"spec_sha256"})), bases_sha != nullptr ? *bases_sha : std::string("?"),
+      m.systems.size(), m.settings.bootstrap_draws, m.settings.seed, m.settings.level, m.numcheck_version));
+  if (!b.selection.is_null()) d.paragraph(selection_note(b.selection));
+  for (const auto& s : m.systems) {
+    if (s.simulated) {
       d.warning(
           fmt::format("{} is a SIMULATED system (so labelled by its run manifest, e.g. the built-in "
                       "reference solver with injected faults): its numbers exercise the pipeline "
                       "and measure no model.",
-                      n));
+                      s.name));
     }
   }
+}
 
-  // ---- systems ---------------------------------------------------------------------------------
-  d.heading(2, "systems", "Systems");
-  {
-    Table t;
-    t.caption = "Systems and their score files";
-    t.id = "systems";
-    t.header = {"System",         "Simulated",       "Score records",
-                "Scored prompts", "Missing prompts", "Other records (ignored)",
-                "Scores file"};
-    for (const auto& n : c.order) {
-      const OJ& s = m["systems"][n];
-      t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(yes_no(c.simulated[n])),
-                        Cell::num(std::to_string(cnt(s["records"]))),
-                        Cell::num(std::to_string(cnt(s["scored_prompts"]))),
-                        Cell::num(std::to_string(cnt(s["missing"])), cnt(s["missing"]) > 0),
-                        Cell::num(std::to_string(cnt(s["ignored_records"]))),
-                        Cell::txt(s["scores_file"].get<std::string>())});
-      if (cnt(s["missing"]) > 0) {
-        d.warning(
-            fmt::format("{}: {} prompts of the benchmark have no score record; they count "
-                        "as failures (outcome 'missing') in every metric.",
-                        c.label(n), cnt(s["missing"])));
-      }
+void systems_table(doc::Document& d, const MetricsModel& m) {
+  Table t;
+  t.caption = "Systems and their score files";
+  t.id = "systems";
+  t.header = {"System",         "Simulated",       "Score records",
+              "Scored prompts", "Missing prompts", "Other records (ignored)",
+              "Scores file"};
+  for (const auto& s : m.systems) {
+    t.rows.push_back({Cell::txt(s.label()), Cell::txt(yes_no(s.simulated)), Cell::num(count(s.records)),
+                      Cell::num(count(s.scored_prompts)), Cell::num(count(s.missing), s.missing > 0),
+                      Cell::num(count(s.ignored_records)), Cell::txt(s.scores_file)});
+    if (s.missing > 0) {
+      d.warning(
+          fmt::format("{}: {} prompts of the benchmark have no score record; they count "
+                      "as failures (outcome 'missing') in every metric.",
+                      s.label(), s.missing));
     }
-    t.note =
-        "Other records are scores for views outside the orbit metrics (the consensus "
-        "study's paraphrases).";
-    d.table(std::move(t));
   }
-  {
-    Table t;
-    t.caption = "Systems: what was run";
-    t.id = "provenance";
-    t.header = {"System",   "Model (as served)", "Server build", "Endpoint host",
-                "Sampling", "Cap (max_tokens)",  "Extra body",   "Model file SHA-256",
-                "numcheck", "Run started",       "Run ended"};
-    bool any_run = false;
-    for (const auto& n : c.order) {
-      const OJ p = field(m, {"systems", n.c_str(), "provenance"});
-      any_run = any_run || !field(p, {"run_manifest"}).is_null();
-      std::vector<std::string> parts;
-      if (const OJ b = field(p, {"server_build"}); !b.is_null()) parts.push_back(cell_text(b));
-      for (const auto& fp : field(p, {"system_fingerprints"}))
-        parts.push_back("fingerprint " + cell_text(fp));
-      std::string build;
-      for (const auto& part : parts) build += (build.empty() ? "" : ", ") + part;
-      if (build.empty()) build = "-";
-      std::string hosts;
-      for (const auto& h : field(p, {"endpoint_hosts"})) hosts += (hosts.empty() ? "" : ", ") + cell_text(h);
-      std::string model = cell_text(field(p, {"model_served"}));
-      const OJ requested = field(p, {"model_requested"});
-      if (requested.is_string() && cell_text(requested) != model)
-        model += " (requested " + cell_text(requested) + ")";
-      const OJ mf = field(p, {"model_file"});
-      const std::string model_file = mf.is_object() ? fmt::format("{} ({})", cell_text(field(mf, {"sha256"})),
-                                                                  cell_text(field(mf, {"name"})))
-                                                    : "-";
-      t.rows.push_back(
-          {Cell::txt(c.label(n)), Cell::txt(model), Cell::txt(build),
-           Cell::txt(hosts.empty() ? (c.simulated[n] ? "(built in)" : "-") : hosts),
-           Cell::txt(sampling_text(field(p, {"sampling"}))), Cell::num(cell_text(field(p, {"max_tokens"}))),
-           Cell::txt(cell_text(field(p, {"extra_body"}))), Cell::txt(model_file),
-           Cell::txt(cell_text(field(p, {"numcheck_version"}))),
-           Cell::txt(cell_text(field(p, {"started_at"}))), Cell::txt(cell_text(field(p, {"ended_at"})))});
-    }
-    t.note =
-        "From each run's run.json (beside the scored responses): the model id the server reported, its build "
-        "(llama-server /props build_info, vLLM /version) and the responses' system_fingerprint values, the "
-        "sampling and generation cap sent, the extra request body, the endpoint's host (never credentials), "
-        "the SHA-256 of the weights file given with --model-file, and the run's first and last session times "
-        "(UTC). '-': not recorded.";
-    if (!any_run)
-      t.note += " No run.json was found for any system (the scores manifest names no responses file).";
-    d.table(std::move(t));
-  }
+  t.note =
+      "Other records are scores for views outside the orbit metrics (the consensus "
+      "study's paraphrases).";
+  d.table(std::move(t));
+}
 
-  // ---- hypotheses ------------------------------------------------------------------------------
+void provenance_table(doc::Document& d, const MetricsModel& m) {
+  Table t;
+  t.caption = "Systems: what was run";
+  t.id = "provenance";
+  t.header = {"System",   "Model (as served)", "Server build", "Endpoint host",
+              "Sampling", "Cap (max_tokens)",  "Extra body",   "Model file SHA-256",
+              "numcheck", "Run started",       "Run ended"};
+  bool any_run = false;
+  const Provenance none;
+  for (const auto& s : m.systems) {
+    const Provenance& p = s.provenance ? *s.provenance : none;
+    any_run = any_run || p.run_manifest.has_value();
+    std::vector<std::string> parts;
+    if (!p.server_build.is_null()) parts.push_back(cell_text(p.server_build));
+    for (const auto& fp : p.system_fingerprints) parts.push_back("fingerprint " + cell_text(OJ(fp)));
+    std::string build;
+    for (const auto& part : parts) build += (build.empty() ? "" : ", ") + part;
+    if (build.empty()) build = "-";
+    std::string hosts;
+    for (const auto& h : p.endpoint_hosts) hosts += (hosts.empty() ? "" : ", ") + cell_text(OJ(h));
+    std::string model = cell_text(p.model_served);
+    if (p.model_requested.is_string() && cell_text(p.model_requested) != model)
+      model += " (requested " + cell_text(p.model_requested) + ")";
+    const std::string model_file = p.model_file.is_object()
+                                       ? fmt::format("{} ({})", cell_text(field(p.model_file, {"sha256"})),
+                                                     cell_text(field(p.model_file, {"name"})))
+                                       : "-";
+    t.rows.push_back({Cell::txt(s.label()), Cell::txt(model), Cell::txt(build),
+                      Cell::txt(hosts.empty() ? (s.simulated ? "(built in)" : "-") : hosts),
+                      Cell::txt(sampling_text(p.sampling)), Cell::num(cell_text(p.max_tokens)),
+                      Cell::txt(cell_text(p.extra_body)), Cell::txt(model_file),
+                      Cell::txt(cell_text(p.numcheck_version)), Cell::txt(cell_text(p.started_at)),
+                      Cell::txt(cell_text(p.ended_at))});
+  }
+  t.note =
+      "From each run's run.json (beside the scored responses): the model id the server reported, its build "
+      "(llama-server /props build_info, vLLM /version) and the responses' system_fingerprint values, the "
+      "sampling and generation cap sent, the extra request body, the endpoint's host (never credentials), "
+      "the SHA-256 of the weights file given with --model-file, and the run's first and last session times "
+      "(UTC). '-': not recorded.";
+  if (!any_run)
+    t.note += " No run.json was found for any system (the scores manifest names no responses file).";
+  d.table(std::move(t));
+}
+
+void hypotheses_section(doc::Document& d, const MetricsModel& m) {
   d.heading(2, "hypotheses", "Operational hypotheses");
   d.paragraph(
       "H1: some strict-parser family gap is at least 3 points and Holm-significant "
       "(adjusted p < 0.05). H2: the strict-parser orbit gap is at least 3 points. The same "
       "criteria on the audit layer are descriptive, not a relabeling of H1/H2.");
-  {
-    Table t;
-    t.caption = "H1 and H2 by system and layer";
-    t.id = "hypotheses";
-    t.header = {"System", "Layer", "H1", "Material families", "H2", "Orbit gap (pts)"};
-    for (const auto& n : c.order) {
-      for (std::size_t l = 0; l < 2; ++l) {
-        const OJ& lj = c.layer(n, l);
-        std::string fams;
-        for (const auto& f : lj["h1"]["families"]) {
-          fams += (fams.empty() ? "" : ", ") + f.get<std::string>();
-        }
-        const bool h1 = lj["h1"]["holds"].get<bool>();
-        const bool h2 = lj["h2"]["holds"].get<bool>();
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(l == 0 ? "strict" : "audit (descriptive)"),
-                          Cell{yes_no(h1), false, h1, {}, {}}, Cell::txt(fams.empty() ? "-" : fams),
-                          Cell{yes_no(h2), false, h2, {}, {}}, Cell::num(pts(lj["orbit_gap"]["value"]))});
-      }
+  Table t;
+  t.caption = "H1 and H2 by system and layer";
+  t.id = "hypotheses";
+  t.header = {"System", "Layer", "H1", "Material families", "H2", "Orbit gap (pts)"};
+  for (const auto& s : m.systems) {
+    for (std::size_t l = 0; l < 2; ++l) {
+      const LayerMetrics& lm = s.layers[l];
+      std::string fams;
+      for (const auto& f : lm.h1_families()) fams += (fams.empty() ? "" : ", ") + f;
+      const bool h1 = !fams.empty();
+      const bool h2 = lm.orbit.gap_material();
+      t.rows.push_back({Cell::txt(s.label()), Cell::txt(l == 0 ? "strict" : "audit (descriptive)"),
+                        Cell{yes_no(h1), false, h1, {}, {}}, Cell::txt(fams.empty() ? "-" : fams),
+                        Cell{yes_no(h2), false, h2, {}, {}}, Cell::num(pts(lm.orbit.gap()))});
     }
-    d.table(std::move(t));
   }
+  d.table(std::move(t));
+}
 
-  // ---- per-view correctness --------------------------------------------------------------------
+void views_section(doc::Document& d, const Ctx& c) {
+  const MetricsModel& m = c.m;
   d.heading(2, "views", "Per-view correctness");
   d.paragraph(
       "Correct responses over the eligible bases of each view (strict / audit). "
@@ -416,14 +405,13 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.caption = "Per-view correctness, strict / audit";
     t.id = "views-summary";
     t.header = {"System"};
-    for (const auto& v : c.views) {
-      t.header.push_back(fmt::format("{} (n={})", v, cnt(m["benchmark"]["views"][v])));
-    }
-    for (const auto& n : c.order) {
-      std::vector<Cell> row{Cell::txt(c.label(n))};
+    for (const auto& v : c.views)
+      t.header.push_back(fmt::format("{} (n={})", v, entry(m.benchmark.views, v)));
+    for (const auto& s : m.systems) {
+      std::vector<Cell> row{Cell::txt(s.label())};
       for (const auto& v : c.views) {
-        row.push_back(Cell::num(fmt::format("{} / {}", rate(c.layer(n, 0)["views"][v]["rate"]),
-                                            rate(c.layer(n, 1)["views"][v]["rate"]))));
+        row.push_back(Cell::num(fmt::format("{} / {}", rate(entry(s.layers[0].views, v).rate()),
+                                            rate(entry(s.layers[1].views, v).rate()))));
       }
       t.rows.push_back(std::move(row));
     }
@@ -442,23 +430,24 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
                 "Audit correct",
                 "Audit rate [Wilson]",
                 "Recovered by audit"};
-    for (const auto& n : c.order) {
+    for (const auto& s : m.systems) {
       for (const auto& v : c.views) {
-        const OJ& sv = c.layer(n, 0)["views"][v];
-        const OJ& av = c.layer(n, 1)["views"][v];
-        t.rows.push_back(
-            {Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(sv["n"]))),
-             Cell::num(std::to_string(cnt(sv["correct"]))), Cell::num(rate_with_ci(sv["rate"], sv["wilson"])),
-             Cell::num(std::to_string(cnt(av["correct"]))), Cell::num(rate_with_ci(av["rate"], av["wilson"])),
-             Cell::num(std::to_string(cnt(c.layer(n, 1)["recovery"][v]["recovered"])))});
+        const ViewMetrics& sv = entry(s.layers[0].views, v);
+        const ViewMetrics& av = entry(s.layers[1].views, v);
+        const Recovery* rec = s.layers[1].recovery ? find_key(*s.layers[1].recovery, v) : nullptr;
+        t.rows.push_back({Cell::txt(s.label()), Cell::txt(v), Cell::num(count(sv.n)),
+                          Cell::num(count(sv.correct)), Cell::num(rate_with_ci(sv.rate(), sv.wilson)),
+                          Cell::num(count(av.correct)), Cell::num(rate_with_ci(av.rate(), av.wilson)),
+                          Cell::num(count(rec != nullptr ? rec->recovered : 0))});
       }
     }
     d.table(std::move(t));
   }
   d.heading(3, "outcome-figures", "Outcomes by view");
-  for (const auto& n : c.order) d.figure(outcome_chart(c, n));
+  for (const auto& s : m.systems) d.figure(outcome_chart(c, s));
+}
 
-  // ---- orbit metrics ---------------------------------------------------------------------------
+void orbit_section(doc::Document& d, const MetricsModel& m) {
   d.heading(2, "orbit", "Orbit metrics");
   d.paragraph(
       "C = orbit correctness (every eligible view correct), I = invariance (every view "
@@ -471,20 +460,21 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.id = fmt::format("orbit-{}", kLayerNames[l]);
     t.header = {"System",     "Bases",       "Canonical",         "C [Wilson]",
                 "I [Wilson]", "CW [Wilson]", "Gap (pts) [95% CI]"};
-    for (const auto& n : c.order) {
-      const OJ& o = c.layer(n, l)["orbit"];
-      const OJ& g = c.layer(n, l)["orbit_gap"];
-      t.rows.push_back({Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(o["n"]))),
-                        Cell::num(rate(o["canonical_rate"])), Cell::num(rate_with_ci(o["rate"], o["wilson"])),
-                        Cell::num(rate_with_ci(o["invariant_rate"], o["invariant_wilson"])),
-                        Cell::num(rate_with_ci(o["consistent_wrong_rate"], o["consistent_wrong_wilson"])),
-                        Cell::num(pts(g["value"]) + " " + pts_interval(g["ci"]), g["material"].get<bool>())});
+    for (const auto& s : m.systems) {
+      const OrbitMetrics& o = s.layers[l].orbit;
+      t.rows.push_back(
+          {Cell::txt(s.label()), Cell::num(count(o.n)), Cell::num(rate(o.canonical_rate())),
+           Cell::num(rate_with_ci(o.rate(), o.wilson)),
+           Cell::num(rate_with_ci(o.invariant_rate(), o.invariant_wilson)),
+           Cell::num(rate_with_ci(o.consistent_wrong_rate(), o.consistent_wrong_wilson)),
+           Cell::num(pts(o.gap()) + " " + pts_interval(s.layers[l].orbit_gap_ci), o.gap_material())});
     }
     t.note = "Bold gap: at least 3 points.";
     d.table(std::move(t));
   }
+}
 
-  // ---- family tests ----------------------------------------------------------------------------
+void families_section(doc::Document& d, const Ctx& c) {
   d.heading(2, "families", "Paired family tests");
   d.paragraph(
       "For each family, on the bases eligible for it: canonical (C) and transformed (T) "
@@ -498,20 +488,20 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.caption = fmt::format("Paired family results, {}", layer_title(l));
     t.id = fmt::format("families-{}", kLayerNames[l]);
     t.header = {"System", "Family", "n", "C", "T", "Gap (pts) [95% CI]", "c", "t", "p", "p (Holm)"};
-    for (const auto& n : c.order) {
-      for (const auto& [fam, fj] : c.layer(n, l)["families"].items()) {
-        const bool mat = fj["material"].get<bool>();
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(fam), Cell::num(std::to_string(cnt(fj["n"]))),
-                          Cell::num(rate(fj["canonical_rate"])), Cell::num(rate(fj["transformed_rate"])),
-                          Cell::num(pts(fj["gap"]) + " " + pts_interval(fj["ci"]), mat),
-                          Cell::num(std::to_string(cnt(fj["c"]))), Cell::num(std::to_string(cnt(fj["t"]))),
-                          Cell::num(pvalue(fj["p"])), Cell::num(pvalue(fj["p_holm"]), mat)});
+    for (const auto& s : c.m.systems) {
+      for (const auto& [fam, f] : s.layers[l].families) {
+        const bool mat = f.material();
+        t.rows.push_back({Cell::txt(s.label()), Cell::txt(fam), Cell::num(count(f.n)),
+                          Cell::num(rate(f.canonical_rate())), Cell::num(rate(f.transformed_rate())),
+                          Cell::num(pts(f.gap()) + " " + pts_interval(f.ci), mat), Cell::num(count(f.c)),
+                          Cell::num(count(f.t)), Cell::num(pvalue(f.p)), Cell::num(pvalue(f.p_holm), mat)});
       }
     }
     d.table(std::move(t));
   }
+}
 
-  // ---- audit recovery / scientific notation -----------------------------------------------------
+void recovery_section(doc::Document& d, const MetricsModel& m) {
   d.heading(2, "recovery", "Audit recovery and scientific notation");
   {
     Table t;
@@ -526,59 +516,46 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
                 "Residual failures",
                 "Magnitude drops",
                 "Rules (recovered)"};
-    for (const auto& n : c.order) {
-      const OJ& rec = c.layer(n, 1)["recovery"];
-      if (!rec.contains("scientific")) continue;
-      const OJ& r = rec["scientific"];
-      const OJ& mv = c.layer(n, 1)["magnitude_drops"]["by_view"];
-      std::string rules;
-      for (const auto& [rule, k] : r["rules"].items()) {
-        rules += fmt::format("{}{}: {}", rules.empty() ? "" : ", ", rule, cnt(k));
-      }
+    for (const auto& s : m.systems) {
+      const LayerMetrics& audit = s.layers[1];
+      const Recovery* r = audit.recovery ? find_key(*audit.recovery, "scientific") : nullptr;
+      if (r == nullptr) continue;
+      const ViewDrops* drops = find_key(audit.magnitude_drops.by_view, "scientific");
       t.rows.push_back(
-          {Cell::txt(c.label(n)), Cell::num(std::to_string(cnt(r["n"]))),
-           Cell::num(fmt::format("{} ({})", cnt(r["strict_correct"]),
-                                 rate(c.layer(n, 0)["views"]["scientific"]["rate"]))),
-           Cell::num(fmt::format("{} ({})", cnt(r["audit_correct"]),
-                                 rate(c.layer(n, 1)["views"]["scientific"]["rate"]))),
-           Cell::num(std::to_string(cnt(r["recovered"]))),
-           Cell::num(std::to_string(cnt(r["length_finishes"]))),
-           Cell::num(std::to_string(cnt(r["residual_failures"]))),
-           Cell::num(std::to_string(mv.contains("scientific") ? cnt(mv["scientific"]["total"]) : 0)),
-           Cell::txt(rules.empty() ? "-" : rules)});
+          {Cell::txt(s.label()), Cell::num(count(r->n)),
+           Cell::num(fmt::format("{} ({})", r->strict_correct,
+                                 rate(entry(s.layers[0].views, "scientific").rate()))),
+           Cell::num(fmt::format("{} ({})", r->audit_correct, rate(entry(audit.views, "scientific").rate()))),
+           Cell::num(count(r->recovered)), Cell::num(count(r->length_finishes)),
+           Cell::num(count(r->residual_failures())),
+           Cell::num(count(drops != nullptr ? total(drops->by_k) : 0)), Cell::txt(rules_text(r->rules))});
     }
     if (!t.rows.empty()) d.table(std::move(t));
   }
-  {
-    Table t;
-    t.caption = "Audit recovery by view";
-    t.id = "recovery";
-    t.header = {"System",
-                "View",
-                "n",
-                "Strict correct",
-                "Audit correct",
-                "Recovered",
-                "Multiple FINAL lines",
-                "Rules that fired in recovered responses"};
-    for (const auto& n : c.order) {
-      for (const auto& [v, r] : c.layer(n, 1)["recovery"].items()) {
-        std::string rules;
-        for (const auto& [rule, k] : r["rules"].items()) {
-          rules += fmt::format("{}{}: {}", rules.empty() ? "" : ", ", rule, cnt(k));
-        }
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(r["n"]))),
-                          Cell::num(std::to_string(cnt(r["strict_correct"]))),
-                          Cell::num(std::to_string(cnt(r["audit_correct"]))),
-                          Cell::num(std::to_string(cnt(r["recovered"]))),
-                          Cell::num(std::to_string(cnt(r["multiple_final"]))),
-                          Cell::txt(rules.empty() ? "-" : rules)});
-      }
+  Table t;
+  t.caption = "Audit recovery by view";
+  t.id = "recovery";
+  t.header = {"System",
+              "View",
+              "n",
+              "Strict correct",
+              "Audit correct",
+              "Recovered",
+              "Multiple FINAL lines",
+              "Rules that fired in recovered responses"};
+  for (const auto& s : m.systems) {
+    if (!s.layers[1].recovery) continue;
+    for (const auto& [v, r] : *s.layers[1].recovery) {
+      t.rows.push_back({Cell::txt(s.label()), Cell::txt(v), Cell::num(count(r.n)),
+                        Cell::num(count(r.strict_correct)), Cell::num(count(r.audit_correct)),
+                        Cell::num(count(r.recovered)), Cell::num(count(r.multiple_final)),
+                        Cell::txt(rules_text(r.rules))});
     }
-    d.table(std::move(t));
   }
+  d.table(std::move(t));
+}
 
-  // ---- magnitude drops --------------------------------------------------------------------------
+void magnitude_section(doc::Document& d, const MetricsModel& m) {
   d.heading(2, "magnitude", "Magnitude drops");
   d.paragraph(
       "Residual parseable wrong values with parsed x 10^k = expected for an integer "
@@ -589,25 +566,25 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.caption = fmt::format("Magnitude drops by view, k and template, {}", layer_title(l));
     t.id = fmt::format("magnitude-{}", kLayerNames[l]);
     t.header = {"System", "View", "Drops", "By k", "By template"};
-    for (const auto& n : c.order) {
-      const OJ& md = c.layer(n, l)["magnitude_drops"];
-      for (const auto& [v, e] : md["by_view"].items()) {
+    for (const auto& s : m.systems) {
+      const MagnitudeDrops& md = s.layers[l].magnitude_drops;
+      for (const auto& [v, e] : md.by_view) {
         std::string tpl;
-        for (const auto& [tp, k] : e["by_template"].items()) {
-          tpl += fmt::format("{}{}: {}", tpl.empty() ? "" : ", ", tp, cnt(k));
-        }
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v), Cell::num(std::to_string(cnt(e["total"]))),
-                          Cell::txt(k_list(e["by_k"])), Cell::txt(tpl)});
+        for (const auto& [tp, k] : e.by_template)
+          tpl += fmt::format("{}{}: {}", tpl.empty() ? "" : ", ", tp, k);
+        t.rows.push_back({Cell::txt(s.label()), Cell::txt(v), Cell::num(count(total(e.by_k))),
+                          Cell::txt(k_list(e.by_k)), Cell::txt(tpl)});
       }
-      t.rows.push_back(
-          {Cell::txt(c.label(n)), Cell::txt("all views"),
-           Cell::num(fmt::format("{} of {} value errors", cnt(md["total"]), cnt(md["value_errors"]))),
-           Cell::txt(k_list(md["by_k"])), Cell::txt("")});
+      t.rows.push_back({Cell::txt(s.label()), Cell::txt("all views"),
+                        Cell::num(fmt::format("{} of {} value errors", total(md.by_k), md.value_errors)),
+                        Cell::txt(k_list(md.by_k)), Cell::txt("")});
     }
     d.table(std::move(t));
   }
+}
 
-  // ---- template strata --------------------------------------------------------------------------
+void templates_section(doc::Document& d, const Ctx& c) {
+  const MetricsModel& m = c.m;
   d.heading(2, "templates", "Template strata");
   d.paragraph(
       "Exploratory strata (no multiplicity adjustment, no gap intervals): per-view "
@@ -619,31 +596,28 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.header = {"System", "Template", "Bases"};
     for (const auto& v : c.views) t.header.push_back(v);
     for (const auto& h : {"Orbit C", "I", "CW", "Gap (pts)"}) t.header.emplace_back(h);
-    for (const auto& n : c.order) {
-      for (const auto& tp : c.templates) {
-        const OJ& tj = c.layer(n, l)["templates"][tp];
-        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(template_label(m, tp)),
-                              Cell::num(std::to_string(cnt(tj["n_bases"])))};
+    for (const auto& s : m.systems) {
+      for (const auto& tp : m.benchmark.templates) {
+        const TemplateStratum& ts = entry(s.layers[l].templates, tp);
+        std::vector<Cell> row{Cell::txt(s.label()), Cell::txt(m.template_label(tp)),
+                              Cell::num(count(ts.orbit.n))};
         for (const auto& v : c.views) {
-          if (tj["views"].contains(v)) {
-            row.push_back(
-                Cell::num(fmt::format("{} ({})", rate(tj["views"][v]["rate"]), cnt(tj["views"][v]["n"]))));
-          } else {
-            row.push_back(Cell::num("-"));
-          }
+          const ViewMetrics* vm = find_key(ts.views, v);
+          row.push_back(Cell::num(vm != nullptr ? fmt::format("{} ({})", rate(vm->rate()), vm->n) : "-"));
         }
-        row.push_back(Cell::num(rate(tj["orbit"]["rate"])));
-        row.push_back(Cell::num(rate(tj["orbit"]["invariant_rate"])));
-        row.push_back(Cell::num(rate(tj["orbit"]["consistent_wrong_rate"])));
-        row.push_back(Cell::num(pts(tj["orbit_gap"])));
+        row.push_back(Cell::num(rate(ts.orbit.rate())));
+        row.push_back(Cell::num(rate(ts.orbit.invariant_rate())));
+        row.push_back(Cell::num(rate(ts.orbit.consistent_wrong_rate())));
+        row.push_back(Cell::num(pts(ts.orbit.gap())));
         t.rows.push_back(std::move(row));
       }
     }
     t.note = "View cells: rate (eligible bases of that view in the template).";
     d.table(std::move(t));
   }
+}
 
-  // ---- failures --------------------------------------------------------------------------------
+void failures_section(doc::Document& d, const Ctx& c) {
   d.heading(2, "failures", "Outcomes per view");
   for (std::size_t l = 0; l < 2; ++l) {
     Table t;
@@ -651,83 +625,81 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
     t.id = fmt::format("failures-{}", kLayerNames[l]);
     t.header = {"System", "View"};
     for (auto o : kOutcomeNames) t.header.emplace_back(o);
-    for (const auto& n : c.order) {
+    for (const auto& s : c.m.systems) {
       for (const auto& v : c.views) {
-        const OJ& f = c.layer(n, l)["failures"][v];
-        std::vector<Cell> row{Cell::txt(c.label(n)), Cell::txt(v)};
-        for (auto o : kOutcomeNames) row.push_back(Cell::num(std::to_string(cnt(f[std::string(o)]))));
+        const OutcomeCounts& f = entry(s.layers[l].failures, v);
+        std::vector<Cell> row{Cell::txt(s.label()), Cell::txt(v)};
+        for (std::size_t o = 0; o < kOutcomeCount; ++o) row.push_back(Cell::num(count(f[o])));
         t.rows.push_back(std::move(row));
       }
     }
     d.table(std::move(t));
   }
+}
 
-  // ---- tokens ------------------------------------------------------------------------------------
+void tokens_section(doc::Document& d, const MetricsModel& m) {
   d.heading(2, "tokens", "Completion length and truncation");
-  {
+  Table t;
+  t.caption = "Completion tokens: median [Q1, Q3] (inclusive quartiles) and length finishes";
+  t.id = "tokens";
+  t.header = {"System", "View", "Responses with counts", "Median [Q1, Q3]", "Length finishes"};
+  for (const auto& s : m.systems) {
+    if (!s.layers[0].tokens) continue;
+    for (const auto& [v, tv] : *s.layers[0].tokens) {
+      const std::string q = tv.quartiles ? fmt::format("{:g} [{:g}, {:g}]", tv.quartiles->median,
+                                                       tv.quartiles->q1, tv.quartiles->q3)
+                                         : "n/a";
+      t.rows.push_back({Cell::txt(s.label()), Cell::txt(v),
+                        Cell::num(fmt::format("{} of {}", tv.count, tv.records)), Cell::num(q),
+                        Cell::num(count(tv.length_finishes))});
+    }
+  }
+  t.note = "Comparable across views within a system; tokenizers differ across systems.";
+  if (t.rows.empty()) {
+    d.paragraph("No score record carries a completion token count.");
+  } else {
+    d.table(std::move(t));
+  }
+}
+
+void comparisons_section(doc::Document& d, const Ctx& c) {
+  const MetricsModel& m = c.m;
+  d.heading(2, "comparisons", "Cross-system comparisons");
+  d.paragraph(
+      "Differences A - B in percentage points with 95% paired base-bootstrap intervals "
+      "(both systems are evaluated on the same resampled bases in every draw). "
+      "Correctness columns compare rates; gap columns compare representation "
+      "sensitivity.");
+  for (std::size_t l = 0; l < 2; ++l) {
     Table t;
-    t.caption = "Completion tokens: median [Q1, Q3] (inclusive quartiles) and length finishes";
-    t.id = "tokens";
-    t.header = {"System", "View", "Responses with counts", "Median [Q1, Q3]", "Length finishes"};
-    for (const auto& n : c.order) {
-      const OJ& lj = c.layer(n, 0);
-      if (!lj.contains("tokens")) continue;
-      for (const auto& [v, tv] : lj["tokens"].items()) {
-        const std::string q = tv["median"].is_null() ? "n/a"
-                                                     : fmt::format("{:g} [{:g}, {:g}]", num(tv["median"]),
-                                                                   num(tv["q1"]), num(tv["q3"]));
-        t.rows.push_back({Cell::txt(c.label(n)), Cell::txt(v),
-                          Cell::num(fmt::format("{} of {}", cnt(tv["count"]), cnt(tv["records"]))),
-                          Cell::num(q), Cell::num(std::to_string(cnt(tv["length_finishes"])))});
+    t.caption = fmt::format("Paired differences between systems, {}", layer_title(l));
+    t.id = fmt::format("comparisons-{}", kLayerNames[l]);
+    t.header = {"A - B", "Canonical C", "Orbit C", "Orbit gap"};
+    std::vector<std::string> fams;
+    if (!m.comparisons.empty()) {
+      for (const auto& [f, _] : m.comparisons[0].layers[l].families) {
+        fams.push_back(f);
+        t.header.push_back(f + " gap");
       }
     }
-    t.note = "Comparable across views within a system; tokenizers differ across systems.";
-    if (t.rows.empty()) {
-      d.paragraph("No score record carries a completion token count.");
-    } else {
-      d.table(std::move(t));
+    auto cell = [](const std::optional<Difference>& e) {
+      if (!e) return Cell::num("n/a n/a", false);
+      return Cell::num(pts(e->difference) + " " + pts_interval(e->ci), e->excludes_zero());
+    };
+    for (const auto& cmp : m.comparisons) {
+      const ComparisonLayer& cl = cmp.layers[l];
+      std::vector<Cell> row{Cell::txt(fmt::format("{} - {}", c.label(cmp.a), c.label(cmp.b))),
+                            cell(cl.canonical_correct), cell(cl.orbit_correct), cell(cl.orbit_gap)};
+      for (const auto& f : fams) row.push_back(cell(entry(cl.families, f).gap));
+      t.rows.push_back(std::move(row));
     }
+    t.note = "Bold: the interval excludes 0.";
+    d.table(std::move(t));
   }
+}
 
-  // ---- comparisons --------------------------------------------------------------------------------
-  if (several) {
-    d.heading(2, "comparisons", "Cross-system comparisons");
-    d.paragraph(
-        "Differences A - B in percentage points with 95% paired base-bootstrap intervals "
-        "(both systems are evaluated on the same resampled bases in every draw). "
-        "Correctness columns compare rates; gap columns compare representation "
-        "sensitivity.");
-    for (std::size_t l = 0; l < 2; ++l) {
-      Table t;
-      t.caption = fmt::format("Paired differences between systems, {}", layer_title(l));
-      t.id = fmt::format("comparisons-{}", kLayerNames[l]);
-      t.header = {"A - B", "Canonical C", "Orbit C", "Orbit gap"};
-      std::vector<std::string> fams;
-      if (!m["comparisons"].empty()) {
-        for (const auto& [f, _] : m["comparisons"][0][kLayerNames[l]]["families"].items()) {
-          fams.push_back(f);
-          t.header.push_back(f + " gap");
-        }
-      }
-      for (const auto& cj : m["comparisons"]) {
-        const OJ& lj = cj[kLayerNames[l]];
-        auto cell = [&](const OJ& e) {
-          const bool excl = e["ci"].is_array() && (num(e["ci"][0]) > 0.0 || num(e["ci"][1]) < 0.0);
-          return Cell::num(pts(e["difference"]) + " " + pts_interval(e["ci"]), excl);
-        };
-        std::vector<Cell> row{Cell::txt(fmt::format("{} - {}", c.label(cj["a"].get<std::string>()),
-                                                    c.label(cj["b"].get<std::string>()))),
-                              cell(lj["canonical_correct"]), cell(lj["orbit_correct"]),
-                              cell(lj["orbit_gap"])};
-        for (const auto& f : fams) row.push_back(cell(lj["families"][f]["gap"]));
-        t.rows.push_back(std::move(row));
-      }
-      t.note = "Bold: the interval excludes 0.";
-      d.table(std::move(t));
-    }
-  }
-
-  // ---- examples ----------------------------------------------------------------------------------
+void examples_section(doc::Document& d, const Ctx& c, const orbit::Benchmark& bench,
+                      const std::vector<SystemScores>& systems, std::size_t examples_per_view) {
   d.heading(2, "examples", "Residual failures: example responses");
   std::size_t shown_total = 0;
   for (const auto& sys : systems) {
@@ -757,8 +729,9 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
         "response texts were not available (pass --responses, or record 'responses' in "
         "the scores manifest).");
   }
+}
 
-  // ---- methods -----------------------------------------------------------------------------------
+void methods_section(doc::Document& d) {
   d.heading(2, "methods", "Definitions and methods");
   d.paragraph(
       "Per-view correctness: correct responses over the eligible bases of the view. "
@@ -775,6 +748,31 @@ doc::Document build_document(const OJ& m, const orbit::Benchmark& bench,
       "for the orbit gap, the family's paired bases for a family gap); every system uses "
       "the same draws, which makes cross-system differences paired. Rate intervals: "
       "two-sided Wilson score intervals.");
+}
+
+}  // namespace
+
+doc::Document build_document(const MetricsModel& m, const orbit::Benchmark& bench,
+                             const std::vector<SystemScores>& systems, std::size_t examples_per_view) {
+  Ctx c{m, {}};
+  for (const auto& [v, _] : m.benchmark.views) c.views.push_back(v);
+  doc::Document d;
+  header_section(d, m);
+  d.heading(2, "systems", "Systems");
+  systems_table(d, m);
+  provenance_table(d, m);
+  hypotheses_section(d, m);
+  views_section(d, c);
+  orbit_section(d, m);
+  families_section(d, c);
+  recovery_section(d, m);
+  magnitude_section(d, m);
+  templates_section(d, c);
+  failures_section(d, c);
+  tokens_section(d, m);
+  if (m.systems.size() > 1) comparisons_section(d, c);
+  examples_section(d, c, bench, systems, examples_per_view);
+  methods_section(d);
   add_paper_sections(d, m, bench);
   return d;
 }
@@ -803,22 +801,21 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
     }
   }
   ReportOutput out;
-  out.metrics = compute_metrics(bench, systems, in.options);
+  out.model = compute_metrics(bench, systems, in.options);
   // Provenance, and every path relative to the report's folder (the same inputs elsewhere give the
   // same bytes).
-  {
-    OJ& b = out.metrics["benchmark"];
-    b["dir"] = relative_to(in.bench_dir, in.out_dir);
-    const OJ generator = orbit::generator_provenance(bench);
-    for (const auto& [k, v] : generator.items()) b[k] = v;
-    for (const auto& sys : systems) {
-      OJ& sj = out.metrics["systems"][sys.name];
-      sj["scores_file"] = relative_to(sys.scores_path, in.out_dir);
-      sj["manifest"] = sys.manifest_path ? OJ(relative_to(*sys.manifest_path, in.out_dir)) : OJ();
-      sj["provenance"] = system_provenance(sys, in.out_dir);
-    }
+  MetricsModel& model = out.model;
+  model.benchmark.dir = relative_to(in.bench_dir, in.out_dir);
+  model.benchmark.generator = orbit::generator_provenance(bench);
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    const SystemScores& sys = systems[i];
+    SystemMetrics& sm = model.systems.at(i);
+    sm.scores_file = relative_to(sys.scores_path, in.out_dir);
+    sm.manifest.reset();
+    if (sys.manifest_path) sm.manifest = relative_to(*sys.manifest_path, in.out_dir);
+    sm.provenance = system_provenance(sys, in.out_dir);
   }
-  doc::Document doc = build_document(out.metrics, bench, systems, in.examples_per_view);
+  doc::Document doc = build_document(model, bench, systems, in.examples_per_view);
   {
     doc::Document h;
     if (in.hypothesis_notes.empty()) {
@@ -837,7 +834,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
         src["file"] = relative_to(src["file"].get<std::string>(), in.out_dir);
       }
     }
-    out.metrics["extra_sections"] = std::move(sources);
+    model.extra_sections = std::move(sources);
   }
 
   std::filesystem::create_directories(in.out_dir);
@@ -851,8 +848,8 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   const std::string tex_comment = fmt::format(
       "Orbit benchmark report tables and figures, generated by numcheck {}.\nNeeds "
       "\\usepackage{{booktabs}}, \\usepackage{{graphicx}} and \\usepackage{{tikz}}; \\input this file.{}",
-      out.metrics["numcheck_version"].get<std::string>(),
-      sim_names.empty() ? "" : fmt::format("\nSIMULATED systems: {}", sim_names));
+      model.numcheck_version, sim_names.empty() ? "" : fmt::format("\nSIMULATED systems: {}", sim_names));
+  out.metrics = to_json(model);
   const std::vector<std::pair<std::string, std::string>> files = {
       {"metrics.json", io::to_pretty(out.metrics)},
       {"report.md", doc.to_markdown()},

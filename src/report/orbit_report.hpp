@@ -12,6 +12,7 @@
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
 #include "report/metrics.hpp"
+#include "report/metrics_model.hpp"
 #include "report/scores.hpp"
 
 namespace numcheck::report {
@@ -35,7 +36,8 @@ struct ReportInputs {
 };
 
 struct ReportOutput {
-  io::OrderedJson metrics;
+  MetricsModel model;
+  io::OrderedJson metrics;                   // to_json(model): metrics.json's content
   std::vector<std::filesystem::path> files;  // written, in order
 };
 
@@ -43,7 +45,7 @@ struct ReportOutput {
 ReportOutput run_orbit_report(const ReportInputs& in);
 
 // The report's content from computed metrics (and the loaded scores, for examples).
-[[nodiscard]] doc::Document build_document(const io::OrderedJson& metrics, const orbit::Benchmark& bench,
+[[nodiscard]] doc::Document build_document(const MetricsModel& metrics, const orbit::Benchmark& bench,
                                            const std::vector<SystemScores>& systems,
                                            std::size_t examples_per_view);
 

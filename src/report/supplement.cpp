@@ -11,6 +11,7 @@
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
+#include "report/metrics_model.hpp"
 
 namespace numcheck::report {
 
@@ -45,7 +46,7 @@ std::string member_name(const Root& root, const fs::path& on_disk, const std::st
 
 std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   const fs::path metrics_path = report_dir / "metrics.json";
-  const OJ m = io::read_ordered_json_file(metrics_path);
+  const MetricsModel m = metrics_from_json(io::read_ordered_json_file(metrics_path), metrics_path.string());
   const fs::path abs_report = fs::absolute(report_dir).lexically_normal();
   Root root{abs_report.has_filename() ? abs_report.parent_path() : abs_report.parent_path().parent_path(),
             {}};
@@ -63,7 +64,7 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
     const fs::path p(recorded);
     return add_on_disk(p.is_absolute() ? p : report_dir / p, what);
   };
-  const std::string bench = m.at("benchmark").at("dir").get<std::string>();
+  const std::string& bench = m.benchmark.dir;
   std::string bench_member;
   for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) {
     bench_member =
@@ -73,13 +74,12 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   args["report_dir"] = root.report;
   args["bench"] = bench_member;
   OJ scores = OJ::array(), names = OJ::array(), responses = OJ::array();
-  for (const auto& n : m.at("system_order")) {
-    const std::string name = n.get<std::string>();
-    const OJ& s = m.at("systems").at(name);
-    scores.push_back(add(s.at("scores_file").get<std::string>(), "the scores of " + name));
+  for (const SystemMetrics& s : m.systems) {
+    const std::string& name = s.name;
+    scores.push_back(add(s.scores_file, "the scores of " + name));
     names.push_back(name);
-    if (!s.at("manifest").is_string()) continue;
-    const std::string sidecar_recorded = s["manifest"].get<std::string>();
+    if (!s.manifest) continue;
+    const std::string& sidecar_recorded = *s.manifest;
     add(sidecar_recorded, "the scores manifest of " + name);
     const fs::path sidecar =
         fs::path(sidecar_recorded).is_absolute() ? fs::path(sidecar_recorded) : report_dir / sidecar_recorded;
@@ -109,25 +109,26 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   // The responses for the examples, given explicitly when rebuilding (the scores manifests record
   // them as `orbit score` was given them, relative to where it ran); only when every system has one.
   args["responses"] = responses.size() == scores.size() ? responses : OJ::array();
-  const OJ& st = m.at("settings");
-  args["bootstrap"] = st.at("bootstrap_draws");
-  args["seed"] = st.at("seed");
-  args["level"] = st.at("level");
+  args["bootstrap"] = m.settings.bootstrap_draws;
+  args["seed"] = m.settings.seed;
+  args["level"] = m.settings.level;
   args["examples"] = examples;
   args["consensus"] = nullptr;
   args["claims"] = nullptr;
   args["claim_orbits"] = OJ::array();
-  if (m.contains("extra_sections")) {
-    for (const auto& e : m["extra_sections"]) {
-      const std::string section = e.at("section").get<std::string>();
+  if (m.extra_sections.is_array()) {
+    for (std::size_t i = 0; i < m.extra_sections.size(); ++i) {
+      const auto e = io::OrderedRecord::of(m.extra_sections[i],
+                                           fmt::format("{}: extra_sections[{}]", metrics_path.string(), i));
+      const std::string section = e.string("section");
       if (e.contains("files")) {  // claim orbits: one metrics.json per folder
-        for (const auto& f : e["files"]) {
-          const std::string name = add(f.at("file").get<std::string>(), "the " + section + " section file");
+        for (const auto& f : e.objects("files")) {
+          const std::string name = add(f.string("file"), "the " + section + " section file");
           args["claim_orbits"].push_back(fs::path(name).parent_path().generic_string());
         }
         continue;
       }
-      const std::string name = add(e.at("file").get<std::string>(), "the " + section + " section file");
+      const std::string name = add(e.string("file"), "the " + section + " section file");
       if (section == "consensus") args["consensus"] = fs::path(name).parent_path().generic_string();
       if (section == "claims") args["claims"] = name;
     }

@@ -124,7 +124,7 @@ TEST_F(Definitions, PerBaseFlags) {
 }
 
 TEST_F(Definitions, AggregatedMetrics) {
-  const auto m = compute_metrics(bench_, {sys_}, quick());
+  const auto m = to_json(compute_metrics(bench_, {sys_}, quick()));
   const auto& st = m["systems"]["a.scores"]["strict"];
   const auto& au = m["systems"]["a.scores"]["audit"];
   // Orbit over 10 bases. Strict: correct CV-0001, LV-0001; invariant + CV-0003, LV-0002,
@@ -200,7 +200,7 @@ TEST(Families, MaterialThresholdIsExactAndHolmApplies) {
   write_scores(dir / "s.jsonl", scores);
   const auto bench = orbit::load_benchmark(dir / "bench");
   const auto sys = load_scores(dir / "s.jsonl", bench, "sys");
-  const auto m = compute_metrics(bench, {sys}, quick(1000));
+  const auto m = to_json(compute_metrics(bench, {sys}, quick(1000)));
   const auto& fams = m["systems"]["sys"]["strict"]["families"];
   EXPECT_EQ(fams["fraction"]["c"], 30);
   EXPECT_EQ(fams["unit"]["c"], 29);
@@ -248,11 +248,11 @@ TEST(Bootstrap, MetricsIdenticalWhateverTheThreadCount) {
   const auto bench = orbit::load_benchmark(dir / "bench");
   const std::vector<SystemScores> systems = {load_scores(dir / "a.jsonl", bench),
                                              load_scores(dir / "b.jsonl", bench)};
-  const auto one = compute_metrics(bench, systems, quick(500, 1));
-  const auto three = compute_metrics(bench, systems, quick(500, 3));
+  const auto one = to_json(compute_metrics(bench, systems, quick(500, 1)));
+  const auto three = to_json(compute_metrics(bench, systems, quick(500, 3)));
   EXPECT_EQ(io::to_line(one), io::to_line(three));
   // A system's intervals do not depend on which other systems are reported with it.
-  const auto alone = compute_metrics(bench, {systems[0]}, quick(500, 2));
+  const auto alone = to_json(compute_metrics(bench, {systems[0]}, quick(500, 2)));
   EXPECT_EQ(io::to_line(alone["systems"]["a"]), io::to_line(one["systems"]["a"]));
   std::filesystem::remove_all(dir);
 }
@@ -278,8 +278,8 @@ TEST(Comparisons, PairedDifferences) {
   write_scores(dir / "a.jsonl", a);
   write_scores(dir / "b.jsonl", b);
   const auto bench = orbit::load_benchmark(dir / "bench");
-  const auto m = compute_metrics(
-      bench, {load_scores(dir / "a.jsonl", bench), load_scores(dir / "b.jsonl", bench)}, quick(2000));
+  const auto m = to_json(compute_metrics(
+      bench, {load_scores(dir / "a.jsonl", bench), load_scores(dir / "b.jsonl", bench)}, quick(2000)));
   ASSERT_EQ(m["comparisons"].size(), 1u);
   const auto& c = m["comparisons"][0];
   EXPECT_EQ(c["a"], "a");
@@ -318,7 +318,7 @@ TEST(Tokens, InclusiveQuartilesAndLengthFinishes) {
   write_bench(dir / "bench", bases);
   write_scores(dir / "s.jsonl", s);
   const auto bench = orbit::load_benchmark(dir / "bench");
-  const auto m = compute_metrics(bench, {load_scores(dir / "s.jsonl", bench)}, quick(50));
+  const auto m = to_json(compute_metrics(bench, {load_scores(dir / "s.jsonl", bench)}, quick(50)));
   const auto& t = m["systems"]["s"]["strict"]["tokens"];
   EXPECT_DOUBLE_EQ(t["canonical"]["median"].get<double>(), 25.0);
   EXPECT_DOUBLE_EQ(t["canonical"]["q1"].get<double>(), 17.5);
