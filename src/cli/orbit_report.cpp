@@ -179,12 +179,10 @@ void run_report(const ReportArgs& args) {
     if (!a->claims.empty()) add_claims_section(a->claims, in);
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
-    for (const auto& name : out.metrics["system_order"]) {
-      const auto& s = out.metrics["systems"][name.get<std::string>()];
-      fmt::print("{}{}: strict orbit {:.3f}, audit orbit {:.3f}\n", name.get<std::string>(),
-                 s["simulated"].get<bool>() ? " (simulated)" : "",
-                 s["strict"]["orbit"]["rate"].is_number() ? s["strict"]["orbit"]["rate"].get<double>() : 0.0,
-                 s["audit"]["orbit"]["rate"].is_number() ? s["audit"]["orbit"]["rate"].get<double>() : 0.0);
+    for (const auto& s : out.model.systems) {
+      auto rate = [](const report::LayerMetrics& l) { return l.orbit.n == 0 ? 0.0 : l.orbit.rate(); };
+      fmt::print("{}{}: strict orbit {:.3f}, audit orbit {:.3f}\n", s.name, s.simulated ? " (simulated)" : "",
+                 rate(s.layers[0]), rate(s.layers[1]));
     }
     auto shown = [&](const std::filesystem::path& p) {
       if (a->shown_out.empty()) return p.string();

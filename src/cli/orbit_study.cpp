@@ -248,13 +248,12 @@ void setup(CLI::App& app) {
     const auto out = report::run_orbit_report(in);
 
     fmt::print("\n{:<24} {:>12} {:>12}\n", "system", "strict orbit", "audit orbit");
-    for (const auto& name : out.metrics["system_order"]) {
-      const auto& s = out.metrics["systems"][name.get<std::string>()];
-      auto rate = [](const io::OrderedJson& r) {
-        return r.is_number() ? fmt::format("{:.3f}", r.get<double>()) : "-";
+    for (const auto& s : out.model.systems) {
+      auto rate = [](const report::LayerMetrics& l) {
+        return l.orbit.n == 0 ? std::string("-") : fmt::format("{:.3f}", l.orbit.rate());
       };
-      fmt::print("{:<24} {:>12} {:>12}{}\n", name.get<std::string>(), rate(s["strict"]["orbit"]["rate"]),
-                 rate(s["audit"]["orbit"]["rate"]), s["simulated"].get<bool>() ? "  (simulated)" : "");
+      fmt::print("{:<24} {:>12} {:>12}{}\n", s.name, rate(s.layers[0]), rate(s.layers[1]),
+                 s.simulated ? "  (simulated)" : "");
     }
     fmt::print("report: {}\n", (in.out_dir / "report.html").string());
     if (!unfinished.empty()) {

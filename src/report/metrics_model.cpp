@@ -45,9 +45,7 @@ using OJ = io::OrderedJson;
 using Rec = io::OrderedRecord;
 
 OJ number_or_null(double x) { return std::isnan(x) ? OJ(nullptr) : OJ(x); }
-OJ interval_json(const std::optional<Interval>& i) {
-  return i ? OJ::array({i->lo, i->hi}) : OJ(nullptr);
-}
+OJ interval_json(const std::optional<Interval>& i) { return i ? OJ::array({i->lo, i->hi}) : OJ(nullptr); }
 OJ exact_json(const num::Rational& q) {
   OJ o = OJ::object();
   o["exact"] = q.str();
@@ -500,9 +498,8 @@ MagnitudeDrops read_magnitude(const Rec& r) {
     const Rec e = p.object(k);
     return ViewDrops{read_by_k(e, "by_k"), read_keyed<std::uint64_t>(e, "by_template", read_count)};
   });
-  m.by_template = read_keyed<ByK>(o, "by_template", [](const Rec& p, const std::string& k) {
-    return read_by_k(p.object(k), "by_k");
-  });
+  m.by_template = read_keyed<ByK>(
+      o, "by_template", [](const Rec& p, const std::string& k) { return read_by_k(p.object(k), "by_k"); });
   return m;
 }
 
@@ -526,7 +523,8 @@ TokenSummary read_tokens(const Rec& p, std::string_view key) {
   t.count = e.unsigned_integer("count");
   t.records = e.unsigned_integer("records");
   t.length_finishes = e.unsigned_integer("length_finishes");
-  if (!e.at("median").is_null()) t.quartiles = stats::Quartiles{e.number("q1"), e.number("median"), e.number("q3")};
+  if (!e.at("median").is_null())
+    t.quartiles = stats::Quartiles{e.number("q1"), e.number("median"), e.number("q3")};
   return t;
 }
 
@@ -565,12 +563,13 @@ LayerMetrics read_layer(const Rec& r) {
   });
   if (r.contains("recovery")) lm.recovery = read_keyed<Recovery>(r, "recovery", read_recovery);
   if (r.contains("tokens")) lm.tokens = read_keyed<TokenSummary>(r, "tokens", read_tokens);
-  lm.length_excluded = read_keyed<LengthExcluded>(r, "length_excluded", [](const Rec& p, const std::string& k) {
-    const Rec e = p.object(k);
-    return LengthExcluded{e.unsigned_integer("n"), e.unsigned_integer("correct"),
-                          e.unsigned_integer("excluded_length_finishes"),
-                          e.unsigned_integer("correct_among_excluded")};
-  });
+  lm.length_excluded =
+      read_keyed<LengthExcluded>(r, "length_excluded", [](const Rec& p, const std::string& k) {
+        const Rec e = p.object(k);
+        return LengthExcluded{e.unsigned_integer("n"), e.unsigned_integer("correct"),
+                              e.unsigned_integer("excluded_length_finishes"),
+                              e.unsigned_integer("correct_among_excluded")};
+      });
   lm.views_by_template =
       read_keyed<Keyed<TemplateViewCell>>(r, "views_by_template", [](const Rec& p, const std::string& v) {
         return read_keyed<TemplateViewCell>(p, v, [](const Rec& q, const std::string& t) {
@@ -651,8 +650,9 @@ Comparison read_comparison(const Rec& r) {
   for (std::size_t l = 0; l < 2; ++l) {
     const Rec lj = r.object(kLayerNames[l]);
     ComparisonLayer& cl = c.layers[l];
-    for (auto [key, slot] : {std::pair{"canonical_correct", &cl.canonical_correct},
-                             std::pair{"orbit_correct", &cl.orbit_correct}, std::pair{"orbit_gap", &cl.orbit_gap}}) {
+    for (auto [key, slot] :
+         {std::pair{"canonical_correct", &cl.canonical_correct},
+          std::pair{"orbit_correct", &cl.orbit_correct}, std::pair{"orbit_gap", &cl.orbit_gap}}) {
       if (lj.contains(key)) *slot = read_difference(lj, key);
     }
     cl.families = read_keyed<FamilyDifference>(lj, "families", [](const Rec& p, const std::string& f) {
@@ -713,7 +713,8 @@ MetricsModel metrics_from_json(const OJ& j, const std::string& where) {
     m.settings.level = st.number("level");
   }
   const Rec systems = r.object("systems");
-  for (const auto& name : r.strings("system_order")) m.systems.push_back(read_system(systems.object(name), name));
+  for (const auto& name : r.strings("system_order"))
+    m.systems.push_back(read_system(systems.object(name), name));
   if (systems.json().size() != m.systems.size()) {
     r.fail_field("system_order", "must name every entry of 'systems' once");
   }
@@ -721,9 +722,8 @@ MetricsModel metrics_from_json(const OJ& j, const std::string& where) {
   m.allocation = read_allocation(r.object("allocation"));
   if (r.contains("example_orbit")) {
     const Rec e = r.object("example_orbit");
-    m.example_orbit =
-        ExampleOrbit{e.string("base_id"), e.string("template"), e.string("answer"), e.string("canonical_unit"),
-                     e.strings("prompts")};
+    m.example_orbit = ExampleOrbit{e.string("base_id"), e.string("template"), e.string("answer"),
+                                   e.string("canonical_unit"), e.strings("prompts")};
   }
   if (r.contains("extra_sections")) m.extra_sections = r.array("extra_sections");
   return m;

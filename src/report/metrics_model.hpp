@@ -90,7 +90,8 @@ struct FamilyTest {
   // Gap >= 3 points (exact: 100 (C - T) >= 3 n) and Holm-adjusted p < alpha.
   [[nodiscard]] bool material() const {
     return canonical_correct >= transformed_correct &&
-           100 * (canonical_correct - transformed_correct) >= static_cast<std::uint64_t>(kMaterialPoints) * n &&
+           100 * (canonical_correct - transformed_correct) >=
+               static_cast<std::uint64_t>(kMaterialPoints) * n &&
            p_holm < kAlpha;
   }
 };
@@ -142,7 +143,7 @@ struct H2Baseline {
 };
 struct H2Independence {
   std::uint64_t n = 0;
-  std::optional<num::Rational> observed_gap;           // none without bases
+  std::optional<num::Rational> observed_gap;                    // none without bases
   std::optional<H2Baseline> independent_views, canonical_rate;  // none without bases
 };
 
@@ -155,8 +156,8 @@ struct LayerMetrics {
   Keyed<TemplateStratum> templates;
   MagnitudeDrops magnitude_drops;
   Keyed<OutcomeCounts> failures;
-  std::optional<Keyed<Recovery>> recovery;     // audit layer only
-  std::optional<Keyed<TokenSummary>> tokens;   // when some record has a token count
+  std::optional<Keyed<Recovery>> recovery;    // audit layer only
+  std::optional<Keyed<TokenSummary>> tokens;  // when some record has a token count
   Keyed<LengthExcluded> length_excluded;
   Keyed<Keyed<TemplateViewCell>> views_by_template;  // view -> template -> cell
   H2Independence h2_independence;
@@ -237,8 +238,8 @@ struct BenchmarkInfo {
   Keyed<std::uint64_t> views;  // eligible bases per view
   std::vector<std::string> templates;
   Keyed<std::string> file_sha256;
-  io::OrderedJson selection;                                   // null: the whole benchmark
-  io::OrderedJson generator = io::OrderedJson::object();       // the manifest's generator fields
+  io::OrderedJson selection;                              // null: the whole benchmark
+  io::OrderedJson generator = io::OrderedJson::object();  // the manifest's generator fields
 };
 
 struct MetricsSettings {
@@ -250,7 +251,7 @@ struct MetricsModel {
   std::string numcheck_version;
   BenchmarkInfo benchmark;
   MetricsSettings settings;
-  std::vector<SystemMetrics> systems;  // in system order
+  std::vector<SystemMetrics> systems;   // in system order
   std::vector<Comparison> comparisons;  // pairs (a, b), a before b in system order
   Allocation allocation;
   std::optional<ExampleOrbit> example_orbit;
