@@ -10,6 +10,7 @@
 #include "orbit/benchmark.hpp"
 #include "report/metrics.hpp"
 #include "report/orbit_report.hpp"
+#include "report/supplement.hpp"
 
 namespace numcheck::report {
 namespace {
@@ -160,6 +161,22 @@ TEST(MetricsModel, TheReaderNamesTheMissingOrMalformedField) {
     expect_error_naming(j, "allocation");
   }
   EXPECT_THROW((void)metrics_from_json(io::OrderedJson::array(), "m.json"), Error);
+}
+
+TEST(MetricsModel, TheSupplementReadsMetricsJsonThroughTheTypedReader) {
+  const TwoSystems f;
+  io::OrderedJson j = to_json(f.metrics());
+  j["settings"].erase("seed");
+  const fs::path report = f.dir / "report";
+  io::write_file_atomic(report / "metrics.json", io::to_pretty(j));
+  try {
+    (void)build_supplement(report, 3);
+    ADD_FAILURE() << "no error for a metrics.json without settings.seed";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("metrics.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("settings.seed"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
