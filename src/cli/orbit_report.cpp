@@ -179,13 +179,6 @@ void run_report(const ReportArgs& args) {
     if (!a->claims.empty()) add_claims_section(a->claims, in);
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
-    for (const auto& name : out.metrics["system_order"]) {
-      const auto& s = out.metrics["systems"][name.get<std::string>()];
-      fmt::print("{}{}: strict orbit {:.3f}, audit orbit {:.3f}\n", name.get<std::string>(),
-                 s["simulated"].get<bool>() ? " (simulated)" : "",
-                 s["strict"]["orbit"]["rate"].is_number() ? s["strict"]["orbit"]["rate"].get<double>() : 0.0,
-                 s["audit"]["orbit"]["rate"].is_number() ? s["audit"]["orbit"]["rate"].get<double>() : 0.0);
-    }
     auto shown = [&](const std::filesystem::path& p) {
       if (a->shown_out.empty()) return p.string();
       return (std::filesystem::path(a->shown_out) / p.lexically_relative(a->out)).string();
@@ -199,6 +192,8 @@ void run_report(const ReportArgs& args) {
       }
     }
     fmt::print("wrote {} figures to {}\n", figures, shown(std::filesystem::path(a->out) / "figures"));
+    print_results_table(out.metrics);
+    fmt::print("report: {}\n", shown(std::filesystem::path(a->out) / "report.html"));
   }
 }
 

@@ -1,8 +1,13 @@
 #include "cli/orbit_steps.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -244,6 +249,45 @@ void add_claim_orbits_section(const std::vector<std::string>& dirs, report::Repo
   src["metrics"] = io::OrderedJson::array();
   for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
   in.extra_sources.push_back(std::move(src));
+}
+
+void print_results_table(const io::OrderedJson& metrics) {
+  auto rate = [](const io::OrderedJson& r) {
+    return r.is_number() ? fmt::format("{:.3f}", r.get<double>()) : "-";
+  };
+  auto gap = [](const io::OrderedJson& g) {
+    if (!g.is_object() || !g["value"].is_number()) return std::string("-");
+    auto s = fmt::format("{:+.3f}", g["value"].get<double>());
+    if (g["ci"].is_array() && g["ci"].size() == 2 && g["ci"][0].is_number() && g["ci"][1].is_number()) {
+      s += fmt::format(" [{:+.3f}, {:+.3f}]", g["ci"][0].get<double>(), g["ci"][1].get<double>());
+    }
+    return s;
+  };
+  std::size_t width = std::string_view("system").size();
+  std::vector<std::string> labels;
+  for (const auto& name : metrics["system_order"]) {
+    const auto& s = metrics["systems"][name.get<std::string>()];
+    labels.push_back(name.get<std::string>() + (s["simulated"].get<bool>() ? " (simulated)" : ""));
+    width = std::max(width, labels.back().size());
+  }
+  fmt::print("\n{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", "system", width, "view", "n", "strict", "audit");
+  std::size_t i = 0;
+  for (const auto& name : metrics["system_order"]) {
+    const auto& s = metrics["systems"][name.get<std::string>()];
+    const auto& strict = s["strict"];
+    const auto& audit = s["audit"];
+    std::string label = labels[i++];
+    for (const auto& [view, v] : strict["views"].items()) {
+      fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, view, v["n"].get<std::uint64_t>(),
+                 rate(v["rate"]), rate(audit["views"][view]["rate"]));
+      label.clear();
+    }
+    fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, "orbit",
+               strict["orbit"]["n"].get<std::uint64_t>(), rate(strict["orbit"]["rate"]),
+               rate(audit["orbit"]["rate"]));
+    fmt::print("{:<{}}  {:<12} strict {}, audit {}\n", "", width, "gap", gap(strict["orbit_gap"]),
+               gap(audit["orbit_gap"]));
+  }
 }
 
 }  // namespace numcheck::cli

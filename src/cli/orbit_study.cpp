@@ -247,15 +247,7 @@ void setup(CLI::App& app) {
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
 
-    fmt::print("\n{:<24} {:>12} {:>12}\n", "system", "strict orbit", "audit orbit");
-    for (const auto& name : out.metrics["system_order"]) {
-      const auto& s = out.metrics["systems"][name.get<std::string>()];
-      auto rate = [](const io::OrderedJson& r) {
-        return r.is_number() ? fmt::format("{:.3f}", r.get<double>()) : "-";
-      };
-      fmt::print("{:<24} {:>12} {:>12}{}\n", name.get<std::string>(), rate(s["strict"]["orbit"]["rate"]),
-                 rate(s["audit"]["orbit"]["rate"]), s["simulated"].get<bool>() ? "  (simulated)" : "");
-    }
+    print_results_table(out.metrics);
     fmt::print("report: {}\n", (in.out_dir / "report.html").string());
     if (!unfinished.empty()) {
       fmt::print("to continue: {}\n", resume_command());
