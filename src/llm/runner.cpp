@@ -802,7 +802,7 @@ class EventLoop {
         session_(session),
         thread_(thread),
         slots_(slots),
-        rng_(std::move(rng)),
+        rng_(rng),
         n_endpoints_(std::max<std::size_t>(1, d.target().endpoint_names.size())) {}
 
   void run() {
