@@ -123,6 +123,8 @@ if command -v nginx >/dev/null && command -v wrk >/dev/null; then
   cat >"$ndir/html/v1/chat/completions" <<'EOF'
 {"id":"c","object":"chat.completion","model":"canned","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"The total is 2.75 L.\nFINAL: 2.75 L"}}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}
 EOF
+  # The model list the runner's preflight asks for (GET /v1/models) before it sends anything.
+  echo '{"object":"list","data":[{"id":"canned","object":"model","owned_by":"nginx"}]}' >"$ndir/html/v1/models"
   cat >"$ndir/nginx.conf" <<EOF
 worker_processes 1;
 pid $ndir/nginx.pid;
@@ -156,10 +158,12 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   for c in 1 16 64; do
-    rm -rf "$work/runs/c$c"
+    rm -rf "$work/runs/c$c" "$work/runs/cache-c$c"
     start=$(date +%s.%N)
+    # A failed run would time only its failure: stop the script instead of printing a rate.
     "$cli" orbit run --bench "$work/small" --out "$work/runs/c$c" --endpoint "http://127.0.0.1:$port/v1" \
-      --model canned --concurrency "$c" >/dev/null 2>&1 || true
+      --model canned --concurrency "$c" --cache-dir "$work/runs/cache-c$c" --progress none >"$work/runs/c$c.log" 2>&1 ||
+      { echo "compare: orbit run at concurrency $c failed:" >&2; cat "$work/runs/c$c.log" >&2; exit 1; }
     end=$(date +%s.%N)
     ours=$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')
     theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |

@@ -179,11 +179,6 @@ void run_report(const ReportArgs& args) {
     if (!a->claims.empty()) add_claims_section(a->claims, in);
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
-    for (const auto& s : out.model.systems) {
-      auto rate = [](const report::LayerMetrics& l) { return l.orbit.n == 0 ? 0.0 : l.orbit.rate(); };
-      fmt::print("{}{}: strict orbit {:.3f}, audit orbit {:.3f}\n", s.name, s.simulated ? " (simulated)" : "",
-                 rate(s.layers[0]), rate(s.layers[1]));
-    }
     auto shown = [&](const std::filesystem::path& p) {
       if (a->shown_out.empty()) return p.string();
       return (std::filesystem::path(a->shown_out) / p.lexically_relative(a->out)).string();
@@ -197,6 +192,8 @@ void run_report(const ReportArgs& args) {
       }
     }
     fmt::print("wrote {} figures to {}\n", figures, shown(std::filesystem::path(a->out) / "figures"));
+    print_results_table(out.model);
+    fmt::print("report: {}\n", shown(std::filesystem::path(a->out) / "report.html"));
   }
 }
 

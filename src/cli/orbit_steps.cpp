@@ -1,8 +1,14 @@
 #include "cli/orbit_steps.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -244,6 +250,34 @@ void add_claim_orbits_section(const std::vector<std::string>& dirs, report::Repo
   src["metrics"] = io::OrderedJson::array();
   for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
   in.extra_sources.push_back(std::move(src));
+}
+
+void print_results_table(const report::MetricsModel& metrics) {
+  auto rate = [](double r) { return std::isnan(r) ? std::string("-") : fmt::format("{:.3f}", r); };
+  auto gap = [](const report::LayerMetrics& l) {
+    const double g = l.orbit.gap();
+    if (std::isnan(g)) return std::string("-");
+    auto s = fmt::format("{:+.3f}", g);
+    if (l.orbit_gap_ci) s += fmt::format(" [{:+.3f}, {:+.3f}]", l.orbit_gap_ci->lo, l.orbit_gap_ci->hi);
+    return s;
+  };
+  std::size_t width = std::string_view("system").size();
+  for (const auto& s : metrics.systems) width = std::max(width, s.label().size());
+  fmt::print("\n{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", "system", width, "view", "n", "strict", "audit");
+  for (const auto& s : metrics.systems) {
+    const report::LayerMetrics& strict = s.layers[0];
+    const report::LayerMetrics& audit = s.layers[1];
+    std::string label = s.label();
+    for (const auto& [view, v] : strict.views) {
+      const report::ViewMetrics* a = report::find_key(audit.views, view);
+      fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, view, v.n, rate(v.rate()),
+                 rate(a != nullptr ? a->rate() : std::nan("")));
+      label.clear();
+    }
+    fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, "orbit", strict.orbit.n,
+               rate(strict.orbit.rate()), rate(audit.orbit.rate()));
+    fmt::print("{:<{}}  {:<12} strict {}, audit {}\n", "", width, "gap", gap(strict), gap(audit));
+  }
 }
 
 }  // namespace numcheck::cli

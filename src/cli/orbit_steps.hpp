@@ -56,4 +56,9 @@ void add_claims_section(const std::string& section_file, report::ReportInputs& i
 // (their systems side by side; paths recorded relative to in.out_dir).
 void add_claim_orbits_section(const std::vector<std::string>& dirs, report::ReportInputs& in);
 
+// The short results table `orbit report` and `orbit study` print on stdout (as evaluation harnesses
+// do): per system and view the prompts and the strict and audit correctness, then the orbit row
+// (every view of a base right) and the canonical-minus-orbit gap with its bootstrap interval.
+void print_results_table(const report::MetricsModel& metrics);
+
 }  // namespace numcheck::cli

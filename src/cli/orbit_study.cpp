@@ -247,14 +247,7 @@ void setup(CLI::App& app) {
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);
     const auto out = report::run_orbit_report(in);
 
-    fmt::print("\n{:<24} {:>12} {:>12}\n", "system", "strict orbit", "audit orbit");
-    for (const auto& s : out.model.systems) {
-      auto rate = [](const report::LayerMetrics& l) {
-        return l.orbit.n == 0 ? std::string("-") : fmt::format("{:.3f}", l.orbit.rate());
-      };
-      fmt::print("{:<24} {:>12} {:>12}{}\n", s.name, rate(s.layers[0]), rate(s.layers[1]),
-                 s.simulated ? "  (simulated)" : "");
-    }
+    print_results_table(out.model);
     fmt::print("report: {}\n", (in.out_dir / "report.html").string());
     if (!unfinished.empty()) {
       fmt::print("to continue: {}\n", resume_command());

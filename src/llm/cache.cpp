@@ -31,6 +31,10 @@ std::string now_iso() {
   return buf;
 }
 
+void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql, const fs::path& path) {
@@ -44,12 +48,25 @@ class Stmt {
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   sqlite3_stmt* get() { return s_; }
-  void text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
+  void text(int i, const std::string& v) { bind_text(s_, i, v); }
 
  private:
   sqlite3_stmt* s_ = nullptr;
+};
+
+// Resets a prepared statement (and its bindings) when a use of it ends, on every path.
+class Reset {
+ public:
+  explicit Reset(sqlite3_stmt* s) : s_(s) {}
+  ~Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  Reset(const Reset&) = delete;
+  Reset& operator=(const Reset&) = delete;
+
+ private:
+  sqlite3_stmt* s_;
 };
 
 void exec(sqlite3* db, const char* sql, const fs::path& path) {
@@ -98,6 +115,20 @@ fs::path default_cache_path(const fs::path& dir) {
     base = fs::temp_directory_path() / "numcheck-cache";
   }
   return base / "responses.sqlite3";
+}
+
+std::string request_hash_from_line(std::string_view body_line) { return io::sha256_hex(body_line); }
+
+std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line) {
+  // The dump of {"identity": identity, "request": body} (keys sorted: "identity" < "request").
+  std::string k;
+  k.reserve(identity_line.size() + body_line.size() + 26);
+  k += R"({"identity":)";
+  k += identity_line;
+  k += R"(,"request":)";
+  k += body_line;
+  k += '}';
+  return io::sha256_hex(k);
 }
 
 std::string cache_key(const io::Json& identity, const io::Json& request_body) {
@@ -193,6 +224,7 @@ ResponseCache::~ResponseCache() {
     commit();
   } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do in a destructor
   }
+  finalize_prepared();
   sqlite3_close(db_of(db_));
 }
 
@@ -200,16 +232,16 @@ std::optional<Completion> ResponseCache::get(const std::string& key, const std::
   std::string completion, stored_request, stored_check;
   bool found = false;
   with_retry([&] {
-    Stmt s(db_of(db_), "SELECT completion, request_sha256, check_sha256 FROM responses WHERE key = ?1",
-           path_);
-    s.text(1, key);
-    const int rc = sqlite3_step(s.get());
+    sqlite3_stmt* s = prepared(Query::kGet);
+    const Reset reset(s);
+    bind_text(s, 1, key);
+    const int rc = sqlite3_step(s);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
     found = rc == SQLITE_ROW;
     if (found) {
-      completion = column_text(s.get(), 0);
-      stored_request = column_text(s.get(), 1);
-      stored_check = column_text(s.get(), 2);
+      completion = column_text(s, 0);
+      stored_request = column_text(s, 1);
+      stored_check = column_text(s, 2);
     }
   });
   if (!found) return std::nullopt;
@@ -231,11 +263,18 @@ std::optional<Completion> ResponseCache::get(const std::string& key, const std::
 
 void ResponseCache::put(const std::string& key, const std::string& request_sha256, const std::string& model,
                         const io::Json& identity, const Completion& completion) {
+  put_line(key, request_sha256, model, identity.dump(-1, ' ', false, io::Json::error_handler_t::replace),
+           completion);
+}
+
+void ResponseCache::put_line(const std::string& key, const std::string& request_sha256,
+                             const std::string& model, std::string identity_line,
+                             const Completion& completion) {
   Pending p;
   p.key = key;
   p.request_sha256 = request_sha256;
   p.model = model;
-  p.identity = identity.dump(-1, ' ', false, io::Json::error_handler_t::replace);
+  p.identity = std::move(identity_line);
   p.completion = completion_to_json(completion).dump(-1, ' ', false, io::Json::error_handler_t::replace);
   pending_.push_back(std::move(p));
   if (pending_.size() >= 256) commit();
@@ -250,24 +289,22 @@ void ResponseCache::commit() {
     exec(db_of(db_), "BEGIN IMMEDIATE", path_);
     try {
       for (const auto& p : pending_) {
-        Stmt s(db_of(db_),
-               "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits, "
-               "request_sha256, "
-               "check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)",
-               path_);
-        s.text(1, p.key);
-        s.text(2, p.model);
-        s.text(3, p.identity);
-        s.text(4, p.completion);
-        s.text(5, created);
-        s.text(6, p.request_sha256);
-        s.text(7, entry_check(p.key, p.request_sha256, p.completion));
-        step_done(s.get());
+        sqlite3_stmt* s = prepared(Query::kInsert);
+        const Reset reset(s);
+        bind_text(s, 1, p.key);
+        bind_text(s, 2, p.model);
+        bind_text(s, 3, p.identity);
+        bind_text(s, 4, p.completion);
+        bind_text(s, 5, created);
+        bind_text(s, 6, p.request_sha256);
+        bind_text(s, 7, entry_check(p.key, p.request_sha256, p.completion));
+        step_done(s);
       }
       for (const auto& k : hit_keys_) {
-        Stmt u(db_of(db_), "UPDATE responses SET hits = hits + 1 WHERE key = ?1", path_);
-        u.text(1, k);
-        step_done(u.get());
+        sqlite3_stmt* u = prepared(Query::kHit);
+        const Reset reset(u);
+        bind_text(u, 1, k);
+        step_done(u);
       }
       exec(db_of(db_), "COMMIT", path_);
     } catch (...) {
@@ -284,6 +321,29 @@ void ResponseCache::step_done(sqlite3_stmt* s) {
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
   if (rc != SQLITE_DONE)
     fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
+}
+
+sqlite3_stmt* ResponseCache::prepared(Query q) {
+  sqlite3_stmt** slot = q == Query::kGet ? &get_stmt_ : q == Query::kInsert ? &insert_stmt_ : &hit_stmt_;
+  if (*slot != nullptr) return *slot;
+  const char* sql =
+      q == Query::kGet ? "SELECT completion, request_sha256, check_sha256 FROM responses WHERE key = ?1"
+      : q == Query::kInsert
+          ? "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits, "
+            "request_sha256, check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)"
+          : "UPDATE responses SET hits = hits + 1 WHERE key = ?1";
+  const int rc = sqlite3_prepare_v3(db_of(db_), sql, -1, SQLITE_PREPARE_PERSISTENT, slot, nullptr);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+  if (rc != SQLITE_OK)
+    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
+  return *slot;
+}
+
+void ResponseCache::finalize_prepared() noexcept {
+  for (sqlite3_stmt** slot : {&get_stmt_, &insert_stmt_, &hit_stmt_}) {
+    sqlite3_finalize(*slot);
+    *slot = nullptr;
+  }
 }
 
 CacheStats ResponseCache::stats() {

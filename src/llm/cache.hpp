@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/json.hpp"
@@ -27,6 +28,13 @@ namespace numcheck::llm {
 
 // sha256 hex of the request body with sorted keys: stored with each entry and checked on every hit.
 [[nodiscard]] std::string request_hash(const io::Json& request_body);
+
+// The same two keys from the values' JSONL lines (io::to_line of the io::Json values, whose keys are
+// sorted): what the runner uses, since it has serialized the body to send it anyway. Equal to
+// cache_key(identity, body) and request_hash(body) for identity_line = to_line(identity) and
+// body_line = to_line(body).
+[[nodiscard]] std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line);
+[[nodiscard]] std::string request_hash_from_line(std::string_view body_line);
 
 struct CacheStats {
   std::uint64_t entries = 0;
@@ -52,6 +60,9 @@ class ResponseCache {
   // commit() in one short transaction (automatically every 256 entries).
   void put(const std::string& key, const std::string& request_sha256, const std::string& model,
            const io::Json& identity, const Completion& completion);
+  // The same with the identity already serialized (io::to_line(identity)).
+  void put_line(const std::string& key, const std::string& request_sha256, const std::string& model,
+                std::string identity_line, const Completion& completion);
   void commit();
   // Entries refused by get() because they failed their check.
   [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
@@ -70,6 +81,11 @@ class ResponseCache {
   [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
                                                const std::string& completion);
   void step_done(sqlite3_stmt* s);
+  // The statements every get, put and hit uses, prepared once per connection (a prepare costs more
+  // than the lookup itself); each use binds, steps and resets its statement.
+  enum class Query : std::uint8_t { kGet, kInsert, kHit };
+  sqlite3_stmt* prepared(Query q);
+  void finalize_prepared() noexcept;
   // Runs fn, again after a pause while SQLite reports the database busy (another process holds
   // the write lock beyond the busy timeout), for up to about two minutes in all.
   template <class Fn>
@@ -77,6 +93,9 @@ class ResponseCache {
 
   std::filesystem::path path_;
   void* db_ = nullptr;
+  sqlite3_stmt* get_stmt_ = nullptr;
+  sqlite3_stmt* insert_stmt_ = nullptr;
+  sqlite3_stmt* hit_stmt_ = nullptr;
   std::vector<Pending> pending_;
   std::vector<std::string> hit_keys_;
   std::size_t rejected_ = 0;

@@ -585,6 +585,7 @@ class Dispatch {
         next_request_index_(prior.next_request_index),
         reported_model_(prior.reported_model),
         session_no_(session_no),
+        identity_line_(io::to_line(target.server.identity)),
         responses_(paths.responses, false),
         errors_(paths.errors, false),
         summary_(summary) {
@@ -638,9 +639,9 @@ class Dispatch {
       if (reported_model_.empty() && !s.last.completion.model.empty())
         reported_model_ = s.last.completion.model;
       if (cache_) {
-        cache_->put(s.job.cache_key, s.job.request_sha256,
-                    reported_model_.empty() ? target_.server.model : reported_model_, target_.server.identity,
-                    s.last.completion);
+        cache_->put_line(s.job.cache_key, s.job.request_sha256,
+                         reported_model_.empty() ? target_.server.model : reported_model_, identity_line_,
+                         s.last.completion);
       }
       return;
     }
@@ -720,8 +721,8 @@ class Dispatch {
     job.request.body_json = build_request_body(item, settings_, target_.request_model, target_.api);
     job.request.body = io::to_line(job.request.body_json);
     if (cache_) {
-      job.cache_key = cache_key(target_.server.identity, job.request.body_json);
-      job.request_sha256 = request_hash(job.request.body_json);
+      job.cache_key = cache_key_from_lines(identity_line_, job.request.body);
+      job.request_sha256 = request_hash_from_line(job.request.body);
     }
     return job;
   }
@@ -782,6 +783,7 @@ class Dispatch {
   std::uint64_t next_request_index_;
   std::string reported_model_;
   std::size_t session_no_;
+  std::string identity_line_;  // the server identity's JSON line: part of every cache key
   io::AppendFile responses_, errors_;
   std::unique_ptr<ResponseCache> cache_;
   std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under m_)
@@ -800,7 +802,7 @@ class EventLoop {
         session_(session),
         thread_(thread),
         slots_(slots),
-        rng_(std::move(rng)),
+        rng_(rng),
         n_endpoints_(std::max<std::size_t>(1, d.target().endpoint_names.size())) {}
 
   void run() {

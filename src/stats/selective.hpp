@@ -62,7 +62,7 @@ template <typename T>
     for (std::uint64_t j = 1; j <= g.size; ++j) {
       const auto num = static_cast<long long>(errors_before) * m +
                        static_cast<long long>(j) * static_cast<long long>(g.errors);
-      const auto k = static_cast<long long>(before + j);
+      const auto k = static_cast<long long>(before) + static_cast<long long>(j);
       if (num != 0) sum += T(num) / (T(m) * T(k));
     }
     before += g.size;

@@ -120,6 +120,14 @@ TEST_F(SelectionCli, SubsetReportEqualsTheFullRunRestrictedToTheSameBases) {
   EXPECT_EQ(strict["orbit"]["n"], 30);
   EXPECT_EQ(strict["views"]["canonical"]["correct"], canonical_correct);
   EXPECT_EQ(m["systems"]["reference"]["missing"], 0);
+  // The results table `orbit report` prints: the canonical and orbit rows from the same counts.
+  const auto row = [](const char* view, std::size_t n, std::size_t correct) {
+    return fmt::format("{:<12} {:>6}  {:>7}", view, n,
+                       fmt::format("{:.3f}", static_cast<double>(correct) / n));
+  };
+  EXPECT_NE(r.out.find(row("orbit", 30, orbit_correct)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(row("canonical", 30, canonical_correct)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("report: "), std::string::npos) << r.out;
   const std::string md = io::read_file(sub / "a" / "report" / "report.md");
   EXPECT_NE(md.find("Scope: this report covers a selection of 30 of the benchmark's 3600 bases"),
             std::string::npos);

@@ -585,6 +585,57 @@ TEST_F(RunnerTest, CacheWritersNeverHoldTheLockBetweenCommits) {
   EXPECT_EQ(b.rejected(), 1u);
 }
 
+// The runner builds the keys from the lines it already serialized: they must equal the keys of the
+// JSON values (so caches written before stay valid), for nested, unicode and invalid-UTF-8 bodies.
+TEST(CacheKeys, FromLinesEqualFromValues) {
+  const io::Json identity = {{"model", "m"}, {"build", {{"commit", "abc"}, {"n", 7}}}};
+  const std::vector<io::Json> bodies = {
+      io::Json::object(),
+      {{"model", "m"},
+       {"messages", {{{"role", "user"}, {"content", "3/4 of 2 L \u00e9 \"q\"\n"}}}},
+       {"temperature", 0.3},
+       {"seed", 20260725}},
+      {{"z", 1}, {"a", {1, 2.5, nullptr, true}}, {"bad", std::string("\xff\xfe x")}},
+  };
+  for (const auto& body : bodies) {
+    EXPECT_EQ(cache_key_from_lines(io::to_line(identity), io::to_line(body)), cache_key(identity, body))
+        << body.dump(-1, ' ', false, io::Json::error_handler_t::replace);
+    EXPECT_EQ(request_hash_from_line(io::to_line(body)), request_hash(body));
+  }
+  EXPECT_NE(cache_key_from_lines(io::to_line(identity), io::to_line(bodies[1])),
+            cache_key_from_lines(io::to_line(io::Json{{"model", "n"}}), io::to_line(bodies[1])));
+}
+
+// Prepared statements are reused across gets, puts and commits: many rounds on one object stay
+// consistent (every entry readable, hits counted, a wrong request hash still refused).
+TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
+  ResponseCache cache(dir_ / "rounds" / "responses.sqlite3");
+  const io::Json identity = {{"model", "m"}};
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      const io::Json body = {{"q", i}};
+      const std::string key = cache_key(identity, body);
+      const std::string req = request_hash(body);
+      auto hit = cache.get(key, req);
+      if (round == 0) {
+        ASSERT_FALSE(hit.has_value()) << i;
+        Completion c;
+        c.content = std::to_string(i);
+        cache.put(key, req, "m", identity, c);
+      } else {
+        ASSERT_TRUE(hit.has_value()) << round << " " << i;
+        EXPECT_EQ(hit->content, std::to_string(i));
+        EXPECT_FALSE(cache.get(key, request_hash(io::Json{{"q", i + 1}})).has_value());
+      }
+    }
+    cache.commit();
+  }
+  EXPECT_EQ(cache.rejected(), 600u);
+  const auto st = cache.stats();
+  EXPECT_EQ(st.entries, 300u);
+  EXPECT_EQ(st.hits, 600u);
+}
+
 TEST_F(RunnerTest, TwoRunsSharingTheCacheAtOnceBothComplete) {
   auto s = settings();
   s.use_cache = true;
