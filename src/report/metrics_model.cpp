@@ -456,19 +456,27 @@ ByK read_by_k(const Rec& r, std::string_view key) {
   return out;
 }
 
+// A count that cannot exceed `limit` (a part of a whole): the derived rates and gaps rely on it.
+std::uint64_t read_part(const Rec& r, std::string_view key, std::uint64_t limit, std::string_view whole) {
+  const std::uint64_t k = r.unsigned_integer(key);
+  if (k > limit) r.fail_field(key, fmt::format("must not exceed {} ({})", whole, limit));
+  return k;
+}
+
 ViewMetrics read_view(const Rec& r, std::string_view key) {
   const Rec v = r.object(key);
-  return {v.unsigned_integer("n"), v.unsigned_integer("correct"), read_interval(v, "wilson")};
+  const std::uint64_t n = v.unsigned_integer("n");
+  return {n, read_part(v, "correct", n, "n"), read_interval(v, "wilson")};
 }
 
 OrbitMetrics read_orbit(const Rec& r, std::string_view key) {
   const Rec o = r.object(key);
   OrbitMetrics m;
   m.n = o.unsigned_integer("n");
-  m.canonical_correct = o.unsigned_integer("canonical_correct");
-  m.correct = o.unsigned_integer("correct");
-  m.invariant = o.unsigned_integer("invariant");
-  m.consistent_wrong = o.unsigned_integer("consistent_wrong");
+  m.canonical_correct = read_part(o, "canonical_correct", m.n, "n");
+  m.correct = read_part(o, "correct", m.canonical_correct, "canonical_correct");
+  m.invariant = read_part(o, "invariant", m.n, "n");
+  m.consistent_wrong = read_part(o, "consistent_wrong", m.invariant, "invariant");
   m.wilson = read_interval(o, "wilson");
   m.invariant_wilson = read_interval(o, "invariant_wilson");
   m.consistent_wrong_wilson = read_interval(o, "consistent_wrong_wilson");
@@ -479,10 +487,11 @@ FamilyTest read_family(const Rec& r, std::string_view key) {
   const Rec o = r.object(key);
   FamilyTest f;
   f.n = o.unsigned_integer("n");
-  f.canonical_correct = o.unsigned_integer("canonical_correct");
-  f.transformed_correct = o.unsigned_integer("transformed_correct");
-  f.c = o.unsigned_integer("c");
-  f.t = o.unsigned_integer("t");
+  if (f.n == 0) o.fail_field("n", "must be at least 1 (a family is tested on its eligible bases)");
+  f.canonical_correct = read_part(o, "canonical_correct", f.n, "n");
+  f.transformed_correct = read_part(o, "transformed_correct", f.n, "n");
+  f.c = read_part(o, "c", f.canonical_correct, "canonical_correct");
+  f.t = read_part(o, "t", f.transformed_correct, "transformed_correct");
   f.ci = read_interval(o, "ci");
   f.p = o.number("p");
   f.p_holm = o.number("p_holm");
@@ -507,8 +516,8 @@ Recovery read_recovery(const Rec& p, std::string_view key) {
   const Rec e = p.object(key);
   Recovery r;
   r.n = e.unsigned_integer("n");
-  r.strict_correct = e.unsigned_integer("strict_correct");
-  r.audit_correct = e.unsigned_integer("audit_correct");
+  r.strict_correct = read_part(e, "strict_correct", r.n, "n");
+  r.audit_correct = read_part(e, "audit_correct", r.n, "n");
   r.recovered = e.unsigned_integer("recovered");
   r.multiple_final = e.unsigned_integer("multiple_final");
   r.length_finishes = e.unsigned_integer("length_finishes");
@@ -566,7 +575,8 @@ LayerMetrics read_layer(const Rec& r) {
   lm.length_excluded =
       read_keyed<LengthExcluded>(r, "length_excluded", [](const Rec& p, const std::string& k) {
         const Rec e = p.object(k);
-        return LengthExcluded{e.unsigned_integer("n"), e.unsigned_integer("correct"),
+        const std::uint64_t n = e.unsigned_integer("n");
+        return LengthExcluded{n, read_part(e, "correct", n, "n"),
                               e.unsigned_integer("excluded_length_finishes"),
                               e.unsigned_integer("correct_among_excluded")};
       });
@@ -574,9 +584,9 @@ LayerMetrics read_layer(const Rec& r) {
       read_keyed<Keyed<TemplateViewCell>>(r, "views_by_template", [](const Rec& p, const std::string& v) {
         return read_keyed<TemplateViewCell>(p, v, [](const Rec& q, const std::string& t) {
           const Rec e = q.object(t);
-          return TemplateViewCell{e.unsigned_integer("n"), e.unsigned_integer("correct"),
-                                  e.unsigned_integer("value_errors"), e.unsigned_integer("power_of_ten"),
-                                  read_by_k(e, "by_k")};
+          const std::uint64_t n = e.unsigned_integer("n");
+          return TemplateViewCell{n, read_part(e, "correct", n, "n"), e.unsigned_integer("value_errors"),
+                                  e.unsigned_integer("power_of_ten"), read_by_k(e, "by_k")};
         });
       });
   lm.h2_independence = read_h2(r);

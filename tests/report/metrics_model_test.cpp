@@ -146,6 +146,17 @@ TEST(MetricsModel, TheReaderNamesTheMissingOrMalformedField) {
     expect_error_naming(j, "systems.a.strict.h2_independence.observed_gap.exact");
   }
   {
+    // Counts that contradict each other (the derived rates and gaps would be nonsense).
+    auto j = good;
+    j["systems"]["a"]["strict"]["orbit"]["correct"] = 1000;
+    expect_error_naming(j, "systems.a.strict.orbit.correct");
+  }
+  {
+    auto j = good;
+    j["systems"]["b"]["strict"]["families"]["unit"]["t"] = 1000;
+    expect_error_naming(j, "systems.b.strict.families.unit.t");
+  }
+  {
     auto j = good;
     j["system_order"].push_back("c");
     expect_error_naming(j, "systems.c");
