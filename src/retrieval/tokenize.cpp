@@ -14,6 +14,7 @@
 #include <unicode/uvernum.h>
 
 #include "claims/segment.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "num/read.hpp"
 #include "num/units.hpp"
@@ -274,10 +275,18 @@ void add_number_terms(std::string_view text, const std::vector<std::pair<std::si
   // word), two words before and three after, merged when they touch, each from the end of the word
   // before to the start of the word after (so "$", "-", "%" and "per cent" are inside). A number
   // never straddles two windows, so this finds what one pass over the whole text finds.
+  //
+  // A word is number-like when the reader could start a number at one of its digits: the first
+  // byte, or a digit after a byte that is not a word character ('@', '.', a UTF-8 byte). A digit
+  // glued to a letter, digit or '_' before it ("b737", "covid19", the "eta123" of the synthetic
+  // vocabulary) is never a number start for the reader (it skips the rest of the word), so such a
+  // word is number-like only when it is a number word; the cheap byte test comes first.
   auto numberish = [&](std::size_t i) {
     const auto [b, e] = ranges[i];
-    for (std::size_t k = b; k < e; ++k)
-      if (text[k] >= '0' && text[k] <= '9') return true;
+    for (std::size_t k = b; k < e; ++k) {
+      if (text[k] < '0' || text[k] > '9') continue;
+      if (k == b || !ascii::is_word(text[k - 1])) return true;
+    }
     return num::is_number_word(text.substr(b, e - b));
   };
   const std::size_t nr = ranges.size();
