@@ -4,10 +4,14 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -25,22 +29,26 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHashHexBytes = 64;
 
 // ---- writing ----
-// The file's bytes go to a sink in pieces: small fields through a buffer, large tables (texts,
-// postings) straight from memory, so saving never builds a copy of the whole file.
+// The file's bytes go to a sink in pieces: small fields through a buffer the sink takes over
+// (sink.take(std::string&&)), large tables (texts, postings) as views of the index's memory
+// (sink.view(std::string_view)), so saving never builds a copy of the whole file.
 template <class Sink>
 struct Out {
   Sink& sink;
   std::string buf;
   void flush() {
-    if (!buf.empty()) sink(std::string_view(buf));
-    buf.clear();
+    if (buf.empty()) return;
+    std::string piece;
+    piece.swap(buf);
+    sink.take(std::move(piece));
   }
   void raw(std::string_view bytes) {
     if (bytes.size() >= (1u << 16)) {
       flush();
-      sink(bytes);
+      sink.view(bytes);
       return;
     }
+    if (buf.capacity() == 0) buf.reserve(1u << 20);
     buf += bytes;
     if (buf.size() >= (1u << 20)) flush();
   }
@@ -179,22 +187,79 @@ void Index::write_body(Sink& sink) const {
 }
 
 std::string Index::serialize() const {
-  std::string s;
-  auto append = [&s](std::string_view b) { s += b; };
-  write_body(append);
-  s += io::sha256_hex(s);
-  return s;
+  struct Append {
+    std::string s;
+    void view(std::string_view b) { s += b; }
+    void take(std::string&& b) { s += b; }
+  } sink;
+  write_body(sink);
+  sink.s += io::sha256_hex(sink.s);
+  return std::move(sink.s);
 }
 
 void Index::save(const std::filesystem::path& path) const {
-  // Streamed: each piece is hashed and written as it comes (the same bytes as serialize()).
+  // Streamed (the same bytes as serialize()): this thread writes the pieces while a second one
+  // hashes them, so hashing costs no time of its own. Buffered pieces are shared by both until
+  // both are done with them; a bounded queue keeps at most a few megabytes in flight.
   io::AtomicFile f(path);
-  io::Sha256 sha;
-  auto put = [&](std::string_view b) {
-    sha.update(b);
-    f.write(b);
+  struct Piece {
+    std::shared_ptr<const std::string> owned;
+    std::string_view bytes;
   };
-  write_body(put);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Piece> queue;
+  bool done = false;
+  constexpr std::size_t kMaxQueued = 16;
+  io::Sha256 sha;
+  std::thread hasher([&] {
+    for (;;) {
+      Piece p;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || done; });
+        if (queue.empty()) return;
+        p = std::move(queue.front());
+        queue.pop_front();
+      }
+      cv.notify_all();
+      sha.update(p.bytes);
+    }
+  });
+  auto push = [&](Piece p) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return queue.size() < kMaxQueued; });
+      queue.push_back(p);
+    }
+    cv.notify_all();
+  };
+  auto finish_hasher = [&] {
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    hasher.join();
+  };
+  struct Sink {
+    std::function<void(Piece)> put;
+    void view(std::string_view b) { put({nullptr, b}); }
+    void take(std::string&& b) {
+      auto owned = std::make_shared<const std::string>(std::move(b));
+      put({owned, *owned});
+    }
+  } sink{[&](Piece p) {
+    push(p);
+    f.write(p.bytes);
+  }};
+  try {
+    write_body(sink);
+  } catch (...) {
+    finish_hasher();
+    throw;
+  }
+  finish_hasher();
   f.write(sha.hex_digest());
   f.commit();
 }

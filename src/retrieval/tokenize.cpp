@@ -1,6 +1,7 @@
 #include "retrieval/tokenize.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 
@@ -38,6 +39,13 @@ constexpr Wb ascii_class(unsigned char c) {
 }
 
 bool is_word_class(Wb w) { return w == Wb::kALetter || w == Wb::kNumeric || w == Wb::kExtendNumLet; }
+
+// ascii_class of every byte, one load per byte on the hot path (bytes >= 0x80 never reach it).
+constexpr std::array<Wb, 256> kAsciiClass = [] {
+  std::array<Wb, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = ascii_class(static_cast<unsigned char>(c));
+  return t;
+}();
 
 bool all_ascii(std::string_view s) {
   for (unsigned char c : s)
@@ -108,7 +116,7 @@ void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t,
   const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
-    Wb c = ascii_class(static_cast<unsigned char>(text[i]));
+    Wb c = kAsciiClass[static_cast<unsigned char>(text[i])];
     if (!is_word_class(c)) {
       ++i;
       continue;
@@ -117,14 +125,14 @@ void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t,
     Wb prev = c;
     ++i;
     while (i < n) {
-      const Wb nc = ascii_class(static_cast<unsigned char>(text[i]));
+      const Wb nc = kAsciiClass[static_cast<unsigned char>(text[i])];
       if (is_word_class(nc)) {  // WB5, WB8, WB9, WB10, WB13a, WB13b
         prev = nc;
         ++i;
         continue;
       }
       if (i + 1 < n) {
-        const Wb after = ascii_class(static_cast<unsigned char>(text[i + 1]));
+        const Wb after = kAsciiClass[static_cast<unsigned char>(text[i + 1])];
         // WB6/WB7: ALetter (MidLetter | MidNumLetQ) ALetter
         if (prev == Wb::kALetter && (nc == Wb::kMidLetter || nc == Wb::kMidNumLetQ) &&
             after == Wb::kALetter) {
@@ -354,11 +362,21 @@ void analyze_words(std::string_view text, const TokenizerOptions& opt, TermBuffe
     if (e - b > kMaxTokenBytes) continue;
     const std::string_view w = text.substr(b, e - b);
     const bool ascii_word = ascii || all_ascii(w);
-    normalize_into(w, ascii_word, t);
-    if (opt.stem) stem_in_place(t);
-    if (t.empty() || t.size() > kMaxTokenBytes) continue;
+    if (ascii_word && !opt.stem) {  // the common case: lower case straight into the buffer
+      const std::size_t at = out.words.size();
+      out.words.resize(at + w.size());
+      char* dst = out.words.data() + at;
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        const char c = w[i];
+        dst[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
+      }
+    } else {
+      normalize_into(w, ascii_word, t);
+      if (opt.stem) stem_in_place(t);
+      if (t.empty() || t.size() > kMaxTokenBytes) continue;
+      out.words += t;
+    }
     ++length;
-    out.words += t;
     out.word_end.push_back(static_cast<std::uint32_t>(out.words.size()));
     out.word_range.push_back(static_cast<std::uint32_t>(r));
     // ASCII lower casing keeps digits, word characters and number words (the reader ignores
