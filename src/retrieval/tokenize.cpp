@@ -355,6 +355,30 @@ void analyze_words(std::string_view text, const TokenizerOptions& opt, TermBuffe
   out.number_like.assign(out.ranges.size(), 2);
   out.numbers.clear();
   out.number_end.clear();
+  out.word_end.reserve(out.ranges.size());
+  out.word_range.reserve(out.ranges.size());
+  out.term_keyed.reserve(out.ranges.size());
+  if (ascii && !opt.stem) {
+    // The common case: every term is its word lower cased, written straight into the buffer
+    // (terms never take more bytes than the text).
+    out.words.resize(text.size());
+    char* dst = out.words.data();
+    std::uint32_t at = 0;
+    for (std::size_t r = 0; r < out.ranges.size(); ++r) {
+      const auto [b, e] = out.ranges[r];
+      if (e - b > kMaxTokenBytes) continue;
+      for (std::size_t i = b; i < e; ++i) {
+        const char c = text[i];
+        dst[at++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
+      }
+      out.word_end.push_back(at);
+      out.word_range.push_back(static_cast<std::uint32_t>(r));
+      out.term_keyed.push_back(1);
+    }
+    out.words.resize(at);
+    out.length = static_cast<std::uint32_t>(out.word_end.size());
+    return;
+  }
   thread_local std::string t;
   std::uint32_t length = 0;
   for (std::size_t r = 0; r < out.ranges.size(); ++r) {
