@@ -5,6 +5,8 @@
 //   build/release/bench/bench_retrieval --docs 423320      # the paper's collection size
 //   options: --docs N --queries Q --threads T (indexing threads, default 2) --no-xapian
 //            --no-number-terms (plain words only, to see what the quantity layer costs)
+//            --write-corpus FILE (also write the collection as JSONL {"id","text"}, for
+//            `numcheck claims index --corpus FILE`; nothing is measured then)
 //
 // Each system runs in its own child process so its peak resident memory (getrusage of the child)
 // is its own. Indexing is end to end: text in memory -> index file on disk (tokenizing, number
@@ -29,6 +31,8 @@
 #include <xapian.h>
 #endif
 
+#include "io/files.hpp"
+#include "io/json.hpp"
 #include "retrieval/index.hpp"
 #include "retrieval/synthetic.hpp"
 
@@ -184,6 +188,7 @@ int main(int argc, char** argv) {
   std::size_t ndocs = 20000, nqueries = 1000;
   unsigned threads = 2;
   bool xapian = true, numbers = true;
+  std::string corpus_out;
   if (const char* e = std::getenv("NUMCHECK_BENCH_RETRIEVAL_DOCS")) ndocs = std::strtoull(e, nullptr, 10);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -198,10 +203,14 @@ int main(int argc, char** argv) {
       xapian = false;
     else if (a == "--no-number-terms")
       numbers = false;
+    else if (a == "--write-corpus")
+      corpus_out = next();
     else if (a.rfind("--benchmark", 0) == 0)
       continue;  // scripts/run-benchmarks.sh passes these
     else {
-      fmt::print(stderr, "usage: bench_retrieval [--docs N] [--queries Q] [--threads T] [--no-xapian]\n");
+      fmt::print(stderr,
+                 "usage: bench_retrieval [--docs N] [--queries Q] [--threads T] [--no-xapian] "
+                 "[--no-number-terms] [--write-corpus FILE]\n");
       return 2;
     }
   }
@@ -211,6 +220,19 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < ndocs; ++i) docs[i] = coll.document(i);
   for (std::size_t i = 0; i < nqueries; ++i) queries[i] = coll.query(i);
   const double gen_s = secs(g0, Clock::now());
+  if (!corpus_out.empty()) {
+    std::string out;
+    for (std::size_t i = 0; i < ndocs; ++i) {
+      io::OrderedJson j;
+      j["id"] = retrieval::SyntheticCollection::document_id(i);
+      j["text"] = docs[i];
+      out += io::to_line(j);
+      out += '\n';
+    }
+    io::write_file_atomic(corpus_out, out);
+    fmt::print("wrote {} snippets to {}\n", ndocs, corpus_out);
+    return 0;
+  }
   const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_bench_retrieval_{}", getpid());
   fs::create_directories(dir);
   fmt::print(

@@ -336,7 +336,7 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
 }
 
 void add_relevance(claims::QuestionQuality& q, const std::vector<claims::Decomposition>& records,
-                   const llm::EmbeddingConfig& cfg) {
+                   const llm::EmbedOptions& opt) {
   std::vector<std::string> texts;
   std::vector<const claims::Decomposition*> scored;
   for (const auto& r : records) {
@@ -345,17 +345,22 @@ void add_relevance(claims::QuestionQuality& q, const std::vector<claims::Decompo
     texts.push_back(r.claim);
     for (const auto& s : r.questions) texts.push_back(s);
   }
-  const auto vecs = llm::embed_texts(cfg, texts);
+  const llm::Embeddings e = llm::embed_texts(texts, opt);
+  std::size_t missing = 0;
+  for (const auto& t : texts) missing += e.by_text.count(t) == 0 ? 1 : 0;
+  if (missing > 0)
+    fail(ErrorCode::kIncomplete,
+         "{} of {} texts got no embedding after all retries (see {}/errors.jsonl); run again with --resume",
+         missing, texts.size(), opt.run_dir.string());
   double sum = 0;
-  std::size_t k = 0;
   for (const auto* r : scored) {
-    const auto& claim = vecs[k++];
+    const auto& claim = e.by_text.at(r->claim);
     double s = 0;
-    for (std::size_t i = 0; i < r->questions.size(); ++i) s += llm::cosine(vecs[k++], claim);
+    for (const auto& question : r->questions) s += llm::cosine(e.by_text.at(question), claim);
     sum += s / static_cast<double>(r->questions.size());
   }
   q.relevance = scored.empty() ? 0.0 : sum / static_cast<double>(scored.size());
-  q.relevance_model = cfg.model;
+  q.relevance_model = e.model.empty() ? opt.model : e.model;
 }
 
 }  // namespace numcheck::claimsllm

@@ -85,8 +85,11 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
 // --- question relevance ------------------------------------------------------------------------
 
 // Mean over records (status ok) of the mean cosine between each question's embedding and the
-// claim's, through /v1/embeddings. Sets q.relevance and q.relevance_model.
+// claim's, through the project's embeddings client (llm/embeddings.hpp: runner directory
+// opt.run_dir, cache, probe-checked dimension and model). Sets q.relevance and q.relevance_model
+// (the model the server reported). Throws Error (kIncomplete, exit 3) when some texts got no
+// vector after all retries: run again with opt.resume.
 void add_relevance(claims::QuestionQuality& q, const std::vector<claims::Decomposition>& records,
-                   const llm::EmbeddingConfig& cfg);
+                   const llm::EmbedOptions& opt);
 
 }  // namespace numcheck::claimsllm

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -17,6 +18,7 @@
 #include "core/error.hpp"
 #include "doc/document.hpp"
 #include "io/files.hpp"
+#include "llm/cache.hpp"
 #include "llm/embeddings.hpp"
 
 namespace numcheck::cli {
@@ -24,11 +26,15 @@ namespace {
 
 struct Args {
   std::string questions;
-  std::string endpoint;
+  std::vector<std::string> endpoints;
   std::string model;
   std::string api_key_env;
   std::string json_out;
-  std::size_t batch = 64;
+  std::string embed_run, cache_dir;
+  bool resume = false, no_cache = false;
+  std::size_t concurrency = 4;
+  int retries = 4;
+  double retry_base_s = 1.0;
   double timeout_s = 120;
 };
 
@@ -56,33 +62,53 @@ void setup(CLI::App& app) {
                  "decompositions.jsonl from `claims decompose`, or a claims file with questions "
                  "(test_claimdecomp.csv)")
       ->required();
-  app.add_option("--endpoint", a->endpoint, "OpenAI-compatible base URL with /v1/embeddings, for relevance");
+  app.add_option("--endpoint", a->endpoints,
+                 "OpenAI-compatible base URL including /v1 (POST /embeddings), for relevance; repeatable");
   app.add_option("--model", a->model, "Embedding model name (with --endpoint)");
   app.add_option("--api-key-env", a->api_key_env, "Environment variable holding the API key");
-  app.add_option("--batch", a->batch, "Texts per embeddings request")->capture_default_str();
+  app.add_option("--embed-run", a->embed_run,
+                 "Embeddings runner directory (default: the --json file + .embeddings)");
+  app.add_flag("--resume", a->resume, "Continue the embeddings runner directory");
+  app.add_flag("--no-cache", a->no_cache, "Neither read nor write the response cache");
+  app.add_option("--cache-dir", a->cache_dir, "Response cache folder");
+  app.add_option("--concurrency", a->concurrency, "Embedding requests in flight")->capture_default_str();
+  app.add_option("--retries", a->retries, "Extra attempts after a retryable failure")->capture_default_str();
+  app.add_option("--retry-base-delay", a->retry_base_s, "First backoff delay (s)")->capture_default_str();
   app.add_option("--timeout", a->timeout_s, "Seconds per embeddings request")->capture_default_str();
   app.add_option("--json", a->json_out, "Also write the figures as JSON to this file");
   app.footer(
       "Relevance is the cosine between question and claim embeddings from /v1/embeddings (one vector per "
-      "text), not the paper's BERTScore (token embeddings).");
+      "text, through the runner: cache, retries, resume, every answer checked against a probe's dimension "
+      "and model), not the paper's BERTScore (token embeddings).");
   app.callback([a] {
-    if (a->endpoint.empty() != a->model.empty())
+    if (a->endpoints.empty() != a->model.empty())
       fail(ErrorCode::kUsage, "relevance needs both --endpoint and --model");
+    if (!a->endpoints.empty() && a->embed_run.empty() && a->json_out.empty())
+      fail(ErrorCode::kUsage,
+           "relevance needs --embed-run DIR (or --json FILE: DIR is then FILE.embeddings)");
     const auto records = load_questions(a->questions);
     claims::QuestionQuality q = claims::question_quality(records);
-    if (!a->endpoint.empty()) {
-      llm::EmbeddingConfig cfg;
-      cfg.endpoint = a->endpoint;
-      cfg.model = a->model;
-      cfg.batch = a->batch;
-      cfg.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a->timeout_s * 1000));
+    if (!a->endpoints.empty()) {
+      llm::EmbedOptions eo;
+      eo.kind = "claims questions-quality embeddings";
+      eo.endpoints = a->endpoints;
+      eo.model = a->model;
       if (!a->api_key_env.empty()) {
         const char* key = std::getenv(a->api_key_env.c_str());
         if (key == nullptr || *key == 0)
           fail(ErrorCode::kUsage, "--api-key-env {}: that environment variable is not set", a->api_key_env);
-        cfg.api_key = key;
+        eo.api_key = key;
       }
-      claimsllm::add_relevance(q, records, cfg);
+      eo.run_dir = a->embed_run.empty() ? std::filesystem::path(a->json_out + ".embeddings")
+                                        : std::filesystem::path(a->embed_run);
+      eo.resume = a->resume;
+      eo.use_cache = !a->no_cache;
+      if (!a->cache_dir.empty()) eo.cache_path = llm::default_cache_path(a->cache_dir);
+      eo.concurrency = a->concurrency;
+      eo.retries = a->retries;
+      eo.retry_base_s = a->retry_base_s;
+      eo.timeout_s = a->timeout_s;
+      claimsllm::add_relevance(q, records, eo);
     }
     using doc::html::Cell;
     doc::html::Table t;

@@ -16,7 +16,7 @@
 #include "io/json.hpp"
 #include "io/sha256.hpp"
 #include "llm/cache.hpp"
-#include "retrieval/embed.hpp"
+#include "llm/embeddings.hpp"
 #include "retrieval/index.hpp"
 #include "retrieval/pipeline.hpp"
 
@@ -137,7 +137,7 @@ void run(const Args& a) {
 
   // Re-ranking and selection.
   const bool embeddings = a.rerank == "embeddings";
-  retrieval::Embeddings emb;
+  llm::Embeddings emb;
   std::string selection = a.rerank == "none" ? "claim-top3" : "lexical";
   if (embeddings) {
     std::set<std::string> texts;
@@ -146,7 +146,8 @@ void run(const Args& a) {
         texts.insert(q.text);
         for (const auto& h : q.hits) texts.insert(std::string(ix.doc_text(h.doc)));
       }
-    retrieval::EmbedOptions eo;
+    llm::EmbedOptions eo;
+    eo.kind = "claims retrieve embeddings";
     eo.endpoints = a.endpoints;
     eo.model = a.model;
     if (!a.api_key_env.empty()) {
@@ -164,7 +165,7 @@ void run(const Args& a) {
     eo.retries = a.retries;
     eo.retry_base_s = a.retry_base_s;
     eo.timeout_s = a.timeout_s;
-    emb = retrieval::embed_texts({texts.begin(), texts.end()}, eo);
+    emb = llm::embed_texts({texts.begin(), texts.end()}, eo);
     selection = "embeddings:" + a.model;
     m["embeddings"] = {{"model_requested", a.model},
                        {"model_reported", emb.model},
@@ -208,7 +209,7 @@ void run(const Args& a) {
             missing = true;
             break;
           }
-          list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, retrieval::cosine(qv->second, dv->second)});
+          list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, llm::cosine(qv->second, dv->second)});
         }
         std::stable_sort(
             list.begin(), list.end(),

@@ -1,16 +1,19 @@
 #include "retrieval/index.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <functional>
-#include <future>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <thread>
-#include <unordered_map>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -26,22 +29,26 @@ constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kHashHexBytes = 64;
 
 // ---- writing ----
-// The file's bytes go to a sink in pieces: small fields through a buffer, large tables (texts,
-// postings) straight from memory, so saving never builds a copy of the whole file.
+// The file's bytes go to a sink in pieces: small fields through a buffer the sink takes over
+// (sink.take(std::string&&)), large tables (texts, postings) as views of the index's memory
+// (sink.view(std::string_view)), so saving never builds a copy of the whole file.
 template <class Sink>
 struct Out {
   Sink& sink;
   std::string buf;
   void flush() {
-    if (!buf.empty()) sink(std::string_view(buf));
-    buf.clear();
+    if (buf.empty()) return;
+    std::string piece;
+    piece.swap(buf);
+    sink.take(std::move(piece));
   }
   void raw(std::string_view bytes) {
     if (bytes.size() >= (1u << 16)) {
       flush();
-      sink(bytes);
+      sink.view(bytes);
       return;
     }
+    if (buf.capacity() == 0) buf.reserve(1u << 20);
     buf += bytes;
     if (buf.size() >= (1u << 20)) flush();
   }
@@ -180,22 +187,79 @@ void Index::write_body(Sink& sink) const {
 }
 
 std::string Index::serialize() const {
-  std::string s;
-  auto append = [&s](std::string_view b) { s += b; };
-  write_body(append);
-  s += io::sha256_hex(s);
-  return s;
+  struct Append {
+    std::string s;
+    void view(std::string_view b) { s += b; }
+    void take(std::string&& b) { s += b; }
+  } sink;
+  write_body(sink);
+  sink.s += io::sha256_hex(sink.s);
+  return std::move(sink.s);
 }
 
 void Index::save(const std::filesystem::path& path) const {
-  // Streamed: each piece is hashed and written as it comes (the same bytes as serialize()).
+  // Streamed (the same bytes as serialize()): this thread writes the pieces while a second one
+  // hashes them, so hashing costs no time of its own. Buffered pieces are shared by both until
+  // both are done with them; a bounded queue keeps at most a few megabytes in flight.
   io::AtomicFile f(path);
-  io::Sha256 sha;
-  auto put = [&](std::string_view b) {
-    sha.update(b);
-    f.write(b);
+  struct Piece {
+    std::shared_ptr<const std::string> owned;
+    std::string_view bytes;
   };
-  write_body(put);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Piece> queue;
+  bool done = false;
+  constexpr std::size_t kMaxQueued = 16;
+  io::Sha256 sha;
+  std::thread hasher([&] {
+    for (;;) {
+      Piece p;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || done; });
+        if (queue.empty()) return;
+        p = std::move(queue.front());
+        queue.pop_front();
+      }
+      cv.notify_all();
+      sha.update(p.bytes);
+    }
+  });
+  auto push = [&](Piece p) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return queue.size() < kMaxQueued; });
+      queue.push_back(p);
+    }
+    cv.notify_all();
+  };
+  auto finish_hasher = [&] {
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    hasher.join();
+  };
+  struct Sink {
+    std::function<void(Piece)> put;
+    void view(std::string_view b) { put({nullptr, b}); }
+    void take(std::string&& b) {
+      auto owned = std::make_shared<const std::string>(std::move(b));
+      put({owned, *owned});
+    }
+  } sink{[&](Piece p) {
+    push(p);
+    f.write(p.bytes);
+  }};
+  try {
+    write_body(sink);
+  } catch (...) {
+    finish_hasher();
+    throw;
+  }
+  finish_hasher();
   f.write(sha.hex_digest());
   f.commit();
 }
@@ -265,6 +329,146 @@ Index Index::parse(std::string_view bytes, std::string_view name, bool verify_ch
 // ---------------------------------------------------------------------------------------------
 // IndexBuilder
 
+namespace {
+
+// Runs fn(0) .. fn(t - 1) on t threads (fn(0) on the calling one) and waits; rethrows the first
+// exception.
+template <class Fn>
+void parallel(unsigned t, Fn&& fn) {
+  std::vector<std::thread> ths;
+  std::vector<std::exception_ptr> errs(t);
+  for (unsigned i = 1; i < t; ++i)
+    ths.emplace_back([&, i] {
+      try {
+        fn(i);
+      } catch (...) {
+        errs[i] = std::current_exception();
+      }
+    });
+  try {
+    fn(0u);
+  } catch (...) {
+    errs[0] = std::current_exception();
+  }
+  for (auto& th : ths) th.join();
+  for (auto& e : errs)
+    if (e) std::rethrow_exception(e);
+}
+
+std::uint64_t hash_term(std::string_view t) {
+  // 8 bytes at a time, multiply-xorshift mixing (fast for short words; a poor spread only costs
+  // time, never correctness).
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
+  std::size_t i = 0;
+  for (; i + 8 <= t.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, t.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  if (i < t.size()) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, t.data() + i, t.size() - i);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+  }
+  return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
+}
+
+// A worker's term dictionary: open addressing with linear probing over a power-of-two table of
+// cache-line slots, at most half full. A slot holds everything a term occurrence touches (the key
+// itself when it is short, the local id, the document frequency, where the term's posting of the
+// current document is), so an occurrence costs one cache line, and the lookups of a document are
+// prefetched together. Keys are also kept in an arena by local id (for the vocabulary sort).
+class TermTable {
+ public:
+  static constexpr std::size_t kInline = 36;
+  struct alignas(64) Slot {
+    std::uint64_t hash = 0;
+    std::uint32_t id = kEmpty;
+    std::uint32_t last_doc = 0;  // worker document serial + 1 of the term's last document
+    std::uint32_t pair = 0;      // index of that document's posting in the current chunk
+    std::uint32_t df = 0;
+    std::uint16_t len = 0;
+    std::uint8_t number_like = 2;  // 0 / 1, 2 = not known (words whose term decides it)
+    std::uint8_t pad = 0;
+    char key[kInline] = {};  // the key when len <= kInline, else unused (compared in the arena)
+  };
+  static_assert(sizeof(Slot) == 64);
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+
+  TermTable() : slots_(std::size_t{1} << 16), mask_(slots_.size() - 1) {}
+  void prefetch(std::uint64_t h) const { __builtin_prefetch(&slots_[h & mask_]); }
+  // The slot of term t (hash h), inserted when new.
+  Slot& get(std::string_view t, std::uint64_t h) {
+    std::size_t i = h & mask_;
+    for (;;) {
+      Slot& x = slots_[i];
+      if (x.id == kEmpty) break;
+      if (x.hash == h && x.len == t.size() && same(x, t)) return x;
+      i = (i + 1) & mask_;
+    }
+    if ((count() + 1) * 2 > slots_.size()) {
+      grow();
+      return get(t, h);
+    }
+    Slot& x = slots_[i];
+    x.hash = h;
+    x.id = static_cast<std::uint32_t>(count());
+    x.len = static_cast<std::uint16_t>(t.size());
+    if (t.size() <= kInline) std::memcpy(x.key, t.data(), t.size());
+    arena_.append(t);
+    key_end_.push_back(arena_.size());
+    return x;
+  }
+  [[nodiscard]] std::size_t count() const { return key_end_.size(); }
+  [[nodiscard]] std::string_view key(std::uint32_t id) const {
+    const std::size_t b = id ? key_end_[id - 1] : 0;
+    return std::string_view(arena_).substr(b, key_end_[id] - b);
+  }
+  // Document frequency by local id.
+  [[nodiscard]] std::vector<std::uint32_t> dfs() const {
+    std::vector<std::uint32_t> df(count());
+    for (const Slot& x : slots_)
+      if (x.id != kEmpty) df[x.id] = x.df;
+    return df;
+  }
+
+ private:
+  bool same(const Slot& x, std::string_view t) const {
+    const char* k = t.size() <= kInline ? x.key : arena_.data() + (x.id ? key_end_[x.id - 1] : 0);
+    for (std::size_t j = 0; j < t.size(); ++j)  // words are short: a plain loop beats memcmp
+      if (k[j] != t[j]) return false;
+    return true;
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& x : old) {
+      if (x.id == kEmpty) continue;
+      std::size_t i = x.hash & mask_;
+      while (slots_[i].id != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = x;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_;
+  std::string arena_;
+  std::vector<std::size_t> key_end_;
+};
+
+// A big-endian 8-byte prefix: comparing two of them orders terms like their bytes, up to ties.
+std::uint64_t prefix_key(std::string_view t) {
+  unsigned char b[8] = {};
+  std::memcpy(b, t.data(), std::min<std::size_t>(8, t.size()));
+  std::uint64_t v = 0;
+  for (unsigned char c : b) v = (v << 8) | c;
+  return v;
+}
+
+}  // namespace
+
 Index IndexBuilder::build(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (docs_.size() >= 0xFFFFFFF0u) fail("too many documents for one index ({})", docs_.size());
@@ -273,196 +477,183 @@ Index IndexBuilder::build(unsigned threads) {
   const std::size_t n = docs_.size();
   ix.doc_len_.resize(n);
 
-  // Workers tokenize and map terms to their own local ids (each worker keeps its dictionary
-  // across batches); the merge maps each new local term once to a global id, then only indexes
-  // arrays. Batches run one ahead of the sequential merge.
+  // 1. Workers take chunks of documents in turn (whichever is free takes the next), tokenize them
+  // and map every term to their own local id, and record per chunk its (local id, tf) pairs in
+  // document order. Which worker took which chunk changes the local ids, never the index: the
+  // global term ids are the terms' byte order and postings go in document order.
+  constexpr std::size_t kChunkDocs = 1024;
   struct Chunk {
-    std::vector<std::string> new_terms;  // local ids assigned in this chunk, in order
-    std::vector<std::uint32_t> doc_len;
-    std::vector<std::uint32_t> doc_end;                          // per doc: end offset into pairs
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (local id, tf), ids ascending per doc
+    unsigned worker = 0;
+    std::vector<std::uint32_t> doc_end;   // per document: end of its pairs
+    std::vector<std::uint32_t> ids, tfs;  // per (term, document): local id (later global), tf
   };
-  // A dictionary whose keys live in an arena (no string object per term): open addressing with
-  // linear probing over a power-of-two table of (hash, key, id) slots, at most half full, so a
-  // lookup is one hash and usually one cache line (a node-based std::unordered_map was the
-  // largest cost of indexing).
-  struct LocalDict {
-    struct Slot {
-      std::uint64_t hash = 0;
-      const char* key = nullptr;  // nullptr: empty
-      std::uint32_t len = 0, id = 0;
-    };
-    std::vector<Slot> slots = std::vector<Slot>(1 << 16);
-    std::size_t count = 0;
-    std::vector<std::unique_ptr<char[]>> blocks;
-    std::size_t used = 0, cap = 0;
-    // Words are short: a plain loop beats a library memcmp call.
-    static bool same_bytes(const char* a, const char* b, std::size_t n) {
-      for (std::size_t k = 0; k < n; ++k)
-        if (a[k] != b[k]) return false;
-      return true;
-    }
-    static std::uint64_t hash_of(std::string_view t) {
-      // 8 bytes at a time, multiply-xorshift mixing (fast for short words; quality is enough for
-      // linear probing, and a poor spread only costs time, never correctness).
-      std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
-      std::size_t i = 0;
-      for (; i + 8 <= t.size(); i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, t.data() + i, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-      }
-      if (i < t.size()) {
-        std::uint64_t w = 0;
-        std::memcpy(&w, t.data() + i, t.size() - i);
-        h = (h ^ w) * 0x94D049BB133111EBull;
-        h ^= h >> 29;
-      }
-      return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
-    }
-    std::string_view keep(std::string_view t) {
-      if (t.size() > cap - used) {
-        cap = std::max<std::size_t>(1 << 20, t.size());
-        blocks.push_back(std::make_unique<char[]>(cap));
-        used = 0;
-      }
-      char* p = blocks.back().get() + used;
-      std::memcpy(p, t.data(), t.size());
-      used += t.size();
-      return {p, t.size()};
-    }
-    void grow() {
-      std::vector<Slot> old(slots.size() * 2);
-      old.swap(slots);
-      const std::size_t mask = slots.size() - 1;
-      for (const Slot& x : old) {
-        if (!x.key) continue;
-        std::size_t i = x.hash & mask;
-        while (slots[i].key) i = (i + 1) & mask;
-        slots[i] = x;
-      }
-    }
-    // The term's local id; `added` tells whether it was new.
-    std::uint32_t id(std::string_view t, bool& added) {
-      const std::uint64_t h = hash_of(t);
-      std::size_t mask = slots.size() - 1;
-      std::size_t i = h & mask;
-      while (slots[i].key) {
-        const Slot& x = slots[i];
-        if (x.hash == h && x.len == t.size() && same_bytes(x.key, t.data(), t.size())) {
-          added = false;
-          return x.id;
+  const std::size_t nchunks = (n + kChunkDocs - 1) / kChunkDocs;
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, nchunks)));
+  std::vector<Chunk> chunks(nchunks);
+  std::vector<TermTable> tables(threads);
+  std::atomic<std::size_t> next_chunk{0};
+  parallel(threads, [&](unsigned w) {
+    TermTable& table = tables[w];
+    TermBuffer buf;
+    std::vector<std::uint64_t> hashes;
+    std::uint32_t serial = 0;
+    for (;;) {
+      const std::size_t c = next_chunk.fetch_add(1);
+      if (c >= nchunks) break;
+      Chunk& ch = chunks[c];
+      ch.worker = w;
+      const std::size_t b = c * kChunkDocs, e = std::min(n, b + kChunkDocs);
+      ch.doc_end.reserve(e - b);
+      auto occur = [&](TermTable::Slot& x) {
+        if (x.last_doc == serial) {
+          ++ch.tfs[x.pair];
+        } else {
+          x.last_doc = serial;
+          x.pair = static_cast<std::uint32_t>(ch.ids.size());
+          ch.ids.push_back(x.id);
+          ch.tfs.push_back(1);
+          ++x.df;
         }
-        i = (i + 1) & mask;
-      }
-      added = true;
-      const auto nid = static_cast<std::uint32_t>(count++);
-      slots[i] = {h, keep(t).data(), static_cast<std::uint32_t>(t.size()), nid};
-      if (count * 2 > slots.size()) grow();
-      return nid;
-    }
-  };
-  std::vector<LocalDict> dicts(threads);
-  std::vector<std::vector<std::uint32_t>> local_to_global(threads);
-  auto work = [this](LocalDict& dict, std::size_t b, std::size_t e) {
-    Chunk c;
-    c.doc_len.reserve(e - b);
-    c.doc_end.reserve(e - b);
-    std::vector<std::uint32_t> lids;
-    for (std::size_t i = b; i < e; ++i) {
-      lids.clear();
-      const std::uint32_t len = analyze_each(docs_[i].text, tok_, [&](std::string_view t) {
-        bool added = false;
-        const std::uint32_t lid = dict.id(t, added);
-        if (added) c.new_terms.emplace_back(t);
-        lids.push_back(lid);
-      });
-      c.doc_len.push_back(len);
-      std::sort(lids.begin(), lids.end());
-      for (std::size_t x = 0; x < lids.size();) {
-        std::size_t y = x;
-        while (y < lids.size() && lids[y] == lids[x]) ++y;
-        c.pairs.emplace_back(lids[x], static_cast<std::uint32_t>(y - x));
-        x = y;
-      }
-      c.doc_end.push_back(static_cast<std::uint32_t>(c.pairs.size()));
-    }
-    return c;
-  };
-  constexpr std::size_t kBatch = 8192;
-  auto start_batch = [&](std::size_t b) {
-    std::vector<std::future<Chunk>> parts;
-    const std::size_t e = std::min(n, b + kBatch);
-    const std::size_t per = (e - b + threads - 1) / threads;
-    std::size_t w = 0;
-    for (std::size_t s = b; s < e; s += per, ++w)
-      parts.push_back(std::async(std::launch::async, work, std::ref(dicts[w]), s, std::min(e, s + per)));
-    return parts;
-  };
-  // The merge appends every posting as (global term id, tf) in document order (flat arrays, no
-  // list per term) and counts document frequencies; the layout by term is one counting-sort pass
-  // at the end (each term's postings stay in document order).
-  std::unordered_map<std::string, std::uint32_t> ids;
-  ids.reserve(1 << 16);
-  std::vector<std::uint32_t> flat_term, flat_tf, df;
-  std::vector<std::uint64_t> doc_end(n);
-  auto pending = start_batch(0);
-  std::size_t d = 0;
-  for (std::size_t b = 0; b < n; b += kBatch) {
-    std::vector<Chunk> got;
-    for (auto& f : pending) got.push_back(f.get());
-    pending.clear();
-    if (b + kBatch < n) pending = start_batch(b + kBatch);
-    for (std::size_t w = 0; w < got.size(); ++w) {
-      Chunk& c = got[w];
-      auto& l2g = local_to_global[w];
-      for (std::string& t : c.new_terms) {
-        auto [it, inserted] = ids.try_emplace(std::move(t), static_cast<std::uint32_t>(ids.size()));
-        if (inserted) df.push_back(0);
-        l2g.push_back(it->second);
-      }
-      std::size_t p = 0;
-      for (std::size_t k = 0; k < c.doc_len.size(); ++k, ++d) {
-        ix.doc_len_[d] = c.doc_len[k];
-        for (; p < c.doc_end[k]; ++p) {
-          const std::uint32_t g = l2g[c.pairs[p].first];
-          flat_term.push_back(g);
-          flat_tf.push_back(c.pairs[p].second);
-          ++df[g];
+      };
+      for (std::size_t d = b; d < e; ++d) {
+        ++serial;
+        const std::string_view text = docs_[d].text;
+        analyze_words(text, tok_, buf);
+        const std::size_t nw = buf.word_end.size();
+        hashes.resize(nw);
+        for (std::size_t i = 0; i < nw; ++i) hashes[i] = hash_term(buf.word(i));
+        constexpr std::size_t kAhead = 8;  // lookups in flight: a few cache misses overlap
+        for (std::size_t i = 0; i < std::min(nw, kAhead); ++i) table.prefetch(hashes[i]);
+        for (std::size_t i = 0; i < nw; ++i) {
+          if (i + kAhead < nw) table.prefetch(hashes[i + kAhead]);
+          const std::string_view t = buf.word(i);
+          TermTable::Slot& x = table.get(t, hashes[i]);
+          if (tok_.number_terms) {
+            if (buf.term_keyed[i]) {
+              if (x.number_like == 2) x.number_like = number_like_word(t) ? 1 : 0;
+              buf.number_like[buf.word_range[i]] = x.number_like;
+            }
+          }
+          occur(x);
         }
-        doc_end[d] = flat_term.size();
+        analyze_numbers(text, tok_, buf);
+        for (std::size_t i = 0; i < buf.number_end.size(); ++i) {
+          const std::string_view t = buf.number(i);
+          occur(table.get(t, hash_term(t)));
+        }
+        ix.doc_len_[d] = buf.length;
+        ch.doc_end.push_back(static_cast<std::uint32_t>(ch.ids.size()));
       }
+    }
+  });
+
+  // 2. The vocabulary in byte order: each worker sorts its own terms (in parallel), then one
+  // linear merge gives every term its global id (its rank) and each worker its local -> global map.
+  struct Ranked {
+    std::uint64_t prefix;
+    std::uint32_t id;
+  };
+  std::vector<std::vector<Ranked>> sorted(threads);
+  std::vector<std::vector<std::uint32_t>> local_df(threads);
+  parallel(threads, [&](unsigned w) {
+    const TermTable& t = tables[w];
+    auto& v = sorted[w];
+    v.resize(t.count());
+    for (std::uint32_t i = 0; i < v.size(); ++i) v[i] = {prefix_key(t.key(i)), i};
+    std::sort(v.begin(), v.end(), [&t](const Ranked& a, const Ranked& b) {
+      if (a.prefix != b.prefix) return a.prefix < b.prefix;
+      return t.key(a.id) < t.key(b.id);
+    });
+    local_df[w] = t.dfs();
+  });
+  std::vector<std::vector<std::uint32_t>> l2g(threads);
+  for (unsigned w = 0; w < threads; ++w) l2g[w].resize(tables[w].count());
+  std::vector<std::uint32_t> df;
+  {
+    std::vector<std::size_t> head(threads, 0);
+    for (;;) {
+      // The smallest head term; every worker holding it maps it to the same new global id.
+      int best = -1;
+      std::string_view bt;
+      std::uint64_t bp = 0;
+      for (unsigned w = 0; w < threads; ++w) {
+        if (head[w] == sorted[w].size()) continue;
+        const Ranked& r = sorted[w][head[w]];
+        if (best < 0 || r.prefix < bp || (r.prefix == bp && tables[w].key(r.id) < bt)) {
+          best = static_cast<int>(w);
+          bp = r.prefix;
+          bt = tables[w].key(r.id);
+        }
+      }
+      if (best < 0) break;
+      const auto g = static_cast<std::uint32_t>(ix.terms_.size());
+      ix.terms_.emplace_back(bt);
+      std::uint32_t f = 0;
+      for (unsigned w = 0; w < threads; ++w) {
+        if (head[w] == sorted[w].size()) continue;
+        const Ranked& r = sorted[w][head[w]];
+        if (r.prefix != bp || tables[w].key(r.id) != bt) continue;
+        l2g[w][r.id] = g;
+        f += local_df[w][r.id];
+        ++head[w];
+      }
+      df.push_back(f);
     }
   }
-  dicts.clear();
-  const std::uint64_t total = flat_term.size();
-  if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
+  sorted.clear();
+  tables.clear();
 
-  // Vocabulary in byte order; postings laid out contiguously in that order.
-  std::vector<std::pair<std::string_view, std::uint32_t>> vocab;
-  vocab.reserve(ids.size());
-  for (const auto& [t, id] : ids) vocab.emplace_back(t, id);
-  std::sort(vocab.begin(), vocab.end());
-  std::vector<std::uint32_t> next(ids.size());  // per global id: where its next posting goes
-  ix.terms_.reserve(vocab.size());
-  ix.term_off_.reserve(vocab.size() + 1);
-  ix.term_off_.push_back(0);
-  for (const auto& [t, id] : vocab) {
-    ix.terms_.emplace_back(t);
-    next[id] = ix.term_off_.back();
-    ix.term_off_.push_back(ix.term_off_.back() + df[id]);
+  // 3. Postings laid out by term, each list in document order: pairs get their global ids (chunks
+  // in parallel), then each thread places the postings of its own range of terms (ranges of about
+  // equal posting counts), scanning the chunks in document order.
+  std::uint64_t total = 0;
+  ix.term_off_.resize(df.size() + 1);
+  ix.term_off_[0] = 0;
+  for (std::size_t g = 0; g < df.size(); ++g) {
+    total += df[g];
+    if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
+    ix.term_off_[g + 1] = static_cast<std::uint32_t>(total);
   }
   ix.docids_.resize(total);
   ix.tfs_.resize(total);
-  std::uint64_t p = 0;
-  for (std::size_t doc = 0; doc < n; ++doc) {
-    for (; p < doc_end[doc]; ++p) {
-      const std::uint32_t at = next[flat_term[p]]++;
-      ix.docids_[at] = static_cast<std::uint32_t>(doc);
-      ix.tfs_[at] = flat_tf[p];
-    }
+  {
+    std::atomic<std::size_t> next{0};
+    parallel(threads, [&](unsigned) {
+      for (std::size_t c; (c = next.fetch_add(1)) < nchunks;) {
+        const auto& map = l2g[chunks[c].worker];
+        for (auto& id : chunks[c].ids) id = map[id];
+      }
+    });
   }
+  l2g.clear();
+  std::vector<std::uint32_t> bounds(threads + 1, static_cast<std::uint32_t>(df.size()));
+  bounds[0] = 0;
+  for (unsigned t = 1, g = 0; t < threads; ++t) {
+    const std::uint64_t want = total * t / threads;
+    while (g < df.size() && ix.term_off_[g] < want) ++g;
+    bounds[t] = g;
+  }
+  parallel(threads, [&](unsigned t) {
+    const std::uint32_t lo = bounds[t], hi = bounds[t + 1];
+    std::vector<std::uint32_t> at(ix.term_off_.begin() + lo, ix.term_off_.begin() + hi);
+    std::uint32_t* docids = ix.docids_.data();
+    std::uint32_t* tfs = ix.tfs_.data();
+    for (std::size_t c = 0; c < nchunks; ++c) {
+      const Chunk& ch = chunks[c];
+      std::size_t p = 0;
+      const auto d0 = static_cast<std::uint32_t>(c * kChunkDocs);
+      for (std::size_t k = 0; k < ch.doc_end.size(); ++k) {
+        for (const std::uint32_t end = ch.doc_end[k]; p < end; ++p) {
+          const std::uint32_t g = ch.ids[p];
+          if (g < lo || g >= hi) continue;
+          const std::uint32_t pos = at[g - lo]++;
+          docids[pos] = d0 + static_cast<std::uint32_t>(k);
+          tfs[pos] = ch.tfs[p];
+        }
+      }
+    }
+  });
+  chunks.clear();
   ix.doc_ids_.reserve(n);
   ix.doc_texts_.reserve(n);
   ix.doc_meta_.reserve(n);

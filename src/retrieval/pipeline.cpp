@@ -289,16 +289,4 @@ std::vector<Selected> select_evidence(
   return out;
 }
 
-double cosine(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size() || a.empty()) return 0;
-  double ab = 0, aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  if (aa == 0 || bb == 0) return 0;
-  return ab / std::sqrt(aa * bb);
-}
-
 }  // namespace numcheck::retrieval

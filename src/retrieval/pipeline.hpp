@@ -144,7 +144,4 @@ struct SelectionPolicy {
     const std::vector<std::pair<std::string, std::vector<Scored>>>& per_query, bool claim_only,
     const SelectionPolicy& policy);
 
-// Cosine similarity (display and ranking only).
-[[nodiscard]] double cosine(const std::vector<double>& a, const std::vector<double>& b);
-
 }  // namespace numcheck::retrieval

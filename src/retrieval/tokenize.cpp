@@ -1,6 +1,7 @@
 #include "retrieval/tokenize.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 
@@ -14,6 +15,7 @@
 #include <unicode/uvernum.h>
 
 #include "claims/segment.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "num/read.hpp"
 #include "num/units.hpp"
@@ -37,6 +39,13 @@ constexpr Wb ascii_class(unsigned char c) {
 }
 
 bool is_word_class(Wb w) { return w == Wb::kALetter || w == Wb::kNumeric || w == Wb::kExtendNumLet; }
+
+// ascii_class of every byte, one load per byte on the hot path (bytes >= 0x80 never reach it).
+constexpr std::array<Wb, 256> kAsciiClass = [] {
+  std::array<Wb, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = ascii_class(static_cast<unsigned char>(c));
+  return t;
+}();
 
 bool all_ascii(std::string_view s) {
   for (unsigned char c : s)
@@ -107,7 +116,7 @@ void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t,
   const std::size_t n = text.size();
   std::size_t i = 0;
   while (i < n) {
-    Wb c = ascii_class(static_cast<unsigned char>(text[i]));
+    Wb c = kAsciiClass[static_cast<unsigned char>(text[i])];
     if (!is_word_class(c)) {
       ++i;
       continue;
@@ -116,14 +125,14 @@ void ascii_ranges_into(std::string_view text, std::vector<std::pair<std::size_t,
     Wb prev = c;
     ++i;
     while (i < n) {
-      const Wb nc = ascii_class(static_cast<unsigned char>(text[i]));
+      const Wb nc = kAsciiClass[static_cast<unsigned char>(text[i])];
       if (is_word_class(nc)) {  // WB5, WB8, WB9, WB10, WB13a, WB13b
         prev = nc;
         ++i;
         continue;
       }
       if (i + 1 < n) {
-        const Wb after = ascii_class(static_cast<unsigned char>(text[i + 1]));
+        const Wb after = kAsciiClass[static_cast<unsigned char>(text[i + 1])];
         // WB6/WB7: ALetter (MidLetter | MidNumLetQ) ALetter
         if (prev == Wb::kALetter && (nc == Wb::kMidLetter || nc == Wb::kMidNumLetQ) &&
             after == Wb::kALetter) {
@@ -257,8 +266,26 @@ std::optional<num::Rational> attached_scale_value(std::string_view text, std::si
   return r.match->value * sc->second;
 }
 
+}  // namespace
+
+// A word is number-like when the reader could start a number at one of its digits: the first
+// byte, or a digit after a byte that is not a word character ('@', '.', a UTF-8 byte). A digit
+// glued to a letter, digit or '_' before it ("b737", "covid19", the "eta123" of the synthetic
+// vocabulary) is never a number start for the reader (it skips the rest of the word), so such a
+// word is number-like only when it is a number word; the cheap byte test comes first.
+bool number_like_word(std::string_view w) {
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (w[k] < '0' || w[k] > '9') continue;
+    if (k == 0 || !ascii::is_word(w[k - 1])) return true;
+  }
+  return num::is_number_word(w);
+}
+
+namespace {
+
+// number_like: per range, 0 / 1 when known, 2 when not yet (computed here).
 void add_number_terms(std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
-                      std::vector<std::string>& out) {
+                      std::vector<std::uint8_t>& number_like, std::vector<std::string>& out) {
   // Numbers the reader finds in running text (every written form, number words included) and
   // digits with an attached scale, which the reader leaves alone as part of a word; in text order.
   std::vector<std::pair<std::size_t, std::string>> found;
@@ -274,11 +301,13 @@ void add_number_terms(std::string_view text, const std::vector<std::pair<std::si
   // word), two words before and three after, merged when they touch, each from the end of the word
   // before to the start of the word after (so "$", "-", "%" and "per cent" are inside). A number
   // never straddles two windows, so this finds what one pass over the whole text finds.
+  //
   auto numberish = [&](std::size_t i) {
-    const auto [b, e] = ranges[i];
-    for (std::size_t k = b; k < e; ++k)
-      if (text[k] >= '0' && text[k] <= '9') return true;
-    return num::is_number_word(text.substr(b, e - b));
+    if (number_like[i] == 2) {
+      const auto [b, e] = ranges[i];
+      number_like[i] = number_like_word(text.substr(b, e - b)) ? 1 : 0;
+    }
+    return number_like[i] == 1;
   };
   const std::size_t nr = ranges.size();
   std::size_t i = 0;
@@ -310,33 +339,96 @@ void add_number_terms(std::string_view text, const std::vector<std::pair<std::si
 
 std::vector<std::string> number_terms(std::string_view text) {
   std::vector<std::string> out;
-  add_number_terms(text, word_ranges(text, all_ascii(text)), out);
+  const auto ranges = word_ranges(text, all_ascii(text));
+  std::vector<std::uint8_t> number_like(ranges.size(), 2);
+  add_number_terms(text, ranges, number_like, out);
   return out;
+}
+
+void analyze_words(std::string_view text, const TokenizerOptions& opt, TermBuffer& out) {
+  const bool ascii = all_ascii(text);
+  word_ranges_into(text, ascii, out.ranges);
+  out.words.clear();
+  out.word_end.clear();
+  out.word_range.clear();
+  out.term_keyed.clear();
+  out.number_like.assign(out.ranges.size(), 2);
+  out.numbers.clear();
+  out.number_end.clear();
+  out.word_end.reserve(out.ranges.size());
+  out.word_range.reserve(out.ranges.size());
+  out.term_keyed.reserve(out.ranges.size());
+  if (ascii && !opt.stem) {
+    // The common case: every term is its word lower cased, written straight into the buffer
+    // (terms never take more bytes than the text).
+    out.words.resize(text.size());
+    char* dst = out.words.data();
+    std::uint32_t at = 0;
+    for (std::size_t r = 0; r < out.ranges.size(); ++r) {
+      const auto [b, e] = out.ranges[r];
+      if (e - b > kMaxTokenBytes) continue;
+      for (std::size_t i = b; i < e; ++i) {
+        const char c = text[i];
+        dst[at++] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
+      }
+      out.word_end.push_back(at);
+      out.word_range.push_back(static_cast<std::uint32_t>(r));
+      out.term_keyed.push_back(1);
+    }
+    out.words.resize(at);
+    out.length = static_cast<std::uint32_t>(out.word_end.size());
+    return;
+  }
+  thread_local std::string t;
+  std::uint32_t length = 0;
+  for (std::size_t r = 0; r < out.ranges.size(); ++r) {
+    const auto [b, e] = out.ranges[r];
+    if (e - b > kMaxTokenBytes) continue;
+    const std::string_view w = text.substr(b, e - b);
+    const bool ascii_word = ascii || all_ascii(w);
+    if (ascii_word && !opt.stem) {  // the common case: lower case straight into the buffer
+      const std::size_t at = out.words.size();
+      out.words.resize(at + w.size());
+      char* dst = out.words.data() + at;
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        const char c = w[i];
+        dst[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
+      }
+    } else {
+      normalize_into(w, ascii_word, t);
+      if (opt.stem) stem_in_place(t);
+      if (t.empty() || t.size() > kMaxTokenBytes) continue;
+      out.words += t;
+    }
+    ++length;
+    out.word_end.push_back(static_cast<std::uint32_t>(out.words.size()));
+    out.word_range.push_back(static_cast<std::uint32_t>(r));
+    // ASCII lower casing keeps digits, word characters and number words (the reader ignores
+    // case), so the term decides number-likeness; stemming or Unicode folding may not.
+    out.term_keyed.push_back(ascii_word && !opt.stem ? 1 : 0);
+  }
+  out.length = length;
+}
+
+void analyze_numbers(std::string_view text, const TokenizerOptions& opt, TermBuffer& out) {
+  if (!opt.number_terms) return;
+  thread_local std::vector<std::string> nums;
+  nums.clear();
+  add_number_terms(text, out.ranges, out.number_like, nums);
+  for (const auto& x : nums) {
+    out.numbers += x;
+    out.number_end.push_back(static_cast<std::uint32_t>(out.numbers.size()));
+  }
 }
 
 std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
                            const std::function<void(std::string_view)>& emit) {
-  const bool ascii = all_ascii(text);
-  thread_local std::vector<std::pair<std::size_t, std::size_t>> ranges;  // reused: no allocation per text
-  word_ranges_into(text, ascii, ranges);
-  thread_local std::string t;
-  std::uint32_t length = 0;
-  for (auto [b, e] : ranges) {
-    if (e - b > kMaxTokenBytes) continue;
-    const std::string_view w = text.substr(b, e - b);
-    normalize_into(w, ascii || all_ascii(w), t);
-    if (opt.stem) stem_in_place(t);
-    if (t.empty() || t.size() > kMaxTokenBytes) continue;
-    ++length;
-    emit(t);
-  }
-  if (opt.number_terms) {
-    thread_local std::vector<std::string> nums;
-    nums.clear();
-    add_number_terms(text, ranges, nums);
-    for (const auto& x : nums) emit(x);
-  }
-  return length;
+  thread_local TermBuffer buf;  // reused: no allocation per text
+  analyze_words(text, opt, buf);
+  for (std::size_t i = 0; i < buf.word_end.size(); ++i) emit(buf.word(i));
+  analyze_numbers(text, opt, buf);
+  for (std::size_t i = 0; i < buf.number_end.size(); ++i) emit(buf.number(i));
+  return buf.length;
 }
 
 Analyzed analyze(std::string_view text, const TokenizerOptions& opt) {

@@ -55,6 +55,38 @@ struct Analyzed {
 std::uint32_t analyze_each(std::string_view text, const TokenizerOptions& opt,
                            const std::function<void(std::string_view)>& emit);
 
+// The indexer's path, in two steps over one reusable buffer (no allocation per text once warm):
+// analyze_words finds the words and their terms; the caller then may fill `number_like` for the
+// words whose term it has seen before (number_like_word is a function of the term when
+// `term_keyed` is true: ASCII words without stemming), and analyze_numbers adds the number terms.
+// The terms and the length are exactly analyze()'s.
+struct TermBuffer {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;  // every word segment of the text
+  std::string words;                                        // the word terms, concatenated
+  std::vector<std::uint32_t> word_end;                      // per word term: end in `words`
+  std::vector<std::uint32_t> word_range;                    // per word term: its index in `ranges`
+  std::vector<std::uint8_t> term_keyed;                     // per word term: see above
+  std::vector<std::uint8_t> number_like;                    // per range: 0 no, 1 yes, 2 not known
+  std::string numbers;                                      // the number terms, concatenated
+  std::vector<std::uint32_t> number_end;                    // per number term: end in `numbers`
+  std::uint32_t length = 0;                                 // word terms (the document length)
+  [[nodiscard]] std::string_view word(std::size_t i) const {
+    const std::uint32_t b = i ? word_end[i - 1] : 0;
+    return std::string_view(words).substr(b, word_end[i] - b);
+  }
+  [[nodiscard]] std::string_view number(std::size_t i) const {
+    const std::uint32_t b = i ? number_end[i - 1] : 0;
+    return std::string_view(numbers).substr(b, number_end[i] - b);
+  }
+};
+void analyze_words(std::string_view text, const TokenizerOptions& opt, TermBuffer& out);
+// Number terms of `text` into out.numbers (nothing unless opt.number_terms), using and completing
+// out.number_like.
+void analyze_numbers(std::string_view text, const TokenizerOptions& opt, TermBuffer& out);
+// Whether the number reader can start a number in this word segment or the segment is a number
+// word (the reader then runs on a window around it).
+[[nodiscard]] bool number_like_word(std::string_view word);
+
 // The raw UAX #29 segments with a letter or digit through ICU only (for tests comparing the ASCII
 // path with ICU): byte ranges, no normalization.
 [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> icu_word_ranges(std::string_view text);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -13,7 +14,10 @@
 
 #include "claims/load.hpp"
 #include "claimsllm/stages.hpp"
+#include "core/error.hpp"
+#include "embeddings_server.hpp"
 #include "io/files.hpp"
+#include "llm/embeddings.hpp"
 #include "llm/http_backend.hpp"
 #include "test_server.hpp"
 
@@ -318,17 +322,96 @@ TEST_F(StagesTest, RelevanceThroughEmbeddings) {
       std::nullopt};
   claims::Decomposition far{
       "b", "the budget was cut in half", "m", {"did exports grow?"}, std::nullopt, "ok", "", std::nullopt};
-  llm::EmbeddingConfig cfg;
-  cfg.endpoint = server_->base_url();
-  cfg.model = "test-embed";
-  cfg.batch = 1;  // several requests
+  llm::EmbedOptions opt;
+  opt.endpoints = {server_->base_url()};
+  opt.model = "test-embed";
+  opt.use_cache = false;
+  opt.retry_base_s = 0.001;
   claims::QuestionQuality q1, q2;
-  add_relevance(q1, {close}, cfg);
-  add_relevance(q2, {far}, cfg);
+  opt.run_dir = dir_ / "rel-close";
+  add_relevance(q1, {close}, opt);
+  opt.run_dir = dir_ / "rel-far";
+  add_relevance(q2, {far}, opt);
   ASSERT_TRUE(q1.relevance && q2.relevance);
   EXPECT_GT(*q1.relevance, 0.8);
   EXPECT_LT(*q2.relevance, *q1.relevance);
-  EXPECT_EQ(q1.relevance_model, "test-embed");
+  EXPECT_EQ(q1.relevance_model, "test-model");  // as the server reports it
+  // The one client's run directory: the probe's dimension and model bind it.
+  const io::Json run = io::read_json_file(dir_ / "rel-close" / "run.json");
+  EXPECT_EQ(run["binding"]["embedding_model"], "test-model");
+  EXPECT_GT(run["binding"]["embedding_dimension"].get<std::size_t>(), 0u);
+}
+
+// Relevance goes through the one embeddings client, with its checks: an answer of the wrong
+// dimension or from another model is retried, then an error (never cached, never used), and the
+// command's result is an Error (exit 3) until a resumed run gets every vector; the figure then
+// equals the cosine mean computed here from the server's own vectors.
+TEST(Relevance, WrongDimensionOrModelIsNeverUsedAndResumeCompletes) {
+  testing::EmbeddingsServer server("hash-bow-64", 64);
+  server.start();
+  const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_relevance_{}", ::getpid());
+  fs::remove_all(dir);
+  const std::vector<claims::Decomposition> recs = {{"a",
+                                                    "the budget was cut in half",
+                                                    "m",
+                                                    {"was the budget cut?", "odd dimension question?"},
+                                                    std::nullopt,
+                                                    "ok",
+                                                    "",
+                                                    std::nullopt},
+                                                   {"b",
+                                                    "exports grew by 5 percent",
+                                                    "m",
+                                                    {"did exports grow?", "impostor question?"},
+                                                    std::nullopt,
+                                                    "ok",
+                                                    "",
+                                                    std::nullopt}};
+  server.set_faults(
+      {{"odd dimension", "dimension", -1}, {"impostor", "model", -1}, {"budget was", "dimension", 1}});
+  llm::EmbedOptions opt;
+  opt.endpoints = {server.base_url()};
+  opt.model = "hash-bow-64";
+  opt.run_dir = dir / "run";
+  opt.cache_path = dir / "cache.sqlite3";
+  opt.retries = 2;
+  opt.retry_base_s = 0.001;
+  claims::QuestionQuality q;
+  try {
+    add_relevance(q, recs, opt);
+    ADD_FAILURE() << "texts without a vector must be an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIncomplete);
+    EXPECT_NE(std::string(e.what()).find("2 of 6 texts got no embedding"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(q.relevance);
+  server.set_faults({});
+  const std::size_t posts = server.post_count();
+  opt.resume = true;
+  add_relevance(q, recs, opt);
+  EXPECT_EQ(server.post_count() - posts, 3u);  // the probe and the two rejected texts, nothing else
+  auto cos = [&](const std::string& x, const std::string& y) {
+    const auto a = server.vector_for(x), b = server.vector_for(y);
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ab += a[i] * b[i];
+      aa += a[i] * a[i];
+      bb += b[i] * b[i];
+    }
+    return ab / (std::sqrt(aa) * std::sqrt(bb));
+  };
+  double want = 0;
+  for (const auto& r : recs) {
+    double s = 0;
+    for (const auto& qu : r.questions) s += cos(qu, r.claim);
+    want += s / static_cast<double>(r.questions.size());
+  }
+  want /= static_cast<double>(recs.size());
+  ASSERT_TRUE(q.relevance);
+  EXPECT_NEAR(*q.relevance, want, 1e-12);
+  EXPECT_EQ(q.relevance_model, "hash-bow-64");
+  server.stop();
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -137,6 +137,59 @@ TEST(MaxScore, EqualsExhaustiveTop100OnRandomQueries) {
   EXPECT_GT(compared, 50000u);
 }
 
+// The builder's postings equal a straightforward inversion of analyze() per document, and the
+// index bytes are the same whatever the number of threads (chunks go to whichever thread is free,
+// so the threads' local term ids differ from run to run; the index must not).
+TEST(IndexBuilder, PostingsEqualStraightforwardInversionForAnyThreadCount) {
+  SyntheticSpec spec;
+  spec.vocabulary = 20000;
+  SyntheticCollection coll(spec);
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < 5000; ++i) texts.push_back(coll.document(i));
+  // Some non-ASCII, number-word and empty documents among them.
+  texts[17] =
+      "Ünïcödé TEXT with one thousand and 1,000 and caf\xC3\xA9"
+      "5 and x@5 and \xFF\xFE bytes";
+  texts[1500] = "";
+  texts[4999] =
+      "four score and seven years ago: 87 years, \xE2\x82\xAC"
+      "5bn";
+  std::map<std::string, std::vector<std::pair<std::uint32_t, std::uint32_t>>> want;
+  std::vector<std::uint32_t> lengths;
+  for (std::size_t d = 0; d < texts.size(); ++d) {
+    const Analyzed a = analyze(texts[d]);
+    lengths.push_back(a.length);
+    std::map<std::string, std::uint32_t> tf;
+    for (const auto& t : a.terms) ++tf[t];
+    for (const auto& [t, f] : tf) want[t].emplace_back(static_cast<std::uint32_t>(d), f);
+  }
+  std::string first;
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    IndexBuilder b;
+    for (std::size_t i = 0; i < texts.size(); ++i) b.add({"d" + std::to_string(i), texts[i], ""});
+    const Index ix = b.build(threads);
+    const std::string bytes = ix.serialize();
+    if (first.empty()) {
+      first = bytes;
+      ASSERT_EQ(ix.num_terms(), want.size());
+      std::size_t t = 0;
+      for (const auto& [term, list] : want) {
+        ASSERT_EQ(ix.term_text(static_cast<std::uint32_t>(t)), term);
+        const auto pl = ix.postings(static_cast<std::uint32_t>(t));
+        ASSERT_EQ(pl.size, list.size()) << term;
+        for (std::size_t i = 0; i < pl.size; ++i) {
+          ASSERT_EQ(pl.docs[i], list[i].first) << term;
+          ASSERT_EQ(pl.tfs[i], list[i].second) << term;
+        }
+        ++t;
+      }
+      for (std::uint32_t d = 0; d < ix.num_docs(); ++d) ASSERT_EQ(ix.doc_length(d), lengths[d]);
+    } else {
+      ASSERT_EQ(bytes, first) << threads << " threads";
+    }
+  }
+}
+
 TEST(IndexFile, RoundTripsAndRanksTheSame) {
   const Index ix = build(kSmall, {.stem = true, .number_terms = true});
   const std::string bytes = ix.serialize();
