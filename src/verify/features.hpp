@@ -77,12 +77,17 @@ struct FeatureSettings {
   [[nodiscard]] io::OrderedJson to_json() const;          // parse(to_json()) gives the same settings
 };
 
-// Word tokens of `text`, lower case. kCanonical: each quantity segment becomes one token
-// "<unit value>" with the exact value ("<%12/5>" style "p/q" for fractions; "<1000>" for a count),
-// a range "<unit lo..hi>", a temporal expression "<t:start/end>"; kSurface: numbers stay as written
-// ("1,000", "one", "thousand"). `segments` are find_segments(text) (computed when null).
+// Word tokens of `text`, lower case. kCanonical: each quantity segment becomes one token of its
+// exact canonical value, in the canonical unit of its dimension ("<USD 1000>" for "$1,000" and
+// "one thousand dollars", "<m 5000>" for "5 km", "<1/8>" for "12.5%", "0.125" and "1/8": a
+// percentage is a plain number), a range "<lo..hi>", a bound "<>800000>"; a temporal expression
+// "<t:start/end>". With `values` given, the stream holds the quantity's shape instead
+// ("<#prop>", "<#num>", "<#USD>"...; see features.cpp) and the exact-value tokens are appended to
+// *values, in order. kSurface: numbers stay as written ("1,000", "one", "thousand"); `values` is
+// left alone. `segments` are find_segments(text) (computed when null).
 [[nodiscard]] std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
-                                                const std::vector<claims::Segment>* segments = nullptr);
+                                                const std::vector<claims::Segment>* segments = nullptr,
+                                                std::vector<std::string>* values = nullptr);
 
 // How the claim's quantities and periods line up with the evidence's (counts; see docs/claims.md).
 struct Alignment {
