@@ -420,6 +420,22 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     add_ngrams(claim_toks, g.max_n, "c:", o);
     add_unigrams(claim_values, "c:", o);
   }
+  if (const auto& g = s.group(Group::kClaimChars); g.enabled) {
+    // Character n-grams of the claim's words (each padded with a space on both sides), never of a
+    // quantity, temporal or marker token: with canonical numbers they stay a function of the
+    // quantities' values.
+    auto& o = f.groups[static_cast<std::size_t>(Group::kClaimChars)];
+    std::unordered_set<std::string> seen;
+    for (const auto& t : claim_toks) {
+      if (t.empty() || t[0] == '<') continue;
+      const std::string w = " " + t + " ";
+      for (std::size_t n = 3; n <= static_cast<std::size_t>(g.max_n); ++n)
+        for (std::size_t i = 0; i + n <= w.size(); ++i) {
+          std::string name = "cc:" + w.substr(i, n);
+          if (seen.insert(name).second) o.emplace_back(std::move(name), 1.0);
+        }
+    }
+  }
 
   std::unordered_set<std::string_view> ev_words;  // views into `all`, filled once it is complete
   std::vector<std::string> all;                   // evidence tokens, documents separated by "</d>"
@@ -554,6 +570,9 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
   size_field(j, "min_df", s.min_df);
   size_field(j, "max_evidence_chars", s.max_evidence_chars);
   size_field(j, "max_evidence_docs", s.max_evidence_docs);
+  // Groups added later are off unless the file names them (a model file written before they
+  // existed keeps its features).
+  s.group(Group::kClaimChars) = GroupSettings{false, 1.0, 5};
   if (auto it = j.find("groups"); it != j.end()) {
     if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
     for (const auto& [k, v] : it->items()) {
@@ -567,8 +586,10 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       }
       num_field(v, "weight", g.weight, "groups." + k + ".");
       if (auto n = v.find("max_n"); n != v.end()) {
-        if (!n->is_number_integer() || n->get<int>() < 1 || n->get<int>() > 4)
-          fail("{}: field 'groups.{}.max_n' is not an integer in 1..4", where, k);
+        const bool chars = k == "claim_chars";
+        const int lo = chars ? 3 : 1, hi = chars ? 6 : 4;
+        if (!n->is_number_integer() || n->get<int>() < lo || n->get<int>() > hi)
+          fail("{}: field 'groups.{}.max_n' is not an integer in {}..{}", where, k, lo, hi);
         g.max_n = n->get<int>();
       }
     }
@@ -620,6 +641,19 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
           fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
         s.learner.select_C.push_back(c.get<double>());
       }
+    }
+    if (auto v = l.find("tune_offsets"); v != l.end()) {
+      if (!v->is_boolean()) fail("{}: field 'learner.tune_offsets' is not a boolean", where);
+      s.learner.tune_offsets = v->get<bool>();
+    }
+    num_field(l, "offset_range", s.learner.offset_range, "learner.");
+    if (!(s.learner.offset_range >= 0 && s.learner.offset_range <= 5))
+      fail("{}: field 'learner.offset_range' is not a number in 0..5", where);
+    if (auto v = l.find("offsets"); v != l.end()) {
+      if (!v->is_array() || v->size() != 3 ||
+          !std::all_of(v->begin(), v->end(), [](const io::Json& x) { return x.is_number(); }))
+        fail("{}: field 'learner.offsets' is not an array of 3 numbers", where);
+      for (std::size_t i = 0; i < 3; ++i) s.learner.offsets[i] = (*v)[i].get<double>();
     }
     if (auto v = l.find("select_class_weight"); v != l.end()) {
       if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
@@ -677,7 +711,8 @@ io::OrderedJson FeatureSettings::to_json() const {
     o["enabled"] = groups[i].enabled;
     o["weight"] = groups[i].weight;
     if (i == static_cast<std::size_t>(Group::kClaimNgrams) ||
-        i == static_cast<std::size_t>(Group::kEvidenceNgrams))
+        i == static_cast<std::size_t>(Group::kEvidenceNgrams) ||
+        i == static_cast<std::size_t>(Group::kClaimChars))
       o["max_n"] = groups[i].max_n;
     g[std::string(kGroupNames[i])] = std::move(o);
   }
@@ -705,6 +740,9 @@ io::OrderedJson FeatureSettings::to_json() const {
                     {"lambda", learner.boost.lambda}}},
                   {"select_C", learner.select_C},
                   {"select_class_weight", learner.select_class_weight},
+                  {"tune_offsets", learner.tune_offsets},
+                  {"offset_range", learner.offset_range},
+                  {"offsets", learner.offsets},
                   {"solver", learner.solver},
                   {"C", learner.C},
                   {"eps", learner.eps},

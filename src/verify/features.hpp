@@ -25,15 +25,17 @@ enum class NumberMode : std::uint8_t { kCanonical, kSurface };
 [[nodiscard]] std::string_view number_mode_name(NumberMode m) noexcept;  // "canonical" | "surface"
 [[nodiscard]] NumberMode number_mode_from_name(std::string_view name);   // throws Error (kUsage)
 
-enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues };
-inline constexpr std::size_t kGroupCount = 5;
-inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {"claim_ngrams", "evidence_ngrams",
-                                                                          "alignment", "category", "cues"};
+enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues, kClaimChars };
+inline constexpr std::size_t kGroupCount = 6;
+inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {
+    "claim_ngrams", "evidence_ngrams", "alignment", "category", "cues", "claim_chars"};
 
 struct GroupSettings {
   bool enabled = true;
   double weight = 1.0;
-  int max_n = 1;  // n-gram groups only
+  // n-gram groups: word n-grams of 1..max_n words (claim_ngrams, evidence_ngrams; 1..4), or
+  // character n-grams of 3..max_n bytes inside each word (claim_chars; 3..6).
+  int max_n = 1;
 };
 
 // kind: "linear" (liblinear over every enabled group), "xgboost" (gradient-boosted trees over the
@@ -49,6 +51,14 @@ struct LearnerSettings {
   // the training records, and the best (ties: first in list order) is trained on all of them.
   std::vector<double> select_C;
   std::vector<std::string> select_class_weight;  // "balanced" | "none"
+  // Decision offsets of the linear learner (macro-F1 rule): when tune_offsets, an additive offset to
+  // the True and Conflicting decision values (False stays 0), each in [-offset_range, offset_range]
+  // by steps of 0.05, is chosen by the macro-F1 of the out-of-fold decisions over inner_folds
+  // grouped folds of the training records (ties: the offsets nearest 0), and added to the model's
+  // bias; `offsets` (per verdict: True, False, Conflicting) records the choice.
+  bool tune_offsets = false;
+  double offset_range = 1.0;
+  std::array<double, 3> offsets{0.0, 0.0, 0.0};
   BoostSettings boost;
   std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
   double C = 1.0;

@@ -63,9 +63,9 @@ TEST(PinnedFeatures, RealDataSegmentsAndFeaturesUnchanged) {
   const auto val = hashes(load("val_claimonly_evidence_question_mapping.json"));
   const auto gold = hashes(load("model_gpt4o_test_results.csv"));
   EXPECT_EQ(val.segments, "582ec4fd6eda77adcea0892a2de2410193295563b6320ac2c8429c94fda3145d");
-  EXPECT_EQ(val.features, "88f37de4377beb1187a5303171a73a174c2f3c77fdee586e90907d01d4cbdc3f");
+  EXPECT_EQ(val.features, "066bbd40f2cc9d4b60f398ed432ea62d7caa53fa9acd14afe9d33214687ff4f6");
   EXPECT_EQ(gold.segments, "fc0d1568481531d3e641895283d16cda075ce007a25bffc4579194e19a0764c4");
-  EXPECT_EQ(gold.features, "6dec023e6ee70fd61ce797d2a61d642401ea69267d7f5e2791ed60236c45bccb");
+  EXPECT_EQ(gold.features, "c28be9e4c9f7e788459277ce9a279dbe17d3c6caf6b8e963fa06c724a4e29498");
 }
 
 }  // namespace
