@@ -3,7 +3,10 @@
 // word n-grams of the claim and of its evidence, with number tokens canonicalized through the
 // quantity layer (claims::find_segments over num::find_numbers, so "1,000" and "one thousand" are
 // one token) or kept as written (NumberMode::kSurface, a plain bag of words); the alignment of the
-// claim's quantities and periods with the evidence's; the claim category; claim cues. Definitions
+// claim's quantities and periods with the evidence's; the claim category; claim cues; character
+// n-grams of the claim's words. With canonical numbers every feature is a function of the
+// quantities' exact values, never of how they are written (tests/verify/orbit_invariance_test.cpp).
+// Definitions
 // and learner settings live in data/verify/features.json; docs/claims.md documents every feature.
 #include <array>
 #include <cstdint>
