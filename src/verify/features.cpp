@@ -63,20 +63,57 @@ void surface_tokens(std::string_view text, std::size_t b, std::size_t e, std::ve
   }
 }
 
+num::Rational to_canon(const num::Rational& v, const std::string& unit) {
+  if (unit.empty()) return v;
+  const num::Unit* u = num::UnitRegistry::builtin().by_id(unit);
+  return u == nullptr ? v : num::UnitRegistry::to_canonical(v, *u);
+}
+
+// What a quantity is a number of, whatever unit it is written in: "" for a plain number (a count,
+// or a dimensionless unit such as "%": 80% and 4/5 are the same number), the canonical unit of a
+// registered dimension ("m" for km and miles, "s" for weeks and hours, "USD"), else the dimension
+// and unit as the segmenter names them ("calendar:year", "ratio:times" for "three times higher",
+// "count:times" for "voted 10 times").
+std::string quantity_class(const claims::Segment& s) {
+  if (s.unit.empty()) return s.dimension == "count" ? "" : s.dimension;
+  const auto& reg = num::UnitRegistry::builtin();
+  const num::Unit* u = reg.by_id(s.unit);
+  if (u == nullptr) return s.dimension + ":" + s.unit;
+  if (u->dimension == "dimensionless") return "";
+  const num::Unit* c = reg.canonical(u->dimension);
+  return c == nullptr ? s.unit : c->id;
+}
+
+// One token per quantity segment from its exact canonical value(s): "<m 5000>" for "5 km" and
+// "5,000 meters", "<4/5>" for "80%", "4/5" and "0.8".
 std::string quantity_token(const claims::Segment& s) {
   std::string t = "<";
-  if (!s.unit.empty()) t += s.unit + " ";
+  if (const auto cls = quantity_class(s); !cls.empty()) t += cls + " ";
   if (s.value)
-    t += s.value->str();
+    t += to_canon(*s.value, s.unit).str();
   else if (s.lo && s.hi)
-    t += s.lo->value.str() + ".." + s.hi->value.str();
+    t += to_canon(s.lo->value, s.unit).str() + ".." + to_canon(s.hi->value, s.unit).str();
   else if (s.lo)
-    t += ">" + s.lo->value.str();
+    t += ">" + to_canon(s.lo->value, s.unit).str();
   else if (s.hi)
-    t += "<" + s.hi->value.str();
+    t += "<" + to_canon(s.hi->value, s.unit).str();
   else
     t += s.form.empty() ? "?" : s.form;
   return t + ">";
+}
+
+// The quantity's shape, for the n-gram stream: "<#prop>" for a proportion (a plain number strictly
+// between 0 and 1, however written), "<#num>" for another plain number, "<#CLASS>" otherwise
+// ("<#USD>", "<#m>", "<#calendar:year>"). It lets "<#prop> of" generalize across values; the exact
+// value is its own feature (quantity_token).
+std::string shape_token(const claims::Segment& s) {
+  const auto cls = quantity_class(s);
+  if (!cls.empty()) return "<#" + cls + ">";
+  const num::Rational v = s.value ? to_canon(*s.value, s.unit)
+                          : s.lo  ? to_canon(s.lo->value, s.unit)
+                          : s.hi  ? to_canon(s.hi->value, s.unit)
+                                  : num::Rational(0);
+  return v.sign() > 0 && v < num::Rational(1) ? "<#prop>" : "<#num>";
 }
 
 std::string temporal_token(const claims::Segment& s) {
@@ -87,7 +124,8 @@ std::string temporal_token(const claims::Segment& s) {
 }  // namespace
 
 std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
-                                  const std::vector<claims::Segment>* segs) {
+                                  const std::vector<claims::Segment>* segs,
+                                  std::vector<std::string>* values) {
   std::vector<std::string> out;
   if (mode == NumberMode::kSurface) {
     surface_tokens(text, 0, text.size(), out);
@@ -108,13 +146,48 @@ std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
       if (!s.approximator_kind.empty() && s.approximator_kind != "exact")
         out.push_back("<approx:" + s.approximator_kind + ">");
       if (!s.trend_direction.empty()) out.push_back("<trend:" + s.trend_direction + ">");
-      out.push_back(quantity_token(s));
+      if (values != nullptr) {
+        out.push_back(shape_token(s));
+        values->push_back(quantity_token(s));
+      } else {
+        out.push_back(quantity_token(s));
+      }
     }
     pos = s.end;
   }
   surface_tokens(text, pos, text.size(), out);
   return out;
 }
+
+namespace {
+
+// The claim's words as the cue lists see them. kSurface: every word as written. kCanonical: the
+// words outside quantity segments as written, and for each quantity segment its approximator's
+// words ("more than", "nearly": the rewrites keep them) and its one canonical token, so the cues,
+// the length bucket and nothing else see how a number is spelled ("zero", "half", "eighty-six
+// thousand dollars" are one quantity each, as "0", "1/2" and "$86,000" are). Vague quantities and
+// multiplicative trend words ("thousands of", "doubled") keep their words.
+std::vector<std::string> cue_words(std::string_view text, NumberMode mode,
+                                   const std::vector<claims::Segment>& segs) {
+  std::vector<std::string> out;
+  if (mode == NumberMode::kSurface) {
+    surface_tokens(text, 0, text.size(), out);
+    return out;
+  }
+  std::size_t pos = 0;
+  for (const auto& s : segs) {
+    if (s.begin < pos || s.end > text.size()) continue;
+    if (s.kind == claims::SegmentKind::kTemporal || s.form == "vague" || s.form == "trend") continue;
+    surface_tokens(text, pos, s.begin, out);
+    surface_tokens(s.approximator, 0, s.approximator.size(), out);
+    out.push_back(quantity_token(s));
+    pos = s.end;
+  }
+  surface_tokens(text, pos, text.size(), out);
+  return out;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Alignment
@@ -123,20 +196,17 @@ namespace {
 
 struct Q {
   const claims::Segment* seg;
+  std::string cls;                      // quantity_class: what it is a number of
   std::optional<num::Rational> point;   // canonical value
   std::optional<num::Rational> lo, hi;  // canonical bounds
   bool lo_incl = true, hi_incl = true;
+  bool proportion = false;  // a plain number strictly between 0 and 1 (80%, 4/5, 0.8, "a quarter")
+  [[nodiscard]] const num::Rational& representative() const { return point ? *point : (lo ? *lo : *hi); }
 };
-
-num::Rational to_canon(const num::Rational& v, const std::string& unit) {
-  if (unit.empty()) return v;
-  const num::Unit* u = num::UnitRegistry::builtin().by_id(unit);
-  return u == nullptr ? v : num::UnitRegistry::to_canonical(v, *u);
-}
 
 std::optional<Q> quantity(const claims::Segment& s) {
   if (s.kind != claims::SegmentKind::kQuantity) return std::nullopt;
-  Q q{&s, {}, {}, {}, true, true};
+  Q q{&s, quantity_class(s), {}, {}, {}, true, true, false};
   if (s.value) q.point = to_canon(*s.value, s.unit);
   if (s.lo) {
     q.lo = to_canon(s.lo->value, s.unit);
@@ -147,6 +217,8 @@ std::optional<Q> quantity(const claims::Segment& s) {
     q.hi_incl = s.hi->inclusive;
   }
   if (!q.point && !q.lo && !q.hi) return std::nullopt;
+  const num::Rational& v = q.representative();
+  q.proportion = q.cls.empty() && v.sign() > 0 && v < num::Rational(1);
   return q;
 }
 
@@ -203,16 +275,17 @@ Alignment align(const std::vector<claims::Segment>& claim,
     const auto q = quantity(s);
     if (!q) continue;
     ++a.claim_quantities;
-    const bool share = s.unit == "%";
+    // A share is a proportion however it is written; it is compared with proportions only, and a
+    // plain number that is not one with plain numbers that are not either.
+    const bool share = q->proportion;
     a.shares += share ? 1 : 0;
-    const num::Rational cv = q->point ? *q->point : (q->lo ? *q->lo : *q->hi);
+    const num::Rational& cv = q->representative();
     int best =
         4;  // 0 exact, 1 within 1%, 2 within 10%, 3 same dimension only, 4 none, 5 inside the claim bound
     const Q* best_e = nullptr;
     bool in_iv = false, contains = false;
     for (const auto& e : ev) {
-      if (e.seg->dimension != s.dimension) continue;
-      if (share && e.seg->unit != "%") continue;
+      if (e.cls != q->cls || e.proportion != share) continue;
       if (e.point) {
         int m = 3;
         if (*e.point == cv)
@@ -302,6 +375,14 @@ void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* pre
     if (first[i] != 0) out.emplace_back(std::move(grams[i]), 1.0);
 }
 
+// Each distinct token once, in order (the exact-value tokens of a text).
+void add_unigrams(const std::vector<std::string>& toks, const char* prefix,
+                  std::vector<std::pair<std::string, double>>& out) {
+  std::unordered_set<std::string_view> seen;
+  for (const auto& t : toks)
+    if (seen.insert(t).second) out.emplace_back(prefix + t, 1.0);
+}
+
 std::string_view truncate_utf8(std::string_view s, std::size_t max) {
   if (s.size() <= max) return s;
   std::size_t n = max;
@@ -329,9 +410,32 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   if (need_ev_segs)
     for (std::size_t i = 0; i < docs.size(); ++i) doc_segs[i] = claims::find_segments(docs[i]);
 
-  const auto claim_toks = tokenize(r.claim, s.numbers, &claim_segs);
-  if (const auto& g = s.group(Group::kClaimNgrams); g.enabled)
-    add_ngrams(claim_toks, g.max_n, "c:", f.groups[static_cast<std::size_t>(Group::kClaimNgrams)]);
+  // Canonical numbers: the n-gram streams carry each quantity's shape, and its exact canonical
+  // value is a unigram of its own (claim_values, ev_values).
+  const bool canonical = s.numbers == NumberMode::kCanonical;
+  std::vector<std::string> claim_values, ev_values;
+  const auto claim_toks = tokenize(r.claim, s.numbers, &claim_segs, canonical ? &claim_values : nullptr);
+  if (const auto& g = s.group(Group::kClaimNgrams); g.enabled) {
+    auto& o = f.groups[static_cast<std::size_t>(Group::kClaimNgrams)];
+    add_ngrams(claim_toks, g.max_n, "c:", o);
+    add_unigrams(claim_values, "c:", o);
+  }
+  if (const auto& g = s.group(Group::kClaimChars); g.enabled) {
+    // Character n-grams of the claim's words (each padded with a space on both sides), never of a
+    // quantity, temporal or marker token: with canonical numbers they stay a function of the
+    // quantities' values.
+    auto& o = f.groups[static_cast<std::size_t>(Group::kClaimChars)];
+    std::unordered_set<std::string> seen;
+    for (const auto& t : claim_toks) {
+      if (t.empty() || t[0] == '<') continue;
+      const std::string w = " " + t + " ";
+      for (std::size_t n = 3; n <= static_cast<std::size_t>(g.max_n); ++n)
+        for (std::size_t i = 0; i + n <= w.size(); ++i) {
+          std::string name = "cc:" + w.substr(i, n);
+          if (seen.insert(name).second) o.emplace_back(std::move(name), 1.0);
+        }
+    }
+  }
 
   std::unordered_set<std::string_view> ev_words;  // views into `all`, filled once it is complete
   std::vector<std::string> all;                   // evidence tokens, documents separated by "</d>"
@@ -340,15 +444,20 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
       s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled || ev_cues;
   if (need_ev_toks) {
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr);
+      auto t = tokenize(docs[i], s.numbers, need_ev_segs ? &doc_segs[i] : nullptr,
+                        canonical ? &ev_values : nullptr);
       if (!all.empty()) all.emplace_back("</d>");
       all.insert(all.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
     }
-    ev_words.reserve(all.size());
+    ev_words.reserve(all.size() + ev_values.size());
     for (const auto& w : all)
       if (w != "</d>") ev_words.insert(w);
-    if (const auto& g = s.group(Group::kEvidenceNgrams); g.enabled)
-      add_ngrams(all, g.max_n, "e:", f.groups[static_cast<std::size_t>(Group::kEvidenceNgrams)]);
+    for (const auto& v : ev_values) ev_words.insert(v);
+    if (const auto& g = s.group(Group::kEvidenceNgrams); g.enabled) {
+      auto& o = f.groups[static_cast<std::size_t>(Group::kEvidenceNgrams)];
+      add_ngrams(all, g.max_n, "e:", o);
+      add_unigrams(ev_values, "e:", o);
+    }
   }
 
   if (s.group(Group::kAlignment).enabled) {
@@ -382,11 +491,16 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     put("a:share_contradicted", frac(a.shares_contradicted, a.shares));
     std::size_t content = 0, found = 0;
     std::unordered_set<std::string_view> seen;
-    for (const auto& t : claim_toks) {
-      if (t.size() < 4 || !seen.insert(t).second) continue;
+    // Content words: 4+ bytes (a shape token is not one), and the claim's exact values.
+    auto count = [&](const std::string& t) {
+      if (!seen.insert(t).second) return;
       ++content;
       found += ev_words.count(t) > 0 ? 1 : 0;
-    }
+    };
+    for (const auto& t : claim_toks)
+      if (t.size() >= 4 && t.rfind("<#", 0) != 0) count(t);
+    for (const auto& t : claim_values)
+      if (t.size() >= 4) count(t);
     put("a:word_overlap", frac(found, content));
   }
 
@@ -398,8 +512,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
 
   if (s.group(Group::kCues).enabled) {
     auto& o = f.groups[static_cast<std::size_t>(Group::kCues)];
-    std::vector<std::string> words;
-    surface_tokens(r.claim, 0, r.claim.size(), words);
+    const std::vector<std::string> words = cue_words(r.claim, s.numbers, claim_segs);
     // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
     auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
                      const std::unordered_set<std::string_view>* vocab) {
@@ -457,6 +570,9 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
   size_field(j, "min_df", s.min_df);
   size_field(j, "max_evidence_chars", s.max_evidence_chars);
   size_field(j, "max_evidence_docs", s.max_evidence_docs);
+  // Groups added later are off unless the file names them (a model file written before they
+  // existed keeps its features).
+  s.group(Group::kClaimChars) = GroupSettings{false, 1.0, 5};
   if (auto it = j.find("groups"); it != j.end()) {
     if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
     for (const auto& [k, v] : it->items()) {
@@ -470,8 +586,10 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       }
       num_field(v, "weight", g.weight, "groups." + k + ".");
       if (auto n = v.find("max_n"); n != v.end()) {
-        if (!n->is_number_integer() || n->get<int>() < 1 || n->get<int>() > 4)
-          fail("{}: field 'groups.{}.max_n' is not an integer in 1..4", where, k);
+        const bool chars = k == "claim_chars";
+        const int lo = chars ? 3 : 1, hi = chars ? 6 : 4;
+        if (!n->is_number_integer() || n->get<int>() < lo || n->get<int>() > hi)
+          fail("{}: field 'groups.{}.max_n' is not an integer in {}..{}", where, k, lo, hi);
         g.max_n = n->get<int>();
       }
     }
@@ -523,6 +641,19 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
           fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
         s.learner.select_C.push_back(c.get<double>());
       }
+    }
+    if (auto v = l.find("tune_offsets"); v != l.end()) {
+      if (!v->is_boolean()) fail("{}: field 'learner.tune_offsets' is not a boolean", where);
+      s.learner.tune_offsets = v->get<bool>();
+    }
+    num_field(l, "offset_range", s.learner.offset_range, "learner.");
+    if (!(s.learner.offset_range >= 0 && s.learner.offset_range <= 5))
+      fail("{}: field 'learner.offset_range' is not a number in 0..5", where);
+    if (auto v = l.find("offsets"); v != l.end()) {
+      if (!v->is_array() || v->size() != 3 ||
+          !std::all_of(v->begin(), v->end(), [](const io::Json& x) { return x.is_number(); }))
+        fail("{}: field 'learner.offsets' is not an array of 3 numbers", where);
+      for (std::size_t i = 0; i < 3; ++i) s.learner.offsets[i] = (*v)[i].get<double>();
     }
     if (auto v = l.find("select_class_weight"); v != l.end()) {
       if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
@@ -580,7 +711,8 @@ io::OrderedJson FeatureSettings::to_json() const {
     o["enabled"] = groups[i].enabled;
     o["weight"] = groups[i].weight;
     if (i == static_cast<std::size_t>(Group::kClaimNgrams) ||
-        i == static_cast<std::size_t>(Group::kEvidenceNgrams))
+        i == static_cast<std::size_t>(Group::kEvidenceNgrams) ||
+        i == static_cast<std::size_t>(Group::kClaimChars))
       o["max_n"] = groups[i].max_n;
     g[std::string(kGroupNames[i])] = std::move(o);
   }
@@ -608,6 +740,9 @@ io::OrderedJson FeatureSettings::to_json() const {
                     {"lambda", learner.boost.lambda}}},
                   {"select_C", learner.select_C},
                   {"select_class_weight", learner.select_class_weight},
+                  {"tune_offsets", learner.tune_offsets},
+                  {"offset_range", learner.offset_range},
+                  {"offsets", learner.offsets},
                   {"solver", learner.solver},
                   {"C", learner.C},
                   {"eps", learner.eps},

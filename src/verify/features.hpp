@@ -3,7 +3,10 @@
 // word n-grams of the claim and of its evidence, with number tokens canonicalized through the
 // quantity layer (claims::find_segments over num::find_numbers, so "1,000" and "one thousand" are
 // one token) or kept as written (NumberMode::kSurface, a plain bag of words); the alignment of the
-// claim's quantities and periods with the evidence's; the claim category; claim cues. Definitions
+// claim's quantities and periods with the evidence's; the claim category; claim cues; character
+// n-grams of the claim's words. With canonical numbers every feature is a function of the
+// quantities' exact values, never of how they are written (tests/verify/orbit_invariance_test.cpp).
+// Definitions
 // and learner settings live in data/verify/features.json; docs/claims.md documents every feature.
 #include <array>
 #include <cstdint>
@@ -25,15 +28,17 @@ enum class NumberMode : std::uint8_t { kCanonical, kSurface };
 [[nodiscard]] std::string_view number_mode_name(NumberMode m) noexcept;  // "canonical" | "surface"
 [[nodiscard]] NumberMode number_mode_from_name(std::string_view name);   // throws Error (kUsage)
 
-enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues };
-inline constexpr std::size_t kGroupCount = 5;
-inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {"claim_ngrams", "evidence_ngrams",
-                                                                          "alignment", "category", "cues"};
+enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues, kClaimChars };
+inline constexpr std::size_t kGroupCount = 6;
+inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {
+    "claim_ngrams", "evidence_ngrams", "alignment", "category", "cues", "claim_chars"};
 
 struct GroupSettings {
   bool enabled = true;
   double weight = 1.0;
-  int max_n = 1;  // n-gram groups only
+  // n-gram groups: word n-grams of 1..max_n words (claim_ngrams, evidence_ngrams; 1..4), or
+  // character n-grams of 3..max_n bytes inside each word (claim_chars; 3..6).
+  int max_n = 1;
 };
 
 // kind: "linear" (liblinear over every enabled group), "xgboost" (gradient-boosted trees over the
@@ -49,6 +54,14 @@ struct LearnerSettings {
   // the training records, and the best (ties: first in list order) is trained on all of them.
   std::vector<double> select_C;
   std::vector<std::string> select_class_weight;  // "balanced" | "none"
+  // Decision offsets of the linear learner (macro-F1 rule): when tune_offsets, an additive offset to
+  // the True and Conflicting decision values (False stays 0), each in [-offset_range, offset_range]
+  // by steps of 0.05, is chosen by the macro-F1 of the out-of-fold decisions over inner_folds
+  // grouped folds of the training records (ties: the offsets nearest 0), and added to the model's
+  // bias; `offsets` (per verdict: True, False, Conflicting) records the choice.
+  bool tune_offsets = false;
+  double offset_range = 1.0;
+  std::array<double, 3> offsets{0.0, 0.0, 0.0};
   BoostSettings boost;
   std::string solver = "l2r_lr";  // l2r_lr | l2r_l2loss_svc (both primal, deterministic)
   double C = 1.0;
@@ -77,12 +90,17 @@ struct FeatureSettings {
   [[nodiscard]] io::OrderedJson to_json() const;          // parse(to_json()) gives the same settings
 };
 
-// Word tokens of `text`, lower case. kCanonical: each quantity segment becomes one token
-// "<unit value>" with the exact value ("<%12/5>" style "p/q" for fractions; "<1000>" for a count),
-// a range "<unit lo..hi>", a temporal expression "<t:start/end>"; kSurface: numbers stay as written
-// ("1,000", "one", "thousand"). `segments` are find_segments(text) (computed when null).
+// Word tokens of `text`, lower case. kCanonical: each quantity segment becomes one token of its
+// exact canonical value, in the canonical unit of its dimension ("<USD 1000>" for "$1,000" and
+// "one thousand dollars", "<m 5000>" for "5 km", "<1/8>" for "12.5%", "0.125" and "1/8": a
+// percentage is a plain number), a range "<lo..hi>", a bound "<>800000>"; a temporal expression
+// "<t:start/end>". With `values` given, the stream holds the quantity's shape instead
+// ("<#prop>", "<#num>", "<#USD>"...; see features.cpp) and the exact-value tokens are appended to
+// *values, in order. kSurface: numbers stay as written ("1,000", "one", "thousand"); `values` is
+// left alone. `segments` are find_segments(text) (computed when null).
 [[nodiscard]] std::vector<std::string> tokenize(std::string_view text, NumberMode mode,
-                                                const std::vector<claims::Segment>* segments = nullptr);
+                                                const std::vector<claims::Segment>* segments = nullptr,
+                                                std::vector<std::string>* values = nullptr);
 
 // How the claim's quantities and periods line up with the evidence's (counts; see docs/claims.md).
 struct Alignment {

@@ -29,7 +29,8 @@ constexpr int kFormatVersion = 1;
 
 bool ngram_group(std::size_t g) {
   return g == static_cast<std::size_t>(Group::kClaimNgrams) ||
-         g == static_cast<std::size_t>(Group::kEvidenceNgrams);
+         g == static_cast<std::size_t>(Group::kEvidenceNgrams) ||
+         g == static_cast<std::size_t>(Group::kClaimChars);
 }
 
 void silent(const char*) {}
@@ -367,6 +368,77 @@ std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& feature
   return oof;
 }
 
+// Decision offsets (per verdict) with the best macro-F1 of the out-of-fold decision values of the
+// linear learner (see LearnerSettings::tune_offsets).
+std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const NamedFeatures*>& features,
+                                                       const std::vector<claims::Verdict>& labels,
+                                                       const FeatureSettings& settings,
+                                                       const std::vector<int>& fold) {
+  const std::size_t n = labels.size();
+  const int k = settings.learner.inner_folds;
+  constexpr double kMissing = -1e300;  // a class absent from an inner fold's training records
+  std::vector<std::array<double, claims::kVerdictCount>> dec(n);
+  for (auto& d : dec) d.fill(kMissing);
+  for (int f = 0; f < k; ++f) {
+    std::vector<const NamedFeatures*> tx;
+    std::vector<claims::Verdict> ty;
+    std::vector<std::size_t> te;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (fold[i] == f) {
+        te.push_back(i);
+      } else {
+        tx.push_back(features[i]);
+        ty.push_back(labels[i]);
+      }
+    }
+    if (te.empty()) continue;
+    std::array<std::size_t, claims::kVerdictCount> c{};
+    for (auto v : ty) ++c[static_cast<std::size_t>(v)];
+    if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
+      fail("train: an inner fold holds fewer than two classes");
+    const auto inner = train_linear(tx, ty, settings);
+    const std::size_t kc = inner.classes.size();
+    for (auto i : te) {
+      const auto x = inner.vectorize(*features[i]);
+      for (std::size_t cl = 0; cl < kc; ++cl) {
+        double d = inner.bias[cl];
+        for (const auto& [j, v] : x) d += inner.weights[static_cast<std::size_t>(j - 1) * kc + cl] * v;
+        dec[i][static_cast<std::size_t>(inner.classes[cl])] = d;
+      }
+    }
+  }
+  std::vector<int> gold(n);
+  for (std::size_t i = 0; i < n; ++i) gold[i] = static_cast<int>(labels[i]);
+  const auto t = static_cast<std::size_t>(claims::Verdict::kTrue);
+  const auto c = static_cast<std::size_t>(claims::Verdict::kConflicting);
+  const int steps = static_cast<int>(std::lround(settings.learner.offset_range / 0.05));
+  std::array<double, claims::kVerdictCount> best{};
+  double best_f1 = -1, best_norm = 0;
+  std::vector<int> pred(n);
+  for (int a = -steps; a <= steps; ++a) {
+    for (int b = -steps; b <= steps; ++b) {
+      std::array<double, claims::kVerdictCount> off{};
+      off[t] = 0.05 * a;
+      off[c] = 0.05 * b;
+      for (std::size_t i = 0; i < n; ++i) {
+        std::size_t arg = 0;
+        for (std::size_t v = 1; v < claims::kVerdictCount; ++v)
+          if (dec[i][v] + off[v] > dec[i][arg] + off[arg]) arg = v;
+        pred[i] = static_cast<int>(arg);
+      }
+      const double f1 =
+          stats::macro_f1(stats::ConfusionMatrix::from_labels(gold, pred, claims::kVerdictCount));
+      const double norm = std::abs(a) + std::abs(b);
+      if (f1 > best_f1 + 1e-12 || (std::abs(f1 - best_f1) <= 1e-12 && norm < best_norm)) {
+        best_f1 = f1;
+        best_norm = norm;
+        best = off;
+      }
+    }
+  }
+  return best;
+}
+
 // The linear settings with the best inner-CV macro-F1 among learner.select_C x select_class_weight.
 FeatureSettings select_linear(const std::vector<const NamedFeatures*>& features,
                               const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
@@ -429,6 +501,13 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
   if (kind != "xgboost") m = train_linear(features, labels, lin);
   m.settings = lin;
   m.settings.learner.kind = kind;
+  m.settings.learner.offsets = {0.0, 0.0, 0.0};
+  if (kind == "linear" && lin.learner.tune_offsets) {
+    const auto off = tune_offsets(features, labels, lin, fold);
+    for (std::size_t cl = 0; cl < m.classes.size(); ++cl)
+      m.bias[cl] += off[static_cast<std::size_t>(m.classes[cl])];
+    for (std::size_t v = 0; v < off.size(); ++v) m.settings.learner.offsets[v] = off[v];
+  }
   if (kind == "xgboost") {
     // No linear part: every class, zero bias, no weights.
     m.classes.assign(claims::kVerdicts.begin(), claims::kVerdicts.end());

@@ -2,6 +2,9 @@
 // and a trivially separable set is learned.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.hpp"
 #include "verify/model.hpp"
 
@@ -166,6 +169,95 @@ TEST(Model, RejectsOneClassAndBadFiles) {
   auto j = io::Json::parse(io::to_line(fit(toy(), 1).to_json()));
   j["weights"].erase(0);
   EXPECT_THROW((void)TrainedModel::from_json(j, "m"), Error);
+}
+
+}  // namespace
+}  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+// predict_all runs on several threads (interleaved records); its output is the same, bit for bit
+// and in record order, for any thread count. 400 records, so that up to 6 threads really run
+// (parallel_for gives each thread at least 64 records).
+TEST(Model, PredictAllIsTheSameForAnyThreadCount) {
+  auto recs = toy();
+  while (recs.size() < 400) {
+    auto r = recs[recs.size() % 60];
+    r.id = std::to_string(recs.size());
+    r.claim += " again " + std::to_string(recs.size());
+    recs.push_back(std::move(r));
+  }
+  for (const char* kind : {"linear", "stacked"}) {
+    const auto m = fit(toy(), 1, kind);
+    const auto one = predict_all(recs, m, 1);
+    ASSERT_EQ(one.size(), recs.size());
+    const auto f = extract_all(recs, m.settings, 1);
+    for (std::size_t i = 0; i < recs.size(); i += 37) EXPECT_EQ(one[i], m.scores(f[i])) << kind << " " << i;
+    for (unsigned t : {2u, 3u, 6u, 0u}) EXPECT_EQ(predict_all(recs, m, t), one) << kind << ", threads " << t;
+  }
+}
+
+}  // namespace
+}  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+// Character n-grams of the claim's words (group claim_chars, off unless the settings name it), and
+// decision offsets chosen by inner CV (learner.tune_offsets): recorded in the model, added to the
+// bias, deterministic; settings files with bad values are refused.
+TEST(Model, ClaimCharsAndTunedOffsets) {
+  auto settings = FeatureSettings::builtin();
+  claims::EvidenceRecord r;
+  r.claim = "Crime rose 80% in Ohio";
+  settings.group(Group::kClaimChars) = GroupSettings{true, 1.0, 4};
+  const auto f = extract(r, settings);
+  const auto& cc = f.groups[static_cast<std::size_t>(Group::kClaimChars)];
+  auto has = [&](const char* n) {
+    return std::any_of(cc.begin(), cc.end(), [&](const auto& kv) { return kv.first == n; });
+  };
+  EXPECT_TRUE(has("cc: oh"));
+  EXPECT_TRUE(has("cc:hio "));
+  EXPECT_TRUE(has("cc:rime"));
+  EXPECT_FALSE(has("cc:rime "));  // 5 bytes > max_n
+  EXPECT_TRUE(std::none_of(cc.begin(), cc.end(),
+                           [](const auto& kv) { return kv.first.find('<') != std::string::npos; }));
+  // A settings file without the group leaves it off (older model files keep their features).
+  auto j = io::Json::parse(io::to_line(FeatureSettings::builtin().to_json()));
+  j["groups"].erase("claim_chars");
+  EXPECT_FALSE(FeatureSettings::parse(j, "x").group(Group::kClaimChars).enabled);
+  j["groups"]["claim_chars"] = {{"enabled", true}, {"max_n", 2}};
+  EXPECT_THROW((void)FeatureSettings::parse(j, "x"), Error);
+  j["groups"]["claim_chars"]["max_n"] = 6;
+  EXPECT_EQ(FeatureSettings::parse(j, "x").group(Group::kClaimChars).max_n, 6);
+  j["learner"]["offsets"] = {1, 2};
+  EXPECT_THROW((void)FeatureSettings::parse(j, "x"), Error);
+
+  // Offsets: tuned on inner folds, recorded, added to the bias; twice the same bytes.
+  std::vector<claims::EvidenceRecord> recs = toy();
+  FeatureSettings s = FeatureSettings::builtin();
+  s.learner.tune_offsets = true;
+  s.learner.offset_range = 0.5;
+  s.learner.inner_folds = 3;
+  const auto feats = extract_all(recs, s, 1);
+  std::vector<const NamedFeatures*> p;
+  std::vector<claims::Verdict> y;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    p.push_back(&feats[i]);
+    y.push_back(*recs[i].label);
+  }
+  const auto a = train_model(p, y, s), b = train_model(p, y, s);
+  EXPECT_EQ(io::to_line(a.to_json()), io::to_line(b.to_json()));
+  s.learner.tune_offsets = false;
+  const auto plain = train_model(p, y, s);
+  const auto& off = a.settings.learner.offsets;
+  EXPECT_EQ(off[static_cast<std::size_t>(claims::Verdict::kFalse)], 0.0);
+  for (double o : off) EXPECT_LE(std::abs(o), 0.5 + 1e-12);
+  ASSERT_EQ(a.classes, plain.classes);
+  for (std::size_t c = 0; c < a.classes.size(); ++c)
+    EXPECT_NEAR(a.bias[c], plain.bias[c] + off[static_cast<std::size_t>(a.classes[c])], 1e-12);
+  EXPECT_EQ(plain.settings.learner.offsets, (std::array<double, 3>{0.0, 0.0, 0.0}));
 }
 
 }  // namespace
