@@ -63,9 +63,9 @@ TEST(PinnedFeatures, RealDataSegmentsAndFeaturesUnchanged) {
   const auto val = hashes(load("val_claimonly_evidence_question_mapping.json"));
   const auto gold = hashes(load("model_gpt4o_test_results.csv"));
   EXPECT_EQ(val.segments, "582ec4fd6eda77adcea0892a2de2410193295563b6320ac2c8429c94fda3145d");
-  EXPECT_EQ(val.features, "066bbd40f2cc9d4b60f398ed432ea62d7caa53fa9acd14afe9d33214687ff4f6");
+  EXPECT_EQ(val.features, "e55d69ccf15165313de3ab7ffdd166db78d2ac1fb2472891e1c723fa2eac0f29");
   EXPECT_EQ(gold.segments, "fc0d1568481531d3e641895283d16cda075ce007a25bffc4579194e19a0764c4");
-  EXPECT_EQ(gold.features, "c28be9e4c9f7e788459277ce9a279dbe17d3c6caf6b8e963fa06c724a4e29498");
+  EXPECT_EQ(gold.features, "ba846f71d448ab70f23da241fc9ecc67662f286a59635768c6d4e7bbc2b747bf");
 }
 
 }  // namespace
