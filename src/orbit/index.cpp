@@ -32,7 +32,9 @@ std::optional<std::string_view> BenchmarkIndex::family(std::size_t i) const {
   return families_[e.family];
 }
 
-std::string_view BenchmarkIndex::template_id(std::size_t i) const { return templates_[views_.at(i).template_id]; }
+std::string_view BenchmarkIndex::template_id(std::size_t i) const {
+  return templates_[views_.at(i).template_id];
+}
 
 std::string_view BenchmarkIndex::expected(std::size_t i) const {
   const Entry& e = views_.at(i);
@@ -67,8 +69,8 @@ void BenchmarkIndex::insert_slot(std::vector<std::uint32_t>& slots, std::size_t 
 }
 
 template <typename KeyOf>
-std::optional<std::size_t> BenchmarkIndex::find_slot(const std::vector<std::uint32_t>& slots, std::string_view key,
-                                                     const KeyOf& key_of) {
+std::optional<std::size_t> BenchmarkIndex::find_slot(const std::vector<std::uint32_t>& slots,
+                                                     std::string_view key, const KeyOf& key_of) {
   if (slots.empty()) return std::nullopt;
   std::size_t h = std::hash<std::string_view>{}(key) & (slots.size() - 1);
   while (slots[h] != 0) {
@@ -105,9 +107,9 @@ void BenchmarkIndex::add_base(std::string_view id) {
   insert_slot(base_slots_, base_offsets_.size() - 1, id, [this](std::size_t b) { return base_at(b); });
 }
 
-void BenchmarkIndex::add_view(std::string_view id, std::string_view view, std::optional<std::string_view> family,
-                              std::string_view template_id, std::string_view expected,
-                              std::string_view answer_unit) {
+void BenchmarkIndex::add_view(std::string_view id, std::string_view view,
+                              std::optional<std::string_view> family, std::string_view template_id,
+                              std::string_view expected, std::string_view answer_unit) {
   constexpr std::size_t kMax16 = std::numeric_limits<std::uint16_t>::max();
   if (id.size() > kMax16 || expected.size() > kMax16) {
     fail("prompt '{}': prompt id or expected answer longer than {} bytes", id.substr(0, 80), kMax16);

@@ -67,13 +67,13 @@ class BenchmarkIndex {
 
  private:
   struct Entry {
-    std::uint32_t offset = 0;      // prompt id, then the expected answer, in text_
-    std::uint16_t id_length = 0;   // prompt id bytes
+    std::uint32_t offset = 0;     // prompt id, then the expected answer, in text_
+    std::uint16_t id_length = 0;  // prompt id bytes
     std::uint16_t expected_length = 0;
-    std::uint16_t view = 0;        // into views_names_
-    std::uint16_t family = 0;      // into families_; kNone for null
-    std::uint16_t template_id = 0; // into templates_
-    std::uint16_t unit = 0;        // into units_
+    std::uint16_t view = 0;         // into views_names_
+    std::uint16_t family = 0;       // into families_; kNone for null
+    std::uint16_t template_id = 0;  // into templates_
+    std::uint16_t unit = 0;         // into units_
   };
   static constexpr std::uint16_t kNone = 0xFFFF;
   static std::uint16_t intern(std::vector<std::string>& table, std::string_view s, const char* what);

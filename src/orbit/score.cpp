@@ -23,7 +23,7 @@ struct Parsed {
 
 // Reads one record's fields (prompt_id first, so that issues can name it); field errors throw
 // Error "field 'x' must be ..." (the record has no `where`: the issue carries the line).
-Parsed parse_record(const io::Record& r, std::string& prompt_id) {
+Parsed parse_record(const io::LineRecord& r, std::string& prompt_id) {
   Parsed p;
   p.prompt_id = r.string("prompt_id");
   prompt_id = p.prompt_id;
@@ -32,7 +32,7 @@ Parsed parse_record(const io::Record& r, std::string& prompt_id) {
   (void)r.at("finish_reason");
   p.finish_reason = r.opt_string("finish_reason").value_or("");
   // The completion token count: usage.completion_tokens, else top-level completion_tokens.
-  const io::Json* usage = r.find("usage");
+  const io::FlatValue* usage = r.find("usage");
   if (usage != nullptr && usage->is_object() && r.object("usage").has("completion_tokens")) {
     p.completion_tokens = r.object("usage").integer("completion_tokens", 0);
   } else {
@@ -115,16 +115,16 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
     s.issues.push_back({ScoreIssueKind::kMalformed, line, "", e.message});
   };
   grade::Question question;
-  const io::JsonlStats stats = io::read_jsonl(
+  const io::JsonlStats stats = io::read_jsonl_fast(
       responses,
-      [&](const io::Record& record, std::size_t line_number) {
+      [&](const io::LineRecord& record, std::size_t line_number) {
         if (line_number > std::numeric_limits<std::uint32_t>::max()) {
           fail("{}: more than {} lines", responses.string(), std::numeric_limits<std::uint32_t>::max());
         }
         std::string prompt_id;
         std::optional<Parsed> rec;
         try {
-          rec = parse_record(io::Record::of(record.json(), ""), prompt_id);
+          rec = parse_record(record.with_where(""), prompt_id);
         } catch (const Error& e) {
           s.issues.push_back({ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()});
           return;

@@ -41,11 +41,14 @@ std::optional<OR> object_at(const OR& r, std::string_view key) {
   return r.object(key);
 }
 
-LayerScore read_layer(const OR& rec, std::string_view layer, const orbit::View& view) {
-  const std::string& where = rec.where();
-  const OJ* lj = rec.find(layer);
+// Score records are read with io::read_jsonl_fast (simdjson; the same rule and errors as read_jsonl).
+using LR = io::LineRecord;
+
+LayerScore read_layer(const LR& rec, std::string_view layer, const orbit::View& view) {
+  const auto where = rec.where();
+  const io::FlatValue* lj = rec.find(layer);
   if (lj == nullptr || !lj->is_object()) fail("{}: missing object '{}'", where, layer);
-  const OR obj = rec.object(layer);
+  const LR obj = rec.object(layer);
   const std::string oname = obj.string("outcome");
   const auto outcome = outcome_from_name(oname);
   if (!outcome) {
@@ -80,7 +83,7 @@ LayerScore read_layer(const OR& rec, std::string_view layer, const orbit::View& 
   return s;
 }
 
-void check_matches(const OR& rec, std::string_view key, std::string_view expected) {
+void check_matches(const LR& rec, std::string_view key, std::string_view expected) {
   if (const auto v = rec.opt_string(key); v && *v != expected) {
     fail("{}: {} '{}' does not match the benchmark's '{}'", rec.where(), key, *v, expected);
   }
@@ -117,8 +120,8 @@ void read_sidecar(SystemScores& sys, const orbit::Benchmark& bench) {
 }
 
 // One record of a scores file into its prompt's slot.
-void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const OR& rec, std::size_t line) {
-  const std::string& where = rec.where();
+void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const LR& rec, std::size_t line) {
+  const auto where = rec.where();
   ++sys.records;
   const std::string pid = rec.string("prompt_id");
   auto it = bench.prompt_index.find(pid);
@@ -140,8 +143,8 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const O
   sp.layer[1] = read_layer(rec, "audit", view);
   sp.finish_reason = rec.opt_string("finish_reason").value_or("");
   if (auto t = rec.opt_integer("completion_tokens", 0)) sp.completion_tokens = static_cast<std::uint64_t>(*t);
-  const OR strict = rec.object("strict");
-  const OR audit = rec.object("audit");
+  const LR strict = rec.object("strict");
+  const LR audit = rec.object("audit");
   sp.multiple_final = strict.opt_boolean("multiple_final").value_or(false);
   sp.recovered = audit.opt_boolean("recovered").value_or(false);
   if (auto rules = audit.opt_strings("rules")) sp.rules = std::move(*rules);
@@ -171,8 +174,8 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
   if (name) sys.name = *name;
   if (sys.name.empty()) sys.name = scores.stem().string();
 
-  (void)io::read_jsonl<OJ>(
-      scores, [&](const OR& rec, std::size_t line) { read_score_record(sys, bench, rec, line); });
+  (void)io::read_jsonl_fast(
+      scores, [&](const LR& rec, std::size_t line) { read_score_record(sys, bench, rec, line); });
 
   for (std::size_t i = 0; i < bench.views.size(); ++i) {
     if (!sys.by_view[i].present && is_orbit_view(bench.views[i].view)) ++sys.missing;

@@ -40,7 +40,8 @@ class IndexTest : public ::testing::Test {
     const fs::path d = *dir_ / name;
     fs::remove_all(d);
     fs::create_directories(d);
-    for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) fs::copy_file(bench_dir() / f, d / f);
+    for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"})
+      fs::copy_file(bench_dir() / f, d / f);
     std::string views = io::read_file(d / "views.jsonl");
     edit(views);
     io::write_file_atomic(d / "views.jsonl", views);
@@ -126,8 +127,7 @@ TEST_F(IndexTest, RefusesWhatLoadBenchmarkRefusesWithTheSameMessage) {
          const auto p = v.find("\"expected\":\"");
          v.replace(p, 12, "\"expected\":\"x");
        }},
-      {"duplicate",
-       [&](std::string& v) { v += v.substr(0, first_line_end(v) + 1); }},
+      {"duplicate", [&](std::string& v) { v += v.substr(0, first_line_end(v) + 1); }},
       {"mismatched_id",
        [](std::string& v) {
          const auto p = v.find(":canonical\"");
@@ -135,8 +135,10 @@ TEST_F(IndexTest, RefusesWhatLoadBenchmarkRefusesWithTheSameMessage) {
        }},
       {"unknown_base",
        [](std::string& v) {
-         v.insert(0, R"({"prompt_id":"ZZ-1:canonical","base_id":"ZZ-1","template":"ZZ","view":"canonical","family":null,"prompt":"p","expected":"1","answer_unit":""})"
-                     "\n");
+         v.insert(
+             0,
+             R"({"prompt_id":"ZZ-1:canonical","base_id":"ZZ-1","template":"ZZ","view":"canonical","family":null,"prompt":"p","expected":"1","answer_unit":""})"
+             "\n");
        }},
       {"missing_family", [](std::string& v) { v.replace(v.find("\"family\":null,"), 14, ""); }},
       {"torn", [](std::string& v) { v.resize(v.size() - 5); }},
