@@ -85,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto j = io::parse_jsonl_line<io::OrderedJson>(line, true, io::TornTail::kError, "x", err);
     if (!j) violated("the walk accepted a line nlohmann refuses");
     io::flatten(*j, slow);
-    if (!(fast == slow) || describe(fast) != describe(slow)) violated("the walk read other values than nlohmann");
+    if (!(fast == slow) || describe(fast) != describe(slow))
+      violated("the walk read other values than nlohmann");
   }
 
   // Per text.
@@ -93,7 +94,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     io::OrderedJsonlOptions o;
     o.torn = torn;
-    if (collect) o.on_bad_line = [&](const io::JsonError& e, std::size_t n) { a.events.push_back(std::to_string(n) + e.what()); };
+    if (collect)
+      o.on_bad_line = [&](const io::JsonError& e, std::size_t n) {
+        a.events.push_back(std::to_string(n) + e.what());
+      };
     try {
       a.stats = io::read_jsonl_text<io::OrderedJson>(
           text, "f",
@@ -109,7 +113,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     io::JsonlOptions o;
     o.torn = torn;
-    if (collect) o.on_bad_line = [&](const io::JsonError& e, std::size_t n) { b.events.push_back(std::to_string(n) + e.what()); };
+    if (collect)
+      o.on_bad_line = [&](const io::JsonError& e, std::size_t n) {
+        b.events.push_back(std::to_string(n) + e.what());
+      };
     try {
       b.stats = io::read_jsonl_fast_text(
           text, "f",

@@ -1,5 +1,5 @@
-// read_jsonl_fast: the JSONL rule of json.hpp on simdjson (DOM parser, run-time dispatched kernels), with nlohmann as the
-// fallback for every line the walk does not accept (see json.hpp).
+// read_jsonl_fast: the JSONL rule of json.hpp on simdjson (DOM parser, run-time dispatched kernels), with
+// nlohmann as the fallback for every line the walk does not accept (see json.hpp).
 #include <simdjson.h>
 
 #include <algorithm>
@@ -16,7 +16,9 @@ using Kind = FlatValue::Kind;
 bool FlatValue::operator==(const FlatValue& o) const noexcept {
   if (key != o.key || end != o.end) return false;
   // Integers by value: "-0" is signed to nlohmann and may be unsigned here; every accessor gives 0.
-  const auto integral = [](const FlatValue& f) { return f.kind == Kind::kUnsigned || f.kind == Kind::kInteger; };
+  const auto integral = [](const FlatValue& f) {
+    return f.kind == Kind::kUnsigned || f.kind == Kind::kInteger;
+  };
   if (integral(*this) && integral(o)) {
     if (kind == o.kind) return kind == Kind::kUnsigned ? u == o.u : i == o.i;
     const FlatValue& s = kind == Kind::kInteger ? *this : o;  // the signed one

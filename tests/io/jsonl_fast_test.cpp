@@ -29,7 +29,8 @@ std::string describe(const std::vector<FlatValue>& v) {
     } else if (f.kind == FlatValue::Kind::kInteger) {
       out += fmt::format("[int|{}|{}|{}]", f.key, f.end, f.i);
     } else {
-      out += fmt::format("[{}|{}|{}|{}|{}|{}]", static_cast<int>(f.kind), f.key, f.end, f.boolean, f.d, f.text);
+      out +=
+          fmt::format("[{}|{}|{}|{}|{}|{}]", static_cast<int>(f.kind), f.key, f.end, f.boolean, f.d, f.text);
     }
   }
   return out;
@@ -39,7 +40,10 @@ Seen read_slow(std::string_view text, TornTail torn, bool collect) {
   Seen s;
   OrderedJsonlOptions o;
   o.torn = torn;
-  if (collect) o.on_bad_line = [&](const JsonError& e, std::size_t n) { s.events.push_back(fmt::format("bad {} {}", n, e.what())); };
+  if (collect)
+    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
+      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
+    };
   try {
     s.stats = read_jsonl_text<OrderedJson>(
         text, "f.jsonl",
@@ -59,7 +63,10 @@ Seen read_fast(std::string_view text, TornTail torn, bool collect) {
   Seen s;
   JsonlOptions o;
   o.torn = torn;
-  if (collect) o.on_bad_line = [&](const JsonError& e, std::size_t n) { s.events.push_back(fmt::format("bad {} {}", n, e.what())); };
+  if (collect)
+    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
+      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
+    };
   try {
     s.stats = read_jsonl_fast_text(
         text, "f.jsonl",
