@@ -275,6 +275,8 @@ class LineRecord {
   [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
   [[nodiscard]] bool has(std::string_view key) const;
   [[nodiscard]] const FlatValue& at(std::string_view key) const;
+  // The member names, in the line's order.
+  [[nodiscard]] std::vector<std::string_view> keys() const;
 
   [[nodiscard]] std::string string(std::string_view key) const;
   [[nodiscard]] std::string_view string_view(std::string_view key) const;  // valid during the callback

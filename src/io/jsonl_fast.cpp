@@ -51,6 +51,13 @@ const FlatValue* LineRecord::find(std::string_view key) const {
   return nullptr;
 }
 
+std::vector<std::string_view> LineRecord::keys() const {
+  std::vector<std::string_view> out;
+  const auto& v = *v_;
+  for (std::size_t c = at_ + 1; c < v[at_].end; c = v[c].end) out.push_back(v[c].key);
+  return out;
+}
+
 bool LineRecord::has(std::string_view key) const {
   const FlatValue* f = find(key);
   return f != nullptr && !f->is_null();

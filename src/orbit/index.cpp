@@ -157,7 +157,8 @@ BenchmarkIndex BenchmarkIndex::of(const Benchmark& bench) {
 
 namespace {
 
-using OR = io::OrderedRecord;
+// The records are read with io::read_jsonl_fast (simdjson; read_jsonl's rule, values and errors).
+using OR = io::LineRecord;
 
 // As benchmark.cpp's: the same check, the same message.
 num::Rational req_rational(const OR& r, std::string_view key) {
@@ -190,31 +191,28 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir) {
   const std::size_t view_guess = ec ? 0 : static_cast<std::size_t>(views_bytes / 100);
   b.reserve(view_guess, base_guess);
 
-  (void)io::read_jsonl<io::OrderedJson>(bases_path, [&](const OR& j, std::size_t) {
+  (void)io::read_jsonl_fast(bases_path, [&](const OR& j, std::size_t) {
     const std::string base_id = j.string("base_id");
     (void)j.string("template");
     (void)j.string("dimension");
     (void)j.string("canonical_unit");
     const OR params = j.object("params");
-    for (const auto& [name, value] : params.json().items()) {
-      (void)value;
-      (void)req_rational(params, name);
-    }
+    for (const std::string_view name : params.keys()) (void)req_rational(params, name);
     (void)req_rational(j, "answer");
     (void)j.strings("views");
     if (b.has_base(base_id)) fail("{}: duplicate base_id '{}'", j.where(), base_id);
     b.add_base(base_id);
   });
 
-  (void)io::read_jsonl<io::OrderedJson>(views_path, [&](const OR& j, std::size_t) {
-    const std::string& where = j.where();
+  (void)io::read_jsonl_fast(views_path, [&](const OR& j, std::size_t) {
+    const std::string_view where = j.where();
     const std::string prompt_id = j.string("prompt_id");
     const std::string base_id = j.string("base_id");
     const std::string template_id = j.string("template");
     const std::string view = j.string("view");
     (void)j.at("family");  // required, may be null
     const std::optional<std::string> family = j.opt_string("family");
-    (void)j.string("prompt");
+    (void)j.string_view("prompt");
     const std::string expected = req_rational(j, "expected").str();
     const std::string answer_unit = j.string("answer_unit");
     if (prompt_id != base_id + ":" + view)
