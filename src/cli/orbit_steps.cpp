@@ -83,18 +83,18 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
-  const orbit::Benchmark full = orbit::load_benchmark(bench_dir);
+  // Grading needs only the compact index (ids, expected answers, units), not the prompts.
+  const orbit::BenchmarkIndex full = orbit::load_benchmark_index(bench_dir);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
-  // No copy of the whole benchmark when there is no selection (it is most of the memory used).
-  std::optional<orbit::Benchmark> restricted;
+  // No copy of the whole benchmark when there is no selection.
+  std::optional<orbit::BenchmarkIndex> restricted;
   if (sel && !sel->whole()) restricted = orbit::restrict(full, *sel);
-  const orbit::Benchmark& bench = restricted ? *restricted : full;
+  const orbit::BenchmarkIndex& bench = restricted ? *restricted : full;
   const orbit::ScoreTally scores =
       orbit::score_to_file(bench, responses, out, allow_partial, [&](orbit::ScoreTally& t) {
         if (!bench.selection.is_null()) {
           std::erase_if(t.issues, [&](const orbit::ScoreIssue& i) {
-            const bool outside =
-                i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find_view(i.prompt_id);
+            const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find(i.prompt_id);
             t.outside_selection += outside ? 1 : 0;
             return outside;
           });
@@ -115,12 +115,12 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
       });
   OrbitScoreResult r;
   r.scored = scores.counts.records;
-  r.prompts = bench.views.size();
+  r.prompts = bench.size();
   r.problems = scores.issues.size();
   r.strict_correct = scores.counts.strict_count(grade::Outcome::kCorrect);
   r.audit_correct = scores.counts.audit_count(grade::Outcome::kCorrect);
   if (!bench.selection.is_null()) {
-    r.scope = fmt::format(" of the run's selection ({} of {} bases)", bench.bases.size(), full.bases.size());
+    r.scope = fmt::format(" of the run's selection ({} of {} bases)", bench.base_count(), full.base_count());
   }
   return r;
 }

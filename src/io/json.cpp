@@ -174,7 +174,7 @@ std::optional<std::string> BasicRecord<J>::opt_string(std::string_view key) cons
   return v.template get<std::string>();
 }
 
-namespace {
+namespace detail {
 
 std::string integer_rule(std::int64_t min, std::int64_t max) {
   constexpr auto kLo = std::numeric_limits<std::int64_t>::min();
@@ -186,7 +186,7 @@ std::string integer_rule(std::int64_t min, std::int64_t max) {
   return fmt::format("must be an integer from {} to {}", min, max);
 }
 
-}  // namespace
+}  // namespace detail
 
 template <typename J>
 typename BasicRecord<J>::Int BasicRecord<J>::integer(std::string_view key, Int min, Int max) const {
@@ -194,14 +194,14 @@ typename BasicRecord<J>::Int BasicRecord<J>::integer(std::string_view key, Int m
   Int n = 0;
   if (v.is_number_unsigned()) {
     const auto u = v.template get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(kMaxInt)) fail_field(key, integer_rule(min, max));
+    if (u > static_cast<std::uint64_t>(kMaxInt)) fail_field(key, detail::integer_rule(min, max));
     n = static_cast<Int>(u);
   } else if (v.is_number_integer()) {
     n = v.template get<Int>();
   } else {
-    fail_field(key, integer_rule(min, max));
+    fail_field(key, detail::integer_rule(min, max));
   }
-  if (n < min || n > max) fail_field(key, integer_rule(min, max));
+  if (n < min || n > max) fail_field(key, detail::integer_rule(min, max));
   return n;
 }
 

@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -213,5 +214,122 @@ std::optional<J> parse_jsonl_line(std::string_view text, bool terminated, TornTa
 
 // True for a line holding only spaces, tabs and "\r".
 [[nodiscard]] bool is_blank_line(std::string_view text) noexcept;
+
+// ------------------------------------------------------------------------------ fast JSONL reading
+
+// The hot readers (responses in `orbit score`, score files in `orbit report`) read through
+// read_jsonl_fast: simdjson parses each line (its DOM parser, whose SIMD kernels are chosen at
+// run time; Debian's simdjson 3.0.1 header builds the on-demand API only for the compile-time
+// target, which without -mavx2 is its scalar kernel), the parse is walked once into a flat list
+// of values (strings unescaped, numbers classified as nlohmann classifies them), and the callback
+// reads it through LineRecord, whose accessors and errors are Record's.
+// Same JSONL rule, same stats, same errors: a line the walk does not accept (invalid JSON, a
+// duplicate key, a control byte, a \uD800-\uDFFF escape, anything simdjson refuses, a value that is
+// not an object) is parsed by nlohmann instead, which gives the error of read_jsonl or, for a line
+// it accepts, the record (duplicate keys: the last one, as nlohmann keeps). So a line is a record
+// exactly when read_jsonl would make it one, with the same values; fuzz/fuzz_jsonl_line.cpp checks
+// that the walk never accepts a line nlohmann refuses and never reads other values.
+
+// One value of a line: pre-order, a container's members follow it up to `end`.
+struct FlatValue {
+  enum class Kind : std::uint8_t { kNull, kBool, kUnsigned, kInteger, kFloat, kString, kArray, kObject };
+  Kind kind = Kind::kNull;
+  bool boolean = false;
+  std::uint64_t u = 0;    // kUnsigned
+  std::int64_t i = 0;     // kInteger
+  double d = 0;           // kFloat
+  std::string_view key;   // member name (object members)
+  std::string_view text;  // kString: the unescaped string
+  std::uint32_t end = 0;  // index one past the last value inside this one
+
+  [[nodiscard]] bool is_null() const noexcept { return kind == Kind::kNull; }
+  [[nodiscard]] bool is_object() const noexcept { return kind == Kind::kObject; }
+  [[nodiscard]] bool is_array() const noexcept { return kind == Kind::kArray; }
+  [[nodiscard]] bool is_string() const noexcept { return kind == Kind::kString; }
+  [[nodiscard]] bool is_number() const noexcept {
+    return kind == Kind::kUnsigned || kind == Kind::kInteger || kind == Kind::kFloat;
+  }
+  [[nodiscard]] bool operator==(const FlatValue& o) const noexcept;
+};
+
+// A record of read_jsonl_fast: Record's accessors over a line's flat values (valid during the
+// callback only). `find` gives the value (nullptr when absent) to test its kind.
+class LineRecord {
+ public:
+  using Int = std::int64_t;
+  static constexpr Int kMinInt = std::numeric_limits<Int>::min();
+  static constexpr Int kMaxInt = std::numeric_limits<Int>::max();
+
+  LineRecord(const std::vector<FlatValue>& values, std::size_t object, std::string_view where,
+             std::string prefix = "")
+      : v_(&values), at_(object), where_(where), prefix_(std::move(prefix)) {}
+  // The same record with another `where` ("" for errors without a place).
+  [[nodiscard]] LineRecord with_where(std::string_view where) const { return {*v_, at_, where, prefix_}; }
+
+  [[nodiscard]] std::string_view where() const noexcept { return where_; }
+  [[nodiscard]] std::string path(std::string_view key) const { return prefix_ + std::string(key); }
+  // The line's values (this record is values()[index()]).
+  [[nodiscard]] const std::vector<FlatValue>& values() const noexcept { return *v_; }
+  [[nodiscard]] std::size_t index() const noexcept { return at_; }
+  [[nodiscard]] const FlatValue* find(std::string_view key) const;
+  [[nodiscard]] bool contains(std::string_view key) const { return find(key) != nullptr; }
+  [[nodiscard]] bool has(std::string_view key) const;
+  [[nodiscard]] const FlatValue& at(std::string_view key) const;
+  // The member names, in the line's order.
+  [[nodiscard]] std::vector<std::string_view> keys() const;
+
+  [[nodiscard]] std::string string(std::string_view key) const;
+  [[nodiscard]] std::string_view string_view(std::string_view key) const;  // valid during the callback
+  [[nodiscard]] std::optional<std::string> opt_string(std::string_view key) const;
+  [[nodiscard]] Int integer(std::string_view key, Int min = kMinInt, Int max = kMaxInt) const;
+  [[nodiscard]] std::optional<Int> opt_integer(std::string_view key, Int min = kMinInt,
+                                               Int max = kMaxInt) const;
+  [[nodiscard]] double number(std::string_view key) const;
+  [[nodiscard]] bool boolean(std::string_view key) const;
+  [[nodiscard]] std::optional<bool> opt_boolean(std::string_view key) const;
+  [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;
+  [[nodiscard]] std::optional<std::vector<std::string>> opt_strings(std::string_view key) const;
+  [[nodiscard]] LineRecord object(std::string_view key) const;
+  [[nodiscard]] std::optional<LineRecord> opt_object(std::string_view key) const;
+
+  [[nodiscard]] JsonError field_error(std::string_view key, std::string_view message) const;
+  [[noreturn]] void fail_field(std::string_view key, std::string_view message) const;
+
+ private:
+  const std::vector<FlatValue>* v_;
+  std::size_t at_;
+  std::string_view where_;
+  std::string prefix_;
+};
+
+// read_jsonl with LineRecord (see above). Same rule, options (torn tail, on_bad_line) and stats.
+JsonlStats read_jsonl_fast(const std::filesystem::path& path,
+                           const std::function<void(const LineRecord&, std::size_t)>& fn,
+                           const JsonlOptions& options = {});
+JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
+                                const std::function<void(const LineRecord&, std::size_t)>& fn,
+                                const JsonlOptions& options = {});
+
+// The two parse paths of read_jsonl_fast, exposed for the fuzzer and the tests: the simdjson walk
+// of one line (false when it does not accept it: the caller falls back to nlohmann) and the flat
+// form of a parsed nlohmann value (its strings stay in `j`).
+class FastLineParser {
+ public:
+  FastLineParser();
+  ~FastLineParser();
+  FastLineParser(const FastLineParser&) = delete;
+  FastLineParser& operator=(const FastLineParser&) = delete;
+  [[nodiscard]] bool walk(std::string_view line, std::vector<FlatValue>& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+void flatten(const OrderedJson& j, std::vector<FlatValue>& out);
+
+namespace detail {
+// "must be a non-negative integer", "must be an integer from a to b", ...: Record's integer rule.
+[[nodiscard]] std::string integer_rule(std::int64_t min, std::int64_t max);
+}  // namespace detail
 
 }  // namespace numcheck::io

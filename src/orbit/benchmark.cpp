@@ -89,9 +89,12 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   return b;
 }
 
-std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) {
+namespace detail {
+
+std::map<std::string, std::string> manifest_file_hashes(const std::filesystem::path& dir,
+                                                        const std::string& manifest_json) {
   std::map<std::string, std::string> out;
-  const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
+  const io::Json m = io::parse_json(manifest_json, (dir / "manifest.json").string());
   auto files = m.find("files");
   if (files == m.end() || !files->is_object()) return out;
   for (const auto& [name, entry] : files->items()) {
@@ -104,9 +107,9 @@ std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) 
   return out;
 }
 
-io::OrderedJson generator_provenance(const Benchmark& bench) {
-  if (bench.manifest_json.empty()) return io::OrderedJson::object();  // built in memory: no manifest
-  const io::Json m = io::parse_json(bench.manifest_json, (bench.dir / "manifest.json").string());
+io::OrderedJson generator_provenance(const std::filesystem::path& dir, const std::string& manifest_json) {
+  if (manifest_json.empty()) return io::OrderedJson::object();  // built in memory: no manifest
+  const io::Json m = io::parse_json(manifest_json, (dir / "manifest.json").string());
   io::OrderedJson out = io::OrderedJson::object();
   for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {
     if (auto it = m.find(key); it != m.end()) out[key] = *it;
@@ -114,14 +117,29 @@ io::OrderedJson generator_provenance(const Benchmark& bench) {
   return out;
 }
 
-void verify_benchmark(const Benchmark& bench) {
-  for (const auto& [name, recorded] : manifest_file_hashes(bench)) {
-    auto it = bench.file_sha256.find(name);
-    if (it != bench.file_sha256.end() && it->second != recorded) {
+void verify_benchmark(const std::filesystem::path& dir, const std::string& manifest_json,
+                      const std::map<std::string, std::string>& file_sha256) {
+  for (const auto& [name, recorded] : manifest_file_hashes(dir, manifest_json)) {
+    auto it = file_sha256.find(name);
+    if (it != file_sha256.end() && it->second != recorded) {
       fail("{}: sha256 {} does not match the manifest's {} (the benchmark was changed after generation)",
-           (bench.dir / name).string(), it->second, recorded);
+           (dir / name).string(), it->second, recorded);
     }
   }
+}
+
+}  // namespace detail
+
+std::map<std::string, std::string> manifest_file_hashes(const Benchmark& bench) {
+  return detail::manifest_file_hashes(bench.dir, bench.manifest_json);
+}
+
+io::OrderedJson generator_provenance(const Benchmark& bench) {
+  return detail::generator_provenance(bench.dir, bench.manifest_json);
+}
+
+void verify_benchmark(const Benchmark& bench) {
+  detail::verify_benchmark(bench.dir, bench.manifest_json, bench.file_sha256);
 }
 
 }  // namespace numcheck::orbit

@@ -69,4 +69,13 @@ struct Benchmark {
 // recorded: `orbit run`, `orbit score` and `orbit validate` never work on a changed benchmark.
 void verify_benchmark(const Benchmark& bench);
 
+namespace detail {  // the three above on a benchmark's parts (shared with orbit/index.hpp)
+[[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const std::filesystem::path& dir,
+                                                                      const std::string& manifest_json);
+[[nodiscard]] io::OrderedJson generator_provenance(const std::filesystem::path& dir,
+                                                   const std::string& manifest_json);
+void verify_benchmark(const std::filesystem::path& dir, const std::string& manifest_json,
+                      const std::map<std::string, std::string>& file_sha256);
+}  // namespace detail
+
 }  // namespace numcheck::orbit

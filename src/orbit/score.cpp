@@ -1,6 +1,7 @@
 #include "orbit/score.hpp"
 
 #include <array>
+#include <limits>
 #include <map>
 
 #include "core/error.hpp"
@@ -22,7 +23,7 @@ struct Parsed {
 
 // Reads one record's fields (prompt_id first, so that issues can name it); field errors throw
 // Error "field 'x' must be ..." (the record has no `where`: the issue carries the line).
-Parsed parse_record(const io::Record& r, std::string& prompt_id) {
+Parsed parse_record(const io::LineRecord& r, std::string& prompt_id) {
   Parsed p;
   p.prompt_id = r.string("prompt_id");
   prompt_id = p.prompt_id;
@@ -31,7 +32,7 @@ Parsed parse_record(const io::Record& r, std::string& prompt_id) {
   (void)r.at("finish_reason");
   p.finish_reason = r.opt_string("finish_reason").value_or("");
   // The completion token count: usage.completion_tokens, else top-level completion_tokens.
-  const io::Json* usage = r.find("usage");
+  const io::FlatValue* usage = r.find("usage");
   if (usage != nullptr && usage->is_object() && r.object("usage").has("completion_tokens")) {
     p.completion_tokens = r.object("usage").integer("completion_tokens", 0);
   } else {
@@ -87,54 +88,68 @@ namespace {
 // The one pass both scorers share: grades the first record of every benchmark prompt and hands it
 // to `on_graded` (file order), adding it to tally.counts; every problem becomes an issue (missing
 // prompts last, in benchmark order).
-void scan_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units,
+void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, const num::UnitRegistry& units,
                     ScoreTally& s, const std::function<void(ScoredPrompt&&)>& on_graded) {
   verify_benchmark(bench);
-  for (const auto& v : bench.views) {
-    if (!v.answer_unit.empty() && grade::resolve_unit(v.answer_unit, units) == nullptr) {
-      fail("{}: prompt '{}' asks for unit '{}', which the unit registry does not know",
-           (bench.dir / "views.jsonl").string(), v.prompt_id, v.answer_unit);
+  {
+    // Each answer unit is resolved once; the error names the first prompt asking for an unknown one.
+    std::vector<std::int8_t> known(bench.units().size(), -1);
+    for (std::size_t i = 0; i < bench.size(); ++i) {
+      std::int8_t& k = known[bench.unit_id(i)];
+      if (k < 0) {
+        const std::string_view u = bench.answer_unit(i);
+        k = (u.empty() || grade::resolve_unit(u, units) != nullptr) ? 1 : 0;
+      }
+      if (k == 0) {
+        fail("{}: prompt '{}' asks for unit '{}', which the unit registry does not know",
+             (bench.dir / "views.jsonl").string(), bench.prompt_id(i), bench.answer_unit(i));
+      }
     }
   }
   if (!fs::is_regular_file(responses)) fail(ErrorCode::kIo, "{}: file not found", responses.string());
 
-  std::vector<std::size_t> first_line(bench.views.size(), 0);  // line of the scored record, 0 = none
+  // Line of the scored record per prompt, 0 = none.
+  std::vector<std::uint32_t> first_line(bench.size(), 0);
   io::JsonlOptions options;
   options.on_bad_line = [&](const io::JsonError& e, std::size_t line) {
     s.issues.push_back({ScoreIssueKind::kMalformed, line, "", e.message});
   };
-  const io::JsonlStats stats = io::read_jsonl(
+  grade::Question question;
+  const io::JsonlStats stats = io::read_jsonl_fast(
       responses,
-      [&](const io::Record& record, std::size_t line_number) {
+      [&](const io::LineRecord& record, std::size_t line_number) {
+        if (line_number > std::numeric_limits<std::uint32_t>::max()) {
+          fail("{}: more than {} lines", responses.string(), std::numeric_limits<std::uint32_t>::max());
+        }
         std::string prompt_id;
         std::optional<Parsed> rec;
         try {
-          rec = parse_record(io::Record::of(record.json(), ""), prompt_id);
+          rec = parse_record(record.with_where(""), prompt_id);
         } catch (const Error& e) {
           s.issues.push_back({ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()});
           return;
         }
-        const auto it = bench.prompt_index.find(rec->prompt_id);
-        if (it == bench.prompt_index.end()) {
+        const auto found = bench.find(rec->prompt_id);
+        if (!found) {
           s.issues.push_back({ScoreIssueKind::kUnknownPrompt, line_number, rec->prompt_id,
                               fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)});
           return;
         }
-        const std::size_t idx = it->second;
+        const std::size_t idx = *found;
         if (first_line[idx] != 0) {
           s.issues.push_back({ScoreIssueKind::kDuplicate, line_number, rec->prompt_id,
                               fmt::format("duplicate prompt_id '{}' (first record at line {})",
                                           rec->prompt_id, first_line[idx])});
           return;
         }
-        first_line[idx] = line_number;
-        const View& v = bench.views[idx];
+        first_line[idx] = static_cast<std::uint32_t>(line_number);
+        question.expected = num::Rational::parse_exact(bench.expected(idx), "expected answer");
+        question.canonical_unit.assign(bench.answer_unit(idx));
         ScoredPrompt p;
         p.view_index = idx;
         p.line = line_number;
         p.completion_tokens = rec->completion_tokens;
-        p.grade = grade::grade_response(rec->response, grade::Question{v.expected, v.answer_unit},
-                                        rec->finish_reason, units);
+        p.grade = grade::grade_response(rec->response, question, rec->finish_reason, units);
         p.finish_reason = std::move(rec->finish_reason);
         s.counts.add(p.grade);
         on_graded(std::move(p));
@@ -142,19 +157,46 @@ void scan_responses(const Benchmark& bench, const fs::path& responses, const num
       options);
   s.lines = stats.lines;
   s.blank_lines = stats.blank_lines;
-  for (std::size_t i = 0; i < bench.views.size(); ++i) {
+  for (std::size_t i = 0; i < bench.size(); ++i) {
     if (first_line[i] == 0) {
-      s.issues.push_back({ScoreIssueKind::kMissing, 0, bench.views[i].prompt_id,
-                          fmt::format("prompt '{}' has no response record", bench.views[i].prompt_id)});
+      s.issues.push_back({ScoreIssueKind::kMissing, 0, std::string(bench.prompt_id(i)),
+                          fmt::format("prompt '{}' has no response record", bench.prompt_id(i))});
     }
   }
+}
+
+// One score record from a prompt's fields.
+io::OrderedJson record_json(std::string_view prompt_id, std::string_view base_id, std::string_view view,
+                            std::optional<std::string_view> family, std::string_view template_id,
+                            const std::string& expected, std::string_view answer_unit,
+                            const ScoredPrompt& p) {
+  io::OrderedJson r = io::OrderedJson::object();
+  r["prompt_id"] = prompt_id;
+  r["base_id"] = base_id;
+  r["view"] = view;
+  r["family"] = family ? io::OrderedJson(*family) : io::OrderedJson(nullptr);
+  r["template"] = template_id;
+  r["expected"] = expected;
+  r["answer_unit"] = answer_unit;
+  r["finish_reason"] = p.finish_reason;
+  if (p.completion_tokens) r["completion_tokens"] = *p.completion_tokens;
+  r["line"] = p.line;
+  io::OrderedJson g = grade::to_json(p.grade);
+  r["strict"] = std::move(g["strict"]);
+  r["audit"] = std::move(g["audit"]);
+  return r;
 }
 
 }  // namespace
 
 Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units) {
+  return score_responses(BenchmarkIndex::of(bench), responses, units);
+}
+
+Scores score_responses(const BenchmarkIndex& bench, const fs::path& responses,
+                       const num::UnitRegistry& units) {
   Scores s;
-  std::vector<std::optional<ScoredPrompt>> by_view(bench.views.size());
+  std::vector<std::optional<ScoredPrompt>> by_view(bench.size());
   scan_responses(bench, responses, units, s, [&](ScoredPrompt&& p) { by_view[p.view_index] = std::move(p); });
   for (auto& p : by_view) {
     if (p) s.records.push_back(std::move(*p));
@@ -188,21 +230,16 @@ void check_complete(const ScoreTally& scores, const fs::path& responses) {
 
 io::OrderedJson score_record(const Benchmark& bench, const ScoredPrompt& p) {
   const View& v = bench.views.at(p.view_index);
-  io::OrderedJson r = io::OrderedJson::object();
-  r["prompt_id"] = v.prompt_id;
-  r["base_id"] = v.base_id;
-  r["view"] = v.view;
-  r["family"] = v.family ? io::OrderedJson(*v.family) : io::OrderedJson(nullptr);
-  r["template"] = v.template_id;
-  r["expected"] = v.expected.str();
-  r["answer_unit"] = v.answer_unit;
-  r["finish_reason"] = p.finish_reason;
-  if (p.completion_tokens) r["completion_tokens"] = *p.completion_tokens;
-  r["line"] = p.line;
-  io::OrderedJson g = grade::to_json(p.grade);
-  r["strict"] = std::move(g["strict"]);
-  r["audit"] = std::move(g["audit"]);
-  return r;
+  std::optional<std::string_view> family;
+  if (v.family) family = *v.family;
+  return record_json(v.prompt_id, v.base_id, v.view, family, v.template_id, v.expected.str(), v.answer_unit,
+                     p);
+}
+
+io::OrderedJson score_record(const BenchmarkIndex& bench, const ScoredPrompt& p) {
+  const std::size_t i = p.view_index;
+  return record_json(bench.prompt_id(i), bench.base_id(i), bench.view(i), bench.family(i),
+                     bench.template_id(i), std::string(bench.expected(i)), bench.answer_unit(i), p);
 }
 
 SystemInfo read_system_info(const fs::path& responses) {
@@ -233,8 +270,9 @@ fs::path score_manifest_path(const fs::path& out) {
   return p;
 }
 
-io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores, const fs::path& responses,
-                               const fs::path& out, std::string_view scores_sha256, bool allow_partial) {
+io::OrderedJson score_manifest(const BenchmarkIndex& bench, const ScoreTally& scores,
+                               const fs::path& responses, const fs::path& out, std::string_view scores_sha256,
+                               bool allow_partial) {
   const SystemInfo sys = read_system_info(responses);
   io::OrderedJson m = io::OrderedJson::object();
   m["format"] = "numcheck-orbit-scores/1";
@@ -254,7 +292,7 @@ io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores,
     if (!files.contains(name)) files[name] = hash;
   }
   b["files"] = std::move(files);
-  b["prompts"] = bench.views.size();
+  b["prompts"] = bench.size();
   m["benchmark"] = std::move(b);
   if (!bench.selection.is_null()) {
     m["selection"] = bench.selection;
@@ -301,6 +339,11 @@ io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores,
 
 void write_scores(const Benchmark& bench, const Scores& scores, const fs::path& responses,
                   const fs::path& out, bool allow_partial) {
+  write_scores(BenchmarkIndex::of(bench), scores, responses, out, allow_partial);
+}
+
+void write_scores(const BenchmarkIndex& bench, const Scores& scores, const fs::path& responses,
+                  const fs::path& out, bool allow_partial) {
   std::string body;
   body.reserve(scores.records.size() * 512);
   for (const auto& p : scores.records) {
@@ -322,19 +365,27 @@ namespace numcheck::orbit {
 ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, const fs::path& out,
                          bool allow_partial, const std::function<void(ScoreTally&)>& review,
                          const num::UnitRegistry& units) {
-  // Where each prompt's score line sits in the spool; length 0: no record.
-  struct Slice {
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-  };
-  std::vector<Slice> slices(bench.views.size());
+  return score_to_file(BenchmarkIndex::of(bench), responses, out, allow_partial, review, units);
+}
+
+ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses, const fs::path& out,
+                         bool allow_partial, const std::function<void(ScoreTally&)>& review,
+                         const num::UnitRegistry& units) {
+  // Where each prompt's score line sits in the spool (12 bytes a prompt); length 0: no record.
+  std::vector<std::uint64_t> offsets(bench.size(), 0);
+  std::vector<std::uint32_t> lengths(bench.size(), 0);
   ScoreTally tally;
   io::SpoolFile spool(out);
   std::string line;
   scan_responses(bench, responses, units, tally, [&](ScoredPrompt&& p) {
     line = io::to_line(score_record(bench, p));
     line.push_back('\n');
-    slices[p.view_index] = {spool.append(line), line.size()};
+    if (line.size() > std::numeric_limits<std::uint32_t>::max()) {
+      fail("{}: the score line of prompt '{}' is longer than 4 GB", responses.string(),
+           bench.prompt_id(p.view_index));
+    }
+    offsets[p.view_index] = spool.append(line);
+    lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
   });
   review(tally);  // may throw: the spool goes with the stack, nothing is written
 
@@ -347,9 +398,9 @@ ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, cons
     file.write(buffer);
     buffer.clear();
   };
-  for (const Slice& s : slices) {
-    if (s.length == 0) continue;
-    spool.read(s.offset, s.length, buffer);
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    if (lengths[i] == 0) continue;
+    spool.read(offsets[i], lengths[i], buffer);
     if (buffer.size() >= kChunk) flush();
   }
   flush();

@@ -18,6 +18,7 @@
 #include "io/json.hpp"
 #include "num/units.hpp"
 #include "orbit/benchmark.hpp"
+#include "orbit/index.hpp"
 
 namespace numcheck::orbit {
 
@@ -39,7 +40,7 @@ struct ScoreIssue {
 
 // One graded prompt.
 struct ScoredPrompt {
-  std::size_t view_index = 0;  // index into Benchmark::views
+  std::size_t view_index = 0;  // index into Benchmark::views (the index's prompts: the same order)
   std::size_t line = 0;        // line of the responses file the record came from
   std::string finish_reason;   // "" when the record had null
   std::optional<std::int64_t> completion_tokens;
@@ -88,6 +89,8 @@ struct Scores : ScoreTally {
 // an issue.
 [[nodiscard]] Scores score_responses(const Benchmark& bench, const std::filesystem::path& responses,
                                      const num::UnitRegistry& units = num::UnitRegistry::builtin());
+[[nodiscard]] Scores score_responses(const BenchmarkIndex& bench, const std::filesystem::path& responses,
+                                     const num::UnitRegistry& units = num::UnitRegistry::builtin());
 
 // "responses.jsonl:12: duplicate prompt_id 'CV-0001:canonical' (first record at line 3)".
 [[nodiscard]] std::string format_issue(const ScoreIssue& issue, const std::filesystem::path& responses);
@@ -99,6 +102,7 @@ void check_complete(const ScoreTally& scores, const std::filesystem::path& respo
 // One score record: prompt_id, base_id, view, family, template, expected, answer_unit,
 // finish_reason, completion_tokens (when present), line, strict, audit.
 [[nodiscard]] io::OrderedJson score_record(const Benchmark& bench, const ScoredPrompt& p);
+[[nodiscard]] io::OrderedJson score_record(const BenchmarkIndex& bench, const ScoredPrompt& p);
 
 // The system that produced a responses file: run.json next to it (fields "model" and
 // "simulated") when present, else the file's stem.
@@ -110,7 +114,7 @@ struct SystemInfo {
 [[nodiscard]] SystemInfo read_system_info(const std::filesystem::path& responses);
 
 // The sidecar manifest written next to the scores (<out>.manifest.json).
-[[nodiscard]] io::OrderedJson score_manifest(const Benchmark& bench, const ScoreTally& scores,
+[[nodiscard]] io::OrderedJson score_manifest(const BenchmarkIndex& bench, const ScoreTally& scores,
                                              const std::filesystem::path& responses,
                                              const std::filesystem::path& out, std::string_view scores_sha256,
                                              bool allow_partial);
@@ -121,6 +125,8 @@ struct SystemInfo {
 // Writes the scores (one JSON line per record, benchmark order) and the sidecar, both atomically.
 void write_scores(const Benchmark& bench, const Scores& scores, const std::filesystem::path& responses,
                   const std::filesystem::path& out, bool allow_partial);
+void write_scores(const BenchmarkIndex& bench, const Scores& scores, const std::filesystem::path& responses,
+                  const std::filesystem::path& out, bool allow_partial);
 
 // What `orbit score` does, with memory flat in the number of responses: one pass over
 // `responses` grades each record and appends its score line at once to a spool file next to
@@ -129,6 +135,11 @@ void write_scores(const Benchmark& bench, const Scores& scores, const std::files
 // counts) and may change it or throw (check_complete): a throw writes nothing. Otherwise the
 // scores file is copied from the spool in benchmark order and, like the manifest, written
 // atomically; both are byte for byte what score_responses + write_scores write.
+// `orbit score` passes the compact index (orbit/index.hpp); a Benchmark is turned into one.
+ScoreTally score_to_file(const BenchmarkIndex& bench, const std::filesystem::path& responses,
+                         const std::filesystem::path& out, bool allow_partial,
+                         const std::function<void(ScoreTally&)>& review,
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin());
 ScoreTally score_to_file(const Benchmark& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,

@@ -199,14 +199,20 @@ OJ to_json(const Selection& s, const Benchmark& bench) {
   return selection_record(s, bench.bases.size(), r.bases.size(), r.views.size());
 }
 
-Selection selection_from_json(const OJ& j, const Benchmark& bench, const std::string& where) {
+namespace {
+
+// selection_from_json on what it needs of a benchmark: its distinct view names in order of first
+// appearance, its base ids in order, and a lookup.
+template <typename AllBases, typename HasBase>
+Selection selection_from_parts(const OJ& j, const std::vector<std::string>& view_names,
+                               std::size_t base_count, const AllBases& all_bases, const HasBase& has_base,
+                               const std::string& where) {
   if (!j.is_object() || !j.contains("views") || !j["views"].is_array() || !j.contains("base_ids")) {
     fail("{}: 'selection' must be an object with 'views' and 'base_ids'", where);
   }
   Selection s;
   s.spec = j.value("spec", OJ::object());
-  std::set<std::string> known_views;
-  for (const auto& v : bench.views) known_views.insert(v.view);
+  const std::set<std::string> known_views(view_names.begin(), view_names.end());
   for (const auto& v : j["views"]) {
     if (!v.is_string() || known_views.count(v.get<std::string>()) == 0) {
       fail("{}: selection view {} is not a view of the benchmark", where, v.dump());
@@ -214,41 +220,83 @@ Selection selection_from_json(const OJ& j, const Benchmark& bench, const std::st
     s.views.push_back(v.get<std::string>());
   }
   std::vector<std::string> defaults;
-  for (const auto& v : bench.views) {
-    if (!is_paraphrase(v.view) && std::find(defaults.begin(), defaults.end(), v.view) == defaults.end())
-      defaults.push_back(v.view);
+  for (const auto& v : view_names) {
+    if (!is_paraphrase(v)) defaults.push_back(v);
   }
   s.default_views = s.views == defaults;
   const OJ& ids = j["base_ids"];
   if (ids.is_string() && ids.get<std::string>() == "all") {
-    for (const auto& b : bench.bases) s.base_ids.push_back(b.base_id);
+    all_bases(s.base_ids);
     s.all_bases = true;
   } else if (ids.is_array()) {
     for (const auto& id : ids) {
-      if (!id.is_string() || bench.find_base(id.get<std::string>()) == nullptr) {
+      if (!id.is_string() || !has_base(id.get<std::string>())) {
         fail("{}: selection base {} is not a base of the benchmark", where, id.dump());
       }
       s.base_ids.push_back(id.get<std::string>());
     }
-    s.all_bases = s.base_ids.size() == bench.bases.size();
+    s.all_bases = s.base_ids.size() == base_count;
   } else {
     fail("{}: selection 'base_ids' must be \"all\" or a list of base ids", where);
   }
   return s;
 }
 
-std::optional<Selection> run_selection(const std::filesystem::path& responses, const Benchmark& bench) {
+// The selection run.json records next to `responses`, unread: nullopt when there is none.
+std::optional<OJ> recorded_selection(const std::filesystem::path& responses, std::string& where) {
   const auto run_json = responses.parent_path() / "run.json";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(run_json, ec)) return std::nullopt;
-  const io::OrderedJson j =
-      io::parse_ordered_json(io::read_file(run_json, std::size_t{1} << 28), run_json.string());
+  OJ j = io::parse_ordered_json(io::read_file(run_json, std::size_t{1} << 28), run_json.string());
   if (!j.is_object() || !j.contains("selection") || j.value("kind", std::string()) != "orbit run") {
     return std::nullopt;
   }
-  const OJ& sel = j["selection"];
+  OJ& sel = j["selection"];
   if (!sel.is_object() || !sel.contains("base_ids")) return std::nullopt;  // written before selections
-  return selection_from_json(sel, bench, run_json.string() + ": selection");
+  where = run_json.string() + ": selection";
+  return std::move(sel);
+}
+
+}  // namespace
+
+Selection selection_from_json(const OJ& j, const Benchmark& bench, const std::string& where) {
+  std::vector<std::string> view_names;
+  {
+    std::set<std::string> seen;
+    for (const auto& v : bench.views) {
+      if (seen.insert(v.view).second) view_names.push_back(v.view);
+    }
+  }
+  return selection_from_parts(
+      j, view_names, bench.bases.size(),
+      [&](std::vector<std::string>& out) {
+        for (const auto& b : bench.bases) out.push_back(b.base_id);
+      },
+      [&](const std::string& id) { return bench.find_base(id) != nullptr; }, where);
+}
+
+Selection selection_from_json(const OJ& j, const BenchmarkIndex& bench, const std::string& where) {
+  return selection_from_parts(
+      j, bench.view_names(), bench.base_count(),
+      [&](std::vector<std::string>& out) {
+        out.reserve(bench.base_count());
+        for (std::size_t b = 0; b < bench.base_count(); ++b) out.emplace_back(bench.base_at(b));
+      },
+      [&](const std::string& id) { return bench.has_base(id); }, where);
+}
+
+std::optional<Selection> run_selection(const std::filesystem::path& responses, const Benchmark& bench) {
+  std::string where;
+  const auto sel = recorded_selection(responses, where);
+  if (!sel) return std::nullopt;
+  return selection_from_json(*sel, bench, where);
+}
+
+std::optional<Selection> run_selection(const std::filesystem::path& responses, const BenchmarkIndex& bench) {
+  std::string where;
+  const auto sel = recorded_selection(responses, where);
+  if (!sel) return std::nullopt;
+  return selection_from_json(*sel, bench, where);
 }
 
 Benchmark restrict(const Benchmark& bench, const Selection& s) {
@@ -271,6 +319,25 @@ Benchmark restrict(const Benchmark& bench, const Selection& s) {
     r.views.push_back(v);
   }
   if (!s.whole()) r.selection = selection_record(s, bench.bases.size(), r.bases.size(), r.views.size());
+  return r;
+}
+
+BenchmarkIndex restrict(const BenchmarkIndex& bench, const Selection& s) {
+  BenchmarkIndex r;
+  r.dir = bench.dir;
+  r.manifest_json = bench.manifest_json;
+  r.file_sha256 = bench.file_sha256;
+  const std::unordered_set<std::string_view> bases(s.base_ids.begin(), s.base_ids.end());
+  const std::set<std::string, std::less<>> views(s.views.begin(), s.views.end());
+  for (std::size_t b = 0; b < bench.base_count(); ++b) {
+    if (s.all_bases || bases.count(bench.base_at(b)) != 0) r.add_base(bench.base_at(b));
+  }
+  for (std::size_t i = 0; i < bench.size(); ++i) {
+    if (views.count(bench.view(i)) == 0 || !r.has_base(bench.base_id(i))) continue;
+    r.add_view(bench.prompt_id(i), bench.view(i), bench.family(i), bench.template_id(i), bench.expected(i),
+               bench.answer_unit(i));
+  }
+  if (!s.whole()) r.selection = selection_record(s, bench.base_count(), r.base_count(), r.size());
   return r;
 }
 

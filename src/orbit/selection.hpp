@@ -20,6 +20,7 @@
 
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
+#include "orbit/index.hpp"
 
 namespace numcheck::orbit {
 
@@ -63,12 +64,16 @@ struct Selection {
 // file in errors. Base ids are checked against `bench`.
 [[nodiscard]] Selection selection_from_json(const io::OrderedJson& j, const Benchmark& bench,
                                             const std::string& where);
+[[nodiscard]] Selection selection_from_json(const io::OrderedJson& j, const BenchmarkIndex& bench,
+                                            const std::string& where);
 
 // The selection a run recorded: run.json next to `responses` (its "selection" with "views" and
 // "base_ids"), read against `bench`; nullopt when there is no run.json or it records none (a
 // responses file from elsewhere is scored against the whole benchmark).
 [[nodiscard]] std::optional<Selection> run_selection(const std::filesystem::path& responses,
                                                      const Benchmark& bench);
+[[nodiscard]] std::optional<Selection> run_selection(const std::filesystem::path& responses,
+                                                     const BenchmarkIndex& bench);
 
 // True when the prompt belongs to the selection.
 [[nodiscard]] bool selected(const Selection& s, const View& v);
@@ -77,5 +82,7 @@ struct Selection {
 // views, indices rebuilt; dir, manifest and file hashes unchanged (they name the whole benchmark).
 // `selection` of the result holds to_json(s) unless s.whole().
 [[nodiscard]] Benchmark restrict(const Benchmark& bench, const Selection& s);
+// The same on the compact index (`orbit score`): the same prompts, in the same order.
+[[nodiscard]] BenchmarkIndex restrict(const BenchmarkIndex& bench, const Selection& s);
 
 }  // namespace numcheck::orbit

@@ -794,7 +794,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
     if (i < in.names.size()) name = in.names[i];
     std::optional<std::filesystem::path> resp;
     if (i < in.responses.size()) resp = in.responses[i];
-    systems.push_back(load_scores(in.scores[i], bench, name, resp));
+    systems.push_back(load_scores(in.scores[i], bench, name, resp, in.examples_per_view));
     if (!names.insert(systems.back().name).second) {
       fail(ErrorCode::kUsage, "two systems are named '{}' ({}); give each a --name", systems.back().name,
            in.scores[i].string());

@@ -1,6 +1,7 @@
 #include "report/scores.hpp"
 
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -41,11 +42,14 @@ std::optional<OR> object_at(const OR& r, std::string_view key) {
   return r.object(key);
 }
 
-LayerScore read_layer(const OR& rec, std::string_view layer, const orbit::View& view) {
-  const std::string& where = rec.where();
-  const OJ* lj = rec.find(layer);
+// Score records are read with io::read_jsonl_fast (simdjson; the same rule and errors as read_jsonl).
+using LR = io::LineRecord;
+
+LayerScore read_layer(const LR& rec, std::string_view layer, const orbit::View& view) {
+  const auto where = rec.where();
+  const io::FlatValue* lj = rec.find(layer);
   if (lj == nullptr || !lj->is_object()) fail("{}: missing object '{}'", where, layer);
-  const OR obj = rec.object(layer);
+  const LR obj = rec.object(layer);
   const std::string oname = obj.string("outcome");
   const auto outcome = outcome_from_name(oname);
   if (!outcome) {
@@ -80,7 +84,7 @@ LayerScore read_layer(const OR& rec, std::string_view layer, const orbit::View& 
   return s;
 }
 
-void check_matches(const OR& rec, std::string_view key, std::string_view expected) {
+void check_matches(const LR& rec, std::string_view key, std::string_view expected) {
   if (const auto v = rec.opt_string(key); v && *v != expected) {
     fail("{}: {} '{}' does not match the benchmark's '{}'", rec.where(), key, *v, expected);
   }
@@ -117,8 +121,8 @@ void read_sidecar(SystemScores& sys, const orbit::Benchmark& bench) {
 }
 
 // One record of a scores file into its prompt's slot.
-void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const OR& rec, std::size_t line) {
-  const std::string& where = rec.where();
+void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const LR& rec, std::size_t line) {
+  const auto where = rec.where();
   ++sys.records;
   const std::string pid = rec.string("prompt_id");
   auto it = bench.prompt_index.find(pid);
@@ -140,8 +144,8 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const O
   sp.layer[1] = read_layer(rec, "audit", view);
   sp.finish_reason = rec.opt_string("finish_reason").value_or("");
   if (auto t = rec.opt_integer("completion_tokens", 0)) sp.completion_tokens = static_cast<std::uint64_t>(*t);
-  const OR strict = rec.object("strict");
-  const OR audit = rec.object("audit");
+  const LR strict = rec.object("strict");
+  const LR audit = rec.object("audit");
   sp.multiple_final = strict.opt_boolean("multiple_final").value_or(false);
   sp.recovered = audit.opt_boolean("recovered").value_or(false);
   if (auto rules = audit.opt_strings("rules")) sp.rules = std::move(*rules);
@@ -162,7 +166,8 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const O
 }  // namespace
 
 SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
-                         const std::optional<std::string>& name, const std::optional<fs::path>& responses) {
+                         const std::optional<std::string>& name, const std::optional<fs::path>& responses,
+                         std::size_t examples_per_view) {
   SystemScores sys;
   sys.scores_path = scores;
   sys.by_view.resize(bench.views.size());
@@ -171,8 +176,8 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
   if (name) sys.name = *name;
   if (sys.name.empty()) sys.name = scores.stem().string();
 
-  (void)io::read_jsonl<OJ>(
-      scores, [&](const OR& rec, std::size_t line) { read_score_record(sys, bench, rec, line); });
+  (void)io::read_jsonl_fast(
+      scores, [&](const LR& rec, std::size_t line) { read_score_record(sys, bench, rec, line); });
 
   for (std::size_t i = 0; i < bench.views.size(); ++i) {
     if (!sys.by_view[i].present && is_orbit_view(bench.views[i].view)) ++sys.missing;
@@ -206,17 +211,44 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
       }
     }
   }
+  // Which prompts had text before the responses file (the score records' own `response`).
+  std::vector<bool> has_text(bench.views.size(), false);
+  for (std::size_t i = 0; i < bench.views.size(); ++i) has_text[i] = sys.by_view[i].response.has_value();
   if (rpath) {
     sys.responses_path = *rpath;
-    (void)io::read_jsonl<OJ>(*rpath, [&](const OR& rec, std::size_t) {
-      auto it = bench.prompt_index.find(rec.string("prompt_id"));
+    // The file's text replaces a record's. Only texts the report can show are kept: per view, the
+    // first `examples_per_view` (benchmark order) audit failures the file has text for; a later
+    // one is never shown, since that many failures with text come before it.
+    std::map<std::string, std::vector<std::pair<std::size_t, std::string>>, std::less<>> kept;
+    (void)io::read_jsonl_fast(*rpath, [&](const LR& rec, std::size_t) {
+      auto it = bench.prompt_index.find(std::string(rec.string_view("prompt_id")));
       if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it
-      if (auto r = rec.opt_string("response")) sys.by_view[it->second].response = *r;
+      const std::size_t i = it->second;
+      if (const io::FlatValue* r = rec.find("response"); r != nullptr && !r->is_null()) {
+        if (!r->is_string()) rec.fail_field("response", "must be a string or null");
+        has_text[i] = true;
+        const ScoredPrompt& sp = sys.by_view[i];
+        if (examples_per_view == kAllResponses) {
+          sys.by_view[i].response = std::string(r->text);
+        } else if (sp.present && sp.layer[1].outcome != Outcome::kCorrect && examples_per_view > 0) {
+          auto& k = kept[bench.views[i].view];
+          const auto pos = std::find_if(k.begin(), k.end(), [&](const auto& e) { return e.first >= i; });
+          if (pos != k.end() && pos->first == i) {
+            pos->second = std::string(r->text);  // a second record: the last one wins, as before
+          } else if (k.size() < examples_per_view || pos != k.end()) {
+            k.insert(pos, {i, std::string(r->text)});
+            if (k.size() > examples_per_view) k.pop_back();
+          }
+        }
+      }
       if (auto fp = rec.opt_string("system_fingerprint");
           fp && std::find(sys.fingerprints.begin(), sys.fingerprints.end(), *fp) == sys.fingerprints.end()) {
         sys.fingerprints.push_back(*fp);
       }
     });
+    for (auto& [view, k] : kept) {
+      for (auto& [i, text] : k) sys.by_view[i].response = std::move(text);
+    }
   }
   // The run's manifest, for the systems table (model as served, server build, sampling, dates):
   // the run.json beside the responses that were scored (never a guess from another folder).
@@ -229,9 +261,7 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
       sys.run_path = rj;
     }
   }
-  for (const auto& sp : sys.by_view) {
-    if (sp.response) ++sys.responses_attached;
-  }
+  for (const bool t : has_text) sys.responses_attached += t ? 1 : 0;
   return sys;
 }
 

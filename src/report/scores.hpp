@@ -47,8 +47,9 @@ struct ScoredPrompt {
   bool multiple_final = false;
   bool recovered = false;  // audit recovered a strict failure
   std::vector<std::string> rules;
-  std::optional<int> magnitude_k;       // audit's, as recorded
-  std::optional<std::string> response;  // raw response text when known (record or responses file)
+  std::optional<int> magnitude_k;  // audit's, as recorded
+  // Raw response text when known (record or responses file; see load_scores' examples_per_view).
+  std::optional<std::string> response;
 };
 
 struct SystemScores {
@@ -82,9 +83,15 @@ struct SystemScores {
 // malformed record, an unknown prompt, a duplicate, a record that contradicts the benchmark
 // (base, view, template, or a `correct`/`value_error` whose value disagrees with the expected
 // answer).
+//
+// `examples_per_view` bounds the response text kept from the responses file to what the report's
+// examples show: per view, the first that many (benchmark order) audit failures with text; the
+// other prompts' text is counted (responses_attached) but not kept. kAllResponses keeps every text.
+inline constexpr std::size_t kAllResponses = static_cast<std::size_t>(-1);
 [[nodiscard]] SystemScores load_scores(const std::filesystem::path& scores, const orbit::Benchmark& bench,
                                        const std::optional<std::string>& name = std::nullopt,
-                                       const std::optional<std::filesystem::path>& responses = std::nullopt);
+                                       const std::optional<std::filesystem::path>& responses = std::nullopt,
+                                       std::size_t examples_per_view = kAllResponses);
 
 // The sidecar path of a scores file: `<scores>.manifest.json` if it exists, else
 // `<scores without extension>.manifest.json` if that exists, else nullopt.

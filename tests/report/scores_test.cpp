@@ -86,6 +86,67 @@ TEST_F(Scores, ResponsesAttachFromAFile) {
   EXPECT_EQ(sys.responses_attached, 1u);
 }
 
+// With examples_per_view the report keeps only the texts its examples show: per view the first
+// k audit failures (benchmark order) with text; the texts it shows are those of the unbounded load.
+TEST(ScoresExamples, BoundedTextsAreTheOnesTheExamplesShow) {
+  const auto dir = fresh_dir("scores_examples");
+  std::vector<FxBase> bases;
+  for (int b = 1; b <= 6; ++b)
+    bases.push_back({fmt::format("CV-000{}", b), "CV", "5/4", {"canonical", "fraction"}});
+  write_bench(dir / "bench", bases);
+  const orbit::Benchmark bench = orbit::load_benchmark(dir / "bench");
+  std::vector<FxScore> s;
+  std::string responses;
+  for (int b = 1; b <= 6; ++b) {
+    for (const char* v : {"canonical", "fraction"}) {
+      const std::string pid = fmt::format("CV-000{}:{}", b, v);
+      // Base 2 answers right; the others fail. CV-0001:fraction has no text in the file (null) but
+      // its score record carries one; CV-0003:canonical has two records (the last one counts).
+      if (b == 2) {
+        s.push_back(both(pid, "correct", "5/4"));
+      } else {
+        s.push_back(both(pid, "value_error", "5/2"));
+      }
+      if (pid == "CV-0001:fraction") {
+        s.back().response = "record text";
+        responses = fmt::format("{{\"prompt_id\": \"{}\", \"response\": null}}\n", pid) + responses;
+        continue;
+      }
+      responses =
+          fmt::format("{{\"prompt_id\": \"{}\", \"response\": \"text of {}\"}}\n", pid, pid) + responses;
+    }
+  }
+  responses += "{\"prompt_id\": \"CV-0003:canonical\", \"response\": \"second text\"}\n";
+  write_scores(dir / "s.jsonl", s);
+  io::write_file_atomic(dir / "responses.jsonl", responses);
+  const auto all = load_scores(dir / "s.jsonl", bench, std::nullopt, dir / "responses.jsonl");
+  for (const std::size_t k : {0u, 1u, 2u, 3u, 10u}) {
+    const auto some = load_scores(dir / "s.jsonl", bench, std::nullopt, dir / "responses.jsonl", k);
+    EXPECT_EQ(some.responses_attached, all.responses_attached);
+    EXPECT_EQ(some.fingerprints, all.fingerprints);
+    // What the report shows: per view, the first k audit failures with text.
+    for (const char* v : {"canonical", "fraction"}) {
+      std::vector<std::string> shown_all, shown_some;
+      for (std::size_t i = 0; i < bench.views.size(); ++i) {
+        if (bench.views[i].view != v) continue;
+        for (auto* p : {&all, &some}) {
+          const auto& sp = p->by_view[i];
+          auto& shown = p == &all ? shown_all : shown_some;
+          if (sp.present && sp.response && sp.layer[1].outcome != Outcome::kCorrect && shown.size() < k) {
+            shown.push_back(bench.views[i].prompt_id + "=" + *sp.response);
+          }
+        }
+      }
+      EXPECT_EQ(shown_some, shown_all) << k << " " << v;
+      EXPECT_EQ(shown_all.size(), std::min<std::size_t>(k, 5)) << k << " " << v;
+    }
+  }
+  ASSERT_TRUE(all.by_view[bench.prompt_index.at("CV-0003:canonical")].response);
+  EXPECT_EQ(*all.by_view[bench.prompt_index.at("CV-0003:canonical")].response, "second text");
+  EXPECT_EQ(*all.by_view[bench.prompt_index.at("CV-0001:fraction")].response, "record text");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(Scores, BadRecordsAreErrorsNamingTheLine) {
   const std::string ok = score_line(both("CV-0001:canonical", "correct", "5/4"));
   const std::string ok_line = ok.substr(0, ok.size() - 1);

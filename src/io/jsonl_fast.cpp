@@ -1,0 +1,401 @@
+// read_jsonl_fast: the JSONL rule of json.hpp on simdjson (DOM parser, run-time dispatched kernels), with
+// nlohmann as the fallback for every line the walk does not accept (see json.hpp).
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+
+namespace numcheck::io {
+
+using Kind = FlatValue::Kind;
+
+bool FlatValue::operator==(const FlatValue& o) const noexcept {
+  if (key != o.key || end != o.end) return false;
+  // Integers by value: "-0" is signed to nlohmann and may be unsigned here; every accessor gives 0.
+  const auto integral = [](const FlatValue& f) {
+    return f.kind == Kind::kUnsigned || f.kind == Kind::kInteger;
+  };
+  if (integral(*this) && integral(o)) {
+    if (kind == o.kind) return kind == Kind::kUnsigned ? u == o.u : i == o.i;
+    const FlatValue& s = kind == Kind::kInteger ? *this : o;  // the signed one
+    const FlatValue& n = kind == Kind::kInteger ? o : *this;
+    return s.i >= 0 && static_cast<std::uint64_t>(s.i) == n.u;
+  }
+  if (kind != o.kind) return false;
+  switch (kind) {
+    case Kind::kBool:
+      return boolean == o.boolean;
+    case Kind::kFloat:
+      return std::memcmp(&d, &o.d, sizeof d) == 0;
+    case Kind::kString:
+      return text == o.text;
+    default:
+      return true;
+  }
+}
+
+// ------------------------------------------------------------------------------ LineRecord
+
+const FlatValue* LineRecord::find(std::string_view key) const {
+  const auto& v = *v_;
+  const std::size_t end = v[at_].end;
+  // The last member of that name, as nlohmann keeps (the walk never gives duplicates; flatten
+  // of a nlohmann value has none either).
+  for (std::size_t c = at_ + 1; c < end; c = v[c].end) {
+    if (v[c].key == key) return &v[c];
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> LineRecord::keys() const {
+  std::vector<std::string_view> out;
+  const auto& v = *v_;
+  for (std::size_t c = at_ + 1; c < v[at_].end; c = v[c].end) out.push_back(v[c].key);
+  return out;
+}
+
+bool LineRecord::has(std::string_view key) const {
+  const FlatValue* f = find(key);
+  return f != nullptr && !f->is_null();
+}
+
+const FlatValue& LineRecord::at(std::string_view key) const {
+  const FlatValue* f = find(key);
+  if (f == nullptr) {
+    if (where_.empty()) fail("missing field '{}'", path(key));
+    fail("{}: missing field '{}'", where_, path(key));
+  }
+  return *f;
+}
+
+JsonError LineRecord::field_error(std::string_view key, std::string_view message) const {
+  return {std::string(where_), path(key), std::string(message)};
+}
+
+void LineRecord::fail_field(std::string_view key, std::string_view message) const {
+  field_error(key, message).raise();
+}
+
+std::string_view LineRecord::string_view(std::string_view key) const {
+  const FlatValue& f = at(key);
+  if (!f.is_string()) fail_field(key, "must be a string");
+  return f.text;
+}
+
+std::string LineRecord::string(std::string_view key) const { return std::string(string_view(key)); }
+
+std::optional<std::string> LineRecord::opt_string(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const FlatValue& f = at(key);
+  if (!f.is_string()) fail_field(key, "must be a string or null");
+  return std::string(f.text);
+}
+
+LineRecord::Int LineRecord::integer(std::string_view key, Int min, Int max) const {
+  const FlatValue& f = at(key);
+  Int n = 0;
+  if (f.kind == Kind::kUnsigned) {
+    if (f.u > static_cast<std::uint64_t>(kMaxInt)) fail_field(key, detail::integer_rule(min, max));
+    n = static_cast<Int>(f.u);
+  } else if (f.kind == Kind::kInteger) {
+    n = f.i;
+  } else {
+    fail_field(key, detail::integer_rule(min, max));
+  }
+  if (n < min || n > max) fail_field(key, detail::integer_rule(min, max));
+  return n;
+}
+
+std::optional<LineRecord::Int> LineRecord::opt_integer(std::string_view key, Int min, Int max) const {
+  if (!has(key)) return std::nullopt;
+  return integer(key, min, max);
+}
+
+double LineRecord::number(std::string_view key) const {
+  const FlatValue& f = at(key);
+  switch (f.kind) {
+    case Kind::kUnsigned:
+      return static_cast<double>(f.u);
+    case Kind::kInteger:
+      return static_cast<double>(f.i);
+    case Kind::kFloat:
+      return f.d;
+    default:
+      fail_field(key, "must be a number");
+  }
+}
+
+bool LineRecord::boolean(std::string_view key) const {
+  const FlatValue& f = at(key);
+  if (f.kind != Kind::kBool) fail_field(key, "must be true or false");
+  return f.boolean;
+}
+
+std::optional<bool> LineRecord::opt_boolean(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return boolean(key);
+}
+
+std::vector<std::string> LineRecord::strings(std::string_view key) const {
+  const FlatValue& f = at(key);
+  if (!f.is_array()) fail_field(key, "must be a list of strings");
+  std::vector<std::string> out;
+  const auto& v = *v_;
+  for (std::size_t c = static_cast<std::size_t>(&f - v.data()) + 1; c < f.end; c = v[c].end) {
+    if (!v[c].is_string()) fail_field(key, "must be a list of strings");
+    out.emplace_back(v[c].text);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::string>> LineRecord::opt_strings(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return strings(key);
+}
+
+LineRecord LineRecord::object(std::string_view key) const {
+  const FlatValue& f = at(key);
+  if (!f.is_object()) fail_field(key, "must be an object");
+  return {*v_, static_cast<std::size_t>(&f - v_->data()), where_, path(key) + "."};
+}
+
+std::optional<LineRecord> LineRecord::opt_object(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return object(key);
+}
+
+// ------------------------------------------------------------------------------ the two parse paths
+
+namespace {
+
+bool has_duplicate_keys(const std::vector<FlatValue>& v, std::size_t object) {
+  std::vector<std::string_view> keys;
+  for (std::size_t c = object + 1; c < v[object].end; c = v[c].end) keys.push_back(v[c].key);
+  if (keys.size() < 2) return false;
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+}
+
+}  // namespace
+
+struct FastLineParser::Impl {
+  simdjson::dom::parser parser;  // kernels chosen at run time (AVX2 here, scalar elsewhere)
+  std::string buffer;            // the line with simdjson's padding
+
+  // Appends the element (and what it holds) to out; false when the walk does not accept it.
+  bool value(simdjson::dom::element e, std::string_view key, std::vector<FlatValue>& out) {
+    using T = simdjson::dom::element_type;
+    const std::size_t me = out.size();
+    out.emplace_back();
+    out[me].key = key;
+    switch (e.type()) {
+      case T::OBJECT: {
+        out[me].kind = Kind::kObject;
+        for (const auto [k, v] : simdjson::dom::object(e)) {
+          if (!value(v, k, out)) return false;
+        }
+        out[me].end = static_cast<std::uint32_t>(out.size());
+        return !has_duplicate_keys(out, me);  // nlohmann keeps the last: its way
+      }
+      case T::ARRAY:
+        out[me].kind = Kind::kArray;
+        for (const auto v : simdjson::dom::array(e)) {
+          if (!value(v, {}, out)) return false;
+        }
+        break;
+      case T::STRING:
+        out[me].kind = Kind::kString;
+        out[me].text = std::string_view(e);
+        break;
+      case T::INT64: {
+        // nlohmann: a non-negative integer is unsigned, a negative one signed.
+        const std::int64_t i = std::int64_t(e);
+        if (i >= 0) {
+          out[me].kind = Kind::kUnsigned;
+          out[me].u = static_cast<std::uint64_t>(i);
+        } else {
+          out[me].kind = Kind::kInteger;
+          out[me].i = i;
+        }
+        break;
+      }
+      case T::UINT64:
+        out[me].kind = Kind::kUnsigned;
+        out[me].u = std::uint64_t(e);
+        break;
+      case T::DOUBLE:
+        out[me].kind = Kind::kFloat;
+        out[me].d = double(e);
+        if (out[me].d == 0) return false;  // "-0" is an integer to nlohmann: let it say
+        break;
+      case T::BOOL:
+        out[me].kind = Kind::kBool;
+        out[me].boolean = bool(e);
+        break;
+      case T::NULL_VALUE:
+        out[me].kind = Kind::kNull;
+        break;
+    }
+    out[me].end = static_cast<std::uint32_t>(out.size());
+    return true;
+  }
+};
+
+FastLineParser::FastLineParser() : impl_(std::make_unique<Impl>()) {}
+FastLineParser::~FastLineParser() = default;
+
+bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out) {
+  out.clear();
+  // What the walk leaves to nlohmann: control bytes (JSON allows none inside strings, and simdjson
+  // does not check) and surrogate escapes (nlohmann refuses unpaired ones, simdjson may not).
+  for (const char c : line) {
+    if (static_cast<unsigned char>(c) < 0x20) return false;  // tabs between tokens too: rare
+  }
+  for (std::size_t p = line.find("\\u"); p != std::string_view::npos; p = line.find("\\u", p + 2)) {
+    if (p + 2 < line.size() && (line[p + 2] == 'd' || line[p + 2] == 'D')) return false;
+  }
+  Impl& m = *impl_;
+  m.buffer.assign(line);
+  m.buffer.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
+  simdjson::dom::element root;
+  // The whole line is validated (structure, strings, numbers, nothing after the value).
+  if (m.parser.parse(m.buffer.data(), line.size(), false).get(root) != simdjson::SUCCESS) return false;
+  if (root.type() != simdjson::dom::element_type::OBJECT) return false;
+  if (!m.value(root, {}, out)) {
+    out.clear();
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+void flatten_into(const OrderedJson& j, std::string_view key, std::vector<FlatValue>& out) {
+  const std::size_t me = out.size();
+  out.emplace_back();
+  out[me].key = key;
+  switch (j.type()) {
+    case OrderedJson::value_t::object:
+      out[me].kind = Kind::kObject;
+      for (const auto& [k, v] : j.items()) flatten_into(v, k, out);
+      break;
+    case OrderedJson::value_t::array:
+      out[me].kind = Kind::kArray;
+      for (const auto& v : j) flatten_into(v, {}, out);
+      break;
+    case OrderedJson::value_t::string:
+      out[me].kind = Kind::kString;
+      out[me].text = j.get_ref<const std::string&>();
+      break;
+    case OrderedJson::value_t::boolean:
+      out[me].kind = Kind::kBool;
+      out[me].boolean = j.get<bool>();
+      break;
+    case OrderedJson::value_t::number_unsigned:
+      out[me].kind = Kind::kUnsigned;
+      out[me].u = j.get<std::uint64_t>();
+      break;
+    case OrderedJson::value_t::number_integer:
+      out[me].kind = Kind::kInteger;
+      out[me].i = j.get<std::int64_t>();
+      break;
+    case OrderedJson::value_t::number_float:
+      out[me].kind = Kind::kFloat;
+      out[me].d = j.get<double>();
+      break;
+    default:
+      out[me].kind = Kind::kNull;
+      break;
+  }
+  out[me].end = static_cast<std::uint32_t>(out.size());
+}
+
+}  // namespace
+
+void flatten(const OrderedJson& j, std::vector<FlatValue>& out) {
+  out.clear();
+  flatten_into(j, {}, out);
+}
+
+// ------------------------------------------------------------------------------ reading
+
+namespace {
+
+struct FastReader {
+  std::string_view name;
+  const std::function<void(const LineRecord&, std::size_t)>& fn;
+  const JsonlOptions& options;
+  JsonlStats stats;
+  FastLineParser parser;
+  std::vector<FlatValue> values;
+  std::string where;
+
+  void line(std::string_view text, std::size_t number, bool terminated) {
+    stats.lines = number;
+    where.clear();
+    fmt::format_to(std::back_inserter(where), "{}:{}", name, number);
+    if (is_blank_line(text)) {
+      ++stats.blank_lines;
+      return;
+    }
+    // A terminated line the walk accepts is a record; everything else (an unterminated last
+    // line included, whose rule depends on the torn-tail option) goes the nlohmann way.
+    if (terminated && parser.walk(text, values)) {
+      ++stats.records;
+      fn(LineRecord(values, 0, where), number);
+      return;
+    }
+    JsonError error;
+    auto j = parse_jsonl_line<OrderedJson>(text, terminated, options.torn, where, error);
+    if (!j) {
+      if (error.torn) {
+        stats.torn_line = number;
+        stats.torn_bytes = text.size();
+        if (options.torn == TornTail::kAppendLog) return;
+      }
+      if (!options.on_bad_line) error.raise();
+      ++stats.bad_lines;
+      options.on_bad_line(error, number);
+      return;
+    }
+    flatten(*j, values);
+    ++stats.records;
+    fn(LineRecord(values, 0, where), number);
+  }
+};
+
+}  // namespace
+
+JsonlStats read_jsonl_fast(const std::filesystem::path& path,
+                           const std::function<void(const LineRecord&, std::size_t)>& fn,
+                           const JsonlOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, "{}: file not found", path.string());
+  const std::string name = path.string();
+  FastReader r{name, fn, options, {}, {}, {}, {}};
+  for_each_line(path, [&](const Line& line) { r.line(line.text, line.number, line.terminated); });
+  return r.stats;
+}
+
+JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
+                                const std::function<void(const LineRecord&, std::size_t)>& fn,
+                                const JsonlOptions& options) {
+  FastReader r{name, fn, options, {}, {}, {}, {}};
+  std::size_t pos = 0, number = 0;
+  while (pos < text.size()) {
+    std::size_t e = text.find('\n', pos);
+    const bool terminated = e != std::string_view::npos;
+    if (!terminated) e = text.size();
+    std::string_view l = text.substr(pos, e - pos);
+    pos = e + 1;
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    r.line(l, ++number, terminated);
+  }
+  return r.stats;
+}
+
+}  // namespace numcheck::io

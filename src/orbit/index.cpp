@@ -1,0 +1,243 @@
+#include "orbit/index.hpp"
+
+#include <functional>
+#include <limits>
+
+#include "core/error.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "io/sha256.hpp"
+#include "num/rational.hpp"
+
+namespace numcheck::orbit {
+
+namespace fs = std::filesystem;
+
+std::string_view BenchmarkIndex::prompt_id(std::size_t i) const {
+  const Entry& e = views_.at(i);
+  return text(e.offset, e.id_length);
+}
+
+std::string_view BenchmarkIndex::base_id(std::size_t i) const {
+  const Entry& e = views_.at(i);
+  // prompt_id == base_id + ":" + view (checked at load)
+  return text(e.offset, e.id_length - views_names_[e.view].size() - 1);
+}
+
+std::string_view BenchmarkIndex::view(std::size_t i) const { return views_names_[views_.at(i).view]; }
+
+std::optional<std::string_view> BenchmarkIndex::family(std::size_t i) const {
+  const Entry& e = views_.at(i);
+  if (e.family == kNone) return std::nullopt;
+  return families_[e.family];
+}
+
+std::string_view BenchmarkIndex::template_id(std::size_t i) const {
+  return templates_[views_.at(i).template_id];
+}
+
+std::string_view BenchmarkIndex::expected(std::size_t i) const {
+  const Entry& e = views_.at(i);
+  return text(e.offset + e.id_length, e.expected_length);
+}
+
+std::string_view BenchmarkIndex::answer_unit(std::size_t i) const { return units_[views_.at(i).unit]; }
+
+std::string_view BenchmarkIndex::base_at(std::size_t b) const {
+  const std::size_t begin = base_offsets_.at(b);
+  const std::size_t end = b + 1 < base_offsets_.size() ? base_offsets_[b + 1] : base_text_.size();
+  return std::string_view(base_text_).substr(begin, end - begin);
+}
+
+template <typename KeyOf>
+void BenchmarkIndex::insert_slot(std::vector<std::uint32_t>& slots, std::size_t index, std::string_view key,
+                                 const KeyOf& key_of) {
+  if ((index + 1) * 2 > slots.size()) {  // grow to keep the table at most half full
+    std::vector<std::uint32_t> old;
+    old.swap(slots);
+    slots.assign(std::max<std::size_t>(1024, old.size() * 2), 0);
+    for (const std::uint32_t v : old) {
+      if (v == 0) continue;
+      std::size_t h = std::hash<std::string_view>{}(key_of(v - 1)) & (slots.size() - 1);
+      while (slots[h] != 0) h = (h + 1) & (slots.size() - 1);
+      slots[h] = v;
+    }
+  }
+  std::size_t h = std::hash<std::string_view>{}(key) & (slots.size() - 1);
+  while (slots[h] != 0) h = (h + 1) & (slots.size() - 1);
+  slots[h] = static_cast<std::uint32_t>(index + 1);
+}
+
+template <typename KeyOf>
+std::optional<std::size_t> BenchmarkIndex::find_slot(const std::vector<std::uint32_t>& slots,
+                                                     std::string_view key, const KeyOf& key_of) {
+  if (slots.empty()) return std::nullopt;
+  std::size_t h = std::hash<std::string_view>{}(key) & (slots.size() - 1);
+  while (slots[h] != 0) {
+    if (key_of(slots[h] - 1) == key) return slots[h] - 1;
+    h = (h + 1) & (slots.size() - 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> BenchmarkIndex::find(std::string_view id) const {
+  return find_slot(view_slots_, id, [this](std::size_t i) { return prompt_id(i); });
+}
+
+bool BenchmarkIndex::has_base(std::string_view id) const {
+  return find_slot(base_slots_, id, [this](std::size_t b) { return base_at(b); }).has_value();
+}
+
+std::uint16_t BenchmarkIndex::intern(std::vector<std::string>& table, std::string_view s, const char* what) {
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i] == s) return static_cast<std::uint16_t>(i);
+  }
+  if (table.size() >= kNone) fail("the benchmark has more than {} distinct {}", kNone, what);
+  table.emplace_back(s);
+  return static_cast<std::uint16_t>(table.size() - 1);
+}
+
+void BenchmarkIndex::add_base(std::string_view id) {
+  if (base_text_.size() + id.size() > std::numeric_limits<std::uint32_t>::max() ||
+      base_offsets_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+    fail("the benchmark has too many bases for the index (4 GB of base ids)");
+  }
+  base_offsets_.push_back(static_cast<std::uint32_t>(base_text_.size()));
+  base_text_.append(id);
+  insert_slot(base_slots_, base_offsets_.size() - 1, id, [this](std::size_t b) { return base_at(b); });
+}
+
+void BenchmarkIndex::add_view(std::string_view id, std::string_view view,
+                              std::optional<std::string_view> family, std::string_view template_id,
+                              std::string_view expected, std::string_view answer_unit) {
+  constexpr std::size_t kMax16 = std::numeric_limits<std::uint16_t>::max();
+  if (id.size() > kMax16 || expected.size() > kMax16) {
+    fail("prompt '{}': prompt id or expected answer longer than {} bytes", id.substr(0, 80), kMax16);
+  }
+  if (text_.size() + id.size() + expected.size() > std::numeric_limits<std::uint32_t>::max() ||
+      views_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+    fail("the benchmark has too many prompts for the index (4 GB of prompt ids and answers)");
+  }
+  Entry e;
+  e.offset = static_cast<std::uint32_t>(text_.size());
+  e.id_length = static_cast<std::uint16_t>(id.size());
+  e.expected_length = static_cast<std::uint16_t>(expected.size());
+  e.view = intern(views_names_, view, "view names");
+  e.family = family ? intern(families_, *family, "families") : kNone;
+  e.template_id = intern(templates_, template_id, "templates");
+  e.unit = intern(units_, answer_unit, "answer units");
+  text_.append(id);
+  text_.append(expected);
+  views_.push_back(e);
+  insert_slot(view_slots_, views_.size() - 1, id, [this](std::size_t i) { return prompt_id(i); });
+}
+
+void BenchmarkIndex::reserve(std::size_t n, std::size_t b) {
+  views_.reserve(n);
+  text_.reserve(n * 32);
+  base_offsets_.reserve(b);
+  base_text_.reserve(b * 12);
+}
+
+BenchmarkIndex BenchmarkIndex::of(const Benchmark& bench) {
+  BenchmarkIndex x;
+  x.dir = bench.dir;
+  x.manifest_json = bench.manifest_json;
+  x.file_sha256 = bench.file_sha256;
+  x.selection = bench.selection;
+  x.reserve(bench.views.size(), bench.bases.size());
+  for (const auto& b : bench.bases) x.add_base(b.base_id);
+  for (const auto& v : bench.views) {
+    std::optional<std::string_view> fam;
+    if (v.family) fam = *v.family;
+    x.add_view(v.prompt_id, v.view, fam, v.template_id, v.expected.str(), v.answer_unit);
+  }
+  return x;
+}
+
+namespace {
+
+// The records are read with io::read_jsonl_fast (simdjson; read_jsonl's rule, values and errors).
+using OR = io::LineRecord;
+
+// As benchmark.cpp's: the same check, the same message.
+num::Rational req_rational(const OR& r, std::string_view key) {
+  const std::string s = r.string(key);
+  auto q = num::Rational::from_string(s);
+  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+  return *q;
+}
+
+}  // namespace
+
+BenchmarkIndex load_benchmark_index(const fs::path& dir) {
+  BenchmarkIndex b;
+  b.dir = dir;
+  if (!fs::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
+
+  const auto manifest_path = dir / "manifest.json";
+  if (!fs::exists(manifest_path)) fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());
+  b.manifest_json = io::read_file(manifest_path);
+  (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
+
+  // Room for as many records as the files could hold (a record has at least ~100 bytes); memory
+  // reserved and never written is not resident.
+  const auto bases_path = dir / "bases.jsonl";
+  const auto views_path = dir / "views.jsonl";
+  std::error_code ec;
+  const auto bases_bytes = fs::file_size(bases_path, ec);
+  const std::size_t base_guess = ec ? 0 : static_cast<std::size_t>(bases_bytes / 100);
+  const auto views_bytes = fs::file_size(views_path, ec);
+  const std::size_t view_guess = ec ? 0 : static_cast<std::size_t>(views_bytes / 100);
+  b.reserve(view_guess, base_guess);
+
+  (void)io::read_jsonl_fast(bases_path, [&](const OR& j, std::size_t) {
+    const std::string base_id = j.string("base_id");
+    (void)j.string("template");
+    (void)j.string("dimension");
+    (void)j.string("canonical_unit");
+    const OR params = j.object("params");
+    for (const std::string_view name : params.keys()) (void)req_rational(params, name);
+    (void)req_rational(j, "answer");
+    (void)j.strings("views");
+    if (b.has_base(base_id)) fail("{}: duplicate base_id '{}'", j.where(), base_id);
+    b.add_base(base_id);
+  });
+
+  (void)io::read_jsonl_fast(views_path, [&](const OR& j, std::size_t) {
+    const std::string_view where = j.where();
+    const std::string prompt_id = j.string("prompt_id");
+    const std::string base_id = j.string("base_id");
+    const std::string template_id = j.string("template");
+    const std::string view = j.string("view");
+    (void)j.at("family");  // required, may be null
+    const std::optional<std::string> family = j.opt_string("family");
+    (void)j.string_view("prompt");
+    const std::string expected = req_rational(j, "expected").str();
+    const std::string answer_unit = j.string("answer_unit");
+    if (prompt_id != base_id + ":" + view)
+      fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
+    if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
+    if (b.find(prompt_id)) fail("{}: duplicate prompt_id '{}'", where, prompt_id);
+    std::optional<std::string_view> fam;
+    if (family) fam = *family;
+    b.add_view(prompt_id, view, fam, template_id, expected, answer_unit);
+  });
+
+  for (const char* name : {"bases.jsonl", "views.jsonl"}) b.file_sha256[name] = io::sha256_file(dir / name);
+  return b;
+}
+
+std::map<std::string, std::string> manifest_file_hashes(const BenchmarkIndex& bench) {
+  return detail::manifest_file_hashes(bench.dir, bench.manifest_json);
+}
+
+io::OrderedJson generator_provenance(const BenchmarkIndex& bench) {
+  return detail::generator_provenance(bench.dir, bench.manifest_json);
+}
+
+void verify_benchmark(const BenchmarkIndex& bench) {
+  detail::verify_benchmark(bench.dir, bench.manifest_json, bench.file_sha256);
+}
+
+}  // namespace numcheck::orbit

@@ -1,0 +1,215 @@
+// read_jsonl_fast (io/json.hpp): the simdjson reader gives exactly what read_jsonl gives -- the
+// same records with the same values, the same blank/torn/bad-line handling and stats, the same
+// errors naming file, line and field -- on well-formed lines and on every kind of bad one.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "io/json.hpp"
+
+namespace numcheck::io {
+namespace {
+
+// What a reader saw: per record its line and flat values (strings copied), per bad line the error.
+struct Seen {
+  std::vector<std::string> events;
+  JsonlStats stats;
+  std::string thrown;
+};
+
+std::string describe(const std::vector<FlatValue>& v) {
+  std::string out;
+  // Integers by value ("-0" is signed to nlohmann, perhaps unsigned to simdjson; every accessor
+  // reads 0 either way).
+  for (const auto& f : v) {
+    if (f.kind == FlatValue::Kind::kUnsigned) {
+      out += fmt::format("[int|{}|{}|{}]", f.key, f.end, f.u);
+    } else if (f.kind == FlatValue::Kind::kInteger) {
+      out += fmt::format("[int|{}|{}|{}]", f.key, f.end, f.i);
+    } else {
+      out +=
+          fmt::format("[{}|{}|{}|{}|{}|{}]", static_cast<int>(f.kind), f.key, f.end, f.boolean, f.d, f.text);
+    }
+  }
+  return out;
+}
+
+Seen read_slow(std::string_view text, TornTail torn, bool collect) {
+  Seen s;
+  OrderedJsonlOptions o;
+  o.torn = torn;
+  if (collect)
+    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
+      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
+    };
+  try {
+    s.stats = read_jsonl_text<OrderedJson>(
+        text, "f.jsonl",
+        [&](const OrderedRecord& r, std::size_t n) {
+          std::vector<FlatValue> v;
+          flatten(r.json(), v);
+          s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(v)));
+        },
+        o);
+  } catch (const Error& e) {
+    s.thrown = e.what();
+  }
+  return s;
+}
+
+Seen read_fast(std::string_view text, TornTail torn, bool collect) {
+  Seen s;
+  JsonlOptions o;
+  o.torn = torn;
+  if (collect)
+    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
+      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
+    };
+  try {
+    s.stats = read_jsonl_fast_text(
+        text, "f.jsonl",
+        [&](const LineRecord& r, std::size_t n) {
+          // The record's values as the walk (or the fallback) made them.
+          s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
+        },
+        o);
+  } catch (const Error& e) {
+    s.thrown = e.what();
+  }
+  return s;
+}
+
+// Lines the walk takes and lines it leaves to nlohmann (or that are errors for both).
+const std::vector<std::string> kLines = {
+    R"({"prompt_id":"CV-0001:canonical","response":"FINAL: 2.75 L","finish_reason":"stop","usage":{"completion_tokens":31}})",
+    R"({"a":"\u00e9\n\"q\"","b":[1,-2,3.5,true,false,null,{"c":[]}],"d":{}})",
+    R"({"n":18446744073709551615,"m":-9223372036854775808,"big":18446744073709551616,"f":1e308,"z":-0,"z2":0.0,"e":1E2})",
+    R"({"dup":1,"dup":2})",
+    R"({"s":"\ud83d\ude00","lone":"\udc00"})",
+    R"({"s":"\ud800"})",
+    "{\"tab\":\t1}",
+    "{\"ctl\":\"a\x01b\"}",
+    R"({"x":01})",
+    R"({"x":1.})",
+    R"({"x":1e999})",
+    R"({"x":1e-400})",
+    R"({"x":"bad \x escape"})",
+    R"({"a":1} trailing)",
+    R"({"a":1}})",
+    R"([1,2])",
+    R"("just a string")",
+    R"({"a":)",
+    "   ",
+    "",
+    "{\"bad utf8\":\"\xff\xfe\"}",
+    "\xef\xbb\xbf{\"bom\":1}",
+    R"({"deep":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]})",
+};
+
+TEST(JsonlFast, EveryLineGivesWhatReadJsonlGives) {
+  for (const auto& line : kLines) {
+    for (const bool collect : {true, false}) {
+      const std::string text = line + "\n" + R"({"ok":1})" + "\n";
+      const Seen a = read_slow(text, TornTail::kError, collect);
+      const Seen b = read_fast(text, TornTail::kError, collect);
+      EXPECT_EQ(a.thrown, b.thrown) << line;
+      ASSERT_EQ(a.events.size(), b.events.size()) << line;
+      for (std::size_t i = 0; i < a.events.size(); ++i) EXPECT_EQ(a.events[i], b.events[i]) << line;
+      EXPECT_EQ(a.stats.lines, b.stats.lines) << line;
+      EXPECT_EQ(a.stats.records, b.stats.records) << line;
+      EXPECT_EQ(a.stats.blank_lines, b.stats.blank_lines) << line;
+      EXPECT_EQ(a.stats.bad_lines, b.stats.bad_lines) << line;
+    }
+  }
+}
+
+TEST(JsonlFast, WalkAgreesWithNlohmann) {
+  FastLineParser p;
+  std::size_t walked = 0;
+  for (const auto& line : kLines) {
+    std::vector<FlatValue> fast;
+    const bool ok = p.walk(line, fast);
+    JsonError err;
+    const auto j = parse_jsonl_line<OrderedJson>(line, true, TornTail::kError, "x", err);
+    if (!ok) continue;
+    ++walked;
+    ASSERT_TRUE(j.has_value()) << "the walk took a line nlohmann refuses: " << line;
+    std::vector<FlatValue> slow;
+    flatten(*j, slow);
+    EXPECT_EQ(fast, slow) << line << "\n" << describe(fast) << "\n" << describe(slow);
+  }
+  EXPECT_GE(walked, 3u);  // the ordinary lines do go the fast way
+}
+
+TEST(JsonlFast, TornTailsAndAppendLogsAsReadJsonl) {
+  for (const std::string tail : {R"({"a":1})", R"({"a":)", "  ", R"([1])"}) {
+    for (const auto torn : {TornTail::kError, TornTail::kAppendLog}) {
+      for (const bool collect : {true, false}) {
+        const std::string text = std::string(R"({"ok":1})") + "\n" + tail;
+        const Seen a = read_slow(text, torn, collect);
+        const Seen b = read_fast(text, torn, collect);
+        EXPECT_EQ(a.thrown, b.thrown) << tail;
+        EXPECT_EQ(a.events, b.events) << tail;
+        EXPECT_EQ(a.stats.torn_line, b.stats.torn_line) << tail;
+        EXPECT_EQ(a.stats.torn_bytes, b.stats.torn_bytes) << tail;
+        EXPECT_EQ(a.stats.records, b.stats.records) << tail;
+      }
+    }
+  }
+}
+
+TEST(JsonlFast, AccessorsGiveRecordsErrors) {
+  const std::string line =
+      R"({"s":"x","n":-3,"u":7,"f":1.5,"b":true,"nul":null,"l":["a","b"],"bad":[1],"o":{"k":"v","i":"no"}})";
+  const OrderedJson j = parse_ordered_json(line, "");
+  const OrderedRecord a = OrderedRecord::of(j, "f.jsonl:3");
+  std::vector<FlatValue> v;
+  FastLineParser p;
+  ASSERT_TRUE(p.walk(line, v));
+  const LineRecord b(v, 0, "f.jsonl:3");
+  const auto same_error = [](const auto& fa, const auto& fb) {
+    std::string ea, eb;
+    try {
+      fa();
+    } catch (const Error& e) {
+      ea = e.what();
+    }
+    try {
+      fb();
+    } catch (const Error& e) {
+      eb = e.what();
+    }
+    EXPECT_FALSE(ea.empty());
+    EXPECT_EQ(ea, eb);
+  };
+  EXPECT_EQ(a.string("s"), b.string("s"));
+  EXPECT_EQ(a.integer("n"), b.integer("n"));
+  EXPECT_EQ(a.integer("u", 0, 10), b.integer("u", 0, 10));
+  EXPECT_EQ(a.number("f"), b.number("f"));
+  EXPECT_EQ(a.boolean("b"), b.boolean("b"));
+  EXPECT_EQ(a.opt_string("nul"), b.opt_string("nul"));
+  EXPECT_EQ(a.strings("l"), b.strings("l"));
+  EXPECT_EQ(a.object("o").string("k"), b.object("o").string("k"));
+  EXPECT_EQ(a.has("nul"), b.has("nul"));
+  EXPECT_EQ(a.contains("nul"), b.contains("nul"));
+  same_error([&] { (void)a.string("n"); }, [&] { (void)b.string("n"); });
+  same_error([&] { (void)a.string("missing"); }, [&] { (void)b.string("missing"); });
+  same_error([&] { (void)a.integer("n", 0); }, [&] { (void)b.integer("n", 0); });
+  same_error([&] { (void)a.integer("f"); }, [&] { (void)b.integer("f"); });
+  same_error([&] { (void)a.integer("u", 0, 5); }, [&] { (void)b.integer("u", 0, 5); });
+  same_error([&] { (void)a.opt_string("n"); }, [&] { (void)b.opt_string("n"); });
+  same_error([&] { (void)a.boolean("s"); }, [&] { (void)b.boolean("s"); });
+  same_error([&] { (void)a.strings("bad"); }, [&] { (void)b.strings("bad"); });
+  same_error([&] { (void)a.object("s"); }, [&] { (void)b.object("s"); });
+  same_error([&] { (void)a.object("o").integer("i"); }, [&] { (void)b.object("o").integer("i"); });
+  same_error([&] { (void)a.number("s"); }, [&] { (void)b.number("s"); });
+  // Without a place: the bare message, as Record::of(j, "") gives it.
+  const OrderedRecord a0 = OrderedRecord::of(j, "");
+  same_error([&] { (void)a0.string("missing"); }, [&] { (void)b.with_where("").string("missing"); });
+  same_error([&] { (void)a0.integer("s"); }, [&] { (void)b.with_where("").integer("s"); });
+}
+
+}  // namespace
+}  // namespace numcheck::io
