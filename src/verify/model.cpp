@@ -339,12 +339,14 @@ std::vector<int> inner_folds(const std::vector<std::size_t>& groups, std::size_t
   return fold;
 }
 
-// Out-of-fold linear probabilities of every record (inner folds `fold`, k of them).
-std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& features,
-                                const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
-                                const std::vector<int>& fold, int k) {
+// Trains the linear learner on the training records of each inner fold (records with fold[i] != f)
+// and hands the model and that fold's held-out record indexes to `use`. An inner fold whose
+// training records hold fewer than two classes is an error.
+template <class Use>
+void for_each_inner_fold(const std::vector<const NamedFeatures*>& features,
+                         const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                         const std::vector<int>& fold, int k, Use&& use) {
   const std::size_t n = labels.size();
-  std::vector<Scores> oof(n);
   for (int f = 0; f < k; ++f) {
     std::vector<const NamedFeatures*> tx;
     std::vector<claims::Verdict> ty;
@@ -362,9 +364,18 @@ std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& feature
     for (auto v : ty) ++c[static_cast<std::size_t>(v)];
     if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
       fail("train: an inner fold holds fewer than two classes");
-    const auto inner = train_linear(tx, ty, settings);
-    for (auto i : te) oof[i] = inner.scores(inner.vectorize(*features[i]));
+    use(train_linear(tx, ty, settings), te);
   }
+}
+
+// Out-of-fold linear probabilities of every record (inner folds `fold`, k of them).
+std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& features,
+                                const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                                const std::vector<int>& fold, int k) {
+  std::vector<Scores> oof(labels.size());
+  for_each_inner_fold(features, labels, settings, fold, k, [&](const TrainedModel& inner, const auto& te) {
+    for (auto i : te) oof[i] = inner.scores(inner.vectorize(*features[i]));
+  });
   return oof;
 }
 
@@ -379,24 +390,7 @@ std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const N
   constexpr double kMissing = -1e300;  // a class absent from an inner fold's training records
   std::vector<std::array<double, claims::kVerdictCount>> dec(n);
   for (auto& d : dec) d.fill(kMissing);
-  for (int f = 0; f < k; ++f) {
-    std::vector<const NamedFeatures*> tx;
-    std::vector<claims::Verdict> ty;
-    std::vector<std::size_t> te;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (fold[i] == f) {
-        te.push_back(i);
-      } else {
-        tx.push_back(features[i]);
-        ty.push_back(labels[i]);
-      }
-    }
-    if (te.empty()) continue;
-    std::array<std::size_t, claims::kVerdictCount> c{};
-    for (auto v : ty) ++c[static_cast<std::size_t>(v)];
-    if (std::count_if(c.begin(), c.end(), [](std::size_t v) { return v > 0; }) < 2)
-      fail("train: an inner fold holds fewer than two classes");
-    const auto inner = train_linear(tx, ty, settings);
+  for_each_inner_fold(features, labels, settings, fold, k, [&](const TrainedModel& inner, const auto& te) {
     const std::size_t kc = inner.classes.size();
     for (auto i : te) {
       const auto x = inner.vectorize(*features[i]);
@@ -406,7 +400,7 @@ std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const N
         dec[i][static_cast<std::size_t>(inner.classes[cl])] = d;
       }
     }
-  }
+  });
   std::vector<int> gold(n);
   for (std::size_t i = 0; i < n; ++i) gold[i] = static_cast<int>(labels[i]);
   const auto t = static_cast<std::size_t>(claims::Verdict::kTrue);
