@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/jsonl_rule.hpp"
 
 namespace numcheck::io {
 
@@ -370,14 +371,7 @@ void handle_line(std::string_view name, std::string_view text, std::size_t numbe
       ++stats.blank_lines;
       return;
     }
-    if (error.torn) {
-      stats.torn_line = number;
-      stats.torn_bytes = text.size();
-      if (options.torn == TornTail::kAppendLog) return;
-    }
-    if (!options.on_bad_line) error.raise();
-    ++stats.bad_lines;
-    options.on_bad_line(error, number);
+    detail::take_bad_line(error, number, text.size(), options.torn, options.on_bad_line, stats);
     return;
   }
   ++stats.records;

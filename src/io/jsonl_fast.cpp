@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "io/jsonl_rule.hpp"
 
 namespace numcheck::io {
 
@@ -352,14 +353,7 @@ struct FastReader {
     JsonError error;
     auto j = parse_jsonl_line<OrderedJson>(text, terminated, options.torn, where, error);
     if (!j) {
-      if (error.torn) {
-        stats.torn_line = number;
-        stats.torn_bytes = text.size();
-        if (options.torn == TornTail::kAppendLog) return;
-      }
-      if (!options.on_bad_line) error.raise();
-      ++stats.bad_lines;
-      options.on_bad_line(error, number);
+      detail::take_bad_line(error, number, text.size(), options.torn, options.on_bad_line, stats);
       return;
     }
     flatten(*j, values);

@@ -6,6 +6,7 @@
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
+#include "orbit/record_fields.hpp"
 
 namespace numcheck::orbit {
 
@@ -13,12 +14,7 @@ namespace {
 
 using OR = io::OrderedRecord;
 
-num::Rational req_rational(const OR& r, std::string_view key) {
-  const std::string s = r.string(key);
-  auto q = num::Rational::from_string(s);
-  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
-  return *q;
-}
+using detail::req_rational;
 
 }  // namespace
 

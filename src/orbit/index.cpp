@@ -8,6 +8,7 @@
 #include "io/json.hpp"
 #include "io/sha256.hpp"
 #include "num/rational.hpp"
+#include "orbit/record_fields.hpp"
 
 namespace numcheck::orbit {
 
@@ -160,13 +161,7 @@ namespace {
 // The records are read with io::read_jsonl_fast (simdjson; read_jsonl's rule, values and errors).
 using OR = io::LineRecord;
 
-// As benchmark.cpp's: the same check, the same message.
-num::Rational req_rational(const OR& r, std::string_view key) {
-  const std::string s = r.string(key);
-  auto q = num::Rational::from_string(s);
-  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
-  return *q;
-}
+using detail::req_rational;
 
 }  // namespace
 
