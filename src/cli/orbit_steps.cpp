@@ -18,6 +18,7 @@
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
 #include "core/error.hpp"
+#include "doc/document.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 #include "llm/reference.hpp"
@@ -253,31 +254,34 @@ void add_claim_orbits_section(const std::vector<std::string>& dirs, report::Repo
 }
 
 void print_results_table(const report::MetricsModel& metrics) {
-  auto rate = [](double r) { return std::isnan(r) ? std::string("-") : fmt::format("{:.3f}", r); };
+  using doc::html::Cell;
+  auto rate = [](double r) { return Cell::num(std::isnan(r) ? std::string("-") : fmt::format("{:.3f}", r)); };
   auto gap = [](const report::LayerMetrics& l) {
     const double g = l.orbit.gap();
-    if (std::isnan(g)) return std::string("-");
+    if (std::isnan(g)) return Cell::num("-");
     auto s = fmt::format("{:+.3f}", g);
     if (l.orbit_gap_ci) s += fmt::format(" [{:+.3f}, {:+.3f}]", l.orbit_gap_ci->lo, l.orbit_gap_ci->hi);
-    return s;
+    return Cell::num(s);
   };
-  std::size_t width = std::string_view("system").size();
-  for (const auto& s : metrics.systems) width = std::max(width, s.label().size());
-  fmt::print("\n{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", "system", width, "view", "n", "strict", "audit");
+  doc::html::Table t;
+  t.header = {"system", "view", "n", "strict", "audit"};
   for (const auto& s : metrics.systems) {
     const report::LayerMetrics& strict = s.layers[0];
     const report::LayerMetrics& audit = s.layers[1];
     std::string label = s.label();
     for (const auto& [view, v] : strict.views) {
       const report::ViewMetrics* a = report::find_key(audit.views, view);
-      fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, view, v.n, rate(v.rate()),
-                 rate(a != nullptr ? a->rate() : std::nan("")));
+      t.rows.push_back({Cell::txt(label), Cell::txt(view), Cell::num(std::to_string(v.n)), rate(v.rate()),
+                        rate(a != nullptr ? a->rate() : std::nan(""))});
       label.clear();
     }
-    fmt::print("{:<{}}  {:<12} {:>6}  {:>7}  {:>7}\n", label, width, "orbit", strict.orbit.n,
-               rate(strict.orbit.rate()), rate(audit.orbit.rate()));
-    fmt::print("{:<{}}  {:<12} strict {}, audit {}\n", "", width, "gap", gap(strict), gap(audit));
+    t.rows.push_back({Cell::txt(""), Cell::txt("orbit"), Cell::num(std::to_string(strict.orbit.n)),
+                      rate(strict.orbit.rate()), rate(audit.orbit.rate())});
+    t.rows.push_back({Cell::txt(""), Cell::txt("gap"), Cell::num(""), gap(strict), gap(audit)});
   }
+  doc::Document d;
+  d.table(std::move(t));
+  fmt::print("\n{}", d.to_markdown());
 }
 
 }  // namespace numcheck::cli

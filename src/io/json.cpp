@@ -400,16 +400,9 @@ JsonlStats read_jsonl_text(
     const std::type_identity_t<std::function<void(const BasicRecord<J>&, std::size_t)>>& fn,
     const BasicJsonlOptions<J>& options) {
   JsonlStats stats;
-  std::size_t pos = 0, number = 0;
-  while (pos < text.size()) {
-    std::size_t e = text.find('\n', pos);
-    const bool terminated = e != std::string_view::npos;
-    if (!terminated) e = text.size();
-    std::string_view l = text.substr(pos, e - pos);
-    pos = e + 1;
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    handle_line<J>(name, l, ++number, terminated, fn, options, stats);
-  }
+  detail::for_each_text_line(text, [&](std::string_view l, std::size_t number, bool terminated) {
+    handle_line<J>(name, l, number, terminated, fn, options, stats);
+  });
   return stats;
 }
 

@@ -379,16 +379,8 @@ JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
                                 const std::function<void(const LineRecord&, std::size_t)>& fn,
                                 const JsonlOptions& options) {
   FastReader r{name, fn, options, {}, {}, {}, {}};
-  std::size_t pos = 0, number = 0;
-  while (pos < text.size()) {
-    std::size_t e = text.find('\n', pos);
-    const bool terminated = e != std::string_view::npos;
-    if (!terminated) e = text.size();
-    std::string_view l = text.substr(pos, e - pos);
-    pos = e + 1;
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    r.line(l, ++number, terminated);
-  }
+  detail::for_each_text_line(
+      text, [&](std::string_view l, std::size_t number, bool terminated) { r.line(l, number, terminated); });
   return r.stats;
 }
 

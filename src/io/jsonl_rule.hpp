@@ -1,8 +1,9 @@
 #pragma once
-// The one rule for a JSONL line that did not parse, shared by read_jsonl (json.cpp) and
-// read_jsonl_fast (jsonl_fast.cpp); private to src/io.
+// The line splitting of in-memory texts and the one rule for a JSONL line that did not parse, shared by
+// read_jsonl (json.cpp) and read_jsonl_fast (jsonl_fast.cpp); private to src/io.
 #include <cstddef>
 #include <functional>
+#include <string_view>
 
 #include "io/json.hpp"
 
@@ -22,6 +23,23 @@ inline void take_bad_line(const JsonError& error, std::size_t number, std::size_
   if (!on_bad_line) error.raise();
   ++stats.bad_lines;
   on_bad_line(error, number);
+}
+
+// The lines of an in-memory JSONL text as for_each_line splits a file: "\n"-terminated, a trailing
+// "\r" removed, the last line unterminated when the text does not end in "\n"; calls
+// fn(line, number, terminated) with 1-based numbers.
+template <class Fn>
+void for_each_text_line(std::string_view text, Fn&& fn) {
+  std::size_t pos = 0, number = 0;
+  while (pos < text.size()) {
+    std::size_t e = text.find('\n', pos);
+    const bool terminated = e != std::string_view::npos;
+    if (!terminated) e = text.size();
+    std::string_view l = text.substr(pos, e - pos);
+    pos = e + 1;
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    fn(l, ++number, terminated);
+  }
 }
 
 }  // namespace numcheck::io::detail

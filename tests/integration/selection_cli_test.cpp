@@ -122,8 +122,7 @@ TEST_F(SelectionCli, SubsetReportEqualsTheFullRunRestrictedToTheSameBases) {
   EXPECT_EQ(m["systems"]["reference"]["missing"], 0);
   // The results table `orbit report` prints: the canonical and orbit rows from the same counts.
   const auto row = [](const char* view, std::size_t n, std::size_t correct) {
-    return fmt::format("{:<12} {:>6}  {:>7}", view, n,
-                       fmt::format("{:.3f}", static_cast<double>(correct) / n));
+    return fmt::format("| {} | {} | {:.3f} |", view, n, static_cast<double>(correct) / n);
   };
   EXPECT_NE(r.out.find(row("orbit", 30, orbit_correct)), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(row("canonical", 30, canonical_correct)), std::string::npos) << r.out;
