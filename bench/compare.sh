@@ -157,6 +157,7 @@ body = json.dumps({"model": "canned", "messages": [{"role": "user", "content":
 lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
+  mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
   for c in 1 16 64; do
     rm -rf "$work/runs/c$c" "$work/runs/cache-c$c"
     start=$(date +%s.%N)

@@ -33,6 +33,7 @@
 
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "io/sha256.hpp"
 #include "retrieval/index.hpp"
 #include "retrieval/synthetic.hpp"
 
@@ -72,6 +73,7 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
   const auto t0 = Clock::now();
   {
     retrieval::IndexBuilder b({.stem = false, .number_terms = numbers});
+    b.reserve(docs.size());
     for (std::size_t i = 0; i < docs.size(); ++i)
       b.add({retrieval::SyntheticCollection::document_id(i), docs[i], ""});
     const retrieval::Index ix = b.build(threads);
@@ -83,6 +85,26 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
   r.docs_per_s = static_cast<double>(docs.size()) / r.index_s;
   r.index_mb = static_cast<double>(fs::file_size(dir / "index.bin")) / 1e6;
   const retrieval::Index ix = retrieval::Index::load(dir / "index.bin");
+  {
+    // What the file holds (table sizes in MB; string tables carry u64 offsets, counted apart).
+    std::uint64_t texts = 0, ids = 0, meta = 0, term_bytes = 0;
+    for (std::uint32_t d = 0; d < ix.num_docs(); ++d) {
+      texts += ix.doc_text(d).size();
+      ids += ix.doc_id(d).size();
+      meta += ix.doc_meta(d).size();
+    }
+    for (std::uint32_t t = 0; t < ix.num_terms(); ++t) term_bytes += ix.term_text(t).size();
+    const double n = ix.num_docs(), nt = static_cast<double>(ix.num_terms());
+    fmt::print(
+        "numcheck index file: {} terms, {} postings; MB: texts {:.1f}, ids {:.1f}, metadata {:.1f}, "
+        "string offsets {:.1f}, lengths {:.1f}, terms {:.1f}, term offsets {:.1f}, postings (u32 "
+        "document, u32 frequency) {:.1f}; SHA-256 {}\n",
+        ix.num_terms(), ix.num_postings(), static_cast<double>(texts) / 1e6, static_cast<double>(ids) / 1e6,
+        static_cast<double>(meta) / 1e6, (3 * 8 * (n + 1) + 8 * (nt + 1)) / 1e6, 4 * n / 1e6,
+        static_cast<double>(term_bytes) / 1e6, 4 * (nt + 1) / 1e6,
+        8 * static_cast<double>(ix.num_postings()) / 1e6, io::sha256_file(dir / "index.bin"));
+    std::fflush(stdout);
+  }
   const retrieval::Searcher s(ix, {});
   std::vector<retrieval::Query> qs;
   for (const auto& q : queries) qs.push_back(retrieval::make_query(q, ix.tokenizer()));
@@ -152,6 +174,7 @@ template <typename Fn>
 Result in_child(Fn fn) {
   int fds[2];
   if (pipe(fds) != 0) std::exit(1);
+  std::fflush(stdout);  // or the child prints the parent's buffered lines again
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);

@@ -9,6 +9,7 @@
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
@@ -56,8 +57,6 @@ const FormSpec& FormSpec::builtin() {
 }
 
 namespace {
-
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 // Decimal places of a finite decimal, or nullopt when v is not one (1/3).
 std::optional<int> decimals(const Rational& v) {
@@ -114,11 +113,12 @@ struct Rewritable {
 
 // Scale words the claims layer applies after a number ("35,000 crore", "5 bn") or attached ("86k").
 std::size_t extend_scale(std::string_view t, std::size_t e, std::size_t limit, Rational& factor) {
-  const auto& L = claims::Lexicon::builtin();
+  const auto& lex = claims::Lexicon::builtin();
   std::size_t le = e;
-  while (le < limit && is_alpha(t[le])) ++le;
+  while (le < limit && ascii::is_alpha(t[le])) ++le;
   if (le > e) {
-    if (auto it = L.attached_scales.find(std::string(t.substr(e, le - e))); it != L.attached_scales.end()) {
+    if (auto it = lex.attached_scales.find(std::string(t.substr(e, le - e)));
+        it != lex.attached_scales.end()) {
       factor = it->second;
       return le;
     }
@@ -128,15 +128,15 @@ std::size_t extend_scale(std::string_view t, std::size_t e, std::size_t limit, R
   while (p < limit && t[p] == ' ') ++p;
   if (p == e) return e;
   std::string best;
-  for (const auto& [w, f] : L.scale_words) {
+  for (const auto& [w, f] : lex.scale_words) {
     if (p + w.size() > limit || w.size() <= best.size()) continue;
     std::string low(t.substr(p, w.size()));
     for (char& c : low)
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (low == w && (p + w.size() == limit || !is_alpha(t[p + w.size()]))) best = w;
+    if (low == w && (p + w.size() == limit || !ascii::is_alpha(t[p + w.size()]))) best = w;
   }
   if (best.empty()) return e;
-  factor = L.scale_words.at(best);
+  factor = lex.scale_words.at(best);
   return p + best.size();
 }
 
@@ -366,6 +366,7 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
   o.claim = std::string(claim);
   const auto segs = claims::find_segments(claim);
   std::vector<std::string> keys;
+  keys.reserve(segs.size());
   for (const auto& s : segs) keys.push_back(segment_key(s));
   std::vector<Rewritable> rw;
   std::vector<std::string> reasons(segs.size());

@@ -23,7 +23,7 @@ std::vector<std::string> list(const io::Record& j, std::string_view key) {
   return out;
 }
 
-constexpr auto wordish = ascii::is_wordish;
+using ascii::is_wordish;
 using ascii::lower;
 
 bool inside(const std::vector<Segment>& segs, std::size_t b, std::size_t e) {
@@ -34,7 +34,7 @@ bool inside(const std::vector<Segment>& segs, std::size_t b, std::size_t e) {
 bool cue_outside(const std::string& low, const std::vector<Segment>& segs, const std::string& phrase) {
   for (std::size_t p = low.find(phrase); p != std::string::npos; p = low.find(phrase, p + 1)) {
     const std::size_t e = p + phrase.size();
-    if ((p > 0 && wordish(low[p - 1])) || (e < low.size() && wordish(low[e]))) continue;
+    if ((p > 0 && is_wordish(low[p - 1])) || (e < low.size() && is_wordish(low[e]))) continue;
     if (!inside(segs, p, e)) return true;
   }
   return false;
@@ -99,7 +99,7 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
       const std::string before = low.substr(q >= 24 ? q - 24 : 0, q >= 24 ? 24 : q);
       for (const auto& ctx : R.interval_context) {
         const std::size_t at = before.rfind(ctx);
-        if (at != std::string::npos && (at == 0 || !wordish(before[at - 1])) &&
+        if (at != std::string::npos && (at == 0 || !is_wordish(before[at - 1])) &&
             before.find_first_not_of(' ', at + ctx.size()) == std::string::npos)
           return {Category::kInterval, fmt::format("interval:bound after '{}'", ctx)};
       }
@@ -107,7 +107,7 @@ Categorization categorize(std::string_view text, const std::vector<Segment>& seg
       std::size_t e = before.find_last_not_of(' ');
       if (e != std::string::npos && s.dimension == "count") {
         std::size_t b = e + 1;
-        while (b > 0 && wordish(before[b - 1])) --b;
+        while (b > 0 && is_wordish(before[b - 1])) --b;
         const std::string noun = before.substr(b, e + 1 - b);
         if (listed(R.age_nouns, noun) && s.value && *s.value <= num::Rational(130))
           return {Category::kInterval, fmt::format("interval:age bound after '{}'", noun)};

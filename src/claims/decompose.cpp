@@ -53,12 +53,12 @@ std::string shorten(std::string_view s) {
 
 // Removes one leading list marker.
 std::string_view strip_marker(std::string_view s) {
-  static const std::regex kMarker(R"(^(?:Next Question:|\[?Q\d+\]?\s*[:.)]|\d+\s*[.)]|[-*])\s*)",
-                                  std::regex::icase);
+  static const std::regex marker_re(R"(^(?:Next Question:|\[?Q\d+\]?\s*[:.)]|\d+\s*[.)]|[-*])\s*)",
+                                    std::regex::icase);
   std::cmatch m;
   // A marker is short: match on the first bytes only (std::regex recurses per character).
   const std::string_view head = s.substr(0, 32);
-  if (std::regex_search(head.begin(), head.end(), m, kMarker))
+  if (std::regex_search(head.begin(), head.end(), m, marker_re))
     s.remove_prefix(static_cast<std::size_t>(m.length(0)));
   return trim(s);
 }
@@ -114,9 +114,9 @@ DecompParse parse_programfc(std::string_view response) {
     ++first;
     --last;
   }
-  static const std::regex kStep(
+  static const std::regex step_re(
       R"re(^(fact|answer)_(\d+)\s*=\s*(Verify|Question)\(\s*f?(?:"(.*)"|'(.*)')\s*\)$)re");
-  static const std::regex kPredict(R"(^label\s*=\s*Predict\((.+)\)$)");
+  static const std::regex predict_re(R"(^label\s*=\s*Predict\((.+)\)$)");
   bool predicted = false;
   for (std::size_t i = first; i < last; ++i) {
     const std::string_view line = trim(lines[i]);
@@ -138,7 +138,7 @@ DecompParse parse_programfc(std::string_view response) {
       return p;
     }
     std::cmatch m;
-    if (std::regex_match(line.begin(), line.end(), m, kStep)) {
+    if (std::regex_match(line.begin(), line.end(), m, step_re)) {
       const bool fact = m[1].str() == "fact";
       const bool verify = m[3].str() == "Verify";
       if (fact != verify) {
@@ -152,7 +152,7 @@ DecompParse parse_programfc(std::string_view response) {
       p.program.emplace_back(line);
       continue;
     }
-    if (std::regex_match(line.begin(), line.end(), m, kPredict)) {
+    if (std::regex_match(line.begin(), line.end(), m, predict_re)) {
       p.program.emplace_back(line);
       predicted = true;
       continue;

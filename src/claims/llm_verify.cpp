@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "claims/text_metrics.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 
@@ -14,28 +15,12 @@ namespace numcheck::claims {
 
 namespace {
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower_copy(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = lower(c);
-  return out;
-}
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // The verdict word at the start of `s` (after spaces and '*'), with what follows it.
 std::optional<Verdict> verdict_at(std::string_view s, std::string_view& rest, std::string& word) {
-  while (!s.empty() && (is_space(s.front()) || s.front() == '*')) s.remove_prefix(1);
+  while (!s.empty() && (ascii::is_space(s.front()) || s.front() == '*')) s.remove_prefix(1);
   static constexpr std::pair<std::string_view, Verdict> kWords[] = {
       {"supports", Verdict::kTrue}, {"refutes", Verdict::kFalse}, {"conflicting", Verdict::kConflicting}};
-  const std::string l = lower_copy(s.substr(0, 12));
+  const std::string l = ascii::lower(s.substr(0, 12));
   for (const auto& [w, v] : kWords) {
     if (l.compare(0, w.size(), w) == 0) {
       word = std::string(w);
@@ -58,7 +43,7 @@ std::string cut_utf8(std::string_view s, std::size_t n) {
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) {
-    const std::string_view t = trim(p);
+    const std::string_view t = ascii::trim(p);
     if (t.empty()) continue;
     if (!out.empty()) out += ' ';
     out += t;
@@ -82,7 +67,7 @@ std::string_view verdict_word(Verdict v) noexcept {
 
 VerdictParse parse_verdict(std::string_view response) {
   VerdictParse p;
-  const std::string low = lower_copy(response);
+  const std::string low = ascii::lower(response);
   std::vector<std::size_t> at;
   for (std::size_t pos = low.find("label:"); pos != std::string::npos; pos = low.find("label:", pos + 1))
     at.push_back(pos);
@@ -100,7 +85,7 @@ VerdictParse parse_verdict(std::string_view response) {
   }
   // Only emphasis, a full stop and spaces may follow.
   for (char c : rest) {
-    if (!(is_space(c) || c == '*' || c == '.')) {
+    if (!(ascii::is_space(c) || c == '*' || c == '.')) {
       p.reason = fmt::format("text after the final label {}", word);
       return p;
     }
@@ -116,10 +101,10 @@ VerdictParse parse_verdict(std::string_view response) {
   }
   std::string_view just = response.substr(0, last);
   // Drop the emphasis that opened "**Label:" and a leading "Justification:".
-  just = trim(just);
+  just = ascii::trim(just);
   while (!just.empty() && just.back() == '*') just.remove_suffix(1);
-  just = trim(just);
-  if (lower_copy(just.substr(0, 14)) == "justification:") just = trim(just.substr(14));
+  just = ascii::trim(just);
+  if (ascii::lower(just.substr(0, 14)) == "justification:") just = ascii::trim(just.substr(14));
   p.ok = true;
   p.verdict = *v;
   p.label_word = word;
@@ -176,13 +161,13 @@ std::string claim_group_key(std::string_view text) {
   std::string out;
   bool space = false;
   for (char c : text) {
-    if (is_space(c)) {
+    if (ascii::is_space(c)) {
       space = !out.empty();
       continue;
     }
     if (space) out += ' ';
     space = false;
-    out += lower(c);
+    out += ascii::to_lower(c);
   }
   auto strip = [](char c) { return c == '"' || c == '\'' || c == ' '; };
   std::size_t b = 0, e = out.size();

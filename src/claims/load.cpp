@@ -252,10 +252,11 @@ void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) 
   }
   if (auto it = o.find("questions"); it != o.end() && it->is_string())
     c.questions = split_questions(it->get<std::string>());
-  static const char* const kKnown[] = {"claim",          "id",          "label",       "label_original",
-                                       "taxonomy_label", "doc",         "url",         "country_of_origin",
-                                       "crawled_date",   "fact_source", "factchecker", "lang",
-                                       "numerical",      "evidences",   "questions"};
+  static constexpr const char* kKnown[] = {
+      "claim",          "id",          "label",       "label_original",
+      "taxonomy_label", "doc",         "url",         "country_of_origin",
+      "crawled_date",   "fact_source", "factchecker", "lang",
+      "numerical",      "evidences",   "questions"};
   for (auto it = o.begin(); it != o.end(); ++it) {
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return it.key() == k; }) !=
         std::end(kKnown))
@@ -344,9 +345,7 @@ void parse_csv_claims(Ctx& cx, std::string_view bytes) {
   for (std::size_t i = 0; i < t.header.size(); ++i) {
     const std::string n = lower(trim(t.header[i]));
     Col c = kExtra;
-    if (n.empty() && i == 0)
-      c = kId;
-    else if (n == "id")
+    if ((n.empty() && i == 0) || n == "id")
       c = kId;
     else if (n == "claim" || n == "claims")
       c = kText;

@@ -71,78 +71,78 @@ void longest_first(std::vector<T>& v) {
 Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   const io::Json json = io::parse_json(json_text, where);
   const io::Record j = io::Record::of(json, where);
-  Lexicon L;
+  Lexicon lex;
   for (const char* key : {"approximators_before", "approximators_after"}) {
     if (!j.has(key)) continue;
     for (const auto& e : j.objects(key)) {
       Approx a{lower(e.string("phrase")), e.string("kind")};
-      static const std::array<std::string_view, 8> kKinds = {
+      static constexpr std::array<std::string_view, 8> kKinds = {
           "lower",       "lower_inclusive",   "upper", "upper_inclusive",
           "approximate", "approximate_below", "some",  "exact"};
       if (std::find(kKinds.begin(), kKinds.end(), a.kind) == kKinds.end())
         fail("{}: {}: unknown approximator kind '{}'", where, key, a.kind);
-      (std::string_view(key) == "approximators_before" ? L.before : L.after).push_back(std::move(a));
+      (std::string_view(key) == "approximators_before" ? lex.before : lex.after).push_back(std::move(a));
     }
   }
-  longest_first(L.before);
-  longest_first(L.after);
-  L.scale_words = rational_map(j, "scale_words", true);
-  L.attached_scales = rational_map(j, "attached_scales", false);
-  L.multiplicative_trends = rational_map(j, "multiplicative_trends", true);
-  L.calendar_units = rational_map(j, "calendar_units", true);
-  L.attached_need_currency =
+  longest_first(lex.before);
+  longest_first(lex.after);
+  lex.scale_words = rational_map(j, "scale_words", true);
+  lex.attached_scales = rational_map(j, "attached_scales", false);
+  lex.multiplicative_trends = rational_map(j, "multiplicative_trends", true);
+  lex.calendar_units = rational_map(j, "calendar_units", true);
+  lex.attached_need_currency =
       j.opt_strings("attached_scales_need_currency").value_or(std::vector<std::string>{});
   if (j.has("vague_quantities")) {
     for (const auto& e : j.objects("vague_quantities"))
-      L.vague.push_back({lower(e.string("phrase")), rat(e, "lo"), rat(e, "hi")});
-    longest_first(L.vague);
+      lex.vague.push_back({lower(e.string("phrase")), rat(e, "lo"), rat(e, "hi")});
+    longest_first(lex.vague);
   }
   if (const auto mu = j.opt_object("multiplier_units")) {
-    for (const auto& [k, v] : mu->json().items()) L.multiplier_units[lower(k)] = mu->string(k);
+    for (const auto& [k, v] : mu->json().items()) lex.multiplier_units[lower(k)] = mu->string(k);
   }
   if (const auto tw = j.opt_object("trend_words")) {
     for (const auto& [k, v] : tw->json().items()) {
       if (k != "up" && k != "down") fail("{}: trend_words: unknown direction '{}'", where, k);
-      for (const auto& w : tw->strings(k)) L.trend_direction[lower(w)] = k;
+      for (const auto& w : tw->strings(k)) lex.trend_direction[lower(w)] = k;
     }
   }
-  L.name_prefixes = strings(j, "name_prefixes");
-  L.name_tokens = strings(j, "name_tokens");
-  for (auto& p : strings(j, "non_quantity_phrases")) L.name_tokens.push_back(std::move(p));
-  L.relative_temporal = strings(j, "relative_temporal");
-  L.change_words = strings(j, "change_words");
-  L.multiplier_followers = strings(j, "multiplier_followers");
-  L.multiplier_lead_words = strings(j, "multiplier_lead_words");
-  L.fraction_words = rational_map(j, "fraction_words", true);
-  L.fraction_followers = strings(j, "fraction_followers");
-  L.fraction_multiplier_followers = strings(j, "fraction_multiplier_followers");
-  L.fraction_blocked_after = strings(j, "fraction_blocked_after");
-  L.name_exempt_before = strings(j, "name_exempt_before");
-  std::stable_sort(L.relative_temporal.begin(), L.relative_temporal.end(),
+  lex.name_prefixes = strings(j, "name_prefixes");
+  lex.name_tokens = strings(j, "name_tokens");
+  for (auto& p : strings(j, "non_quantity_phrases")) lex.name_tokens.push_back(std::move(p));
+  lex.relative_temporal = strings(j, "relative_temporal");
+  lex.change_words = strings(j, "change_words");
+  lex.multiplier_followers = strings(j, "multiplier_followers");
+  lex.multiplier_lead_words = strings(j, "multiplier_lead_words");
+  lex.fraction_words = rational_map(j, "fraction_words", true);
+  lex.fraction_followers = strings(j, "fraction_followers");
+  lex.fraction_multiplier_followers = strings(j, "fraction_multiplier_followers");
+  lex.fraction_blocked_after = strings(j, "fraction_blocked_after");
+  lex.name_exempt_before = strings(j, "name_exempt_before");
+  std::stable_sort(lex.relative_temporal.begin(), lex.relative_temporal.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   if (const auto months = j.opt_object("months")) {
     for (const auto& [k, v] : months->json().items())
-      L.months[lower(k)] = static_cast<int>(months->integer(k, 1, 12));
+      lex.months[lower(k)] = static_cast<int>(months->integer(k, 1, 12));
   }
-  if (auto y = j.opt_integer("year_min", 0, 9999)) L.year_min = static_cast<int>(*y);
-  if (auto y = j.opt_integer("year_max", 0, 9999)) L.year_max = static_cast<int>(*y);
+  if (auto y = j.opt_integer("year_min", 0, 9999)) lex.year_min = static_cast<int>(*y);
+  if (auto y = j.opt_integer("year_max", 0, 9999)) lex.year_max = static_cast<int>(*y);
   if (const auto pm = j.opt_object("period_modifiers")) {
     for (const auto& [k, v] : pm->json().items()) {
       const auto md = pm->strings(k);
       if (md.size() != 2 || !is_month_day(md[0]) || !is_month_day(md[1]))
         pm->fail_field(k, "must be [start MM-DD, end MM-DD]");
-      L.modifiers.push_back({lower(k), md[0], md[1]});
+      lex.modifiers.push_back({lower(k), md[0], md[1]});
     }
-    longest_first(L.modifiers);
+    longest_first(lex.modifiers);
   }
-  return L;
+  return lex;
 }
 
 Lexicon Lexicon::load(const std::filesystem::path& path) { return parse(io::read_file(path), path.string()); }
 
 const Lexicon& Lexicon::builtin() {
-  static const Lexicon L = load(io::data_path("claims/segments.json"));
-  return L;
+  static const Lexicon lex = load(io::data_path("claims/segments.json"));
+  return lex;
 }
 
 namespace {
@@ -161,6 +161,10 @@ class Segmenter {
   Segmenter(std::string_view text, const Lexicon& lex, const num::UnitRegistry& units)
       : t_(text), low_(lower(text)), L_(lex), U_(units), used_(text.size(), false) {
     index_word_starts();
+    for (const auto& u : U_.units())
+      if (u.prefix)
+        for (const auto& sym : u.symbols)
+          if (!sym.empty()) currency_last_[static_cast<unsigned char>(sym.back())] = true;
   }
 
   std::vector<Segment> run() {
@@ -188,18 +192,24 @@ class Segmenter {
   std::vector<std::uint32_t> start_pos_;
   std::array<std::uint32_t, 257> start_off_{};
   std::vector<std::size_t> hits_;
+  std::array<bool, 256> currency_last_{};  // last bytes of the currency symbols written before a number
 
   void index_word_starts() {
+    // One pass finds the word starts (ascending), a counting sort groups them by lowered byte.
     std::array<std::uint32_t, 256> count{};
+    std::vector<std::uint32_t> starts;
+    starts.reserve(n() / 4 + 1);
     for (std::size_t p = 0; p < n(); ++p)
-      if (is_wordish(t_[p]) && boundary_before(p)) ++count[static_cast<unsigned char>(low_[p])];
+      if (is_wordish(t_[p]) && boundary_before(p)) {
+        starts.push_back(static_cast<std::uint32_t>(p));
+        ++count[static_cast<unsigned char>(low_[p])];
+      }
     for (std::size_t b = 0; b < 256; ++b) start_off_[b + 1] = start_off_[b] + count[b];
     start_pos_.resize(start_off_[256]);
     std::array<std::uint32_t, 256> fill{};
-    for (std::size_t p = 0; p < n(); ++p) {
-      if (!is_wordish(t_[p]) || !boundary_before(p)) continue;
+    for (const std::uint32_t p : starts) {
       const auto b = static_cast<unsigned char>(low_[p]);
-      start_pos_[start_off_[b] + fill[b]++] = static_cast<std::uint32_t>(p);
+      start_pos_[start_off_[b] + fill[b]++] = p;
     }
   }
   // Every position where low_ holds `w` and a phrase starting there can pass word_at() or
@@ -420,12 +430,15 @@ class Segmenter {
 
   // Month Day[, Year] | Month Year | Day Month [Year] | Month (after a temporal preposition)
   void month_dates() {
+    std::array<bool, 256> first{};  // first bytes of the month names: other words skip the lookup
+    for (const auto& kv : L_.months)
+      if (!kv.first.empty()) first[static_cast<unsigned char>(kv.first[0])] = true;
     for (std::size_t p = 0; p < n(); ++p) {
       if (!is_alpha(t_[p]) || !boundary_before(p)) continue;
       std::size_t e = p;
       while (e < n() && is_alpha(t_[e])) ++e;
-      const std::string w = low_.substr(p, e - p);
-      auto it = L_.months.find(w);
+      const std::string_view w = std::string_view(low_).substr(p, e - p);
+      auto it = first[static_cast<unsigned char>(w[0])] ? L_.months.find(w) : L_.months.end();
       if (it == L_.months.end()) {
         p = e;
         continue;
@@ -491,7 +504,7 @@ class Segmenter {
       }
       if (day == 0 && year == 0) {
         // A bare month only after a temporal preposition (and never for ambiguous words like "may").
-        static const std::array<std::string_view, 12> kPreps = {
+        static constexpr std::array<std::string_view, 12> kPreps = {
             "in", "since", "during", "until", "till", "by", "from", "last", "next", "this", "early", "late"};
         bool prep = false;
         for (auto pr : kPreps) prep = prep || phrase_before(p, pr) != std::string_view::npos;
@@ -538,6 +551,10 @@ class Segmenter {
     // Symbols written before the number: "$5", "US$ 5", "Rs. 500", "₹500".
     const num::Unit* best = nullptr;
     std::size_t best_len = 0;
+    // A symbol ends right before p, or before one space there: no candidate byte, no symbol.
+    const bool maybe = (p >= 1 && currency_last_[static_cast<unsigned char>(t_[p - 1])]) ||
+                       (p >= 2 && t_[p - 1] == ' ' && currency_last_[static_cast<unsigned char>(t_[p - 2])]);
+    if (!maybe) return nullptr;
     for (const auto& u : U_.units()) {
       if (!u.prefix) continue;
       for (const auto& sym : u.symbols) {
@@ -840,6 +857,8 @@ class Segmenter {
     indian_grouping(matches);
     half_scales(matches);
     std::vector<Draft> drafts;
+    drafts.reserve(matches.size());
+    out_.reserve(out_.size() + matches.size());
     for (const auto& m : matches) {
       if (!free(m.begin, m.end)) continue;
       if (capitalized_name(m)) {
@@ -1187,12 +1206,10 @@ class Segmenter {
       s.lo = Bound{v, false};
     else if (k == "lower_inclusive")
       s.lo = Bound{v, true};
-    else if (k == "upper")
+    else if (k == "upper" || k == "approximate_below")
       s.hi = Bound{v, false};
     else if (k == "upper_inclusive")
       s.hi = Bound{v, true};
-    else if (k == "approximate_below")
-      s.hi = Bound{v, false};
     else if (k == "some" && v.is_integer() && v.sign() > 0) {
       // "20-some" = 21..29, "100-odd" = 101..199: the next unit of the last non-zero digit.
       mpz_class mag = 1;

@@ -74,7 +74,7 @@ struct Lexicon {
   std::map<std::string, std::string> trend_direction;  // word -> up/down
   std::vector<std::string> name_prefixes, relative_temporal;
   std::vector<std::string> name_tokens;  // name_tokens and non_quantity_phrases: never segments
-  std::map<std::string, int> months;
+  std::map<std::string, int, std::less<>> months;
   int year_min = 1700, year_max = 2100;
   struct Modifier {
     std::string phrase, start_md, end_md;

@@ -221,6 +221,7 @@ std::vector<llm::WorkItem> verify_items(const std::vector<claims::VerifyInput>& 
     if (spec.folds > 1) {
       // The pool is the evaluated set: one fold assignment over it, looked up by id for claims.
       std::vector<std::string> texts;
+      texts.reserve(pool.size());
       for (const auto& p : pool) texts.push_back(p.claim);
       std::vector<std::size_t> pool_folds = claims::grouped_folds(texts, spec.folds, spec.shot_seed);
       std::unordered_map<std::string, std::size_t> fold_of;

@@ -18,12 +18,13 @@ namespace numcheck::cli {
 
 // Sampling fields (prompt-file names) whose flags appear on the command line.
 inline std::vector<std::string> sampling_flags_given(const CLI::App& app) {
-  static const std::pair<const char*, const char*> kFlags[] = {{"--temperature", "temperature"},
-                                                               {"--top-p", "top_p"},
-                                                               {"--top-k", "top_k"},
-                                                               {"--max-tokens", "max_tokens"},
-                                                               {"--frequency-penalty", "frequency_penalty"},
-                                                               {"--presence-penalty", "presence_penalty"}};
+  static constexpr std::pair<const char*, const char*> kFlags[] = {
+      {"--temperature", "temperature"},
+      {"--top-p", "top_p"},
+      {"--top-k", "top_k"},
+      {"--max-tokens", "max_tokens"},
+      {"--frequency-penalty", "frequency_penalty"},
+      {"--presence-penalty", "presence_penalty"}};
   std::vector<std::string> out;
   for (const auto& [flag, name] : kFlags) {
     const CLI::Option* o = app.get_option_no_throw(flag);

@@ -68,6 +68,7 @@ void setup(CLI::App& app) {
       y.push_back(*labelled[i].label);
     }
     std::vector<const claims::EvidenceRecord*> rp;
+    rp.reserve(labelled.size());
     for (const auto& r : labelled) rp.push_back(&r);
     auto model = verify::train_model(fp, y, settings, verify::text_groups(rp));
     model.data_sha256 = verify::training_hash(labelled);

@@ -42,9 +42,9 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration kRegistration{
-    {"orbit", "generate", "Generate the orbit benchmark (bases, views, manifest) from a template spec",
-     setup}};
+const CommandRegistration reg{{"orbit", "generate",
+                               "Generate the orbit benchmark (bases, views, manifest) from a template spec",
+                               setup}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -75,7 +75,7 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration reg{
     {"orbit", "grade", "Grade one response from stdin with the strict parser and the audit layer", setup}};
 
 }  // namespace

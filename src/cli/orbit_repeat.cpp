@@ -53,8 +53,9 @@ constexpr const char* kWarning =
 // The request fields the runner owns (llm::build_request_body); everything else in a recorded
 // request is extra body.
 bool runner_field(const std::string& k) {
-  static const char* kOwn[] = {"model", "messages", "prompt",     "temperature",       "top_p",
-                               "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
+  static constexpr const char* kOwn[] = {
+      "model", "messages", "prompt",     "temperature",       "top_p",
+      "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
   return std::any_of(std::begin(kOwn), std::end(kOwn), [&](const char* o) { return k == o; });
 }
 

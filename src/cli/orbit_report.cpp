@@ -197,7 +197,7 @@ void run_report(const ReportArgs& args) {
   }
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration reg{
     {"orbit", "report",
      "Metrics, statistics and the report (metrics.json, Markdown, HTML, LaTeX) for scored systems", setup}};
 

@@ -55,7 +55,7 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration reg{
     {"orbit", "score", "Grade a responses file against a benchmark: one score record per prompt", setup}};
 
 }  // namespace

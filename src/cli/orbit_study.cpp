@@ -260,7 +260,7 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration reg{
     {"orbit", "study",
      "Run, score and report several systems listed in a study file (one run folder per system, one report)",
      setup}};

@@ -58,7 +58,7 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration kRegistration{
+const CommandRegistration reg{
     {"orbit", "validate", "Check a generated benchmark: hashes, counts, answer round trip, reference solver",
      setup}};
 

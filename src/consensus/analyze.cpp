@@ -156,9 +156,9 @@ SystemResult analyze_system(const Plan& plan, std::string name, std::span<const 
 
 std::vector<Comparison> bootstrap_system(SystemResult& sys, const AnalysisOptions& options) {
   std::vector<Comparison> out;
-  static const std::pair<const char*, const char*> kPairs[] = {{"representation", "paraphrase"},
-                                                               {"representation", "self_consistency"},
-                                                               {"paraphrase", "self_consistency"}};
+  static constexpr std::pair<const char*, const char*> kPairs[] = {{"representation", "paraphrase"},
+                                                                   {"representation", "self_consistency"},
+                                                                   {"paraphrase", "self_consistency"}};
   for (auto& [tier, arms] : sys.tiers) {
     std::vector<ArmResult*> list;
     for (const char* name : kArms) {

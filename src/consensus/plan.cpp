@@ -103,7 +103,7 @@ Plan make_plan(const orbit::Benchmark& bench, const PlanOptions& options) {
         ArmCalls calls{tier, arm, base_id, {}};
         for (std::size_t i = 0; i < kCalls; ++i) {
           const std::string view = view_at(arm, i, third);
-          const std::string prompt_id = base_id + ":" + view;
+          const std::string prompt_id = fmt::format("{}:{}", base_id, view);
           const orbit::View* v = bench.find_view(prompt_id);
           if (v == nullptr) {
             fail("consensus plan: base {} has no '{}' view in {} (the {} arm needs it{})", base_id, view,
@@ -326,7 +326,7 @@ void read_plan_arms(const Record& j, Plan& plan, const std::map<std::string, std
   for (const auto& t : opt.tiers) {
     for (const auto& arm : tier_arms(t)) {
       for (const auto& b : plan.bases) {
-        if (seen.count(t + "/" + arm + "/" + b) == 0)
+        if (seen.count(fmt::format("{}/{}/{}", t, arm, b)) == 0)
           fail("{}: tier {} arm {} has no calls for base {}", j.where(), t, arm, b);
       }
     }

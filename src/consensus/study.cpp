@@ -252,7 +252,7 @@ std::string risk_text(const stats::OperatingPoint& p) {
 // have 70-digit denominators) rounded exactly to 9 decimals; the JSON keeps the fraction.
 std::string exact_text(const num::Rational& q) {
   if (q.is_zero()) return "0 (exactly)";
-  const std::string s = q.str();
+  std::string s = q.str();
   if (s.size() <= 12) return s;
   return "~" + num::fixed_decimal(q, 9);
 }

@@ -286,7 +286,8 @@ std::string Document::to_markdown() const {
           longest = std::max(longest, run);
         }
         const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
-        s += fence + "text\n" + clean + (clean.empty() || clean.back() != '\n' ? "\n" : "") + fence + "\n\n";
+        s += fmt::format("{}text\n{}{}{}\n\n", fence, clean,
+                         clean.empty() || clean.back() != '\n' ? "\n" : "", fence);
         break;
       }
     }
@@ -393,8 +394,9 @@ std::string Document::to_latex(std::string_view preamble_comment) const {
     for (const auto& row : t.rows) {
       for (std::size_t c = 0; c < t.header.size(); ++c) {
         std::string txt = c < row.size() ? latex_escape(row[c].text) : "";
-        if (c < row.size() && row[c].emphasis && !txt.empty()) txt = "\\textbf{" + txt + "}";
-        s += (c ? " & " : "") + txt;
+        if (c < row.size() && row[c].emphasis && !txt.empty()) txt = fmt::format("\\textbf{{{}}}", txt);
+        if (c) s += " & ";
+        s += txt;
       }
       s += " \\\\\n";
     }

@@ -328,16 +328,16 @@ std::string interval_chart(const IntervalChart& c) {
   const double pad = (hi - lo) * 0.05;
   lo -= pad;
   hi += pad;
-  auto X = [&](double v) { return label_w + plot_w * (v - lo) / (hi - lo); };
+  auto x_px = [&](double v) { return label_w + plot_w * (v - lo) / (hi - lo); };
 
   std::string s = svg_open(width, height, c.title, c.id);
   for (double t : c.thresholds) {
-    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"th\"/>", X(t),
-                     top - 4, axis_y);
+    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"th\"/>",
+                     x_px(t), top - 4, axis_y);
   }
   if (c.reference) {
     s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"ref\"/>",
-                     X(*c.reference), top - 4, axis_y);
+                     x_px(*c.reference), top - 4, axis_y);
   }
   for (std::size_t i = 0; i < c.rows.size(); ++i) {
     const auto& r = c.rows[i];
@@ -353,12 +353,12 @@ std::string interval_chart(const IntervalChart& c) {
       s += fmt::format(
           "<line x1=\"{:.2f}\" y1=\"{:.1f}\" x2=\"{:.2f}\" y2=\"{:.1f}\" stroke=\"{}\" "
           "stroke-width=\"2\"/>",
-          X(r.lo), y, X(r.hi), y, col);
+          x_px(r.lo), y, x_px(r.hi), y, col);
     }
     if (std::isfinite(r.estimate)) {
       s += fmt::format(
           "<circle cx=\"{:.2f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}: {}</title></circle>",
-          X(r.estimate), y, col, html_escape(r.label), html_escape(value_text));
+          x_px(r.estimate), y, col, html_escape(r.label), html_escape(value_text));
     }
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"vl\">{}</text>", label_w + plot_w + 10, y + 4,
                      html_escape(value_text));
@@ -369,7 +369,7 @@ std::string interval_chart(const IntervalChart& c) {
     s += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"tk\"/><text "
         "x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\" class=\"tl\">{4}</text>",
-        X(tv), axis_y, axis_y + 4, axis_y + 16, tick_label(tv, c.percent_axis, hi - lo));
+        x_px(tv), axis_y, axis_y + 4, axis_y + 16, tick_label(tv, c.percent_axis, hi - lo));
   }
   s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" class=\"al\">{}</text>",
                    label_w + plot_w / 2, axis_y + 32, html_escape(c.axis_label));
@@ -410,8 +410,8 @@ std::string line_chart(const LineChart& c) {
   if (c.y_max) ymax = *c.y_max;
   if (xmax - xmin < 1e-12) xmax = xmin + 1;
   if (ymax - ymin < 1e-12) ymax = ymin + (ymin == 0 ? 1 : std::abs(ymin) * 0.1);
-  auto X = [&](double v) { return left + plot_w * (v - xmin) / (xmax - xmin); };
-  auto Y = [&](double v) { return bottom - plot_h * (v - ymin) / (ymax - ymin); };
+  auto x_px = [&](double v) { return left + plot_w * (v - xmin) / (xmax - xmin); };
+  auto y_px = [&](double v) { return bottom - plot_h * (v - ymin) / (ymax - ymin); };
 
   std::string s = svg_open(width, height, c.title, c.id);
   s += legend_svg;
@@ -419,13 +419,14 @@ std::string line_chart(const LineChart& c) {
     s += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"gr\"/><text "
         "x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"tl\">{}</text>",
-        left, Y(tv), left + plot_w, Y(tv), left - 6, Y(tv) + 4, tick_label(tv, c.y_percent, ymax - ymin));
+        left, y_px(tv), left + plot_w, y_px(tv), left - 6, y_px(tv) + 4,
+        tick_label(tv, c.y_percent, ymax - ymin));
   }
   for (double tv : nice_ticks(xmin, xmax)) {
     s += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"tk\"/><text "
         "x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\" class=\"tl\">{4}</text>",
-        X(tv), bottom, bottom + 4, bottom + 16, tick_label(tv, c.x_percent, xmax - xmin));
+        x_px(tv), bottom, bottom + 4, bottom + 16, tick_label(tv, c.x_percent, xmax - xmin));
   }
   s += fmt::format(
       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" class=\"ax\"/><line "
@@ -438,8 +439,8 @@ std::string line_chart(const LineChart& c) {
     double prev_y = 0;
     for (const auto& [x, y] : ser.points) {
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
-      const double cx = std::clamp(X(x), left - 2, left + plot_w + 2);
-      const double cy = std::clamp(Y(y), top - 2, bottom + 2);
+      const double cx = std::clamp(x_px(x), left - 2, left + plot_w + 2);
+      const double cy = std::clamp(y_px(y), top - 2, bottom + 2);
       if (ser.step && have_prev) pts += fmt::format("{:.2f},{:.2f} ", cx, prev_y);
       pts += fmt::format("{:.2f},{:.2f} ", cx, cy);
       prev_y = cy;
@@ -483,14 +484,14 @@ std::string bar_chart(const BarChart& c) {
   }
   if (c.y_max) ymax = *c.y_max;
   if (ymax <= 0) ymax = 1;
-  auto Y = [&](double v) { return bottom - plot_h * std::clamp(v, 0.0, ymax) / ymax; };
+  auto y_px = [&](double v) { return bottom - plot_h * std::clamp(v, 0.0, ymax) / ymax; };
   std::string s = svg_open(width, height, c.title, c.id);
   s += legend_svg;
   for (double tv : nice_ticks(0, ymax)) {
     s += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" class=\"gr\"/><text "
         "x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"tl\">{}</text>",
-        left, Y(tv), left + plot_w, Y(tv), left - 6, Y(tv) + 4, tick_label(tv, c.y_percent, ymax));
+        left, y_px(tv), left + plot_w, y_px(tv), left - 6, y_px(tv) + 4, tick_label(tv, c.y_percent, ymax));
   }
   const double ng = std::max<double>(1, static_cast<double>(c.groups.size()));
   const double group_w = plot_w / ng;
@@ -505,7 +506,7 @@ std::string bar_chart(const BarChart& c) {
       s += fmt::format(
           "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"><title>{}: "
           "{}: {}</title></rect>",
-          x, Y(v), bar_w, bottom - Y(v), palette(k), html_escape(c.groups[g]), html_escape(c.series[k]),
+          x, y_px(v), bar_w, bottom - y_px(v), palette(k), html_escape(c.groups[g]), html_escape(c.series[k]),
           c.y_percent ? fmt::format("{:.1f}%", v * 100) : fmt::format("{:g}", v));
     }
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" class=\"tl\">{}</text>",

@@ -63,7 +63,7 @@ Element read_tag(std::string_view s, std::size_t& i) {
 }
 
 std::string html_unescape(std::string_view s) {
-  static const std::pair<std::string_view, std::string_view> kEntities[] = {
+  static constexpr std::pair<std::string_view, std::string_view> kEntities[] = {
       {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&#x27;", "'"}};
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
@@ -140,7 +140,7 @@ class Emitter {
     const std::string hex = hex_color(raw).value_or("000000");
     auto it = colors_.find(hex);
     if (it != colors_.end()) return it->second;
-    const std::string name = fmt::format("nc{}", colors_.size());
+    std::string name = fmt::format("nc{}", colors_.size());
     colors_[hex] = name;
     defs_ += fmt::format("\\definecolor{{{}}}{{HTML}}{{{}}}\n", name, hex);
     return name;

@@ -7,6 +7,7 @@
 // copied except the exact values themselves. Every loop is linear in the input.
 #include "grade/grade.hpp"
 #include "core/ascii.hpp"
+#include "io/json_writer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -668,6 +669,37 @@ std::string consistency_error(const Grade& g, const Question& q) {
     return "a magnitude drop is not tagged";
   }
   return {};
+}
+
+void write_json_members(io::JsonWriter& w, const Grade& g) {
+  const auto value = [&w](const std::optional<num::Rational>& v) {
+    if (v) {
+      w.value(v->str());
+    } else {
+      w.null();
+    }
+  };
+  w.key("strict").begin_object();
+  w.key("outcome").value(outcome_name(g.strict.outcome));
+  w.key("value");
+  value(g.strict.value);
+  w.key("multiple_final").value(g.strict.multiple_final);
+  w.end_object();
+  w.key("audit").begin_object();
+  w.key("outcome").value(outcome_name(g.audit.outcome));
+  w.key("value");
+  value(g.audit.value);
+  w.key("recovered").value(g.audit.recovered);
+  w.key("rules").begin_array();
+  for (const auto& r : g.audit.rules) w.value(r);
+  w.end_array();
+  w.key("magnitude_k");
+  if (g.audit.magnitude_k) {
+    w.value(*g.audit.magnitude_k);
+  } else {
+    w.null();
+  }
+  w.end_object();
 }
 
 io::OrderedJson to_json(const Grade& g) {

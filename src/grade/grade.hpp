@@ -14,6 +14,10 @@
 #include "num/read.hpp"
 #include "num/units.hpp"
 
+namespace numcheck::io {
+class JsonWriter;
+}
+
 namespace numcheck::grade {
 
 // The one outcome type of numcheck. The grader's six outcomes in failure precedence order (the first
@@ -75,6 +79,9 @@ struct Question {
 // {"strict": {"outcome", "value", "multiple_final"}, "audit": {"outcome", "value", "recovered",
 //  "rules", "magnitude_k"}} with values as exact "p/q" strings or null.
 [[nodiscard]] io::OrderedJson to_json(const Grade& g);
+// The members "strict" and "audit" of to_json(g), written into an open object: the bytes to_line
+// gives for them (score lines are written this way, without a DOM per record).
+void write_json_members(io::JsonWriter& w, const Grade& g);
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks of grade_response, exposed for tests, the fuzzer, the benchmark and the CLI.

@@ -1,10 +1,10 @@
 #include "io/sha256.hpp"
 
-#include <dlfcn.h>
 #include <openssl/evp.h>
 
 #include <fstream>
 
+#include "core/dynlib.hpp"
 #include "core/error.hpp"
 
 #ifndef NUMCHECK_LIBCRYPTO_SONAME
@@ -26,29 +26,16 @@ struct Evp {
   decltype(&::EVP_DigestFinal_ex) final;
 };
 
-template <typename F>
-void bind(void* lib, F& slot, const char* name) {
-  void* sym = ::dlsym(lib, name);
-  if (sym == nullptr)
-    fail(ErrorCode::kIo, "libcrypto ({}) has no function {}", NUMCHECK_LIBCRYPTO_SONAME, name);
-  slot = reinterpret_cast<F>(sym);
-}
-
 const Evp& evp() {
   static const Evp api = [] {
-    void* lib = ::dlopen(NUMCHECK_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = ::dlerror();
-      fail(ErrorCode::kIo, "cannot load libcrypto ({}), needed for SHA-256: {}", NUMCHECK_LIBCRYPTO_SONAME,
-           why != nullptr ? why : "");
-    }
+    const core::SharedLibrary lib("libcrypto", NUMCHECK_LIBCRYPTO_SONAME, "SHA-256");
     Evp e{};
-    bind(lib, e.ctx_new, "EVP_MD_CTX_new");
-    bind(lib, e.ctx_free, "EVP_MD_CTX_free");
-    bind(lib, e.sha256, "EVP_sha256");
-    bind(lib, e.init, "EVP_DigestInit_ex");
-    bind(lib, e.update, "EVP_DigestUpdate");
-    bind(lib, e.final, "EVP_DigestFinal_ex");
+    lib.bind(e.ctx_new, "EVP_MD_CTX_new");
+    lib.bind(e.ctx_free, "EVP_MD_CTX_free");
+    lib.bind(e.sha256, "EVP_sha256");
+    lib.bind(e.init, "EVP_DigestInit_ex");
+    lib.bind(e.update, "EVP_DigestUpdate");
+    lib.bind(e.final, "EVP_DigestFinal_ex");
     return e;  // the library stays loaded for the life of the process
   }();
   return api;
@@ -74,7 +61,7 @@ std::string Sha256::hex_digest() {
   evp().final(static_cast<EVP_MD_CTX*>(ctx_), md, &len);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
+  out.reserve(std::size_t{len} * 2);
   for (unsigned int i = 0; i < len; ++i) {
     out.push_back(kHex[md[i] >> 4]);
     out.push_back(kHex[md[i] & 15]);

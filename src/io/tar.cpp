@@ -131,7 +131,7 @@ std::vector<TarMember> read_ustar(std::string_view a, std::string_view where) {
     }
     std::string name = field(h, 0, 100);
     const std::string prefix = field(h, 345, 155);
-    if (!prefix.empty()) name = prefix + "/" + name;
+    if (!prefix.empty()) name = fmt::format("{}/{}", prefix, name);
     const std::string magic(h.substr(257, 5));
     if (magic != "ustar") fail("{}: member '{}' at byte {} has no ustar header", where, name, pos);
     if (get_octal(h.substr(148, 8), where, name) != checksum(h)) {

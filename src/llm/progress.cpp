@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,7 +13,7 @@ namespace {
 
 std::string duration_text(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8) return "?";
-  const auto s = static_cast<long long>(seconds + 0.5);
+  const auto s = std::llround(seconds);
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);

@@ -218,8 +218,8 @@ ReferenceReply reference_reply(const SolvedAnswer& answer, Fault fault, std::int
 SolveFn benchmark_solver(std::shared_ptr<const orbit::Benchmark> bench) {
   auto by_text = std::make_shared<std::unordered_map<std::string, std::size_t>>();
   for (std::size_t i = 0; i < bench->views.size(); ++i) by_text->emplace(bench->views[i].prompt, i);
-  return [bench, by_text](std::string_view item_id, std::string_view prompt,
-                          std::string* why) -> std::optional<SolvedAnswer> {
+  return [bench = std::move(bench), by_text](std::string_view item_id, std::string_view prompt,
+                                             std::string* why) -> std::optional<SolvedAnswer> {
     const orbit::View* v = nullptr;
     if (auto it = by_text->find(std::string(prompt)); it != by_text->end()) {
       v = &bench->views[it->second];

@@ -11,6 +11,8 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "num/read_detail.hpp"
 
@@ -75,8 +77,8 @@ using std::size_t;
 
 using ascii::is_alpha;
 using ascii::is_digit;
-constexpr auto is_hspace = ascii::is_blank;
-constexpr auto lower = ascii::to_lower;
+constexpr bool is_hspace(char c) noexcept { return ascii::is_blank(c); }
+constexpr char lower(char c) noexcept { return ascii::to_lower(c); }
 
 bool at(std::string_view t, size_t i, std::string_view lit) {
   return i <= t.size() && t.size() - i >= lit.size() && t.compare(i, lit.size(), lit) == 0;
@@ -203,9 +205,7 @@ Exponent parse_power(std::string_view t, size_t i) {
   size_t k = i;
   if (at(t, k, "^")) {
     k += 1;
-  } else if (at(t, k, "\xCB\x86")) {  // ˆ U+02C6
-    k += 2;
-  } else if (at(t, k, "**")) {
+  } else if (at(t, k, "\xCB\x86") || at(t, k, "**")) {  // ˆ U+02C6 (two bytes) or **
     k += 2;
   } else {
     // Superscripts.
@@ -489,23 +489,26 @@ struct Token {
   size_t end = 0;
 };
 
-// Number words by first letter, so a lookup compares against a handful of words.
+// Number words by first letter, so a lookup compares against a handful of words (of the same
+// length only).
 struct WordIndex {
-  std::array<std::vector<const WordInfo*>, 26> by_letter;
+  std::array<std::vector<std::pair<std::string_view, const WordInfo*>>, 26> by_letter;
   WordIndex() {
-    for (const auto& wi : kWords) by_letter[static_cast<size_t>(wi.word[0] - 'a')].push_back(&wi);
+    for (const auto& wi : kWords) by_letter[static_cast<size_t>(wi.word[0] - 'a')].emplace_back(wi.word, &wi);
   }
 };
 
 const WordInfo* lookup_word(std::string_view t, size_t b, size_t e) {
   if (e - b > 9 || e == b) return nullptr;
+  const char c0 = lower(t[b]);
+  if (c0 < 'a' || c0 > 'z') return nullptr;
   static const WordIndex index;
-  char buf[10];
-  for (size_t k = b; k < e; ++k) buf[k - b] = lower(t[k]);
-  const std::string_view w(buf, e - b);
-  if (w[0] < 'a' || w[0] > 'z') return nullptr;
-  for (const WordInfo* wi : index.by_letter[static_cast<size_t>(w[0] - 'a')]) {
-    if (w == wi->word) return wi;
+  const size_t len = e - b;
+  for (const auto& [w, wi] : index.by_letter[static_cast<size_t>(c0 - 'a')]) {
+    if (w.size() != len) continue;
+    size_t k = 1;
+    while (k < len && lower(t[b + k]) == w[k]) ++k;
+    if (k == len) return wi;
   }
   return nullptr;
 }
@@ -753,7 +756,7 @@ void scan_at(std::string_view t, size_t pos, std::vector<Candidate>& out) {
 
   bool neg = false;
   const size_t s = pos + sign_len(t, pos, &neg);
-  auto sgn = [&](Rational v) { return neg ? -v : v; };
+  auto sgn = [&](const Rational& v) { return neg ? -v : v; };
 
   if (digit_at(t, s)) {
     const Numeral n = parse_numeral(t, s, true);
@@ -916,6 +919,10 @@ const Candidate* longest(const std::vector<Candidate>& c) {
   return best;
 }
 
+bool number_word_at(std::string_view t, size_t pos) {
+  return pos < t.size() && is_alpha(t[pos]) && lookup_word(t, pos, skip_alpha(t, pos)) != nullptr;
+}
+
 bool is_number_word_impl(std::string_view w) noexcept {
   const WordInfo* wi = lookup_word(w, 0, w.size());
   return wi != nullptr && wi->kind != WordKind::kA && wi->kind != WordKind::kAnd &&
@@ -931,8 +938,8 @@ using detail::Candidate;
 using ascii::is_alpha;
 using ascii::is_digit;
 using ascii::is_space;
-constexpr auto is_word_char = ascii::is_word;
-constexpr auto lower = ascii::to_lower;
+constexpr bool is_word_char(char c) noexcept { return ascii::is_word(c); }
+constexpr char lower(char c) noexcept { return ascii::to_lower(c); }
 
 // Chooses the reading at a position for read_number / read_number_prefix: the longest candidate.
 ReadResult choose(const std::vector<Candidate>& cands, FormSet allowed, std::size_t begin) {
@@ -1079,6 +1086,12 @@ std::vector<NumberMatch> find_numbers(std::string_view t, FormSet allowed, std::
       candidate = true;
     } else if (is_alpha(c)) {
       if (is_word_char(prev)) {
+        i = skip_word(t, i);
+        continue;
+      }
+      // At a letter scan_at reads only number words ("seven", "a half"): a word that is none has
+      // no candidate, so skip it without the scan (most words of a text).
+      if (!detail::number_word_at(t, i)) {
         i = skip_word(t, i);
         continue;
       }

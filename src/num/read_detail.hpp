@@ -22,6 +22,8 @@ struct Candidate {
 
 // Every reading at `pos` (all forms, no boundary rules), written into `out` (cleared first).
 void scan_at(std::string_view text, std::size_t pos, std::vector<Candidate>& out);
+// True when a number word (of the words grammar scan_at reads at a letter) starts at pos.
+bool number_word_at(std::string_view text, std::size_t pos);
 // The longest candidate (a rejection wins a tie), or nullptr.
 [[nodiscard]] const Candidate* longest(const std::vector<Candidate>& c);
 // End of the run of digits joined by '.' or ',' that starts at i ("1.2.3", "12,34").

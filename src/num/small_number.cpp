@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/ascii.hpp"
 #include "num/read.hpp"
 
 namespace numcheck::num {
@@ -21,8 +22,8 @@ constexpr std::uint64_t kMaxMantissa = std::numeric_limits<std::uint64_t>::max()
 constexpr std::size_t kMaxSmallText = 64;
 constexpr int kMaxSmallExponent = 400;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_digit;  // core/ascii.hpp: the one definition of digits and whitespace
+using ascii::is_space;
 
 // Appends one decimal digit to m; false on overflow.
 bool push_digit(std::uint64_t& m, char c) {

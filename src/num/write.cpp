@@ -33,9 +33,73 @@ std::size_t digit_count(const mpz_class& z) {
   return mpz_class(abs(z)).get_str().size();
 }
 
+__extension__ using U128 = unsigned __int128;  // GCC/Clang extension; __extension__ keeps -Wpedantic quiet
+__extension__ using I128 = __int128;
+
+// The decimal digits of a 128-bit unsigned integer.
+std::string digits_of(U128 m) {
+  char buf[40];
+  char* p = buf + sizeof buf;
+  do {
+    *--p = static_cast<char>('0' + static_cast<unsigned>(m % 10));
+    m /= 10;
+  } while (m != 0);
+  return std::string(p, buf + sizeof buf);
+}
+
+// Rational::to_decimal of v in fixed-width integers, when numerator and denominator fit in 64 bits
+// and the scaled digits in 128 (the numbers of generated prompts): the same text without GMP's
+// allocations. `decided` is false when the value is too large for this path.
+std::optional<std::string> small_decimal(const Rational& v, bool& decided) {
+  decided = false;
+  const mpz_srcptr num = v.mpq().get_num_mpz_t();
+  const mpz_srcptr den = v.mpq().get_den_mpz_t();
+  if (!mpz_fits_slong_p(num) || !mpz_fits_ulong_p(den)) return std::nullopt;
+  const long n = mpz_get_si(num);
+  unsigned long d = mpz_get_ui(den);  // >= 1
+  const auto twos = static_cast<unsigned>(__builtin_ctzl(d));
+  d >>= twos;
+  unsigned fives = 0;
+  while (d % 5 == 0) {
+    d /= 5;
+    ++fives;
+  }
+  decided = true;
+  if (d != 1) return std::nullopt;  // no finite decimal
+  // num / (2^twos 5^fives) = num 2^(k-twos) 5^(k-fives) / 10^k, k = max(twos, fives) <= 63: within
+  // the readers' range, and so is the whole part (at most 19 digits).
+  const unsigned k = std::max(twos, fives);
+  U128 m = n < 0 ? static_cast<U128>(-static_cast<I128>(n)) : static_cast<U128>(n);
+  constexpr auto kMax = ~static_cast<U128>(0);
+  for (unsigned i = twos; i < k; ++i) {
+    if (m > kMax / 2) {
+      decided = false;
+      return std::nullopt;
+    }
+    m *= 2;
+  }
+  for (unsigned i = fives; i < k; ++i) {
+    if (m > kMax / 5) {
+      decided = false;
+      return std::nullopt;
+    }
+    m *= 5;
+  }
+  std::string digits = digits_of(m);
+  if (k > 0) {
+    if (digits.size() <= k) digits.insert(0, k - digits.size() + 1, '0');
+    digits.insert(digits.size() - k, ".");
+  }
+  if (n < 0) digits.insert(0, 1, '-');
+  return digits;
+}
+
 // Decimal digits of v as a plain string when v is a finite decimal whose digits all lie within
 // 10^-1000 .. 10^1000 (the readers' range); nullopt otherwise.
 std::optional<std::string> ranged_decimal(const Rational& v) {
+  bool decided = false;
+  auto small = small_decimal(v, decided);
+  if (decided) return small;
   if (!v.has_finite_decimal()) return std::nullopt;
   mpz_class den = v.denominator();
   const auto twos = mpz_remove(den.get_mpz_t(), den.get_mpz_t(), mpz_class(2).get_mpz_t());
@@ -122,9 +186,9 @@ std::string below_thousand(unsigned v) {
 }  // namespace
 
 std::optional<std::string> integer_to_words(const mpz_class& v) {
-  static const mpz_class kLimit("1000000000000000");
+  static const mpz_class limit("1000000000000000");
   const mpz_class a = abs(v);
-  if (a >= kLimit) return std::nullopt;
+  if (a >= limit) return std::nullopt;
   unsigned long long x = std::stoull(a.get_str());
   if (x == 0) return std::string("zero");
   static constexpr std::array<std::pair<unsigned long long, const char*>, 4> kScales{
@@ -150,7 +214,12 @@ std::optional<std::string> integer_to_words(const mpz_class& v) {
 std::optional<std::string> write_number(const Rational& v, NumberForm form, const WriteOptions& opts) {
   switch (form) {
     case NumberForm::kInteger: {
-      if (!v.is_integer() || digit_count(v.numerator()) > kMaxIntegerDigits) return std::nullopt;
+      if (!v.is_integer()) return std::nullopt;
+      if (mpz_fits_slong_p(v.mpq().get_num_mpz_t())) {
+        const long n = mpz_get_si(v.mpq().get_num_mpz_t());
+        return plain(split_decimal(std::to_string(n)), opts.group_thousands);
+      }
+      if (digit_count(v.numerator()) > kMaxIntegerDigits) return std::nullopt;
       return plain(split_decimal(v.numerator().get_str()), opts.group_thousands);
     }
     case NumberForm::kDecimal: {

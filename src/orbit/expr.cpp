@@ -204,9 +204,9 @@ Constraint Constraint::parse(std::string_view text, const std::vector<std::strin
   c.lhs = p.parse_until_cmp();
   p.skip_space();
   const std::string_view rest = text.substr(p.pos());
-  static const std::pair<std::string_view, Cmp> kOps[] = {{"<=", Cmp::kLe}, {">=", Cmp::kGe},
-                                                          {"==", Cmp::kEq}, {"!=", Cmp::kNe},
-                                                          {"<", Cmp::kLt},  {">", Cmp::kGt}};
+  static constexpr std::pair<std::string_view, Cmp> kOps[] = {{"<=", Cmp::kLe}, {">=", Cmp::kGe},
+                                                              {"==", Cmp::kEq}, {"!=", Cmp::kNe},
+                                                              {"<", Cmp::kLt},  {">", Cmp::kGt}};
   bool found = false;
   for (const auto& [tok, cmp] : kOps) {
     if (rest.substr(0, tok.size()) == tok) {

@@ -8,6 +8,7 @@
 #include "core/prng.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "io/json_writer.hpp"
 #include "io/sha256.hpp"
 #include "orbit/benchmark.hpp"
 #include "orbit/render.hpp"
@@ -39,8 +40,7 @@ num::Rational draw(Rng& rng, const Domain& d, std::string& key) {
     case Domain::Kind::kScaled: {
       auto m = rng.between(d.mantissa_min, d.mantissa_max);
       auto e = rng.between(d.exponent_min, d.exponent_max);
-      const num::Rational v =
-          num::Rational(static_cast<long long>(m)) * num::Rational::pow10(static_cast<int>(e));
+      num::Rational v = num::Rational(static_cast<long long>(m)) * num::Rational::pow10(static_cast<int>(e));
       while (m % 10 == 0) m /= 10, ++e;
       put(static_cast<std::uint64_t>(m));
       put(static_cast<std::uint64_t>(e));
@@ -126,68 +126,27 @@ std::string base_id(const TemplateSpec& t, std::size_t index) {
 
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view s) {
-  static const char* const kHex = "0123456789abcdef";
-  out += '"';
-  std::size_t run = 0;  // start of the pending run of bytes that need no escape
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
-  }
-  out.append(s.data() + run, s.size() - run);
-  out += '"';
-}
-
 GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions& opts,
                                    const GenerateSink& sink, const num::UnitRegistry& units) {
   GeneratedBenchmark g;
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   io::Sha256 bases_hash, views_hash;
   std::size_t bases_bytes = 0, views_bytes = 0;
-  std::string B, V;
-  B.reserve(kChunk + 4096);
-  V.reserve(kChunk + 4096);
+  std::string bases_buf, views_buf;
+  bases_buf.reserve(kChunk + 4096);
+  views_buf.reserve(kChunk + 4096);
   auto flush = [&](bool force) {
-    if (!B.empty() && (force || B.size() >= kChunk)) {
-      bases_hash.update(B);
-      bases_bytes += B.size();
-      if (sink.bases) sink.bases(B);
-      B.clear();
+    if (!bases_buf.empty() && (force || bases_buf.size() >= kChunk)) {
+      bases_hash.update(bases_buf);
+      bases_bytes += bases_buf.size();
+      if (sink.bases) sink.bases(bases_buf);
+      bases_buf.clear();
     }
-    if (!V.empty() && (force || V.size() >= kChunk)) {
-      views_hash.update(V);
-      views_bytes += V.size();
-      if (sink.views) sink.views(V);
-      V.clear();
+    if (!views_buf.empty() && (force || views_buf.size() >= kChunk)) {
+      views_hash.update(views_buf);
+      views_bytes += views_buf.size();
+      if (sink.views) sink.views(views_buf);
+      views_buf.clear();
     }
   };
   // View names in output order; counts are indexed like this list.
@@ -195,9 +154,9 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
   for (const char* f : kFamilies) all_views.emplace_back(f);
   all_views.emplace_back("paraphrase1");
   all_views.emplace_back("paraphrase2");
-  const std::size_t kViews = all_views.size();
+  const std::size_t n_views = all_views.size();
   auto is_family = [&](std::size_t v) { return v >= 1 && v <= std::size(kFamilies); };
-  std::vector<std::size_t> per_view(kViews, 0);
+  std::vector<std::size_t> per_view(n_views, 0);
   io::OrderedJson per_template = io::OrderedJson::object();
   io::OrderedJson consensus = io::OrderedJson::object();
 
@@ -212,7 +171,7 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
     for (const auto& v : t.views)
       family_index.push_back(static_cast<std::size_t>(
           std::find(all_views.begin(), all_views.end(), v.family) - all_views.begin()));
-    std::vector<std::size_t> tcounts(kViews, 0);
+    std::vector<std::size_t> tcounts(n_views, 0);
     std::size_t tprompts = 0;
     const bool para = opts.paraphrases && t.consensus_bases > 0;
     if (t.consensus_bases > 0) consensus[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
@@ -226,35 +185,35 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
         if (elig[f][i]) base_views.push_back(family_index[f]);
       const bool in_consensus = i < t.consensus_bases;
       if (para && in_consensus) {
-        base_views.push_back(kViews - 2);
-        base_views.push_back(kViews - 1);
+        base_views.push_back(n_views - 2);
+        base_views.push_back(n_views - 1);
       }
 
-      B += "{\"base_id\":";
-      append_json_string(B, id);
-      B += ",\"template\":";
-      append_json_string(B, t.id);
-      B += ",\"dimension\":";
-      append_json_string(B, t.dimension);
-      B += ",\"canonical_unit\":";
-      append_json_string(B, t.canonical_unit);
-      B += ",\"params\":{";
+      bases_buf += "{\"base_id\":";
+      io::append_json_string(bases_buf, id);
+      bases_buf += ",\"template\":";
+      io::append_json_string(bases_buf, t.id);
+      bases_buf += ",\"dimension\":";
+      io::append_json_string(bases_buf, t.dimension);
+      bases_buf += ",\"canonical_unit\":";
+      io::append_json_string(bases_buf, t.canonical_unit);
+      bases_buf += ",\"params\":{";
       for (std::size_t p = 0; p < t.params.size(); ++p) {
-        if (p) B += ',';
-        append_json_string(B, t.params[p].name);
-        B += ':';
-        append_json_string(B, drawn[i].values[p].str());
+        if (p) bases_buf += ',';
+        io::append_json_string(bases_buf, t.params[p].name);
+        bases_buf += ':';
+        io::append_json_string(bases_buf, drawn[i].values[p].str());
       }
-      B += "},\"answer\":";
-      append_json_string(B, answer);
-      B += ",\"views\":[";
+      bases_buf += "},\"answer\":";
+      io::append_json_string(bases_buf, answer);
+      bases_buf += ",\"views\":[";
       for (std::size_t k = 0; k < base_views.size(); ++k) {
-        if (k) B += ',';
-        append_json_string(B, all_views[base_views[k]]);
+        if (k) bases_buf += ',';
+        io::append_json_string(bases_buf, all_views[base_views[k]]);
       }
-      B += "],\"consensus_subset\":";
-      B += in_consensus ? "true" : "false";
-      B += "}\n";
+      bases_buf += "],\"consensus_subset\":";
+      bases_buf += in_consensus ? "true" : "false";
+      bases_buf += "}\n";
 
       canonical.clear();
       for (std::size_t p = 0; p < t.params.size(); ++p)
@@ -262,29 +221,29 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
       for (const std::size_t vi : base_views) {
         const std::string& vn = all_views[vi];
         prompt_id.assign(id).append(":").append(vn);
-        V += "{\"prompt_id\":";
-        append_json_string(V, prompt_id);
-        V += ",\"base_id\":";
-        append_json_string(V, id);
-        V += ",\"template\":";
-        append_json_string(V, t.id);
-        V += ",\"view\":";
-        append_json_string(V, vn);
-        V += ",\"family\":";
+        views_buf += "{\"prompt_id\":";
+        io::append_json_string(views_buf, prompt_id);
+        views_buf += ",\"base_id\":";
+        io::append_json_string(views_buf, id);
+        views_buf += ",\"template\":";
+        io::append_json_string(views_buf, t.id);
+        views_buf += ",\"view\":";
+        io::append_json_string(views_buf, vn);
+        views_buf += ",\"family\":";
         if (is_family(vi)) {
-          append_json_string(V, vn);
+          io::append_json_string(views_buf, vn);
         } else {
-          V += "null";
+          views_buf += "null";
         }
-        V += ",\"prompt\":";
+        views_buf += ",\"prompt\":";
         prompt.clear();
         render_prompt_into(prompt, spec, t, vn, drawn[i].values, &canonical, units);
-        append_json_string(V, prompt);
-        V += ",\"expected\":";
-        append_json_string(V, answer);
-        V += ",\"answer_unit\":";
-        append_json_string(V, t.canonical_unit);
-        V += "}\n";
+        io::append_json_string(views_buf, prompt);
+        views_buf += ",\"expected\":";
+        io::append_json_string(views_buf, answer);
+        views_buf += ",\"answer_unit\":";
+        io::append_json_string(views_buf, t.canonical_unit);
+        views_buf += "}\n";
         ++tcounts[vi];
         ++per_view[vi];
         ++tprompts;
@@ -295,8 +254,8 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
     tviews["canonical"] = tcounts[0];
     for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts[family_index[f]];
     if (para) {
-      tviews["paraphrase1"] = tcounts[kViews - 2];
-      tviews["paraphrase2"] = tcounts[kViews - 1];
+      tviews["paraphrase1"] = tcounts[n_views - 2];
+      tviews["paraphrase2"] = tcounts[n_views - 1];
     }
     per_template[t.id] = {{"bases", t.bases}, {"prompts", tprompts}, {"views", std::move(tviews)}};
     g.bases += t.bases;
@@ -306,9 +265,9 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
   flush(true);
   io::OrderedJson families = io::OrderedJson::object();
   io::OrderedJson views = io::OrderedJson::object();
-  for (std::size_t v = 0; v < kViews; ++v) {
+  for (std::size_t v = 0; v < n_views; ++v) {
     if (is_family(v)) families[all_views[v]] = per_view[v];
-    if (v < kViews - 2 || opts.paraphrases) views[all_views[v]] = per_view[v];
+    if (v < n_views - 2 || opts.paraphrases) views[all_views[v]] = per_view[v];
   }
   io::OrderedJson m;
   m["format"] = kBenchmarkFormat;

@@ -57,7 +57,4 @@ GeneratedBenchmark generate_to_dir(const std::filesystem::path& dir, const Orbit
                                    const GenerateOptions& opts = {},
                                    const num::UnitRegistry& units = num::UnitRegistry::builtin());
 
-// JSON string literal with the escapes nlohmann::json uses (UTF-8 passed through).
-void append_json_string(std::string& out, std::string_view s);
-
 }  // namespace numcheck::orbit

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
+#include "io/json_writer.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::orbit {
@@ -187,7 +188,35 @@ io::OrderedJson record_json(std::string_view prompt_id, std::string_view base_id
   return r;
 }
 
+// The same record written straight into `out` with its newline: to_line(record_json(...)) + "\n".
+void append_record_line(std::string& out, std::string_view prompt_id, std::string_view base_id,
+                        std::string_view view, std::optional<std::string_view> family,
+                        std::string_view template_id, std::string_view expected, std::string_view answer_unit,
+                        const ScoredPrompt& p) {
+  io::JsonWriter w(out);
+  w.begin_object();
+  w.key("prompt_id").value(prompt_id);
+  w.key("base_id").value(base_id);
+  w.key("view").value(view);
+  w.key("family").value(family);
+  w.key("template").value(template_id);
+  w.key("expected").value(expected);
+  w.key("answer_unit").value(answer_unit);
+  w.key("finish_reason").value(p.finish_reason);
+  if (p.completion_tokens) w.key("completion_tokens").value(*p.completion_tokens);
+  w.key("line").value(static_cast<std::uint64_t>(p.line));
+  grade::write_json_members(w, p.grade);
+  w.end_object();
+  out.push_back('\n');
+}
+
 }  // namespace
+
+void append_score_line(std::string& out, const BenchmarkIndex& bench, const ScoredPrompt& p) {
+  const std::size_t i = p.view_index;
+  append_record_line(out, bench.prompt_id(i), bench.base_id(i), bench.view(i), bench.family(i),
+                     bench.template_id(i), bench.expected(i), bench.answer_unit(i), p);
+}
 
 Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units) {
   return score_responses(BenchmarkIndex::of(bench), responses, units);
@@ -346,10 +375,7 @@ void write_scores(const BenchmarkIndex& bench, const Scores& scores, const fs::p
                   const fs::path& out, bool allow_partial) {
   std::string body;
   body.reserve(scores.records.size() * 512);
-  for (const auto& p : scores.records) {
-    body += io::to_line(score_record(bench, p));
-    body.push_back('\n');
-  }
+  for (const auto& p : scores.records) append_score_line(body, bench, p);
   const std::string sha = io::sha256_hex(body);
   // The manifest is computed before anything is written so that a failure leaves no half output.
   const std::string manifest =
@@ -378,8 +404,8 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   io::SpoolFile spool(out);
   std::string line;
   scan_responses(bench, responses, units, tally, [&](ScoredPrompt&& p) {
-    line = io::to_line(score_record(bench, p));
-    line.push_back('\n');
+    line.clear();
+    append_score_line(line, bench, p);
     if (line.size() > std::numeric_limits<std::uint32_t>::max()) {
       fail("{}: the score line of prompt '{}' is longer than 4 GB", responses.string(),
            bench.prompt_id(p.view_index));

@@ -103,6 +103,8 @@ void check_complete(const ScoreTally& scores, const std::filesystem::path& respo
 // finish_reason, completion_tokens (when present), line, strict, audit.
 [[nodiscard]] io::OrderedJson score_record(const Benchmark& bench, const ScoredPrompt& p);
 [[nodiscard]] io::OrderedJson score_record(const BenchmarkIndex& bench, const ScoredPrompt& p);
+// The score line of p (to_line(score_record(bench, p)) and "\n"), written without a DOM.
+void append_score_line(std::string& out, const BenchmarkIndex& bench, const ScoredPrompt& p);
 
 // The system that produced a responses file: run.json next to it (fields "model" and
 // "simulated") when present, else the file's stem.

@@ -159,6 +159,7 @@ Selection select(const Benchmark& bench, const SelectionSpec& spec) {
       by_template[b->template_id].push_back(b);
     }
     std::vector<std::size_t> sizes;
+    sizes.reserve(order.size());
     for (const auto& t : order) sizes.push_back(by_template[t].size());
     const auto seats = allocate_seats(sizes, *spec.bases);
     std::uint64_t seed = 20260725;

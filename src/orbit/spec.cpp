@@ -247,7 +247,7 @@ Skeleton parse_skeleton(const Ctx& c, const std::string& text, const std::string
   return s;
 }
 
-const char* const kViewFamilies[] = {"fraction", "scientific", "percent", "words", "unit"};
+constexpr const char* kViewFamilies[] = {"fraction", "scientific", "percent", "words", "unit"};
 
 TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const OrbitSpec& spec,
                             const num::UnitRegistry& units) {

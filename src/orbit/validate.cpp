@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "grade/grade.hpp"
 #include "io/json.hpp"
@@ -20,7 +22,8 @@ using Counts = std::map<std::string, std::uint64_t>;
 // Flattens {"templates": {"CV": {"bases": 200}}} into {"templates.CV.bases": 200}, dropping zeros.
 void flatten(const io::Json& j, const std::string& prefix, Counts& out) {
   if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    for (const auto& [k, v] : j.items())
+      flatten(v, prefix.empty() ? k : fmt::format("{}.{}", prefix, k), out);
   } else if (j.is_number_unsigned() || j.is_number_integer()) {
     const auto v = j.get<std::int64_t>();
     if (v != 0) out[prefix] = static_cast<std::uint64_t>(v);

@@ -250,10 +250,10 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
       if (m >> slot & 1u) slot_bases[slot].push_back(static_cast<std::uint32_t>(b));
     }
   }
-  const std::size_t S = systems.size();
-  out.flags.resize(S);
-  std::vector<std::array<BaselineWork, 2>> work(S);
-  for (std::size_t s = 0; s < S; ++s) {
+  const std::size_t n_systems = systems.size();
+  out.flags.resize(n_systems);
+  std::vector<std::array<BaselineWork, 2>> work(n_systems);
+  for (std::size_t s = 0; s < n_systems; ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
       out.flags[s][l] = layer_flags(L, systems[s], l);
       for (std::size_t slot = 0; slot < kSlots; ++slot) {
@@ -262,12 +262,12 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
       work[s][l].orbit = Sparse::from(out.flags[s][l].orbit, all_bases);
     }
   }
-  if (nb == 0 || opt.bootstrap_draws == 0 || S == 0) return out;
+  if (nb == 0 || opt.bootstrap_draws == 0 || n_systems == 0) return out;
   // The same streams as the orbit gap's frame (metrics.cpp frame_seed(seed, "orbit")), so the excess
   // gap and the orbit gap are evaluated on the same resampled bases.
   const std::uint64_t seed = Rng(opt.seed, "report-bootstrap:orbit").next();
   out.reps = stats::bootstrap_counts_multi(
-      nb, opt.bootstrap_draws, seed, S * 4,
+      nb, opt.bootstrap_draws, seed, n_systems * 4,
       [&](const stats::ClusterCounts& c, std::span<double> o) {
         std::vector<double> gw(groups.masks.size(), 0.0);
         for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
@@ -277,7 +277,7 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
             if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
           }
         }
-        for (std::size_t s = 0; s < S; ++s) {
+        for (std::size_t s = 0; s < n_systems; ++s) {
           for (std::size_t l = 0; l < 2; ++l) {
             const auto& w = work[s][l];
             std::array<double, kSlots> p{};
@@ -425,17 +425,17 @@ std::optional<RepeatCheck> repeat_check(const SystemScores& sys) {
 
 void add_paper_analyses(MetricsModel& m, const orbit::Benchmark& bench,
                         const std::vector<SystemScores>& systems, const ReportOptions& opt) {
-  const OrbitLayout L = make_layout(bench);
-  m.allocation = allocation(bench, L);
-  m.example_orbit = example_orbit(bench, L);
-  const Baselines bl = baselines(L, systems, opt);
+  const OrbitLayout layout = make_layout(bench);
+  m.allocation = allocation(bench, layout);
+  m.example_orbit = example_orbit(bench, layout);
+  const Baselines bl = baselines(layout, systems, opt);
   for (std::size_t s = 0; s < systems.size(); ++s) {
     SystemMetrics& sm = m.systems.at(s);
     for (std::size_t l = 0; l < 2; ++l) {
       LayerMetrics& lm = sm.layers[l];
-      lm.length_excluded = length_excluded(bench, L, systems[s], l);
-      lm.views_by_template = views_by_template(bench, L, systems[s], l);
-      lm.h2_independence = h2_independence(L, bl, s, l, opt.level);
+      lm.length_excluded = length_excluded(bench, layout, systems[s], l);
+      lm.views_by_template = views_by_template(bench, layout, systems[s], l);
+      lm.h2_independence = h2_independence(layout, bl, s, l, opt.level);
     }
     sm.repeat = repeat_check(systems[s]);
   }
@@ -459,10 +459,6 @@ std::string rate_counts(std::uint64_t k, std::uint64_t n) {
 std::string exact_points(const Rational& q) {
   const std::string s = num::fixed_decimal(q * Rational(100), 1);
   return s[0] == '-' || s == "0.0" ? s : "+" + s;
-}
-std::string pts_interval(const std::optional<Interval>& i) {
-  if (!i) return "n/a";
-  return fmt::format("[{}, {}]", html::signed_points(i->lo, 1), html::signed_points(i->hi, 1));
 }
 
 std::string k_factors(const ByK& by_k) {
@@ -698,6 +694,11 @@ Document repeat_section(const MetricsModel& m) {
 }
 
 }  // namespace
+
+std::string pts_interval(const std::optional<Interval>& i) {
+  if (!i) return "n/a";
+  return fmt::format("[{}, {}]", html::signed_points(i->lo, 1), html::signed_points(i->hi, 1));
+}
 
 void add_paper_sections(Document& d, const MetricsModel& m, const orbit::Benchmark& bench) {
   d.insert_before("systems", allocation_section(m, bench));

@@ -16,6 +16,8 @@
 //   rate (no representation effect), each beside the observed gap as an excess gap with a
 //   base-clustered bootstrap interval. Point values are exact rationals (written "p/q" beside the
 //   decimal); only the bootstrap replicates use floating point.
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "doc/document.hpp"
@@ -36,5 +38,9 @@ void add_paper_analyses(MetricsModel& metrics, const orbit::Benchmark& bench,
 // example orbit before "Systems", the H2 baseline after the orbit metrics, the length sensitivity
 // after audit recovery, the power-of-ten table after the magnitude drops.
 void add_paper_sections(doc::Document& d, const MetricsModel& metrics, const orbit::Benchmark& bench);
+
+// An interval of a difference in signed percentage points, one decimal ("[-1.2, +3.4]"), or "n/a":
+// how every report table writes a gap's interval.
+[[nodiscard]] std::string pts_interval(const std::optional<Interval>& i);
 
 }  // namespace numcheck::report

@@ -140,16 +140,16 @@ std::optional<Interval> diff_ci(const Frame& fr, std::size_t qa, std::size_t qb,
 }  // namespace
 
 OrbitLayout make_layout(const orbit::Benchmark& bench) {
-  OrbitLayout L;
-  L.bases.resize(bench.bases.size());
-  L.family_bases.resize(kFamilyCount);
+  OrbitLayout layout;
+  layout.bases.resize(bench.bases.size());
+  layout.family_bases.resize(kFamilyCount);
   std::map<std::string, bool> seen_template;
   for (std::size_t b = 0; b < bench.bases.size(); ++b) {
-    L.bases[b].base = b;
+    layout.bases[b].base = b;
     const auto& t = bench.bases[b].template_id;
     if (!seen_template[t]) {
       seen_template[t] = true;
-      L.templates.push_back(t);
+      layout.templates.push_back(t);
     }
   }
   bool have_view[kFamilyCount] = {false, false, false, false, false};
@@ -158,7 +158,7 @@ OrbitLayout make_layout(const orbit::Benchmark& bench) {
     if (!is_orbit_view(view.view)) continue;
     auto it = bench.base_index.find(view.base_id);
     if (it == bench.base_index.end()) fail("view {} names an unknown base", view.prompt_id);
-    auto& bv = L.bases[it->second];
+    auto& bv = layout.bases[it->second];
     if (view.view == "canonical") {
       bv.canonical = v;
     } else {
@@ -167,8 +167,8 @@ OrbitLayout make_layout(const orbit::Benchmark& bench) {
       have_view[f] = true;
     }
   }
-  for (std::size_t b = 0; b < L.bases.size(); ++b) {
-    auto& bv = L.bases[b];
+  for (std::size_t b = 0; b < layout.bases.size(); ++b) {
+    auto& bv = layout.bases[b];
     if (bv.canonical == kNone) {
       fail("{}: base {} has no canonical view in views.jsonl", bench.dir.string(), bench.bases[b].base_id);
     }
@@ -176,15 +176,15 @@ OrbitLayout make_layout(const orbit::Benchmark& bench) {
     for (std::size_t f = 0; f < kFamilyCount; ++f) {
       if (bv.family[f] != kNone) {
         bv.orbit.push_back(bv.family[f]);
-        L.family_bases[f].push_back(b);
+        layout.family_bases[f].push_back(b);
       }
     }
   }
-  L.views.emplace_back("canonical");
+  layout.views.emplace_back("canonical");
   for (std::size_t f = 0; f < kFamilyCount; ++f) {
-    if (have_view[f]) L.views.emplace_back(orbit::kFamilies[f]);
+    if (have_view[f]) layout.views.emplace_back(orbit::kFamilies[f]);
   }
-  return L;
+  return layout;
 }
 
 BaseFlags base_flags(const OrbitLayout::BaseViews& b, const SystemScores& s, Layer layer) {
@@ -221,7 +221,7 @@ struct OrbitCounts {
 // bootstrap frames and the interval settings.
 struct Stage {
   const orbit::Benchmark& bench;
-  const OrbitLayout& L;
+  const OrbitLayout& layout;
   const std::vector<SystemScores>& systems;
   const ReportOptions& opt;
   double z = 0;
@@ -233,7 +233,7 @@ struct Stage {
 };
 
 void compute_flags(Stage& st) {
-  const std::size_t nb = st.L.bases.size();
+  const std::size_t nb = st.layout.bases.size();
   st.flags.resize(st.systems.size());
   for (std::size_t s = 0; s < st.systems.size(); ++s) {
     if (st.systems[s].by_view.size() != st.bench.views.size()) {
@@ -243,21 +243,21 @@ void compute_flags(Stage& st) {
       auto& flags = st.flags[s][l];
       flags.resize(nb);
       for (std::size_t b = 0; b < nb; ++b)
-        flags[b] = base_flags(st.L.bases[b], st.systems[s], static_cast<Layer>(l));
+        flags[b] = base_flags(st.layout.bases[b], st.systems[s], static_cast<Layer>(l));
     }
   }
 }
 
 // The bootstrap frames: all bases (orbit) and each family's paired bases.
 void run_frames(Stage& st) {
-  const OrbitLayout& L = st.L;
-  const std::size_t nb = L.bases.size();
+  const OrbitLayout& layout = st.layout;
+  const std::size_t nb = layout.bases.size();
   st.frames.resize(1 + kFamilyCount);
   st.frames[0].name = "orbit";
   st.frames[0].n = nb;
   for (std::size_t f = 0; f < kFamilyCount; ++f) {
     st.frames[1 + f].name = orbit::kFamilies[f];
-    st.frames[1 + f].n = L.family_bases[f].size();
+    st.frames[1 + f].n = layout.family_bases[f].size();
   }
   for (std::size_t s = 0; s < st.systems.size(); ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
@@ -271,10 +271,10 @@ void run_frames(Stage& st) {
       st.frames[0].quantities.push_back(SparseSum::from(oc));
       st.frames[0].quantities.push_back(SparseSum{true, 0, {}, {}});
       for (std::size_t f = 0; f < kFamilyCount; ++f) {
-        const auto& fb = L.family_bases[f];
+        const auto& fb = layout.family_bases[f];
         std::vector<int> fc(fb.size()), ft(fb.size());
         for (std::size_t i = 0; i < fb.size(); ++i) {
-          const auto& bv = L.bases[fb[i]];
+          const auto& bv = layout.bases[fb[i]];
           fc[i] = flags[fb[i]].canonical_correct ? 1 : 0;
           ft[i] = st.systems[s].by_view[bv.family[f]].layer[l].outcome == Outcome::kCorrect ? 1 : 0;
         }
@@ -287,19 +287,19 @@ void run_frames(Stage& st) {
   for (auto& fr : st.frames) run_frame(fr, st.opt, frame_seed(st.opt.seed, fr.name));
 }
 
-BenchmarkInfo benchmark_info(const orbit::Benchmark& bench, const OrbitLayout& L) {
+BenchmarkInfo benchmark_info(const orbit::Benchmark& bench, const OrbitLayout& layout) {
   BenchmarkInfo b;
   b.dir = bench.dir.string();
-  b.bases = L.bases.size();
+  b.bases = layout.bases.size();
   b.prompts = bench.views.size();
-  for (const auto& v : L.views) {
+  for (const auto& v : layout.views) {
     std::uint64_t n = 0;
-    for (const auto& bv : L.bases) {
+    for (const auto& bv : layout.bases) {
       if (v == "canonical" || bv.family[family_index(v)] != kNone) ++n;
     }
     b.views.emplace_back(v, n);
   }
-  b.templates = L.templates;
+  b.templates = layout.templates;
   for (const auto& [file, hex] : bench.file_sha256) b.file_sha256.emplace_back(file, hex);
   b.selection = bench.selection;
   return b;
@@ -328,7 +328,7 @@ std::optional<Keyed<TokenSummary>> token_summaries(const Stage& st, const System
   for (const auto& sp : sys.by_view) any_tokens = any_tokens || sp.completion_tokens.has_value();
   if (!any_tokens) return std::nullopt;
   Keyed<TokenSummary> out;
-  for (const auto& vname : st.L.views) {
+  for (const auto& vname : st.layout.views) {
     std::vector<double> t;
     TokenSummary ts;
     for (std::size_t v = 0; v < st.bench.views.size(); ++v) {
@@ -377,21 +377,21 @@ void view_metrics_stage(
       }
     }
   }
-  for (const auto& vname : st.L.views) {
+  for (const auto& vname : st.layout.views) {
     const auto& vc = view_counts[vname];
     lm.views.emplace_back(vname, view_metrics(vc.first, vc.second, st.z));
     lm.failures.emplace_back(vname, failures[vname]);
     auto it = mag_view.find(vname);
     if (it == mag_view.end()) continue;
     ViewDrops d{it->second, {}};
-    for (const auto& tp : st.L.templates) {
+    for (const auto& tp : st.layout.templates) {
       if (auto jt = mag_view_tpl[vname].find(tp); jt != mag_view_tpl[vname].end()) {
         d.by_template.emplace_back(tp, jt->second);
       }
     }
     md.by_view.emplace_back(vname, std::move(d));
   }
-  for (const auto& tp : st.L.templates) {
+  for (const auto& tp : st.layout.templates) {
     if (auto it = mag_tpl.find(tp); it != mag_tpl.end()) md.by_template.emplace_back(tp, it->second);
   }
 }
@@ -404,9 +404,9 @@ Keyed<FamilyTest> family_tests(const Stage& st, std::size_t s, std::size_t l) {
   std::vector<double> pvals;
   for (std::size_t f = 0; f < kFamilyCount; ++f) {
     FamilyTest r;
-    for (std::size_t b : st.L.family_bases[f]) {
+    for (std::size_t b : st.layout.family_bases[f]) {
       const bool can = flags[b].canonical_correct;
-      const bool tr = sys.by_view[st.L.bases[b].family[f]].layer[l].outcome == Outcome::kCorrect;
+      const bool tr = sys.by_view[st.layout.bases[b].family[f]].layer[l].outcome == Outcome::kCorrect;
       ++r.n;
       r.canonical_correct += can;
       r.transformed_correct += tr;
@@ -430,10 +430,10 @@ Keyed<TemplateStratum> template_strata(
     const std::map<std::string, std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>>&
         tpl_view_counts) {
   Keyed<TemplateStratum> out;
-  for (const auto& t : st.L.templates) {
+  for (const auto& t : st.layout.templates) {
     OrbitCounts c;
-    for (std::size_t b = 0; b < st.L.bases.size(); ++b) {
-      if (st.bench.bases[st.L.bases[b].base].template_id != t) continue;
+    for (std::size_t b = 0; b < st.layout.bases.size(); ++b) {
+      if (st.bench.bases[st.layout.bases[b].base].template_id != t) continue;
       ++c.n;
       c.canonical += flags[b].canonical_correct;
       c.correct += flags[b].orbit_correct;
@@ -442,7 +442,7 @@ Keyed<TemplateStratum> template_strata(
     }
     TemplateStratum ts;
     if (auto tv = tpl_view_counts.find(t); tv != tpl_view_counts.end()) {
-      for (const auto& vname : st.L.views) {
+      for (const auto& vname : st.layout.views) {
         auto it = tv->second.find(vname);
         if (it != tv->second.end())
           ts.views.emplace_back(vname, view_metrics(it->second.first, it->second.second, st.z));
@@ -457,7 +457,7 @@ Keyed<TemplateStratum> template_strata(
 // Audit recovery per view (both layers' outcomes of each prompt).
 Keyed<Recovery> recovery_stage(const Stage& st, const SystemScores& sys) {
   Keyed<Recovery> out;
-  for (const auto& vname : st.L.views) {
+  for (const auto& vname : st.layout.views) {
     Recovery r;
     for (std::size_t v = 0; v < st.bench.views.size(); ++v) {
       if (st.bench.views[v].view != vname) continue;
@@ -535,7 +535,7 @@ Comparison comparison(const Stage& st, const MetricsModel& m, std::size_t a, std
     };
     ComparisonLayer& cl = c.layers[l];
     const double n0 = static_cast<double>(st.frames[0].n);
-    if (st.L.bases.size() > 0) {
+    if (st.layout.bases.size() > 0) {
       cl.canonical_correct =
           diff(count_diff(la.orbit.canonical_correct, lb.orbit.canonical_correct, n0), st.frames[0], 0);
       cl.orbit_correct = diff(count_diff(la.orbit.correct, lb.orbit.correct, n0), st.frames[0], 1);
@@ -565,14 +565,14 @@ Comparison comparison(const Stage& st, const MetricsModel& m, std::size_t a, std
 MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<SystemScores>& systems,
                              const ReportOptions& opt) {
   if (!(opt.level > 0.0 && opt.level < 1.0)) fail("interval level {} is outside (0, 1)", opt.level);
-  const OrbitLayout L = make_layout(bench);
-  Stage st{bench, L, systems, opt, z_for_level(opt.level), {}, {}};
+  const OrbitLayout layout = make_layout(bench);
+  Stage st{bench, layout, systems, opt, z_for_level(opt.level), {}, {}};
   compute_flags(st);
   run_frames(st);
 
   MetricsModel m;
   m.numcheck_version = kVersion;
-  m.benchmark = benchmark_info(bench, L);
+  m.benchmark = benchmark_info(bench, layout);
   m.settings = {opt.bootstrap_draws, opt.seed, opt.level};
   for (std::size_t s = 0; s < systems.size(); ++s) m.systems.push_back(system_metrics(st, s));
   for (std::size_t a = 0; a < systems.size(); ++a) {

@@ -1,6 +1,8 @@
 #include "report/metrics_model.hpp"
 
+#include <array>
 #include <charconv>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -684,8 +686,8 @@ BenchmarkInfo read_benchmark(const Rec& r) {
                                           [](const Rec& p, const std::string& k) { return p.string(k); });
   if (r.contains("selection")) b.selection = r.at("selection");
   for (const auto& item : r.json().items()) {
-    static const std::vector<std::string> kOwn = {"dir",       "bases",       "prompts",  "views",
-                                                  "templates", "file_sha256", "selection"};
+    static constexpr std::array<std::string_view, 7> kOwn = {"dir",       "bases",       "prompts",  "views",
+                                                             "templates", "file_sha256", "selection"};
     if (std::find(kOwn.begin(), kOwn.end(), item.key()) == kOwn.end()) b.generator[item.key()] = item.value();
   }
   return b;

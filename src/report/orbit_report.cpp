@@ -38,10 +38,6 @@ std::string interval(const std::optional<Interval>& i) {
 }
 std::string pts(double x) { return html::signed_points(x, 1); }
 std::string pts(const std::optional<double>& x) { return pts(x ? *x : std::nan("")); }
-std::string pts_interval(const std::optional<Interval>& i) {
-  if (!i) return "n/a";
-  return fmt::format("[{}, {}]", html::signed_points(i->lo, 1), html::signed_points(i->hi, 1));
-}
 std::string pvalue(double p) {
   if (!std::isfinite(p)) return "n/a";
   if (p == 0.0) return "<1e-300";

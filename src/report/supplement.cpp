@@ -31,7 +31,7 @@ struct Root {
 // A path on disk as a member name: relative to the root, normalized, never outside it.
 std::string member_name(const Root& root, const fs::path& on_disk, const std::string& what) {
   const fs::path rel = fs::absolute(on_disk).lexically_normal().lexically_relative(root.dir);
-  const std::string s = rel.generic_string();
+  std::string s = rel.generic_string();
   if (rel.empty() || s == ".." || s.rfind("../", 0) == 0) {
     fail(
         "{} ({}) is outside {}, the folder that holds the report: a supplement keeps every input "
@@ -54,7 +54,7 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   std::map<std::string, fs::path> files;  // member -> path on disk
   // `recorded` is relative to the report folder (as metrics.json records every path).
   auto add_on_disk = [&](const fs::path& on_disk, const std::string& what) {
-    const std::string name = member_name(root, on_disk, what);
+    std::string name = member_name(root, on_disk, what);
     if (!fs::is_regular_file(on_disk))
       fail("{}: {} not found (as recorded in {})", what, on_disk.string(), metrics_path.string());
     files[name] = on_disk;
@@ -135,6 +135,7 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   }
 
   std::vector<io::TarMember> members;
+  members.reserve(files.size() + 4);  // the files, the two report files, the info and the sums
   for (const auto& [name, path] : files) members.push_back({name, io::read_file(path, kMaxMember)});
   for (const char* f : {"metrics.json", "report.md"}) {
     members.push_back(
@@ -159,9 +160,10 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   members.insert(members.begin(), io::TarMember{std::string(kSupplementInfo), io::to_pretty(info)});
   std::string sums;
   std::vector<std::pair<std::string, std::string>> lines;
+  lines.reserve(members.size());
   for (const auto& mem : members) lines.emplace_back(mem.path, io::sha256_hex(mem.bytes));
   std::sort(lines.begin(), lines.end());
-  for (const auto& [path, hex] : lines) sums += hex + "  " + path + "\n";
+  for (const auto& [path, hex] : lines) sums += fmt::format("{}  {}\n", hex, path);
   members.insert(members.begin(), io::TarMember{std::string(kSupplementSums), sums});
   return io::write_ustar(members);
 }

@@ -19,9 +19,12 @@
 // count and offset, so a truncated or corrupt file is an Error, never a wrong ranking.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "retrieval/tokenize.hpp"
@@ -40,6 +43,28 @@ struct Document {
   std::string text;
   std::string meta;  // compact JSON object of extra fields ("" = none)
 };
+
+namespace detail {
+// An allocator whose resize leaves new elements uninitialized (default-initialized): the builder
+// sizes the 231 MB posting tables of a 423k-snippet collection without zero-filling them on one
+// thread, and its placing threads touch the pages in parallel as they fill them.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  DefaultInitAllocator() = default;
+  template <class U>
+  explicit DefaultInitAllocator(const DefaultInitAllocator<U>& /*other*/) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    std::allocator_traits<std::allocator<T>>::construct(static_cast<std::allocator<T>&>(*this), p,
+                                                        std::forward<Args>(args)...);
+  }
+};
+using PostingVector = std::vector<std::uint32_t, DefaultInitAllocator<std::uint32_t>>;
+}  // namespace detail
 
 class Index {
  public:
@@ -86,9 +111,10 @@ class Index {
   double avgdl_ = 1.0;
   std::vector<std::string> terms_;       // sorted (byte order)
   std::vector<std::uint32_t> term_off_;  // size terms + 1, into docids_/tfs_
-  std::vector<std::uint32_t> docids_, tfs_;
-  std::vector<std::uint32_t> id_order_;  // document numbers sorted by id (for doc_number)
-  void finish();                         // avgdl, id order; throws on duplicate ids
+  detail::PostingVector docids_, tfs_;
+  std::vector<std::uint32_t> id_order_;              // document numbers sorted by id (for doc_number)
+  void finish();                                     // avgdl, id order; throws on duplicate ids
+  void finish(std::vector<std::uint32_t> id_order);  // the same with the id order given
   template <class Sink>
   void write_body(Sink& sink) const;  // the file's bytes before the checksum, in pieces
 };
@@ -99,6 +125,7 @@ class IndexBuilder {
  public:
   explicit IndexBuilder(TokenizerOptions tok = {}) : tok_(tok) {}
   void add(Document d) { docs_.push_back(std::move(d)); }
+  void reserve(std::size_t n) { docs_.reserve(n); }
   [[nodiscard]] std::size_t size() const { return docs_.size(); }
   // Tokenizes with `threads` threads (0 = hardware concurrency) and builds. Consumes the builder.
   [[nodiscard]] Index build(unsigned threads = 0);

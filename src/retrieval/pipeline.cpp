@@ -9,6 +9,7 @@
 
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -16,11 +17,9 @@
 namespace numcheck::retrieval {
 namespace {
 
-bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
 char first_byte(const std::string& s) {
   for (char c : s)
-    if (!is_ws(c)) return c;
+    if (!ascii::is_space(c)) return c;
   return 0;
 }
 
@@ -31,10 +30,10 @@ std::vector<std::pair<std::size_t, std::size_t>> word_windows(std::string_view t
   if (words == 0 || stride == 0) fail(ErrorCode::kUsage, "--passage-words and --stride must be positive");
   std::vector<std::pair<std::size_t, std::size_t>> w;  // word byte ranges
   for (std::size_t i = 0; i < text.size();) {
-    while (i < text.size() && is_ws(text[i])) ++i;
+    while (i < text.size() && ascii::is_space(text[i])) ++i;
     if (i >= text.size()) break;
     const std::size_t b = i;
-    while (i < text.size() && !is_ws(text[i])) ++i;
+    while (i < text.size() && !ascii::is_space(text[i])) ++i;
     w.emplace_back(b, i);
   }
   std::vector<std::pair<std::size_t, std::size_t>> out;
@@ -81,7 +80,7 @@ CorpusStats Collection::add_corpus(const std::filesystem::path& path) {
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (std::all_of(line.begin(), line.end(), is_ws)) continue;
+    if (std::all_of(line.begin(), line.end(), ascii::is_space)) continue;
     const std::string where = fmt::format("{} line {}", path.string(), line_no);
     io::OrderedJson j = io::parse_ordered_json(line, where);
     if (!j.is_object()) fail("{}: not a JSON object", where);

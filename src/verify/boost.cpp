@@ -8,11 +8,61 @@
 
 #include <fmt/format.h>
 
+#include "core/dynlib.hpp"
 #include "core/error.hpp"
+
+#ifndef NUMCHECK_LIBXGBOOST_SONAME
+#define NUMCHECK_LIBXGBOOST_SONAME "libxgboost.so.0"
+#endif
 
 namespace numcheck::verify {
 
 namespace {
+
+// XGBoost, loaded the first time a booster is trained, loaded or asked its version: every other
+// command starts without it and the libraries it pulls in (libdmlc, libgomp), whose loading and
+// relocation cost about 5 ms at each start. Only its headers are used at build time.
+struct XgbApi {
+  decltype(&::XGBGetLastError) last_error;
+  decltype(&::XGBoostVersion) version;
+  decltype(&::XGBSetGlobalConfig) set_global_config;
+  decltype(&::XGDMatrixCreateFromMat) dmatrix_create_from_mat;
+  decltype(&::XGDMatrixSetFloatInfo) dmatrix_set_float_info;
+  decltype(&::XGDMatrixFree) dmatrix_free;
+  decltype(&::XGBoosterCreate) booster_create;
+  decltype(&::XGBoosterFree) booster_free;
+  decltype(&::XGBoosterSetParam) booster_set_param;
+  decltype(&::XGBoosterUpdateOneIter) booster_update_one_iter;
+  decltype(&::XGBoosterPredict) booster_predict;
+  decltype(&::XGBoosterLoadModelFromBuffer) booster_load_model_from_buffer;
+  decltype(&::XGBoosterSaveModelToBuffer) booster_save_model_to_buffer;
+};
+
+XgbApi load() {
+  const core::SharedLibrary lib("libxgboost", NUMCHECK_LIBXGBOOST_SONAME,
+                                "the XGBoost learners (xgboost, stacked)");
+  XgbApi api{};
+  lib.bind(api.last_error, "XGBGetLastError");
+  lib.bind(api.version, "XGBoostVersion");
+  lib.bind(api.set_global_config, "XGBSetGlobalConfig");
+  lib.bind(api.dmatrix_create_from_mat, "XGDMatrixCreateFromMat");
+  lib.bind(api.dmatrix_set_float_info, "XGDMatrixSetFloatInfo");
+  lib.bind(api.dmatrix_free, "XGDMatrixFree");
+  lib.bind(api.booster_create, "XGBoosterCreate");
+  lib.bind(api.booster_free, "XGBoosterFree");
+  lib.bind(api.booster_set_param, "XGBoosterSetParam");
+  lib.bind(api.booster_update_one_iter, "XGBoosterUpdateOneIter");
+  lib.bind(api.booster_predict, "XGBoosterPredict");
+  lib.bind(api.booster_load_model_from_buffer, "XGBoosterLoadModelFromBuffer");
+  lib.bind(api.booster_save_model_to_buffer, "XGBoosterSaveModelToBuffer");
+  return api;  // the library stays loaded for the life of the process
+}
+
+// Loads libxgboost once, thread-safely; a failed load throws Error and is retried next time.
+const XgbApi& xgb() {
+  static const XgbApi api = load();
+  return api;
+}
 
 std::mutex& mu() {
   static std::mutex m;
@@ -20,18 +70,18 @@ std::mutex& mu() {
 }
 
 void check(int rc, const char* what) {
-  if (rc != 0) fail("xgboost: {}: {}", what, XGBGetLastError());
+  if (rc != 0) fail("xgboost: {}: {}", what, xgb().last_error());
 }
 
 struct Matrix {
   DMatrixHandle h = nullptr;
   Matrix(const std::vector<float>& x, std::size_t rows, std::size_t cols) {
     if (x.size() != rows * cols) fail("xgboost: {} values for {} x {} rows", x.size(), rows, cols);
-    check(XGDMatrixCreateFromMat(x.data(), rows, cols, std::numeric_limits<float>::quiet_NaN(), &h),
+    check(xgb().dmatrix_create_from_mat(x.data(), rows, cols, std::numeric_limits<float>::quiet_NaN(), &h),
           "matrix");
   }
   ~Matrix() {
-    if (h != nullptr) XGDMatrixFree(h);
+    if (h != nullptr) xgb().dmatrix_free(h);
   }
   Matrix(const Matrix&) = delete;
   Matrix& operator=(const Matrix&) = delete;
@@ -39,8 +89,8 @@ struct Matrix {
 
 std::shared_ptr<void> make_booster(DMatrixHandle* dm, bst_ulong n) {
   BoosterHandle b = nullptr;
-  check(XGBoosterCreate(dm, n, &b), "create");
-  return {b, [](void* p) { XGBoosterFree(p); }};
+  check(xgb().booster_create(dm, n, &b), "create");
+  return {b, [](void* p) { xgb().booster_free(p); }};
 }
 
 std::string num(double v) { return fmt::format("{}", v); }
@@ -49,7 +99,7 @@ std::string num(double v) { return fmt::format("{}", v); }
 
 std::string xgboost_version() {
   int a = 0, b = 0, c = 0;
-  XGBoostVersion(&a, &b, &c);
+  xgb().version(&a, &b, &c);
   return fmt::format("{}.{}.{}", a, b, c);
 }
 
@@ -57,8 +107,8 @@ Booster::Booster(std::string json_text, std::size_t features, std::size_t classe
     : json_(std::move(json_text)), features_(features), classes_(classes) {
   std::lock_guard<std::mutex> lock(mu());
   handle_ = make_booster(nullptr, 0);
-  check(XGBoosterLoadModelFromBuffer(handle_.get(), json_.data(), json_.size()), "load model");
-  check(XGBoosterSetParam(handle_.get(), "nthread", "1"), "nthread");
+  check(xgb().booster_load_model_from_buffer(handle_.get(), json_.data(), json_.size()), "load model");
+  check(xgb().booster_set_param(handle_.get(), "nthread", "1"), "nthread");
 }
 
 std::vector<float> Booster::predict(const std::vector<float>& x, std::size_t rows) const {
@@ -69,7 +119,7 @@ std::vector<float> Booster::predict(const std::vector<float>& x, std::size_t row
   Matrix m(x, rows, features_);
   bst_ulong len = 0;
   const float* res = nullptr;
-  check(XGBoosterPredict(handle_.get(), m.h, 0, 0, 0, &len, &res), "predict");
+  check(xgb().booster_predict(handle_.get(), m.h, 0, 0, 0, &len, &res), "predict");
   if (len != rows * classes_) fail("xgboost: {} outputs for {} rows of {} classes", len, rows, classes_);
   out.assign(res, res + len);
   return out;
@@ -83,10 +133,10 @@ Booster train_booster(const std::vector<float>& x, std::size_t rows, std::size_t
   std::string text;
   {
     std::lock_guard<std::mutex> lock(mu());
-    check(XGBSetGlobalConfig(R"({"verbosity":0})"), "global config");
+    check(xgb().set_global_config(R"({"verbosity":0})"), "global config");
     Matrix m(x, rows, features);
-    check(XGDMatrixSetFloatInfo(m.h, "label", labels.data(), rows), "labels");
-    if (!weights.empty()) check(XGDMatrixSetFloatInfo(m.h, "weight", weights.data(), rows), "weights");
+    check(xgb().dmatrix_set_float_info(m.h, "label", labels.data(), rows), "labels");
+    if (!weights.empty()) check(xgb().dmatrix_set_float_info(m.h, "weight", weights.data(), rows), "weights");
     auto b = make_booster(&m.h, 1);
     const std::pair<const char*, std::string> params[] = {
         {"objective", "multi:softprob"},
@@ -102,11 +152,11 @@ Booster train_booster(const std::vector<float>& x, std::size_t rows, std::size_t
         {"lambda", num(s.lambda)},
         {"base_score", "0.5"},
     };
-    for (const auto& [k, v] : params) check(XGBoosterSetParam(b.get(), k, v.c_str()), k);
-    for (int i = 0; i < s.rounds; ++i) check(XGBoosterUpdateOneIter(b.get(), i, m.h), "train");
+    for (const auto& [k, v] : params) check(xgb().booster_set_param(b.get(), k, v.c_str()), k);
+    for (int i = 0; i < s.rounds; ++i) check(xgb().booster_update_one_iter(b.get(), i, m.h), "train");
     bst_ulong len = 0;
     const char* buf = nullptr;
-    check(XGBoosterSaveModelToBuffer(b.get(), R"({"format":"json"})", &len, &buf), "save model");
+    check(xgb().booster_save_model_to_buffer(b.get(), R"({"format":"json"})", &len, &buf), "save model");
     text.assign(buf, len);
   }
   return Booster(std::move(text), features, classes);

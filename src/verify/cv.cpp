@@ -241,6 +241,7 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
         } else if (sp.type == Spec::kNaiveBayes) {
           ClaimOnlyNaiveBayes nb;
           std::vector<const claims::EvidenceRecord*> trr;
+          trr.reserve(tr.size());
           for (auto i : tr) trr.push_back(&recs[i]);
           nb.fit(trr);
           for (auto i : te) pred[i] = static_cast<int>(nb.predict(recs[i]));
@@ -256,6 +257,7 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
           }
           const auto m = train_model(x, y, sp.settings, g);
           std::vector<const NamedFeatures*> tx;
+          tx.reserve(te.size());
           for (auto i : te) tx.push_back(&fs[i]);
           const auto sc = m.scores_batch(tx);
           for (std::size_t j = 0; j < te.size(); ++j)

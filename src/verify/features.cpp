@@ -7,6 +7,7 @@
 
 #include "claims/category.hpp"
 #include "core/error.hpp"
+#include "core/string_set.hpp"
 #include "io/files.hpp"
 #include "num/units.hpp"
 
@@ -44,22 +45,23 @@ void surface_tokens(std::string_view text, std::size_t b, std::size_t e, std::ve
       ++i;
       continue;
     }
-    std::string tok;
+    // The token is text[start, i): its bytes are kept (a ',' or '.' only between digits), so it is
+    // found first and copied once.
+    const std::size_t start = i;
     while (i < e) {
       const auto d = static_cast<unsigned char>(text[i]);
-      if (word_byte(d)) {
-        tok += (d >= 'A' && d <= 'Z') ? static_cast<char>(d - 'A' + 'a') : static_cast<char>(d);
+      if (word_byte(d) ||
+          ((d == ',' || d == '.') && i + 1 < e && i > start && digit(text[i - 1]) && digit(text[i + 1])))
         ++i;
-      } else if ((d == ',' || d == '.') && i + 1 < e && !tok.empty() && digit(tok.back()) &&
-                 digit(text[i + 1])) {
-        tok += static_cast<char>(d);
-        ++i;
-      } else {
+      else
         break;
-      }
     }
-    while (!tok.empty() && tok.back() == '\'') tok.pop_back();
-    if (!tok.empty()) out.push_back(std::move(tok));
+    std::size_t end = i;
+    while (end > start && text[end - 1] == '\'') --end;
+    if (end == start) continue;
+    std::string& tok = out.emplace_back(text.substr(start, end - start));
+    for (char& ch : tok)
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
   }
 }
 
@@ -223,8 +225,11 @@ std::optional<Q> quantity(const claims::Segment& s) {
 }
 
 // |a - b| * den <= |a| * num
-bool within(const num::Rational& a, const num::Rational& b, long long numer, long long den) {
-  return (a - b).abs() * num::Rational(den) <= a.abs() * num::Rational(numer);
+// How close b is to a, exactly: 1 when |a - b| <= |a| / 100, 2 when |a - b| <= |a| / 10, else 3.
+int closeness(const num::Rational& a, const num::Rational& b) {
+  const num::Rational d = (a - b).abs(), m = a.abs();
+  if (d * num::Rational(100) <= m) return 1;
+  return d * num::Rational(10) <= m ? 2 : 3;
 }
 
 bool inside(const num::Rational& v, const Q& iv) {
@@ -287,13 +292,7 @@ Alignment align(const std::vector<claims::Segment>& claim,
     for (const auto& e : ev) {
       if (e.cls != q->cls || e.proportion != share) continue;
       if (e.point) {
-        int m = 3;
-        if (*e.point == cv)
-          m = 0;
-        else if (within(cv, *e.point, 1, 100))
-          m = 1;
-        else if (within(cv, *e.point, 1, 10))
-          m = 2;
+        const int m = *e.point == cv ? 0 : closeness(cv, *e.point);
         if (m < best) {
           best = m;
           best_e = &e;
@@ -348,6 +347,15 @@ namespace {
 
 void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* prefix,
                 std::vector<std::pair<std::string, double>>& out) {
+  if (max_n == 1) {  // unigrams: the first occurrence of each token, one string built per kept token
+    StringViewSet seen(toks.size());
+    for (const auto& t : toks)
+      if (seen.insert(t)) {
+        std::string& g = out.emplace_back(prefix, 1.0).first;
+        g += t;
+      }
+    return;
+  }
   // All n-grams first (no reallocation afterwards, so views into them stay valid), then the first
   // occurrence of each, in order.
   std::vector<std::string> grams;
@@ -366,9 +374,8 @@ void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* pre
   }
   std::vector<char> first(grams.size(), 0);
   {
-    std::unordered_set<std::string_view> seen;
-    seen.reserve(grams.size());
-    for (std::size_t i = 0; i < grams.size(); ++i) first[i] = seen.insert(grams[i]).second ? 1 : 0;
+    StringViewSet seen(grams.size());
+    for (std::size_t i = 0; i < grams.size(); ++i) first[i] = seen.insert(grams[i]) ? 1 : 0;
   }
   out.reserve(out.size() + grams.size());
   for (std::size_t i = 0; i < grams.size(); ++i)
@@ -378,9 +385,9 @@ void add_ngrams(const std::vector<std::string>& toks, int max_n, const char* pre
 // Each distinct token once, in order (the exact-value tokens of a text).
 void add_unigrams(const std::vector<std::string>& toks, const char* prefix,
                   std::vector<std::pair<std::string, double>>& out) {
-  std::unordered_set<std::string_view> seen;
+  StringViewSet seen(toks.size());
   for (const auto& t : toks)
-    if (seen.insert(t).second) out.emplace_back(prefix + t, 1.0);
+    if (seen.insert(t)) out.emplace_back(prefix + t, 1.0);
 }
 
 std::string_view truncate_utf8(std::string_view s, std::size_t max) {
@@ -437,8 +444,8 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     }
   }
 
-  std::unordered_set<std::string_view> ev_words;  // views into `all`, filled once it is complete
-  std::vector<std::string> all;                   // evidence tokens, documents separated by "</d>"
+  StringViewSet ev_words;        // views into `all` and ev_values, filled once they are complete
+  std::vector<std::string> all;  // evidence tokens, documents separated by "</d>"
   const bool ev_cues = s.group(Group::kCues).enabled && !s.evidence_cues.empty();
   const bool need_ev_toks =
       s.group(Group::kEvidenceNgrams).enabled || s.group(Group::kAlignment).enabled || ev_cues;
@@ -449,7 +456,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
       if (!all.empty()) all.emplace_back("</d>");
       all.insert(all.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
     }
-    ev_words.reserve(all.size() + ev_values.size());
+    ev_words = StringViewSet(all.size() + ev_values.size());
     for (const auto& w : all)
       if (w != "</d>") ev_words.insert(w);
     for (const auto& v : ev_values) ev_words.insert(v);
@@ -490,12 +497,12 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     put("a:share_matched", frac(a.shares_matched, a.shares));
     put("a:share_contradicted", frac(a.shares_contradicted, a.shares));
     std::size_t content = 0, found = 0;
-    std::unordered_set<std::string_view> seen;
+    StringViewSet seen;
     // Content words: 4+ bytes (a shape token is not one), and the claim's exact values.
     auto count = [&](const std::string& t) {
-      if (!seen.insert(t).second) return;
+      if (!seen.insert(t)) return;
       ++content;
-      found += ev_words.count(t) > 0 ? 1 : 0;
+      found += ev_words.contains(t) ? 1 : 0;
     };
     for (const auto& t : claim_toks)
       if (t.size() >= 4 && t.rfind("<#", 0) != 0) count(t);
@@ -515,13 +522,13 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     const std::vector<std::string> words = cue_words(r.claim, s.numbers, claim_segs);
     // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
     auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
-                     const std::unordered_set<std::string_view>* vocab) {
+                     const StringViewSet* vocab) {
       for (const auto& [name, phrases] : list) {
         bool hit = false;
         for (const auto& p : phrases) {
           if (p.empty() || p.size() > ws.size()) continue;
           if (vocab != nullptr &&
-              std::any_of(p.begin(), p.end(), [&](const std::string& w) { return vocab->count(w) == 0; }))
+              std::any_of(p.begin(), p.end(), [&](const std::string& w) { return !vocab->contains(w); }))
             continue;
           for (std::size_t i = 0; i + p.size() <= ws.size() && !hit; ++i)
             hit = std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i));

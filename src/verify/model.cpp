@@ -37,11 +37,9 @@ void silent(const char*) {}
 
 }  // namespace
 
-void TrainedModel::build_index() {
-  index_.clear();
-  index_.reserve(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) index_.emplace(names[i], static_cast<int>(i) + 1);
-}
+void TrainedModel::build_index() { index_.build(names); }
+
+int TrainedModel::find(std::string_view name) const { return static_cast<int>(index_.find(names, name)); }
 
 SparseVector TrainedModel::vectorize(const NamedFeatures& f) const {
   SparseVector x;
@@ -49,10 +47,8 @@ SparseVector TrainedModel::vectorize(const NamedFeatures& f) const {
     const auto& gs = settings.groups[g];
     if (!gs.enabled) continue;
     const std::size_t start = x.size();
-    for (const auto& [name, v] : f.groups[g]) {
-      const auto it = index_.find(name);
-      if (it != index_.end()) x.emplace_back(it->second, v);
-    }
+    for (const auto& [name, v] : f.groups[g])
+      if (const int i = find(name); i != 0) x.emplace_back(i, v);
     const std::size_t k = x.size() - start;
     if (k == 0) continue;
     const double scale = ngram_group(g) ? gs.weight / std::sqrt(static_cast<double>(k)) : gs.weight;
@@ -132,11 +128,15 @@ io::OrderedJson TrainedModel::to_json() const {
   j["format"] = kFormat;
   j["format_version"] = kFormatVersion;
   j["numcheck_version"] = kVersion;
+  // The linear learner never asks for XGBoost's version: that would load libxgboost (dlopen on
+  // first use), and a machine without it could not write a linear model.
   const std::string lin = "liblinear " + std::to_string(LIBLINEAR_VERSION);
-  const std::string xgb = "xgboost " + xgboost_version();
-  j["learner"] = settings.learner.kind == "linear"    ? lin
-                 : settings.learner.kind == "xgboost" ? xgb
-                                                      : xgb + " stacked on " + lin;
+  if (settings.learner.kind == "linear") {
+    j["learner"] = lin;
+  } else {
+    const std::string xgb = "xgboost " + xgboost_version();
+    j["learner"] = settings.learner.kind == "xgboost" ? xgb : xgb + " stacked on " + lin;
+  }
   j["settings"] = settings.to_json();
   j["training"] = {{"data_sha256", data_sha256}, {"records", train_records}, {"labels", train_labels}};
   io::OrderedJson cls = io::OrderedJson::array();
@@ -381,10 +381,9 @@ std::vector<Scores> out_of_fold(const std::vector<const NamedFeatures*>& feature
 
 // Decision offsets (per verdict) with the best macro-F1 of the out-of-fold decision values of the
 // linear learner (see LearnerSettings::tune_offsets).
-std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const NamedFeatures*>& features,
-                                                       const std::vector<claims::Verdict>& labels,
-                                                       const FeatureSettings& settings,
-                                                       const std::vector<int>& fold) {
+OffsetTuning tune_offsets(const std::vector<const NamedFeatures*>& features,
+                          const std::vector<claims::Verdict>& labels, const FeatureSettings& settings,
+                          const std::vector<int>& fold) {
   const std::size_t n = labels.size();
   const int k = settings.learner.inner_folds;
   constexpr double kMissing = -1e300;  // a class absent from an inner fold's training records
@@ -406,7 +405,7 @@ std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const N
   const auto t = static_cast<std::size_t>(claims::Verdict::kTrue);
   const auto c = static_cast<std::size_t>(claims::Verdict::kConflicting);
   const int steps = static_cast<int>(std::lround(settings.learner.offset_range / 0.05));
-  std::array<double, claims::kVerdictCount> best{};
+  OffsetTuning best;
   double best_f1 = -1, best_norm = 0;
   std::vector<int> pred(n);
   for (int a = -steps; a <= steps; ++a) {
@@ -423,10 +422,12 @@ std::array<double, claims::kVerdictCount> tune_offsets(const std::vector<const N
       const double f1 =
           stats::macro_f1(stats::ConfusionMatrix::from_labels(gold, pred, claims::kVerdictCount));
       const double norm = std::abs(a) + std::abs(b);
+      if (a == 0 && b == 0) best.macro_f1_zero = f1;
       if (f1 > best_f1 + 1e-12 || (std::abs(f1 - best_f1) <= 1e-12 && norm < best_norm)) {
         best_f1 = f1;
         best_norm = norm;
-        best = off;
+        best.offsets = off;
+        best.macro_f1 = f1;
       }
     }
   }
@@ -472,6 +473,19 @@ FeatureSettings select_linear(const std::vector<const NamedFeatures*>& features,
 
 }  // namespace
 
+OffsetTuning tune_decision_offsets(const std::vector<const NamedFeatures*>& features,
+                                   const std::vector<claims::Verdict>& labels,
+                                   const FeatureSettings& settings, const std::vector<std::size_t>& groups) {
+  if (features.size() != labels.size())
+    fail("train: {} feature rows for {} labels", features.size(), labels.size());
+  if (!groups.empty() && groups.size() != labels.size())
+    fail("train: {} group ids for {} labels", groups.size(), labels.size());
+  FeatureSettings lin = settings;
+  lin.learner.kind = "linear";
+  return tune_offsets(features, labels, lin,
+                      inner_folds(groups, labels.size(), settings.learner.inner_folds));
+}
+
 std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records) {
   std::unordered_map<std::string_view, std::size_t> id;
   std::vector<std::size_t> g(records.size());
@@ -497,7 +511,7 @@ TrainedModel train_model(const std::vector<const NamedFeatures*>& features,
   m.settings.learner.kind = kind;
   m.settings.learner.offsets = {0.0, 0.0, 0.0};
   if (kind == "linear" && lin.learner.tune_offsets) {
-    const auto off = tune_offsets(features, labels, lin, fold);
+    const auto off = tune_offsets(features, labels, lin, fold).offsets;
     for (std::size_t cl = 0; cl < m.classes.size(); ++cl)
       m.bias[cl] += off[static_cast<std::size_t>(m.classes[cl])];
     for (std::size_t v = 0; v < off.size(); ++v) m.settings.learner.offsets[v] = off[v];

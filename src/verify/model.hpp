@@ -10,10 +10,11 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "claims/evidence.hpp"
+#include "core/string_set.hpp"
 #include "io/json.hpp"
 #include "verify/features.hpp"
 
@@ -58,7 +59,9 @@ class TrainedModel {
   [[nodiscard]] static TrainedModel load(const std::filesystem::path& path);
 
  private:
-  std::unordered_map<std::string, int> index_;
+  // names' index (positions, not views: a copied model's index stays valid).
+  StringPositions index_;
+  [[nodiscard]] int find(std::string_view name) const;  // feature index, 0 when not in names
 };
 
 // SHA-256 over the records' JSON lines (what the model was trained on).
@@ -71,6 +74,21 @@ class TrainedModel {
                                        const std::vector<claims::Verdict>& labels,
                                        const FeatureSettings& settings,
                                        const std::vector<std::size_t>& groups = {});
+
+// The decision offsets train_model chooses when learner.tune_offsets (LearnerSettings), with the
+// out-of-fold macro-F1 they reach on the inner folds and the macro-F1 of the plain argmax (all
+// offsets 0) on the same decisions; the offset search always includes 0, so macro_f1 >=
+// macro_f1_zero, and non-zero offsets are chosen only when they score strictly higher. Uses the
+// linear settings as given (train_model tunes after its inner-CV selection of C and class weight).
+struct OffsetTuning {
+  std::array<double, claims::kVerdictCount> offsets{};  // per verdict: True, False (always 0), Conflicting
+  double macro_f1 = 0;
+  double macro_f1_zero = 0;
+};
+[[nodiscard]] OffsetTuning tune_decision_offsets(const std::vector<const NamedFeatures*>& features,
+                                                 const std::vector<claims::Verdict>& labels,
+                                                 const FeatureSettings& settings,
+                                                 const std::vector<std::size_t>& groups = {});
 
 // Group ids by exact claim text (first-occurrence order), for train_model.
 [[nodiscard]] std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records);

@@ -71,5 +71,29 @@ TEST(ClaimsVerifyCli, EvidenceTrainVerifyEvaluate) {
   std::filesystem::remove_all(dir);
 }
 
+// XGBoost is loaded with dlopen on first use (src/verify/boost.cpp): a linear model (the default
+// learner) must not load it, even to name its version in the model file, or a machine without
+// libxgboost could not train one. The dynamic loader's LD_DEBUG=files trace (on stderr) names
+// every library a process opens; the stacked learner is the control that the trace works.
+TEST(ClaimsVerifyCli, OnlyTreeLearnersLoadXgboost) {
+  const auto dir = fresh_dir("claims_verify_dlopen");
+  const std::string ev = (dir / "ev.jsonl").string();
+  auto r = run_cli("claims evidence --from '" + kMap + "' --out '" + ev + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ::setenv("LD_DEBUG", "files", 1);
+  const auto linear =
+      run_cli("claims train --evidence '" + ev + "' --out '" + (dir / "lin.json").string() + "'");
+  const auto stacked = run_cli("claims train --evidence '" + ev + "' --out '" + (dir / "st.json").string() +
+                               "' --learner stacked");
+  ::unsetenv("LD_DEBUG");
+  ASSERT_EQ(linear.exit_code, 0) << linear.err;
+  ASSERT_EQ(stacked.exit_code, 0) << stacked.err;
+  EXPECT_EQ(linear.err.find("libxgboost"), std::string::npos) << "the linear learner loaded libxgboost";
+  EXPECT_NE(stacked.err.find("libxgboost"), std::string::npos) << "no LD_DEBUG trace of libxgboost";
+  EXPECT_EQ(
+      nlohmann::json::parse(slurp(dir / "lin.json"))["learner"].get<std::string>().rfind("liblinear ", 0),
+      0u);
+}
+
 }  // namespace
 }  // namespace numcheck::testing

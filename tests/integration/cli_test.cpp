@@ -72,6 +72,26 @@ TEST(Cli, NoCommandIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
+// main sets up only the command the leading words name (the others are listed, not built): the
+// named command has its options and footer at any depth, followed by positionals or options.
+TEST(Cli, TheNamedCommandHasItsOptionsAtAnyDepth) {
+  auto r = run_cli("orbit consensus plan --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--per-template"), std::string::npos) << r.out;
+  r = run_cli("claims orbit generate --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("byte-identical output"), std::string::npos) << r.out;
+  r = run_cli("orbit score --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--responses"), std::string::npos) << r.out;
+  r = run_cli("orbit --help");  // a group lists its commands with their descriptions
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("consensus"), std::string::npos) << r.out;
+  r = run_cli("orbit score --bench /nonexistent/b --responses /nonexistent/r --out /nonexistent/o");
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // the callback ran: a missing benchmark is an error, not usage
+  EXPECT_EQ(r.err.rfind("numcheck: error: ", 0), 0u) << r.err;
+}
+
 TEST(Cli, EveryCommandHasHelp) {
   // Walk the command tree printed by --help: every group and command must answer --help with 0.
   for (const char* group : {"orbit", "claims", "cache"}) {

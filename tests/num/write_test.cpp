@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
 
 namespace numcheck::num {
 namespace {
@@ -98,6 +99,38 @@ TEST(FixedDecimal, RoundsExactlyHalfAwayFromZero) {
   EXPECT_EQ(fixed_decimal(tiny * Rational(5) * Rational::pow10(61), 9), "0.000000005");
   EXPECT_THROW((void)fixed_decimal(q("1"), 61), Error);
   EXPECT_THROW((void)fixed_decimal(q("1"), -1), Error);
+}
+
+// Integers and decimals whose numerator and denominator fit in 64 bits are written without GMP;
+// the text must be Rational::to_decimal's (GMP) for every value, at the edges of the fast path
+// (numerators near 2^63, denominators 2^63 and 5^27, scaled digits beyond 128 bits) and across it.
+TEST(WriteNumber, FixedWidthPathWritesWhatGmpWrites) {
+  Rng rng(20261201, "write-number");
+  const mpz_class two63 = mpz_class(1) << 63;
+  std::vector<mpz_class> nums = {0,      1,     -1,         7,
+                                 -7,     1000,  -999999,    two63 - 1,
+                                 -two63, two63, -two63 - 1, mpz_class("123456789012345678901234567890")};
+  std::vector<mpz_class> dens = {1, 2, 4, 5, 8, 10, 16, 25, 125, 1000, 1024, 3, 6, 12, 7, 640};
+  mpz_class p2 = 1, p5 = 1;
+  for (int i = 0; i < 64; ++i, p2 *= 2) dens.push_back(p2);
+  for (int i = 0; i < 28; ++i, p5 *= 5) dens.push_back(p5);
+  for (int i = 0; i < 3000; ++i) {
+    mpz_class n(static_cast<unsigned long>(rng.next() >> rng.below(64)));
+    if (rng.below(2) != 0) n = -n;
+    nums.push_back(n);
+  }
+  for (const auto& n : nums) {
+    for (const auto& d : dens) {
+      const Rational v(n, d);
+      const auto dec = write_number(v, NumberForm::kDecimal);
+      if (v.is_integer()) {
+        EXPECT_FALSE(dec.has_value());
+        EXPECT_EQ(write_number(v, NumberForm::kInteger).value_or("<refused>"), v.numerator().get_str());
+      } else {
+        EXPECT_EQ(dec.value_or("<refused>"), v.to_decimal().value_or("<refused>")) << v.str();
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -266,12 +266,5 @@ TEST(Generate, ImpossibleConstraintsFailWithAClearError) {
   }
 }
 
-TEST(Generate, JsonStringEscapesMatchTheJsonLibrary) {
-  const std::string s = std::string("a\"b\\c\n\t\x01 \xc3\x97 end");
-  std::string out;
-  append_json_string(out, s);
-  EXPECT_EQ(out, io::to_line(io::Json(s)));
-}
-
 }  // namespace
 }  // namespace numcheck::orbit

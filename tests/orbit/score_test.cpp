@@ -115,6 +115,32 @@ TEST_F(ScoreTest, GradesEveryRecordInBenchmarkOrder) {
   EXPECT_NO_THROW(check_complete(s, dir_ / "run" / "responses.jsonl"));
 }
 
+// Score lines are written without a DOM (append_score_line); the bytes are the DOM's, for every
+// outcome, audit rules, magnitude drops, absent and present token counts and strings that need
+// escaping or are non-ASCII.
+TEST_F(ScoreTest, DirectScoreLinesEqualTheDomLines) {
+  const Benchmark b = load_benchmark(dir_ / "bench");
+  const BenchmarkIndex index = BenchmarkIndex::of(b);
+  std::string tricky = kAllFour;
+  const std::string unit_line =
+      R"({"prompt_id":"CV-0001:unit","response":"FINAL: 275 L","finish_reason":"stop"})";
+  tricky.replace(
+      tricky.find(unit_line), unit_line.size(),
+      R"({"prompt_id":"CV-0001:unit","response":"**FINAL:** `2750 mL`.","finish_reason":"st\"op\n\u00e9\u0001 \u00d7","completion_tokens":9223372036854775807})");
+  std::size_t with_rules = 0;
+  for (const std::string& text : {std::string(kAllFour), tricky}) {
+    const Scores s = score_responses(b, responses(text));
+    ASSERT_EQ(s.records.size(), 4u);
+    for (const auto& p : s.records) {
+      std::string line;
+      append_score_line(line, index, p);
+      EXPECT_EQ(line, io::to_line(score_record(b, p)) + "\n");
+      with_rules += p.grade.audit.rules.empty() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(with_rules, 0u);
+}
+
 TEST_F(ScoreTest, EveryProblemIsReportedWithItsLine) {
   const Benchmark b = load_benchmark(dir_ / "bench");
   const std::string text =

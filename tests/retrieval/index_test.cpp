@@ -109,6 +109,21 @@ TEST(Bm25, DuplicateDocumentIdsAreAnError) {
   b.add({"x", "one", ""});
   b.add({"x", "two", ""});
   EXPECT_THROW((void)b.build(1), Error);
+  // With two or more threads the id order is sorted beside the tokenizing: the same error, naming
+  // the first two documents with the id, however many documents come after them.
+  for (unsigned threads : {1u, 2u, 3u}) {
+    IndexBuilder m;
+    for (std::size_t i = 0; i < 5000; ++i)
+      m.add({i == 1 || i == 4003 ? std::string("dup") : "d" + std::to_string(i), "some words 12", ""});
+    try {
+      (void)m.build(threads);
+      ADD_FAILURE() << threads << " threads: no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("duplicate document id 'dup' (documents 2 and 4004)"),
+                std::string::npos)
+          << threads << " threads: " << e.what();
+    }
+  }
 }
 
 TEST(MaxScore, EqualsExhaustiveTop100OnRandomQueries) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "stats/classification.hpp"
 #include "verify/model.hpp"
 
 namespace numcheck::verify {
@@ -258,6 +259,103 @@ TEST(Model, ClaimCharsAndTunedOffsets) {
   for (std::size_t c = 0; c < a.classes.size(); ++c)
     EXPECT_NEAR(a.bias[c], plain.bias[c] + off[static_cast<std::size_t>(a.classes[c])], 1e-12);
   EXPECT_EQ(plain.settings.learner.offsets, (std::array<double, 3>{0.0, 0.0, 0.0}));
+}
+
+// A set built so that the plain argmax never predicts Conflicting, and an offset that favours it
+// does much better: claims say "alpha" (mostly True) or "beta" (mostly False); Conflicting claims
+// (1 in 6) say "gamma" with one of them, but so do more True or False ones, so in every cell
+// Conflicting is a minority and the unweighted one-vs-rest logistic models rank it below True or
+// False. Per 24 records: alpha 7 True + 1 False, beta 7 False + 1 True, alpha gamma 2 Conflicting
+// + 3 True, beta gamma 2 Conflicting + 3 False. The plain argmax (True for alpha, False for beta)
+// scores macro-F1 (0.833 + 0.833 + 0) / 3 = 0.556; predicting Conflicting for the "gamma" claims
+// scores (0.737 + 0.737 + 0.571) / 3 = 0.682. Each claim carries a unique letter word so that no
+// two texts are equal (min_df drops those words).
+std::vector<claims::EvidenceRecord> underpredicted(std::size_t copies, const std::string& tag) {
+  struct Cell {
+    const char* words;
+    claims::Verdict label;
+    int n;
+  };
+  using V = claims::Verdict;
+  const Cell cells[] = {{"alpha", V::kTrue, 7},
+                        {"alpha", V::kFalse, 1},
+                        {"beta", V::kFalse, 7},
+                        {"beta", V::kTrue, 1},
+                        {"alpha gamma", V::kConflicting, 2},
+                        {"alpha gamma", V::kTrue, 3},
+                        {"beta gamma", V::kConflicting, 2},
+                        {"beta gamma", V::kFalse, 3}};
+  std::vector<claims::EvidenceRecord> v;
+  for (std::size_t k = 0; k < copies; ++k)
+    for (const auto& c : cells)
+      for (int j = 0; j < c.n; ++j) {
+        claims::EvidenceRecord r;
+        r.id = tag + std::to_string(v.size());
+        std::string uniq = tag;  // a letter word unique to the record
+        for (std::size_t x = v.size() + 1; x > 0; x /= 26) uniq += static_cast<char>('a' + x % 26);
+        r.claim = std::string("the report on ") + c.words + " says " + uniq;
+        r.label = c.label;
+        r.selection = "gold";
+        v.push_back(std::move(r));
+      }
+  return v;
+}
+
+double macro_f1_of(const TrainedModel& m, const std::vector<claims::EvidenceRecord>& recs,
+                   std::size_t* conflicting = nullptr) {
+  std::vector<int> gold, pred;
+  for (const auto& s : predict_all(recs, m, 1)) pred.push_back(static_cast<int>(TrainedModel::argmax(s)));
+  for (const auto& r : recs) gold.push_back(static_cast<int>(*r.label));
+  if (conflicting != nullptr)
+    *conflicting = static_cast<std::size_t>(
+        std::count(pred.begin(), pred.end(), static_cast<int>(claims::Verdict::kConflicting)));
+  return stats::macro_f1(stats::ConfusionMatrix::from_labels(gold, pred, claims::kVerdictCount));
+}
+
+TEST(Model, TunedOffsetsRescueAnUnderpredictedClass) {
+  const auto recs = underpredicted(10, "q");  // 240 records, 40 Conflicting
+  FeatureSettings s = FeatureSettings::builtin();
+  s.learner.balanced = false;  // no class weights: Conflicting stays under-predicted
+  s.learner.select_C.clear();
+  s.learner.select_class_weight.clear();
+  s.learner.tune_offsets = true;
+  s.learner.offset_range = 1.0;
+  const auto feats = extract_all(recs, s, 1);
+  std::vector<const NamedFeatures*> p;
+  std::vector<claims::Verdict> y;
+  std::vector<const claims::EvidenceRecord*> rp;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    p.push_back(&feats[i]);
+    y.push_back(*recs[i].label);
+    rp.push_back(&recs[i]);
+  }
+  const auto groups = text_groups(rp);
+  ASSERT_EQ(*std::max_element(groups.begin(), groups.end()) + 1, recs.size());  // every text distinct
+
+  const auto t = tune_decision_offsets(p, y, s, groups);
+  const auto conf = static_cast<std::size_t>(claims::Verdict::kConflicting);
+  // The inner folds' plain argmax never predicts Conflicting (its F1 is 0, so macro-F1 <= 2/3); the
+  // tuned offsets favour Conflicting over True and score strictly (and much) higher.
+  EXPECT_LT(t.macro_f1_zero, 2.0 / 3.0 + 1e-9);
+  EXPECT_GT(t.macro_f1, t.macro_f1_zero + 0.05) << t.macro_f1 << " vs " << t.macro_f1_zero;
+  EXPECT_GT(t.offsets[conf] - t.offsets[static_cast<std::size_t>(claims::Verdict::kTrue)], 0.0);
+  EXPECT_EQ(t.offsets[static_cast<std::size_t>(claims::Verdict::kFalse)], 0.0);
+
+  // train_model records exactly these offsets; without tuning the model never says Conflicting,
+  // with them it does and scores higher on the training records and on fresh ones.
+  const auto tuned = train_model(p, y, s, groups);
+  EXPECT_EQ(tuned.settings.learner.offsets, t.offsets);
+  s.learner.tune_offsets = false;
+  const auto plain = train_model(p, y, s, groups);
+  const auto fresh = underpredicted(5, "z");
+  for (const auto* set : {&recs, &fresh}) {
+    std::size_t plain_conf = 0, tuned_conf = 0;
+    const double f_plain = macro_f1_of(plain, *set, &plain_conf);
+    const double f_tuned = macro_f1_of(tuned, *set, &tuned_conf);
+    EXPECT_EQ(plain_conf, 0U);
+    EXPECT_GT(tuned_conf, 0U);
+    EXPECT_GT(f_tuned, f_plain + 0.05) << f_tuned << " vs " << f_plain;
+  }
 }
 
 }  // namespace

@@ -68,5 +68,40 @@ TEST(PinnedFeatures, RealDataSegmentsAndFeaturesUnchanged) {
   EXPECT_EQ(gold.features, "ba846f71d448ab70f23da241fc9ecc67662f286a59635768c6d4e7bbc2b747bf");
 }
 
+// The default trained model (built-in settings, trained on the val claims) and its scores of the
+// val and gold-evidence claims, pinned the same way: speed work on vectorizing and scoring must
+// leave the model bytes and every score unchanged.
+TEST(PinnedFeatures, RealDataModelAndScoresUnchanged) {
+  if (!fs::exists(kData / "val_claimonly_evidence_question_mapping.json") ||
+      !fs::exists(kData / "model_gpt4o_test_results.csv"))
+    GTEST_SKIP() << "QuanTemp data not found at " << kData.string();
+  const auto val = load("val_claimonly_evidence_question_mapping.json");
+  const auto gold = load("model_gpt4o_test_results.csv");
+  const auto& settings = FeatureSettings::builtin();
+  const auto f = extract_all(val, settings, 2);
+  std::vector<const NamedFeatures*> p;
+  std::vector<claims::Verdict> y;
+  std::vector<const claims::EvidenceRecord*> rp;
+  for (std::size_t i = 0; i < val.size(); ++i) {
+    p.push_back(&f[i]);
+    y.push_back(*val[i].label);
+    rp.push_back(&val[i]);
+  }
+  auto m = train_model(p, y, settings, text_groups(rp));
+  m.data_sha256 = training_hash(val);
+  auto j = m.to_json();
+  j.erase("numcheck_version");  // the release number is not the model's content
+  io::Sha256 model;
+  model.update(io::to_line(j));
+  auto scores = [&](const std::vector<claims::EvidenceRecord>& recs) {
+    io::Sha256 h;
+    for (const auto& s : predict_all(recs, m, 2)) h.update(fmt::format("{} {} {}\n", s[0], s[1], s[2]));
+    return h.hex_digest();
+  };
+  EXPECT_EQ(model.hex_digest(), "16e70090b5107e9dd47635322b8d115f8081565586a118bb4d9612e822f22385");
+  EXPECT_EQ(scores(val), "8f7974894a357eb20cbae67633d1ea76f0c4a5931d95e054a66454e252eb5679");
+  EXPECT_EQ(scores(gold), "60fc54c1bbc94d517db42b2ef3751545064a78e4e8b19d1b0c82b609e5c06601");
+}
+
 }  // namespace
 }  // namespace numcheck::verify

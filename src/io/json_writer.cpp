@@ -1,0 +1,120 @@
+// Direct JSON writing: string literals and integers byte for byte as to_line writes them.
+#include "io/json_writer.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "io/json.hpp"
+
+namespace numcheck::io {
+
+namespace {
+
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+
+// Whether any of the 8 bytes of w needs attention: below 0x20, '"', '\\', or 0x80 and above (UTF-8,
+// which must be checked). The classic "has a zero byte" and "has a byte below n" tests.
+inline bool special(std::uint64_t w) {
+  const std::uint64_t below = (w - kOnes * 0x20) & ~w;
+  const std::uint64_t q = w ^ (kOnes * '"');
+  const std::uint64_t b = w ^ (kOnes * '\\');
+  const std::uint64_t quote = (q - kOnes) & ~q;
+  const std::uint64_t backslash = (b - kOnes) & ~b;
+  return ((below | quote | backslash | w) & kHighs) != 0;
+}
+
+// The escape of byte c (below 0x20, '"' or '\\'), as nlohmann's serializer writes it.
+void append_escape(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default: {
+      const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      out.append(u, 6);
+    }
+  }
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  const std::size_t start = out.size();
+  out.push_back('"');
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  bool non_ascii = false;
+  std::size_t run = 0;  // start of the pending run of bytes written as they are
+  std::size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (!special(w)) {
+        i += 8;
+        continue;
+      }
+    }
+    const std::size_t end = std::min(n, i + 8);
+    for (; i < end; ++i) {
+      const auto c = static_cast<unsigned char>(p[i]);
+      if (c >= 0x80) {
+        non_ascii = true;
+      } else if (c < 0x20 || c == '"' || c == '\\') {
+        out.append(p + run, i - run);
+        append_escape(out, c);
+        run = i + 1;
+      }
+    }
+  }
+  out.append(p + run, n - run);
+  out.push_back('"');
+  if (non_ascii && !simdjson::validate_utf8(p, n)) {
+    // Not UTF-8: nlohmann's replacement rule (U+FFFD for each invalid sequence), exactly.
+    out.resize(start);
+    out += Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+}
+
+JsonWriter& JsonWriter::value(std::int64_t v) {
+  comma();
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_->append(buf, r.ptr);
+  first_ = false;
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(std::uint64_t v) {
+  comma();
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out_->append(buf, r.ptr);
+  first_ = false;
+  return *this;
+}
+
+}  // namespace numcheck::io

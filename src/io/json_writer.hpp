@@ -1,0 +1,91 @@
+#pragma once
+// Direct JSON writing, part of the one JSON layer (io/json.hpp): records written straight into a
+// string, byte for byte what to_line writes for the same value built as a DOM, without building it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace numcheck::io {
+
+// Appends s as a JSON string literal, byte for byte as to_line writes it: `"` and `\` escaped,
+// \b \f \n \r \t, other bytes below 0x20 as \u00xx, UTF-8 passed through; a string that is not
+// valid UTF-8 is written by nlohmann with invalid bytes replaced by U+FFFD (to_line's rule).
+void append_json_string(std::string& out, std::string_view s);
+
+// Writes one record (or any value) straight into a string, without building a JSON value: the
+// bytes are to_line's for the same value built as an OrderedJson (keys in the order written).
+// Commas and colons are placed by the writer:
+//   JsonWriter w(line);
+//   w.begin_object().key("id").value("a\"b").key("n").value(std::uint64_t{3}).key("x").null();
+//   w.key("tags").begin_array().value("t").end_array().end_object();
+//   -> {"id":"a\"b","n":3,"x":null,"tags":["t"]}
+// Numbers are integers only (to_line's floating-point form is nlohmann's own; write those through
+// a DOM). The caller keeps the structure well formed (a key before each member's value).
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : out_(&out) {}
+  JsonWriter& begin_object() {
+    comma();
+    out_->push_back('{');
+    first_ = true;
+    return *this;
+  }
+  JsonWriter& end_object() {
+    out_->push_back('}');
+    first_ = false;
+    return *this;
+  }
+  JsonWriter& begin_array() {
+    comma();
+    out_->push_back('[');
+    first_ = true;
+    return *this;
+  }
+  JsonWriter& end_array() {
+    out_->push_back(']');
+    first_ = false;
+    return *this;
+  }
+  JsonWriter& key(std::string_view k) {
+    comma();
+    append_json_string(*out_, k);
+    out_->push_back(':');
+    first_ = true;  // the member's value takes no comma
+    return *this;
+  }
+  JsonWriter& value(std::string_view s) {
+    comma();
+    append_json_string(*out_, s);
+    first_ = false;
+    return *this;
+  }
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
+  JsonWriter& value(bool b) {
+    comma();
+    out_->append(b ? "true" : "false");
+    first_ = false;
+    return *this;
+  }
+  JsonWriter& value(std::int64_t v);
+  JsonWriter& value(std::uint64_t v);
+  JsonWriter& value(int v) { return value(static_cast<std::int64_t>(v)); }
+  JsonWriter& null() {
+    comma();
+    out_->append("null");
+    first_ = false;
+    return *this;
+  }
+  // A string or null.
+  JsonWriter& value(const std::optional<std::string_view>& s) { return s ? value(*s) : null(); }
+
+ private:
+  void comma() {
+    if (!first_) out_->push_back(',');
+  }
+  std::string* out_;
+  bool first_ = true;
+};
+
+}  // namespace numcheck::io

@@ -1,0 +1,46 @@
+// SharedLibrary: the one way numcheck loads libcurl, libcrypto and libxgboost on first use. A
+// library that is missing, or lacks a function, is a numcheck::Error naming it and what needed it;
+// a bound function is the library's own.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "core/dynlib.hpp"
+
+namespace numcheck {
+namespace {
+
+std::string error_of(void (*f)()) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SharedLibrary, AMissingLibraryNamesItselfAndWhatNeedsIt) {
+  const auto msg = error_of([] { core::SharedLibrary("libnowhere", "libnowhere-numcheck.so.0", "a test"); });
+  EXPECT_EQ(msg.rfind("cannot load libnowhere (libnowhere-numcheck.so.0), needed for a test: ", 0), 0U)
+      << msg;
+  EXPECT_NE(msg.find("libnowhere-numcheck.so.0: cannot open shared object file"), std::string::npos) << msg;
+}
+
+TEST(SharedLibrary, BindsAFunctionAndRefusesAMissingOne) {
+  const core::SharedLibrary libc("libc", "libc.so.6", "a test");
+  decltype(&::strlen) len = nullptr;
+  libc.bind(len, "strlen");
+  ASSERT_NE(len, nullptr);
+  EXPECT_EQ(len("numcheck"), 8U);
+  const auto msg = error_of([] {
+    const core::SharedLibrary lib("libc", "libc.so.6", "a test");
+    decltype(&::strlen) f = nullptr;
+    lib.bind(f, "numcheck_no_such_function");
+  });
+  EXPECT_EQ(msg, "libc (libc.so.6) has no function numcheck_no_such_function");
+}
+
+}  // namespace
+}  // namespace numcheck
