@@ -2,8 +2,6 @@
 
 namespace numcheck {
 
-__extension__ typedef unsigned __int128 u128;
-
 std::uint64_t splitmix64(std::uint64_t& state) noexcept {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -27,34 +25,6 @@ Rng::Rng(std::uint64_t seed) noexcept {
 
 Rng::Rng(std::uint64_t seed, std::string_view stream_name) noexcept
     : Rng(seed ^ (fnv1a64(stream_name) * 0xd1342543de82ef95ULL)) {}
-
-static inline std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-
-std::uint64_t Rng::next() noexcept {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-std::uint64_t Rng::below(std::uint64_t bound) noexcept {
-  // Lemire 2019, Algorithm 5, on 64-bit words with a 128-bit product.
-  u128 m = static_cast<u128>(next()) * bound;
-  std::uint64_t low = static_cast<std::uint64_t>(m);
-  if (low < bound) {
-    const std::uint64_t threshold = (0 - bound) % bound;
-    while (low < threshold) {
-      m = static_cast<u128>(next()) * bound;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
-}
 
 std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) noexcept {
   const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);

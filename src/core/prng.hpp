@@ -27,9 +27,33 @@ class Rng {
   // independent streams, and neither depends on how much the other was used.
   Rng(std::uint64_t seed, std::string_view stream_name) noexcept;
 
-  [[nodiscard]] std::uint64_t next() noexcept;
-  // Uniform integer in [0, bound); bound must be > 0. Lemire's method with rejection.
-  [[nodiscard]] std::uint64_t below(std::uint64_t bound) noexcept;
+  // Defined here, inline: the bootstrap draws tens of millions of these per report.
+  [[nodiscard]] std::uint64_t next() noexcept {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform integer in [0, bound); bound must be > 0. Lemire's method with rejection (Lemire 2019,
+  // Algorithm 5, on 64-bit words with a 128-bit product).
+  [[nodiscard]] std::uint64_t below(std::uint64_t bound) noexcept {
+    __extension__ typedef unsigned __int128 u128;
+    u128 m = static_cast<u128>(next()) * bound;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < bound) {
+      const std::uint64_t threshold = (0 - bound) % bound;
+      while (low < threshold) {
+        m = static_cast<u128>(next()) * bound;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
   // Uniform integer in [lo, hi], inclusive; lo <= hi.
   [[nodiscard]] std::int64_t between(std::int64_t lo, std::int64_t hi) noexcept;
   // Uniform double in [0, 1) with 53 random bits (for sampling decisions only, never labels).
@@ -47,6 +71,7 @@ class Rng {
   }
 
  private:
+  static constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
   std::uint64_t s_[4];
 };
 

@@ -24,6 +24,13 @@ inline std::size_t table_capacity(std::size_t expected) {
 }
 }  // namespace detail
 
+// A transparent hash for std::unordered_map<std::string, T, StringHash, std::equal_to<>>: find
+// and count take a std::string_view (or a literal) without building a std::string.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
 class StringViewSet {
  public:
   // Room for `expected` keys before the first growth.

@@ -281,6 +281,8 @@ class LineRecord {
   [[nodiscard]] std::string string(std::string_view key) const;
   [[nodiscard]] std::string_view string_view(std::string_view key) const;  // valid during the callback
   [[nodiscard]] std::optional<std::string> opt_string(std::string_view key) const;
+  // opt_string without a copy (valid during the callback).
+  [[nodiscard]] std::optional<std::string_view> opt_string_view(std::string_view key) const;
   [[nodiscard]] Int integer(std::string_view key, Int min = kMinInt, Int max = kMaxInt) const;
   [[nodiscard]] std::optional<Int> opt_integer(std::string_view key, Int min = kMinInt,
                                                Int max = kMaxInt) const;

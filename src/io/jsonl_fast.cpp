@@ -91,11 +91,16 @@ std::string_view LineRecord::string_view(std::string_view key) const {
 
 std::string LineRecord::string(std::string_view key) const { return std::string(string_view(key)); }
 
+std::optional<std::string_view> LineRecord::opt_string_view(std::string_view key) const {
+  const FlatValue* f = find(key);
+  if (f == nullptr || f->is_null()) return std::nullopt;
+  if (!f->is_string()) fail_field(key, "must be a string or null");
+  return f->text;
+}
+
 std::optional<std::string> LineRecord::opt_string(std::string_view key) const {
-  if (!has(key)) return std::nullopt;
-  const FlatValue& f = at(key);
-  if (!f.is_string()) fail_field(key, "must be a string or null");
-  return std::string(f.text);
+  if (const auto v = opt_string_view(key)) return std::string(*v);
+  return std::nullopt;
 }
 
 LineRecord::Int LineRecord::integer(std::string_view key, Int min, Int max) const {
@@ -175,19 +180,50 @@ std::optional<LineRecord> LineRecord::opt_object(std::string_view key) const {
 
 namespace {
 
-bool has_duplicate_keys(const std::vector<FlatValue>& v, std::size_t object) {
-  std::vector<std::string_view> keys;
+// `keys` is scratch space (kept by the caller between lines, so no allocation per object).
+bool has_duplicate_keys(const std::vector<FlatValue>& v, std::size_t object,
+                        std::vector<std::string_view>& keys) {
+  keys.clear();
   for (std::size_t c = object + 1; c < v[object].end; c = v[c].end) keys.push_back(v[c].key);
   if (keys.size() < 2) return false;
+  if (keys.size() <= 24) {
+    // Records have a dozen or two members: every pair, by length before bytes.
+    for (std::size_t i = 1; i < keys.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (keys[i].size() == keys[j].size() && keys[i] == keys[j]) return true;
+      }
+    }
+    return false;
+  }
   std::sort(keys.begin(), keys.end());
   return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+}
+
+// True when the text holds a byte below 0x20, eight bytes at a time (Anderson's "determine if a
+// word has a byte less than n", exact for n <= 128).
+bool has_control_byte(std::string_view text) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const char* p = text.data();
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x = 0;
+    std::memcpy(&x, p + i, sizeof x);
+    if (((x - kOnes * 0x20) & ~x & kHighs) != 0) return true;
+  }
+  for (; i < n; ++i) {
+    if (static_cast<unsigned char>(p[i]) < 0x20) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 struct FastLineParser::Impl {
-  simdjson::dom::parser parser;  // kernels chosen at run time (AVX2 here, scalar elsewhere)
-  std::string buffer;            // the line with simdjson's padding
+  simdjson::dom::parser parser;        // kernels chosen at run time (AVX2 here, scalar elsewhere)
+  std::string buffer;                  // the line with simdjson's padding
+  std::vector<std::string_view> keys;  // scratch for the duplicate-key check
 
   // Appends the element (and what it holds) to out; false when the walk does not accept it.
   bool value(simdjson::dom::element e, std::string_view key, std::vector<FlatValue>& out) {
@@ -202,7 +238,7 @@ struct FastLineParser::Impl {
           if (!value(v, k, out)) return false;
         }
         out[me].end = static_cast<std::uint32_t>(out.size());
-        return !has_duplicate_keys(out, me);  // nlohmann keeps the last: its way
+        return !has_duplicate_keys(out, me, keys);  // nlohmann keeps the last: its way
       }
       case T::ARRAY:
         out[me].kind = Kind::kArray;
@@ -255,9 +291,7 @@ bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out) {
   out.clear();
   // What the walk leaves to nlohmann: control bytes (JSON allows none inside strings, and simdjson
   // does not check) and surrogate escapes (nlohmann refuses unpaired ones, simdjson may not).
-  for (const char c : line) {
-    if (static_cast<unsigned char>(c) < 0x20) return false;  // tabs between tokens too: rare
-  }
+  if (has_control_byte(line)) return false;  // tabs between tokens too: rare
   for (std::size_t p = line.find("\\u"); p != std::string_view::npos; p = line.find("\\u", p + 2)) {
     if (p + 2 < line.size() && (line[p + 2] == 'd' || line[p + 2] == 'D')) return false;
   }

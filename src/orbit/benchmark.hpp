@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/string_set.hpp"
 #include "io/json.hpp"
 #include "num/rational.hpp"
 
@@ -40,12 +41,14 @@ struct View {
 
 struct Benchmark {
   std::filesystem::path dir;
-  std::vector<Base> bases;                                    // file order
-  std::vector<View> views;                                    // file order
-  std::unordered_map<std::string, std::size_t> base_index;    // base_id -> index in bases
-  std::unordered_map<std::string, std::size_t> prompt_index;  // prompt_id -> index in views
-  std::string manifest_json;                                  // manifest.json as written
-  std::map<std::string, std::string> file_sha256;             // "bases.jsonl" -> hex (as read now)
+  std::vector<Base> bases;  // file order
+  std::vector<View> views;  // file order
+  // Looked up by std::string_view too (no std::string built per lookup).
+  using Index = std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>>;
+  Index base_index;                                // base_id -> index in bases
+  Index prompt_index;                              // prompt_id -> index in views
+  std::string manifest_json;                       // manifest.json as written
+  std::map<std::string, std::string> file_sha256;  // "bases.jsonl" -> hex (as read now)
   // null for the whole benchmark; for a subset made by orbit::restrict (orbit/selection.hpp) the
   // recorded selection, which scores manifests and metrics.json carry.
   io::OrderedJson selection;

@@ -146,35 +146,9 @@ std::pair<Rational, Rational> expected_orbit_exact(const OrbitLayout& L, const G
   return {indep, canon_only};
 }
 
-// A count-weighted sum over a subset of bases in one bootstrap draw: the common value (mode)
-// times the subset's drawn weight plus the deviations, so only the bases that differ are visited.
-struct Sparse {
-  int mode = 1;
-  std::vector<std::uint32_t> idx;
-  std::vector<int> dev;
-  static Sparse from(const std::vector<std::uint8_t>& x, const std::vector<std::uint32_t>& subset) {
-    Sparse s;
-    std::size_t ones = 0;
-    for (auto b : subset) ones += x[b];
-    s.mode = 2 * ones >= subset.size() ? 1 : 0;
-    for (auto b : subset) {
-      if (x[b] != s.mode) {
-        s.idx.push_back(b);
-        s.dev.push_back(static_cast<int>(x[b]) - s.mode);
-      }
-    }
-    return s;
-  }
-  [[nodiscard]] double eval(const stats::ClusterCounts& c, double subset_weight) const {
-    double t = mode * subset_weight;
-    for (std::size_t k = 0; k < idx.size(); ++k) t += dev[k] * static_cast<double>(c[idx[k]]);
-    return t;
-  }
-};
-
 struct BaselineWork {
-  std::array<Sparse, kSlots> view;  // correct per view over its eligible bases
-  Sparse orbit;                     // orbit correct over all bases
+  std::array<stats::CountSum, kSlots> view;  // correct per view over its eligible bases
+  stats::CountSum orbit;                     // orbit correct over all bases
 };
 
 // The allocation (Table 2): per template its bases and eligible views.
@@ -257,9 +231,9 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
     for (std::size_t l = 0; l < 2; ++l) {
       out.flags[s][l] = layer_flags(L, systems[s], l);
       for (std::size_t slot = 0; slot < kSlots; ++slot) {
-        work[s][l].view[slot] = Sparse::from(out.flags[s][l].correct[slot], slot_bases[slot]);
+        work[s][l].view[slot] = stats::CountSum::over(out.flags[s][l].correct[slot], slot_bases[slot]);
       }
-      work[s][l].orbit = Sparse::from(out.flags[s][l].orbit, all_bases);
+      work[s][l].orbit = stats::CountSum::over(out.flags[s][l].orbit, all_bases);
     }
   }
   if (nb == 0 || opt.bootstrap_draws == 0 || n_systems == 0) return out;
@@ -269,9 +243,11 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
   out.reps = stats::bootstrap_counts_multi(
       nb, opt.bootstrap_draws, seed, n_systems * 4,
       [&](const stats::ClusterCounts& c, std::span<double> o) {
-        std::vector<double> gw(groups.masks.size(), 0.0);
+        // Drawn bases per group and eligible per view, as exact integers (a mask has kSlots bits,
+        // so there are at most 2^kSlots groups).
+        std::array<std::int64_t, std::size_t{1} << kSlots> gw{};
         for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
-        std::array<double, kSlots> elig{};
+        std::array<std::int64_t, kSlots> elig{};
         for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
           for (std::size_t slot = 0; slot < kSlots; ++slot) {
             if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
@@ -282,7 +258,9 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
             const auto& w = work[s][l];
             std::array<double, kSlots> p{};
             for (std::size_t slot = 0; slot < kSlots; ++slot) {
-              p[slot] = elig[slot] > 0 ? w.view[slot].eval(c, elig[slot]) / elig[slot] : 0.0;
+              p[slot] = elig[slot] > 0 ? static_cast<double>(w.view[slot].eval(c, elig[slot])) /
+                                             static_cast<double>(elig[slot])
+                                       : 0.0;
             }
             double indep = 0, canon = 0;
             for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
@@ -292,10 +270,10 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
                 prod *= p[slot];
                 prod_c *= p[0];
               }
-              indep += gw[gi] * prod;
-              canon += gw[gi] * prod_c;
+              indep += static_cast<double>(gw[gi]) * prod;
+              canon += static_cast<double>(gw[gi]) * prod_c;
             }
-            const double observed = w.orbit.eval(c, static_cast<double>(nb));
+            const auto observed = static_cast<double>(w.orbit.eval(c, static_cast<std::int64_t>(nb)));
             const double n = static_cast<double>(nb);
             o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
             o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;

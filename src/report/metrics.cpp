@@ -51,52 +51,18 @@ double z_for_level(double level) {
   return (lo + hi) / 2;
 }
 
-// A count-weighted integer sum over clusters, stored sparsely: total = base + sum w_i counts[idx_i]
-// (exact in double for any realistic size). Built from per-cluster integer values x with the
-// most common value m folded into `base` (sum of counts is always n), so only the clusters that
-// differ from m are visited per draw.
-struct SparseSum {
-  // A difference of the two quantities before it (gap = canonical - other): evaluated from their
-  // exact integer totals instead of a third pass over the clusters.
-  bool difference_of_previous_two = false;
-  double base = 0;
-  std::vector<std::uint32_t> idx;
-  std::vector<double> w;
-
-  static SparseSum from(const std::vector<int>& x) {
-    SparseSum s;
-    std::map<int, std::size_t> freq;
-    for (int v : x) ++freq[v];
-    int mode = 0;
-    std::size_t best = 0;
-    for (const auto& [v, c] : freq) {
-      if (c > best) {
-        best = c;
-        mode = v;
-      }
-    }
-    s.base = static_cast<double>(mode) * static_cast<double>(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      if (x[i] != mode) {
-        s.idx.push_back(static_cast<std::uint32_t>(i));
-        s.w.push_back(static_cast<double>(x[i] - mode));
-      }
-    }
-    return s;
-  }
-  [[nodiscard]] double eval(const stats::ClusterCounts& c) const {
-    double t = base;
-    for (std::size_t k = 0; k < idx.size(); ++k) t += w[k] * c[idx[k]];
-    return t;
-  }
-};
-
 // One resampling frame (all bases, or one family's paired bases) and the quantities evaluated on
 // each of its draws.
 struct Frame {
   std::string name;  // "orbit" or the family name
   std::size_t n = 0;
-  std::vector<SparseSum> quantities;
+  // Per quantity: its count-weighted sum over the frame's clusters, or (when `difference` is set)
+  // the difference of the two quantities before it (the gap), from their exact integer totals.
+  struct Quantity {
+    stats::CountSum sum;
+    bool difference = false;
+  };
+  std::vector<Quantity> quantities;
   std::vector<std::vector<double>> replicates;  // [quantity][draw], integer totals
 };
 
@@ -105,9 +71,10 @@ void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed) {
   fr.replicates = stats::bootstrap_counts_multi(
       fr.n, opt.bootstrap_draws, frame_seed, fr.quantities.size(),
       [&fr](const stats::ClusterCounts& c, std::span<double> out) {
+        const auto n = static_cast<std::int64_t>(fr.n);
         for (std::size_t q = 0; q < fr.quantities.size(); ++q) {
-          out[q] = fr.quantities[q].difference_of_previous_two ? out[q - 2] - out[q - 1]
-                                                               : fr.quantities[q].eval(c);
+          out[q] = fr.quantities[q].difference ? out[q - 2] - out[q - 1]
+                                               : static_cast<double>(fr.quantities[q].sum.eval(c, n));
         }
       },
       opt.threads);
@@ -267,9 +234,9 @@ void run_frames(Stage& st) {
         cc[b] = flags[b].canonical_correct ? 1 : 0;
         oc[b] = flags[b].orbit_correct ? 1 : 0;
       }
-      st.frames[0].quantities.push_back(SparseSum::from(cc));
-      st.frames[0].quantities.push_back(SparseSum::from(oc));
-      st.frames[0].quantities.push_back(SparseSum{true, 0, {}, {}});
+      st.frames[0].quantities.push_back({stats::CountSum::over(cc), false});
+      st.frames[0].quantities.push_back({stats::CountSum::over(oc), false});
+      st.frames[0].quantities.push_back({{}, true});
       for (std::size_t f = 0; f < kFamilyCount; ++f) {
         const auto& fb = layout.family_bases[f];
         std::vector<int> fc(fb.size()), ft(fb.size());
@@ -278,9 +245,9 @@ void run_frames(Stage& st) {
           fc[i] = flags[fb[i]].canonical_correct ? 1 : 0;
           ft[i] = st.systems[s].by_view[bv.family[f]].layer[l].outcome == Outcome::kCorrect ? 1 : 0;
         }
-        st.frames[1 + f].quantities.push_back(SparseSum::from(fc));
-        st.frames[1 + f].quantities.push_back(SparseSum::from(ft));
-        st.frames[1 + f].quantities.push_back(SparseSum{true, 0, {}, {}});
+        st.frames[1 + f].quantities.push_back({stats::CountSum::over(fc), false});
+        st.frames[1 + f].quantities.push_back({stats::CountSum::over(ft), false});
+        st.frames[1 + f].quantities.push_back({{}, true});
       }
     }
   }

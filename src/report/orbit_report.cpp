@@ -1,9 +1,11 @@
 #include "report/orbit_report.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -783,14 +785,40 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
          in.scores.size());
   }
   const orbit::Benchmark bench = scope_to_scores(orbit::load_benchmark(in.bench_dir), in.scores);
+  // The systems' files are independent: loaded on up to one thread per core (each file on one
+  // thread, in order), then checked in order, so the first failing file's error is the one given,
+  // as a one-by-one load would.
+  const std::size_t n_sys = in.scores.size();
+  std::vector<std::optional<SystemScores>> loaded(n_sys);
+  std::vector<std::exception_ptr> errors(n_sys);
+  const auto load_one = [&](std::size_t i) {
+    try {
+      std::optional<std::string> name;
+      if (i < in.names.size()) name = in.names[i];
+      std::optional<std::filesystem::path> resp;
+      if (i < in.responses.size()) resp = in.responses[i];
+      loaded[i] = load_scores(in.scores[i], bench, name, resp, in.examples_per_view);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  {
+    const std::size_t workers =
+        std::min<std::size_t>(n_sys, std::max(1u, std::thread::hardware_concurrency()));
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      for (std::size_t i = next++; i < n_sys; i = next++) load_one(i);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+  }
   std::vector<SystemScores> systems;
   std::set<std::string> names;
-  for (std::size_t i = 0; i < in.scores.size(); ++i) {
-    std::optional<std::string> name;
-    if (i < in.names.size()) name = in.names[i];
-    std::optional<std::filesystem::path> resp;
-    if (i < in.responses.size()) resp = in.responses[i];
-    systems.push_back(load_scores(in.scores[i], bench, name, resp, in.examples_per_view));
+  for (std::size_t i = 0; i < n_sys; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    systems.push_back(std::move(*loaded[i]));
     if (!names.insert(systems.back().name).second) {
       fail(ErrorCode::kUsage, "two systems are named '{}' ({}); give each a --name", systems.back().name,
            in.scores[i].string());

@@ -85,7 +85,7 @@ LayerScore read_layer(const LR& rec, std::string_view layer, const orbit::View& 
 }
 
 void check_matches(const LR& rec, std::string_view key, std::string_view expected) {
-  if (const auto v = rec.opt_string(key); v && *v != expected) {
+  if (const auto v = rec.opt_string_view(key); v && *v != expected) {
     fail("{}: {} '{}' does not match the benchmark's '{}'", rec.where(), key, *v, expected);
   }
 }
@@ -124,7 +124,7 @@ void read_sidecar(SystemScores& sys, const orbit::Benchmark& bench) {
 void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const LR& rec, std::size_t line) {
   const auto where = rec.where();
   ++sys.records;
-  const std::string pid = rec.string("prompt_id");
+  const std::string_view pid = rec.string_view("prompt_id");
   auto it = bench.prompt_index.find(pid);
   if (it == bench.prompt_index.end()) {
     fail("{}: prompt_id '{}' is not in the benchmark at {}", where, pid, bench.dir.string());
@@ -135,7 +135,7 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const L
   check_matches(rec, "base_id", view.base_id);
   check_matches(rec, "view", view.view);
   check_matches(rec, "template", view.template_id);
-  if (const auto fam = rec.opt_string("family"); fam && (!view.family || *view.family != *fam)) {
+  if (const auto fam = rec.opt_string_view("family"); fam && (!view.family || *view.family != *fam)) {
     fail("{}: family '{}' does not match the benchmark's '{}'", where, *fam, view.family.value_or("null"));
   }
   sp.present = true;
@@ -221,7 +221,7 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
     // one is never shown, since that many failures with text come before it.
     std::map<std::string, std::vector<std::pair<std::size_t, std::string>>, std::less<>> kept;
     (void)io::read_jsonl_fast(*rpath, [&](const LR& rec, std::size_t) {
-      auto it = bench.prompt_index.find(std::string(rec.string_view("prompt_id")));
+      auto it = bench.prompt_index.find(rec.string_view("prompt_id"));
       if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it
       const std::size_t i = it->second;
       if (const io::FlatValue* r = rec.find("response"); r != nullptr && !r->is_null()) {

@@ -1,8 +1,10 @@
 #include "stats/bootstrap.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,52 @@ void draw_counts(std::size_t n_clusters, std::uint64_t seed, std::uint64_t draw,
   Rng rng = Rng(seed).split(draw);
   const auto n = static_cast<std::uint64_t>(n_clusters);
   for (std::size_t i = 0; i < n_clusters; ++i) ++counts[rng.below(n)];
+}
+
+void CountSum::add(std::uint32_t cluster, std::int64_t deviation) {
+  if (idx_.empty()) {
+    weight_ = deviation;
+  } else if (weight_ != deviation && weight_ != 0) {
+    w_.assign(idx_.size(), weight_);
+    weight_ = 0;
+  }
+  idx_.push_back(cluster);
+  if (weight_ == 0) w_.push_back(deviation);
+}
+
+CountSum CountSum::over(std::span<const int> x) {
+  CountSum s;
+  // The most common value (the smallest on a tie).
+  std::map<int, std::size_t> freq;
+  for (int v : x) ++freq[v];
+  std::size_t best = 0;
+  for (const auto& [v, n] : freq) {
+    if (n > best) {
+      best = n;
+      s.mode_ = v;
+    }
+  }
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] != s.mode_) s.add(static_cast<std::uint32_t>(i), static_cast<std::int64_t>(x[i]) - s.mode_);
+  }
+  return s;
+}
+
+CountSum CountSum::over(std::span<const std::uint8_t> x, std::span<const std::uint32_t> subset) {
+  CountSum s;
+  std::array<std::size_t, 256> freq{};
+  for (auto i : subset) ++freq[x[i]];
+  std::size_t best = 0;
+  for (std::size_t v = 0; v < freq.size(); ++v) {
+    if (freq[v] > best) {
+      best = freq[v];
+      s.mode_ = static_cast<std::int64_t>(v);
+    }
+  }
+  for (auto i : subset) {
+    if (x[i] != s.mode_) s.add(i, static_cast<std::int64_t>(x[i]) - s.mode_);
+  }
+  return s;
 }
 
 namespace {

@@ -43,6 +43,55 @@ void draw_counts(std::size_t n_clusters, std::uint64_t seed, std::uint64_t draw,
     const std::function<void(const ClusterCounts& counts, std::span<double> out)>& stat,
     unsigned threads = 0);
 
+// A count-weighted integer sum over clusters, the statistic most bootstrap replicates here are
+// made of: total = sum over clusters i of x[i] * counts[i], for integer per-cluster values x, over
+// all of a draw's clusters or over a subset of them. Stored sparsely: the most common value m is
+// folded in as m times the subset's drawn total, so a draw visits only the clusters whose value
+// differs from m (Davison & Hinkley's linear statistics, evaluated on resample counts). The sum
+// is in 64-bit integers: exact, and free of the floating-point add chain that bounds a double
+// accumulation, so a caller converting the total to double gets the same value as an exact sum.
+class CountSum {
+ public:
+  CountSum() = default;
+  // x[i] for every cluster i (the frame has x.size() clusters).
+  [[nodiscard]] static CountSum over(std::span<const int> x);
+  // x[i] for the clusters i in `subset` only (x indexed by cluster; others ignored).
+  [[nodiscard]] static CountSum over(std::span<const std::uint8_t> x, std::span<const std::uint32_t> subset);
+
+  // The total on draw counts c; subset_total is the sum of c over the subset (for a sum over
+  // every cluster, the number of clusters: a draw always picks that many).
+  [[nodiscard]] std::int64_t eval(const ClusterCounts& c, std::int64_t subset_total) const noexcept {
+    const std::uint32_t* idx = idx_.data();
+    const std::uint32_t* cc = c.data();
+    const std::size_t m = idx_.size();
+    std::int64_t t = 0;
+    if (weight_ != 0) {
+      // One weight for every listed cluster (always so for 0/1 values): a plain sum of gathered
+      // counts in four independent accumulators.
+      std::uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      std::size_t k = 0;
+      for (; k + 4 <= m; k += 4) {
+        a0 += cc[idx[k]];
+        a1 += cc[idx[k + 1]];
+        a2 += cc[idx[k + 2]];
+        a3 += cc[idx[k + 3]];
+      }
+      for (; k < m; ++k) a0 += cc[idx[k]];
+      t = weight_ * static_cast<std::int64_t>(a0 + a1 + a2 + a3);
+    } else {
+      for (std::size_t k = 0; k < m; ++k) t += static_cast<std::int64_t>(w_[k]) * cc[idx[k]];
+    }
+    return mode_ * subset_total + t;
+  }
+
+ private:
+  void add(std::uint32_t cluster, std::int64_t deviation);
+  std::int64_t mode_ = 0;
+  std::int64_t weight_ = 0;  // the deviation shared by every listed cluster; 0 when they differ
+  std::vector<std::uint32_t> idx_;
+  std::vector<std::int64_t> w_;  // per listed cluster, used when weight_ is 0
+};
+
 // Percentile interval at `level` (0.95 gives the 2.5% and 97.5% inclusive quantiles of the
 // replicates; Efron & Tibshirani 1993, eq. 13.5). Throws Error for no values or level outside
 // (0, 1).

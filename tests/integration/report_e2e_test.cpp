@@ -174,5 +174,37 @@ TEST(ReportEndToEnd, UsageErrors) {
   fs::remove_all(dir);
 }
 
+// The score files are loaded side by side (one thread per core) but judged in order: the error is
+// the first bad file's in command-line order, and a duplicate name before a bad file is reported
+// as a one-by-one load would, whichever thread finishes first.
+TEST(ReportEndToEnd, TheFirstBadScoresFileInOrderIsReported) {
+  const fs::path dir = fresh_dir("report_load_order");
+  auto g = run_cli(fmt::format("orbit generate --out '{}'", (dir / "bench").string()));
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  io::write_file_atomic(dir / "empty.jsonl", "");
+  io::write_file_atomic(dir / "bad_b.jsonl", "{\"prompt_id\": \"nope-b\"}\n");
+  io::write_file_atomic(dir / "bad_a.jsonl", "{\"prompt_id\": \"nope-a\"}\n");
+  const auto report = [&](const std::vector<std::string>& files) {
+    std::string scores;
+    for (const auto& f : files) scores += fmt::format(" '{}'", (dir / f).string());
+    return run_cli(fmt::format("orbit report --bench '{}' --scores{} --out '{}' --bootstrap 10",
+                               (dir / "bench").string(), scores, (dir / "report").string()));
+  };
+  for (int round = 0; round < 3; ++round) {  // thread timing differs between rounds
+    auto r = report({"empty.jsonl", "bad_a.jsonl", "bad_b.jsonl"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("nope-a"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("nope-b"), std::string::npos) << r.err;
+    r = report({"empty.jsonl", "bad_b.jsonl", "bad_a.jsonl"});
+    EXPECT_NE(r.err.find("nope-b"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("nope-a"), std::string::npos) << r.err;
+    r = report({"empty.jsonl", "empty.jsonl", "bad_b.jsonl"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("two systems are named 'empty'"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "report" / "metrics.json"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace numcheck::testing

@@ -54,6 +54,44 @@ TEST(Bootstrap, IdenticalWhateverTheThreadCount) {
   EXPECT_NE(bootstrap_counts(x.size(), 257, 100, mean, 1), one) << "the seed matters";
 }
 
+// The sparse integer sum equals the plain sum over every cluster (or a subset), for 0/1 values
+// (one shared deviation), values with several deviations, a constant vector (nothing listed) and
+// the empty frame, on many draws.
+TEST(Bootstrap, CountSumEqualsThePlainSum) {
+  Rng rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = trial == 0 ? 0 : 1 + rng.below(400);
+    std::vector<int> x(n);
+    std::vector<std::uint8_t> flags(n);
+    const int kind = trial % 4;  // 0/1 mostly ones, 0/1 mostly zeros, small ints, constant
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kind == 0) x[i] = rng.below(10) < 7 ? 1 : 0;
+      if (kind == 1) x[i] = rng.below(10) < 2 ? 1 : 0;
+      if (kind == 2) x[i] = static_cast<int>(rng.below(7)) - 3;
+      if (kind == 3) x[i] = 4;
+      flags[i] = static_cast<std::uint8_t>(rng.below(3));
+    }
+    std::vector<std::uint32_t> subset;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rng.below(2) == 0) subset.push_back(static_cast<std::uint32_t>(i));
+    }
+    const CountSum all = CountSum::over(x);
+    const CountSum part = CountSum::over(flags, subset);
+    ClusterCounts c;
+    for (std::uint64_t d = 0; d < 5; ++d) {
+      draw_counts(n, 17 + trial, d, c);
+      std::int64_t want_all = 0, want_part = 0, subset_total = 0;
+      for (std::size_t i = 0; i < n; ++i) want_all += std::int64_t{x[i]} * c[i];
+      for (auto i : subset) {
+        want_part += std::int64_t{flags[i]} * c[i];
+        subset_total += c[i];
+      }
+      ASSERT_EQ(all.eval(c, static_cast<std::int64_t>(n)), want_all) << "trial " << trial;
+      ASSERT_EQ(part.eval(c, subset_total), want_part) << "trial " << trial;
+    }
+  }
+}
+
 TEST(Bootstrap, ExceptionsFromTheStatisticPropagate) {
   EXPECT_THROW((void)bootstrap_counts(
                    10, 100, 1, [](const ClusterCounts&) -> double { fail("boom"); }, 2),
