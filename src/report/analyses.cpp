@@ -201,19 +201,26 @@ std::optional<ExampleOrbit> example_orbit(const orbit::Benchmark& bench, const O
   return ex;
 }
 
+}  // namespace
+
 // The independence baselines' inputs per system and layer, and their bootstrap replicates on the
 // orbit frame's draws: per (system, layer) the excess under the observed-rates baseline, then under
 // the canonical rate.
-struct Baselines {
+struct BaselineBootstrap::State {
+  std::size_t nb = 0;
   Groups groups;
   std::vector<std::array<LayerFlags, 2>> flags;
+  std::vector<std::array<BaselineWork, 2>> work;
   std::vector<std::vector<double>> reps;
 };
+using Baselines = BaselineBootstrap::State;
 
-Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& systems,
-                    const ReportOptions& opt) {
+BaselineBootstrap::BaselineBootstrap(const OrbitLayout& L, const std::vector<SystemScores>& systems)
+    : s_(std::make_unique<State>()) {
+  State& out = *s_;
   const std::size_t nb = L.bases.size();
-  Baselines out{make_groups(L), {}, {}};
+  out.nb = nb;
+  out.groups = make_groups(L);
   const Groups& groups = out.groups;
   std::vector<std::vector<std::uint32_t>> slot_bases(kSlots);
   std::vector<std::uint32_t> all_bases(nb);
@@ -226,63 +233,67 @@ Baselines baselines(const OrbitLayout& L, const std::vector<SystemScores>& syste
   }
   const std::size_t n_systems = systems.size();
   out.flags.resize(n_systems);
-  std::vector<std::array<BaselineWork, 2>> work(n_systems);
+  out.work.resize(n_systems);
   for (std::size_t s = 0; s < n_systems; ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
       out.flags[s][l] = layer_flags(L, systems[s], l);
       for (std::size_t slot = 0; slot < kSlots; ++slot) {
-        work[s][l].view[slot] = stats::CountSum::over(out.flags[s][l].correct[slot], slot_bases[slot]);
+        out.work[s][l].view[slot] = stats::CountSum::over(out.flags[s][l].correct[slot], slot_bases[slot]);
       }
-      work[s][l].orbit = stats::CountSum::over(out.flags[s][l].orbit, all_bases);
+      out.work[s][l].orbit = stats::CountSum::over(out.flags[s][l].orbit, all_bases);
     }
   }
-  if (nb == 0 || opt.bootstrap_draws == 0 || n_systems == 0) return out;
-  // The same streams as the orbit gap's frame (metrics.cpp frame_seed(seed, "orbit")), so the excess
-  // gap and the orbit gap are evaluated on the same resampled bases.
-  const std::uint64_t seed = Rng(opt.seed, "report-bootstrap:orbit").next();
-  out.reps = stats::bootstrap_counts_multi(
-      nb, opt.bootstrap_draws, seed, n_systems * 4,
-      [&](const stats::ClusterCounts& c, std::span<double> o) {
-        // Drawn bases per group and eligible per view, as exact integers (a mask has kSlots bits,
-        // so there are at most 2^kSlots groups).
-        std::array<std::int64_t, std::size_t{1} << kSlots> gw{};
-        for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
-        std::array<std::int64_t, kSlots> elig{};
-        for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
-          for (std::size_t slot = 0; slot < kSlots; ++slot) {
-            if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
-          }
-        }
-        for (std::size_t s = 0; s < n_systems; ++s) {
-          for (std::size_t l = 0; l < 2; ++l) {
-            const auto& w = work[s][l];
-            std::array<double, kSlots> p{};
-            for (std::size_t slot = 0; slot < kSlots; ++slot) {
-              p[slot] = elig[slot] > 0 ? static_cast<double>(w.view[slot].eval(c, elig[slot])) /
-                                             static_cast<double>(elig[slot])
-                                       : 0.0;
-            }
-            double indep = 0, canon = 0;
-            for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
-              double prod = 1, prod_c = 1;
-              for (std::size_t slot = 0; slot < kSlots; ++slot) {
-                if ((groups.masks[gi] >> slot & 1u) == 0) continue;
-                prod *= p[slot];
-                prod_c *= p[0];
-              }
-              indep += static_cast<double>(gw[gi]) * prod;
-              canon += static_cast<double>(gw[gi]) * prod_c;
-            }
-            const auto observed = static_cast<double>(w.orbit.eval(c, static_cast<std::int64_t>(nb)));
-            const double n = static_cast<double>(nb);
-            o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
-            o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;
-          }
-        }
-      },
-      opt.threads);
-  return out;
 }
+
+BaselineBootstrap::~BaselineBootstrap() = default;
+
+std::size_t BaselineBootstrap::n_stats() const { return s_->nb == 0 ? 0 : s_->work.size() * 4; }
+
+void BaselineBootstrap::set_replicates(std::vector<std::vector<double>> reps) { s_->reps = std::move(reps); }
+
+void BaselineBootstrap::eval(const stats::ClusterCounts& c, std::span<double> o) const {
+  const State& st = *s_;
+  const std::size_t nb = st.nb;
+  const Groups& groups = st.groups;
+  // Drawn bases per group and eligible per view, as exact integers (a mask has kSlots bits, so
+  // there are at most 2^kSlots groups).
+  std::array<std::int64_t, std::size_t{1} << kSlots> gw{};
+  for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
+  std::array<std::int64_t, kSlots> elig{};
+  for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+    for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      if (groups.masks[gi] >> slot & 1u) elig[slot] += gw[gi];
+    }
+  }
+  for (std::size_t s = 0; s < st.work.size(); ++s) {
+    for (std::size_t l = 0; l < 2; ++l) {
+      const auto& w = st.work[s][l];
+      std::array<double, kSlots> p{};
+      for (std::size_t slot = 0; slot < kSlots; ++slot) {
+        p[slot] = elig[slot] > 0 ? static_cast<double>(w.view[slot].eval(c, elig[slot])) /
+                                       static_cast<double>(elig[slot])
+                                 : 0.0;
+      }
+      double indep = 0, canon = 0;
+      for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+        double prod = 1, prod_c = 1;
+        for (std::size_t slot = 0; slot < kSlots; ++slot) {
+          if ((groups.masks[gi] >> slot & 1u) == 0) continue;
+          prod *= p[slot];
+          prod_c *= p[0];
+        }
+        indep += static_cast<double>(gw[gi]) * prod;
+        canon += static_cast<double>(gw[gi]) * prod_c;
+      }
+      const auto observed = static_cast<double>(w.orbit.eval(c, static_cast<std::int64_t>(nb)));
+      const double n = static_cast<double>(nb);
+      o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
+      o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;
+    }
+  }
+}
+
+namespace {
 
 // Length-finished responses excluded (descriptive sensitivity analysis).
 Keyed<LengthExcluded> length_excluded(const orbit::Benchmark& bench, const OrbitLayout& L,
@@ -401,12 +412,12 @@ std::optional<RepeatCheck> repeat_check(const SystemScores& sys) {
 
 }  // namespace
 
-void add_paper_analyses(MetricsModel& m, const orbit::Benchmark& bench,
-                        const std::vector<SystemScores>& systems, const ReportOptions& opt) {
-  const OrbitLayout layout = make_layout(bench);
+void add_paper_analyses(MetricsModel& m, const orbit::Benchmark& bench, const OrbitLayout& layout,
+                        const std::vector<SystemScores>& systems, const ReportOptions& opt,
+                        const BaselineBootstrap& baselines) {
   m.allocation = allocation(bench, layout);
   m.example_orbit = example_orbit(bench, layout);
-  const Baselines bl = baselines(layout, systems, opt);
+  const Baselines& bl = baselines.state();
   for (std::size_t s = 0; s < systems.size(); ++s) {
     SystemMetrics& sm = m.systems.at(s);
     for (std::size_t l = 0; l < 2; ++l) {

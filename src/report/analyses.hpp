@@ -16,7 +16,9 @@
 //   rate (no representation effect), each beside the observed gap as an excess gap with a
 //   base-clustered bootstrap interval. Point values are exact rationals (written "p/q" beside the
 //   decimal); only the bootstrap replicates use floating point.
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,13 +28,41 @@
 #include "report/metrics.hpp"
 #include "report/metrics_model.hpp"
 #include "report/scores.hpp"
+#include "stats/bootstrap.hpp"
 
 namespace numcheck::report {
 
+// The H2 independence baselines: their inputs per system and layer and their bootstrap statistic
+// (4 values per system: per layer the excess gap under the observed-rates baseline and under the
+// canonical rate). compute_metrics evaluates the statistic on the orbit frame's draws in the same
+// pass as the orbit gap (the same resampled bases, and one set of draws instead of two) and hands
+// the replicates over with set_replicates.
+class BaselineBootstrap {
+ public:
+  BaselineBootstrap(const OrbitLayout& layout, const std::vector<SystemScores>& systems);
+  ~BaselineBootstrap();
+  BaselineBootstrap(const BaselineBootstrap&) = delete;
+  BaselineBootstrap& operator=(const BaselineBootstrap&) = delete;
+
+  // Values per draw (0 when there are no bases).
+  [[nodiscard]] std::size_t n_stats() const;
+  // The statistic on one draw's counts over the layout's bases; called from several threads.
+  void eval(const stats::ClusterCounts& counts, std::span<double> out) const;
+  // The replicates, [stat][draw] (none: the bootstrap was skipped).
+  void set_replicates(std::vector<std::vector<double>> reps);
+
+  struct State;
+  [[nodiscard]] const State& state() const { return *s_; }
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
 // Fills the allocation and the example orbit, and per system and layer the length sensitivity,
 // the views by template and the H2 independence baselines, and per system the repeat check.
-void add_paper_analyses(MetricsModel& metrics, const orbit::Benchmark& bench,
-                        const std::vector<SystemScores>& systems, const ReportOptions& options);
+void add_paper_analyses(MetricsModel& metrics, const orbit::Benchmark& bench, const OrbitLayout& layout,
+                        const std::vector<SystemScores>& systems, const ReportOptions& options,
+                        const BaselineBootstrap& baselines);
 
 // The report sections of these analyses, inserted into `d` at their places: the allocation and
 // example orbit before "Systems", the H2 baseline after the orbit metrics, the length sensitivity

@@ -66,18 +66,30 @@ struct Frame {
   std::vector<std::vector<double>> replicates;  // [quantity][draw], integer totals
 };
 
-void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed) {
+// Runs a frame's draws. `extra` (the orbit frame's H2 baselines) is evaluated on the same draws
+// in the same pass and receives its replicates.
+void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed,
+               BaselineBootstrap* extra = nullptr) {
   if (fr.n == 0 || opt.bootstrap_draws == 0) return;
-  fr.replicates = stats::bootstrap_counts_multi(
-      fr.n, opt.bootstrap_draws, frame_seed, fr.quantities.size(),
-      [&fr](const stats::ClusterCounts& c, std::span<double> out) {
+  const std::size_t nq = fr.quantities.size();
+  const std::size_t n_extra = extra != nullptr ? extra->n_stats() : 0;
+  auto reps = stats::bootstrap_counts_multi(
+      fr.n, opt.bootstrap_draws, frame_seed, nq + n_extra,
+      [&fr, nq, n_extra, extra](const stats::ClusterCounts& c, std::span<double> out) {
         const auto n = static_cast<std::int64_t>(fr.n);
-        for (std::size_t q = 0; q < fr.quantities.size(); ++q) {
+        for (std::size_t q = 0; q < nq; ++q) {
           out[q] = fr.quantities[q].difference ? out[q - 2] - out[q - 1]
                                                : static_cast<double>(fr.quantities[q].sum.eval(c, n));
         }
+        if (n_extra > 0) extra->eval(c, out.subspan(nq, n_extra));
       },
       opt.threads);
+  if (n_extra > 0) {
+    extra->set_replicates({std::make_move_iterator(reps.begin() + static_cast<std::ptrdiff_t>(nq)),
+                           std::make_move_iterator(reps.end())});
+  }
+  reps.resize(nq);
+  fr.replicates = std::move(reps);
 }
 
 // The seed of a frame's bootstrap streams: independent per frame, so adding a system or a family
@@ -215,8 +227,9 @@ void compute_flags(Stage& st) {
   }
 }
 
-// The bootstrap frames: all bases (orbit) and each family's paired bases.
-void run_frames(Stage& st) {
+// The bootstrap frames: all bases (orbit, with the H2 baselines on its draws) and each family's
+// paired bases.
+void run_frames(Stage& st, BaselineBootstrap& baselines) {
   const OrbitLayout& layout = st.layout;
   const std::size_t nb = layout.bases.size();
   st.frames.resize(1 + kFamilyCount);
@@ -251,7 +264,12 @@ void run_frames(Stage& st) {
       }
     }
   }
-  for (auto& fr : st.frames) run_frame(fr, st.opt, frame_seed(st.opt.seed, fr.name));
+  // The orbit frame's streams are the H2 baselines' too (so the excess gap and the orbit gap are
+  // evaluated on the same resampled bases); the frames' seeds are independent of each other.
+  for (std::size_t f = 0; f < st.frames.size(); ++f) {
+    Frame& fr = st.frames[f];
+    run_frame(fr, st.opt, frame_seed(st.opt.seed, fr.name), f == 0 ? &baselines : nullptr);
+  }
 }
 
 BenchmarkInfo benchmark_info(const orbit::Benchmark& bench, const OrbitLayout& layout) {
@@ -535,7 +553,8 @@ MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<Sy
   const OrbitLayout layout = make_layout(bench);
   Stage st{bench, layout, systems, opt, z_for_level(opt.level), {}, {}};
   compute_flags(st);
-  run_frames(st);
+  BaselineBootstrap baselines(layout, systems);
+  run_frames(st, baselines);
 
   MetricsModel m;
   m.numcheck_version = kVersion;
@@ -546,7 +565,7 @@ MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<Sy
     for (std::size_t b = a + 1; b < systems.size(); ++b) m.comparisons.push_back(comparison(st, m, a, b));
   }
   // The paper's remaining analyses and the H2 independence baseline (report/analyses.hpp).
-  add_paper_analyses(m, bench, systems, opt);
+  add_paper_analyses(m, bench, layout, systems, opt, baselines);
   return m;
 }
 
