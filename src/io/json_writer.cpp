@@ -99,20 +99,26 @@ void append_json_string(std::string& out, std::string_view s) {
   }
 }
 
-JsonWriter& JsonWriter::value(std::int64_t v) {
-  comma();
+namespace {
+// A 64-bit integer in decimal (at most 20 digits and a sign).
+template <class Int>
+void append_integer(std::string& out, Int v) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_->append(buf, r.ptr);
+  out.append(buf, r.ptr);
+}
+}  // namespace
+
+JsonWriter& JsonWriter::value(std::int64_t v) {
+  comma();
+  append_integer(*out_, v);
   first_ = false;
   return *this;
 }
 
 JsonWriter& JsonWriter::value(std::uint64_t v) {
   comma();
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_->append(buf, r.ptr);
+  append_integer(*out_, v);
   first_ = false;
   return *this;
 }
