@@ -189,31 +189,25 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
         base_views.push_back(n_views - 1);
       }
 
-      bases_buf += "{\"base_id\":";
-      io::append_json_string(bases_buf, id);
-      bases_buf += ",\"template\":";
-      io::append_json_string(bases_buf, t.id);
-      bases_buf += ",\"dimension\":";
-      io::append_json_string(bases_buf, t.dimension);
-      bases_buf += ",\"canonical_unit\":";
-      io::append_json_string(bases_buf, t.canonical_unit);
-      bases_buf += ",\"params\":{";
-      for (std::size_t p = 0; p < t.params.size(); ++p) {
-        if (p) bases_buf += ',';
-        io::append_json_string(bases_buf, t.params[p].name);
-        bases_buf += ':';
-        io::append_json_string(bases_buf, drawn[i].values[p].str());
+      {
+        io::JsonWriter w(bases_buf);
+        w.begin_object();
+        w.key("base_id").value(id);
+        w.key("template").value(t.id);
+        w.key("dimension").value(t.dimension);
+        w.key("canonical_unit").value(t.canonical_unit);
+        w.key("params").begin_object();
+        for (std::size_t p = 0; p < t.params.size(); ++p)
+          w.key(t.params[p].name).value(drawn[i].values[p].str());
+        w.end_object();
+        w.key("answer").value(answer);
+        w.key("views").begin_array();
+        for (const std::size_t k : base_views) w.value(all_views[k]);
+        w.end_array();
+        w.key("consensus_subset").value(in_consensus);
+        w.end_object();
+        bases_buf += '\n';
       }
-      bases_buf += "},\"answer\":";
-      io::append_json_string(bases_buf, answer);
-      bases_buf += ",\"views\":[";
-      for (std::size_t k = 0; k < base_views.size(); ++k) {
-        if (k) bases_buf += ',';
-        io::append_json_string(bases_buf, all_views[base_views[k]]);
-      }
-      bases_buf += "],\"consensus_subset\":";
-      bases_buf += in_consensus ? "true" : "false";
-      bases_buf += "}\n";
 
       canonical.clear();
       for (std::size_t p = 0; p < t.params.size(); ++p)
@@ -221,29 +215,27 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
       for (const std::size_t vi : base_views) {
         const std::string& vn = all_views[vi];
         prompt_id.assign(id).append(":").append(vn);
-        views_buf += "{\"prompt_id\":";
-        io::append_json_string(views_buf, prompt_id);
-        views_buf += ",\"base_id\":";
-        io::append_json_string(views_buf, id);
-        views_buf += ",\"template\":";
-        io::append_json_string(views_buf, t.id);
-        views_buf += ",\"view\":";
-        io::append_json_string(views_buf, vn);
-        views_buf += ",\"family\":";
-        if (is_family(vi)) {
-          io::append_json_string(views_buf, vn);
-        } else {
-          views_buf += "null";
-        }
-        views_buf += ",\"prompt\":";
         prompt.clear();
         render_prompt_into(prompt, spec, t, vn, drawn[i].values, &canonical, units);
-        io::append_json_string(views_buf, prompt);
-        views_buf += ",\"expected\":";
-        io::append_json_string(views_buf, answer);
-        views_buf += ",\"answer_unit\":";
-        io::append_json_string(views_buf, t.canonical_unit);
-        views_buf += "}\n";
+        {
+          io::JsonWriter w(views_buf);
+          w.begin_object();
+          w.key("prompt_id").value(prompt_id);
+          w.key("base_id").value(id);
+          w.key("template").value(t.id);
+          w.key("view").value(vn);
+          w.key("family");
+          if (is_family(vi)) {
+            w.value(vn);
+          } else {
+            w.null();
+          }
+          w.key("prompt").value(prompt);
+          w.key("expected").value(answer);
+          w.key("answer_unit").value(t.canonical_unit);
+          w.end_object();
+          views_buf += '\n';
+        }
         ++tcounts[vi];
         ++per_view[vi];
         ++tprompts;
