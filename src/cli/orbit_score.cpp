@@ -22,6 +22,7 @@ struct ScoreArgs {
   std::string out;
   bool allow_partial = false;
   bool whole = false;
+  std::size_t threads = 0;
 };
 
 void setup(CLI::App& app) {
@@ -40,12 +41,16 @@ void setup(CLI::App& app) {
       "--whole-benchmark", args->whole,
       "Grade against the whole benchmark even when the run recorded a selection (its unasked prompts "
       "are then missing)");
+  app.add_option("--threads", args->threads,
+                 "Threads that check and grade records side by side (0 = all cores); the scores and the manifest "
+                 "are the same for any number")
+      ->capture_default_str();
   app.footer(
       "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "
       "a response (nothing written). See docs/grading.md.");
   app.callback([args] {
     const OrbitScoreResult r =
-        score_orbit(args->bench, args->responses, args->out, args->allow_partial, args->whole);
+        score_orbit(args->bench, args->responses, args->out, args->allow_partial, args->whole, args->threads);
     fmt::print("scored {} of {} prompts{}: {} strict correct, {} audit correct{}; wrote {} and {}\n",
                r.scored, r.prompts, r.scope, r.strict_correct, r.audit_correct,
                r.problems == 0 ? "" : fmt::format(" ({} problems reported)", r.problems), args->out,

@@ -80,12 +80,12 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
 }
 
 OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
-                             const std::string& out, bool allow_partial, bool whole) {
+                             const std::string& out, bool allow_partial, bool whole, std::size_t threads) {
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
   // Grading needs only the compact index (ids, expected answers, units), not the prompts.
-  const orbit::BenchmarkIndex full = orbit::load_benchmark_index(bench_dir);
+  const orbit::BenchmarkIndex full = orbit::load_benchmark_index(bench_dir, threads);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
   // No copy of the whole benchmark when there is no selection.
   std::optional<orbit::BenchmarkIndex> restricted;
@@ -113,7 +113,8 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
           ++printed;
         }
         if (!allow_partial) orbit::check_complete(t, responses);
-      });
+      },
+      num::UnitRegistry::builtin(), threads);
   OrbitScoreResult r;
   r.scored = scores.counts.records;
   r.prompts = bench.size();

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,7 +42,7 @@ AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
   }
   tmp_ = path_;
   tmp_ += fmt::format(".tmp.{}", ::getpid());
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(errno));
 }
 
@@ -63,6 +64,7 @@ void AtomicFile::abort_with(const char* what, int err) {
 
 void AtomicFile::write(std::string_view bytes) {
   if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
+  const off_t before = ::lseek(fd_, 0, SEEK_CUR);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
@@ -72,6 +74,37 @@ void AtomicFile::write(std::string_view bytes) {
     }
     done += static_cast<std::size_t>(n);
   }
+  // Each time the file passes a multiple of 8 MiB, the disk writes of what is not yet on its way
+  // are started, so that commit()'s fsync finds little left to do (the fsync of a 32 MB scores
+  // file took 64 ms of wall clock when all of it was left to it). A hint only: a failure is
+  // ignored, and durability is still the fsync's.
+  constexpr off_t kStep = off_t{8} << 20;
+  const off_t after = before + static_cast<off_t>(bytes.size());
+  if (before >= 0 && after / kStep != before / kStep) {
+    const off_t from = before / kStep * kStep;
+    (void)::sync_file_range(fd_, from, after - from, SYNC_FILE_RANGE_WRITE);
+  }
+}
+
+void AtomicFile::read_back(std::uint64_t offset, std::size_t length, std::string& out) {
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot read {}: the file is closed", tmp_.string());
+  const std::size_t start = out.size();
+  out.resize(start + length);
+  std::size_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      out.resize(start);
+      abort_with("read back", n < 0 ? errno : EIO);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::reset() {
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
+  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0) abort_with("write", errno);
 }
 
 void AtomicFile::commit() {
@@ -196,22 +229,85 @@ fs::path data_path(std::string_view relative) {
   fail(ErrorCode::kIo, "data file '{}' not found (looked in: {}); set NUMCHECK_DATA_DIR", relative, looked);
 }
 
-void for_each_line(const fs::path& path, const std::function<void(const Line&)>& fn) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
-  std::string buf;
-  std::size_t number = 0;
-  while (std::getline(in, buf)) {
-    ++number;
-    Line line;
-    line.number = number;
-    line.terminated = !in.eof();
-    std::string_view t(buf);
-    if (!t.empty() && t.back() == '\r') t.remove_suffix(1);
-    line.text = t;
-    fn(line);
+LineBlockReader::LineBlockReader(const fs::path& path, std::size_t block_bytes)
+    : path_(path), block_(std::max<std::size_t>(block_bytes, 1)) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
+}
+
+LineBlockReader::~LineBlockReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void LineBlock::reserve(std::size_t n) {
+  if (n <= capacity_) return;
+  const std::size_t cap = std::max(n, capacity_ + capacity_ / 2);
+  auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+  if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
+  data_ = std::move(bigger);
+  capacity_ = cap;
+}
+
+bool LineBlockReader::next(LineBlock& out) {
+  out.size_ = 0;
+  out.reserve(std::max(block_, carry_.size()) + 1);
+  if (!carry_.empty()) std::memcpy(out.data_.get(), carry_.data(), carry_.size());
+  out.size_ = carry_.size();
+  carry_.clear();
+  // Read until the block holds at least block_ bytes and a "\n", or the file ends.
+  std::size_t searched = 0;  // bytes of `out` known to hold no "\n"
+  while (!eof_) {
+    const std::size_t have = out.size_;
+    const std::size_t want = have < block_ ? block_ - have : block_;
+    out.reserve(have + want);
+    ssize_t n = 0;
+    do {
+      n = ::read(fd_, out.data_.get() + have, want);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      const int err = errno;
+      out.size_ = 0;
+      fail(ErrorCode::kIo, "error while reading {}: {}", path_.string(), std::strerror(err));
+    }
+    if (n == 0) {
+      eof_ = true;
+      break;
+    }
+    out.size_ = have + static_cast<std::size_t>(n);
+    if (on_bytes_) on_bytes_(out.text().substr(have));
+    if (out.size_ < block_) continue;
+    if (out.text().find('\n', searched) != std::string_view::npos) break;
+    searched = out.size_;
   }
-  if (in.bad()) fail(ErrorCode::kIo, "error while reading {}", path.string());
+  if (!eof_) {
+    // Keep the bytes after the last "\n" for the next block.
+    const std::size_t last = out.text().rfind('\n');
+    carry_.assign(out.text().substr(last + 1));
+    out.size_ = last + 1;
+  }
+  return !out.empty();
+}
+
+void for_each_line(const fs::path& path, const std::function<void(const Line&)>& fn) {
+  LineBlockReader reader(path);
+  LineBlock block;
+  std::size_t number = 0;
+  Line line;
+  while (reader.next(block)) {
+    const std::string_view text = block.text();
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t e = text.find('\n', pos);
+      line.terminated = e != std::string_view::npos;
+      if (!line.terminated) e = text.size();
+      std::string_view t = text.substr(pos, e - pos);
+      pos = e + 1;
+      if (!t.empty() && t.back() == '\r') t.remove_suffix(1);
+      line.number = ++number;
+      line.text = t;
+      fn(line);
+    }
+  }
 }
 
 AppendFile::AppendFile(const fs::path& path, bool durable) : durable_(durable), path_(path) {

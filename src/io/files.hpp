@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,10 @@ class AtomicFile {
   ~AtomicFile();
 
   void write(std::string_view bytes);  // throws Error (kIo) naming the file; the temp file is gone
+  // Appends the `length` bytes at `offset` of what was written so far to `out`; throws Error (kIo).
+  void read_back(std::uint64_t offset, std::size_t length, std::string& out);
+  // Forgets what was written: the file is empty again (still not in place).
+  void reset();
   void commit();                       // throws Error (kIo) likewise; afterwards `path` is the new file
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
 
@@ -82,8 +87,49 @@ struct Line {
   bool terminated = true;  // false only for a last line without "\n" (possibly torn by a crash)
 };
 
-// Calls fn for each line of the file, in order. Streams; memory use is one line.
+// Calls fn for each line of the file, in order. Streams; memory use is one block (1 MiB) or, for a
+// longer line, that line.
 void for_each_line(const std::filesystem::path& path, const std::function<void(const Line&)>& fn);
+
+// A block of whole lines read by LineBlockReader: bytes in a buffer kept from block to block (never
+// zero-filled, grown only for a longer block).
+class LineBlock {
+ public:
+  [[nodiscard]] std::string_view text() const noexcept { return {data_.get(), size_}; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+
+ private:
+  friend class LineBlockReader;
+  void reserve(std::size_t n);  // keeps the bytes held
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
+// Reads a file in blocks of whole lines: each block holds about `block_bytes` or more of complete
+// lines and ends just after a "\n", except the file's last block when the file does not end in
+// "\n" (its last line is then unterminated). A line longer than a block makes its block longer.
+// read(2) in large pieces: the line splitting is the caller's (for_each_line, the JSONL readers).
+class LineBlockReader {
+ public:
+  explicit LineBlockReader(const std::filesystem::path& path, std::size_t block_bytes = std::size_t{1} << 20);
+  LineBlockReader(const LineBlockReader&) = delete;
+  LineBlockReader& operator=(const LineBlockReader&) = delete;
+  ~LineBlockReader();
+  // The next block into `out` (replacing its contents); false at the end of the file. Throws
+  // Error (kIo) naming the file when it cannot be read.
+  bool next(LineBlock& out);
+  // Called with every byte of the file once, in order, as it is read (e.g. to hash the file in
+  // the same pass). Set before the first next().
+  void on_bytes(std::function<void(std::string_view)> fn) { on_bytes_ = std::move(fn); }
+
+ private:
+  std::filesystem::path path_;
+  std::size_t block_;
+  int fd_ = -1;
+  bool eof_ = false;
+  std::string carry_;  // the bytes read after the last block's final "\n"
+  std::function<void(std::string_view)> on_bytes_;
+};
 
 // Appends records to a file with one write(2) per line (O_APPEND): a process killed at any moment
 // leaves every earlier line intact and at most one torn last line (repair_torn_tail), and lines

@@ -312,6 +312,32 @@ JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
                                 const std::function<void(const LineRecord&, std::size_t)>& fn,
                                 const JsonlOptions& options = {});
 
+// read_jsonl_fast on several threads, for callers whose work per record is independent (orbit
+// score grades each response, the benchmark index checks each view): the calling thread reads the
+// file in blocks of whole lines (about 1 MiB; LineBlockReader) and numbers their lines; worker
+// threads parse a block's lines under the same rule as read_jsonl_fast and call on_record (or
+// on_bad_line) for them in order; the calling thread then calls on_block for each block in file
+// order. `slot` (below parallel_jsonl_slots(threads)) names the block's place in a ring in which
+// the caller keeps what its callbacks produce per block: a slot is handed out again only after
+// on_block(slot) returned, and only one thread at a time works on a slot.
+// Errors: an exception from on_record (or a bad line without on_bad_line) ends its block's work;
+// on_block is still called for that block (with what came before the error) and the exception is
+// then rethrown on the calling thread; later blocks are dropped. So the error given is the first in
+// file order, after exactly the records the sequential reader would have handed out before it.
+// threads == 1 does all of it on the calling thread. Same stats as read_jsonl_fast.
+struct ParallelJsonl {
+  std::size_t threads = 1;
+  TornTail torn = TornTail::kError;
+  std::function<void(std::size_t slot, const LineRecord& record, std::size_t line)> on_record;  // workers
+  // When set, malformed and torn lines go here (workers) and reading goes on; otherwise thrown.
+  std::function<void(std::size_t slot, const JsonError& error, std::size_t line)> on_bad_line;
+  std::function<void(std::size_t slot)> on_block;    // the calling thread, blocks in file order
+  std::function<void(std::string_view bytes)> on_bytes;  // the calling thread: every byte read, in order
+  std::size_t block_bytes = std::size_t{1} << 20;
+};
+[[nodiscard]] std::size_t parallel_jsonl_slots(std::size_t threads) noexcept;
+JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const ParallelJsonl& how);
+
 // The two parse paths of read_jsonl_fast, exposed for the fuzzer and the tests: the simdjson walk
 // of one line (false when it does not accept it: the caller falls back to nlohmann) and the flat
 // form of a parsed nlohmann value (its strings stay in `j`).

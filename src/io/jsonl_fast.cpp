@@ -3,7 +3,12 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -362,41 +367,179 @@ void flatten(const OrderedJson& j, std::vector<FlatValue>& out) {
 
 namespace {
 
+// What a thread needs to parse lines: the simdjson parser, the flat values, the place text.
+struct LineState {
+  FastLineParser parser;
+  std::vector<FlatValue> values;
+  std::string where;
+};
+
 struct FastReader {
   std::string_view name;
   const std::function<void(const LineRecord&, std::size_t)>& fn;
   const JsonlOptions& options;
-  JsonlStats stats;
-  FastLineParser parser;
-  std::vector<FlatValue> values;
-  std::string where;
+  LineState& st;
+  JsonlStats stats{};
 
   void line(std::string_view text, std::size_t number, bool terminated) {
     stats.lines = number;
-    where.clear();
-    fmt::format_to(std::back_inserter(where), "{}:{}", name, number);
+    st.where.clear();
+    fmt::format_to(std::back_inserter(st.where), "{}:{}", name, number);
     if (is_blank_line(text)) {
       ++stats.blank_lines;
       return;
     }
     // A terminated line the walk accepts is a record; everything else (an unterminated last
     // line included, whose rule depends on the torn-tail option) goes the nlohmann way.
-    if (terminated && parser.walk(text, values)) {
+    if (terminated && st.parser.walk(text, st.values)) {
       ++stats.records;
-      fn(LineRecord(values, 0, where), number);
+      fn(LineRecord(st.values, 0, st.where), number);
       return;
     }
     JsonError error;
-    auto j = parse_jsonl_line<OrderedJson>(text, terminated, options.torn, where, error);
+    auto j = parse_jsonl_line<OrderedJson>(text, terminated, options.torn, st.where, error);
     if (!j) {
       detail::take_bad_line(error, number, text.size(), options.torn, options.on_bad_line, stats);
       return;
     }
-    flatten(*j, values);
+    flatten(*j, st.values);
     ++stats.records;
-    fn(LineRecord(values, 0, where), number);
+    fn(LineRecord(st.values, 0, st.where), number);
+  }
+
+  // The lines of a block of whole lines (LineBlockReader) whose first line is number `first`.
+  void block(std::string_view text, std::size_t first) {
+    std::size_t number = first - 1;
+    detail::for_each_text_line(text, [&](std::string_view l, std::size_t, bool terminated) {
+      line(l, ++number, terminated);
+    });
   }
 };
+
+// Lines in a block of whole lines: its "\n"s, and one more for an unterminated last line.
+std::size_t count_lines(std::string_view text) {
+  std::size_t n = 0;
+  for (const char* p = text.data(), *e = p + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr; ++p) {
+    ++n;
+  }
+  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+void add_stats(JsonlStats& total, const JsonlStats& s) {
+  total.lines = std::max(total.lines, s.lines);
+  total.records += s.records;
+  total.blank_lines += s.blank_lines;
+  total.bad_lines += s.bad_lines;
+  if (s.torn_line != 0) {
+    total.torn_line = s.torn_line;
+    total.torn_bytes = s.torn_bytes;
+  }
+}
+
+// The ring of blocks of read_jsonl_fast_parallel and its worker threads.
+class BlockRing {
+ public:
+  BlockRing(std::string_view name, const ParallelJsonl& how, std::size_t slots)
+      : name_(name), how_(how), slots_(slots) {
+    if (how.on_bad_line) {
+      options_.on_bad_line = [this](const JsonError& e, std::size_t line) {
+        how_.on_bad_line(current_slot(), e, line);
+      };
+    }
+    options_.torn = how.torn;
+  }
+  BlockRing(const BlockRing&) = delete;
+  BlockRing& operator=(const BlockRing&) = delete;
+  ~BlockRing() { stop(); }
+
+  struct Slot {
+    LineBlock block;
+    std::size_t first_line = 0;
+    JsonlStats stats;
+    std::exception_ptr error;
+    bool done = false;
+  };
+  Slot& slot(std::size_t i) { return slots_[i]; }
+
+  void start(std::size_t threads) {
+    for (std::size_t t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  }
+  void submit(std::size_t i) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      slots_[i].done = false;
+      queue_.push_back(i);
+    }
+    work_cv_.notify_one();
+  }
+  void wait_done(std::size_t i) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return slots_[i].done; });
+  }
+  // Parses slot i's lines on this thread.
+  void run(std::size_t i, LineState& st) {
+    Slot& s = slots_[i];
+    s.stats = {};
+    s.error = nullptr;
+    tl_slot_ = i;
+    const std::function<void(const LineRecord&, std::size_t)> fn = [this, i](const LineRecord& r, std::size_t n) {
+      how_.on_record(i, r, n);
+    };
+    FastReader r{name_, fn, options_, st};
+    try {
+      r.block(s.block.text(), s.first_line);
+    } catch (...) {
+      s.error = std::current_exception();
+    }
+    s.stats = r.stats;
+  }
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      queue_.clear();
+    }
+    work_cv_.notify_all();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+ private:
+  static std::size_t current_slot() { return tl_slot_; }
+  void work() {
+    LineState st;
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        i = queue_.front();
+        queue_.pop_front();
+      }
+      run(i, st);
+      {
+        const std::lock_guard<std::mutex> lock(mu_);
+        slots_[i].done = true;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  std::string_view name_;
+  const ParallelJsonl& how_;
+  JsonlOptions options_;
+  std::vector<Slot> slots_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::size_t> queue_;
+  bool stopping_ = false;
+  static thread_local std::size_t tl_slot_;
+};
+
+thread_local std::size_t BlockRing::tl_slot_ = 0;
 
 }  // namespace
 
@@ -406,7 +549,8 @@ JsonlStats read_jsonl_fast(const std::filesystem::path& path,
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, "{}: file not found", path.string());
   const std::string name = path.string();
-  FastReader r{name, fn, options, {}, {}, {}, {}};
+  LineState st;
+  FastReader r{name, fn, options, st};
   for_each_line(path, [&](const Line& line) { r.line(line.text, line.number, line.terminated); });
   return r.stats;
 }
@@ -414,10 +558,64 @@ JsonlStats read_jsonl_fast(const std::filesystem::path& path,
 JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
                                 const std::function<void(const LineRecord&, std::size_t)>& fn,
                                 const JsonlOptions& options) {
-  FastReader r{name, fn, options, {}, {}, {}, {}};
+  LineState st;
+  FastReader r{name, fn, options, st};
   detail::for_each_text_line(
       text, [&](std::string_view l, std::size_t number, bool terminated) { r.line(l, number, terminated); });
   return r.stats;
+}
+
+std::size_t parallel_jsonl_slots(std::size_t threads) noexcept { return 2 * std::max<std::size_t>(threads, 1) + 1; }
+
+JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const ParallelJsonl& how) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(ErrorCode::kIo, "{}: file not found", path.string());
+  const std::string name = path.string();
+  const std::size_t threads = std::max<std::size_t>(how.threads, 1);
+  const std::size_t slots = parallel_jsonl_slots(threads);
+  LineBlockReader reader(path, how.block_bytes);
+  if (how.on_bytes) reader.on_bytes(how.on_bytes);
+  BlockRing ring(name, how, slots);
+  JsonlStats total;
+  std::size_t lines = 0;  // numbered so far
+  const auto finish = [&](std::size_t i) {
+    BlockRing::Slot& s = ring.slot(i);
+    add_stats(total, s.stats);
+    if (how.on_block) how.on_block(i);
+    if (s.error) std::rethrow_exception(s.error);
+  };
+  if (threads == 1) {
+    LineState st;
+    while (reader.next(ring.slot(0).block)) {
+      ring.slot(0).first_line = lines + 1;
+      lines += count_lines(ring.slot(0).block.text());
+      ring.run(0, st);
+      finish(0);
+    }
+    return total;
+  }
+  ring.start(threads);
+  std::size_t next_read = 0, next_done = 0;
+  bool eof = false;
+  for (;;) {
+    while (!eof && next_read - next_done < slots) {
+      BlockRing::Slot& s = ring.slot(next_read % slots);
+      if (!reader.next(s.block)) {
+        eof = true;
+        break;
+      }
+      s.first_line = lines + 1;
+      lines += count_lines(s.block.text());
+      ring.submit(next_read % slots);
+      ++next_read;
+    }
+    if (next_done == next_read) break;
+    ring.wait_done(next_done % slots);
+    finish(next_done % slots);
+    ++next_done;
+  }
+  ring.stop();
+  return total;
 }
 
 }  // namespace numcheck::io

@@ -20,27 +20,60 @@ static bool all_digits(std::string_view s) {
   return true;
 }
 
-std::optional<Rational> Rational::from_string(std::string_view s) {
+namespace {
+
+// Digits of at most 19 characters as a 64-bit value (below 10^19 < 2^64).
+std::uint64_t small_digits(std::string_view s) {
+  std::uint64_t v = 0;
+  for (const char c : s) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  return v;
+}
+
+void set_digits(mpz_ptr z, std::string_view digits, std::string& scratch) {
+  if (digits.size() <= 19) {
+    mpz_set_ui(z, small_digits(digits));
+    return;
+  }
+  scratch.assign(digits);
+  mpz_set_str(z, scratch.c_str(), 10);  // all digits: cannot fail
+}
+
+}  // namespace
+
+bool Rational::assign(std::string_view s) {
   bool neg = false;
   if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
     neg = s.front() == '-';
     s.remove_prefix(1);
   }
   const auto slash = s.find('/');
-  std::string_view n = s.substr(0, slash);
-  std::string_view d = slash == std::string_view::npos ? std::string_view("1") : s.substr(slash + 1);
-  if (!all_digits(n) || !all_digits(d)) return std::nullopt;
-  mpz_class num(std::string(n), 10);
-  mpz_class den(std::string(d), 10);
-  if (den == 0) return std::nullopt;
-  if (neg) num = -num;
-  return Rational(num, den);
+  const std::string_view n = s.substr(0, slash);
+  const std::string_view d = slash == std::string_view::npos ? std::string_view("1") : s.substr(slash + 1);
+  if (!all_digits(n) || !all_digits(d)) return false;
+  std::string scratch;
+  mpz_ptr den = mpq_denref(q_.get_mpq_t());
+  set_digits(den, d, scratch);
+  if (mpz_sgn(den) == 0) {
+    mpz_set_ui(den, 1);  // keep the value a valid rational (it is set below on success only)
+    return false;
+  }
+  mpz_ptr num = mpq_numref(q_.get_mpq_t());
+  set_digits(num, n, scratch);
+  if (neg) mpz_neg(num, num);
+  if (mpz_cmp_ui(den, 1) != 0) mpq_canonicalize(q_.get_mpq_t());
+  return true;
+}
+
+std::optional<Rational> Rational::from_string(std::string_view s) {
+  Rational r;
+  if (!r.assign(s)) return std::nullopt;
+  return r;
 }
 
 Rational Rational::parse_exact(std::string_view s, std::string_view what) {
-  auto r = from_string(s);
-  if (!r) fail("{}: '{}' is not an exact rational (expected an integer or p/q)", what, s);
-  return *r;
+  Rational r;
+  if (!r.assign(s)) fail("{}: '{}' is not an exact rational (expected an integer or p/q)", what, s);
+  return r;
 }
 
 Rational Rational::pow10(int k) {

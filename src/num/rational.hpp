@@ -25,6 +25,9 @@ class Rational {
   // normalized on reading). Anything else, including whitespace, is nullopt. For numbers as people
   // write them ("1,234.5", "3 quarters"), use num/read.hpp.
   [[nodiscard]] static std::optional<Rational> from_string(std::string_view s);
+  // from_string into this value, reusing its memory (no allocation for terms below 10^19): false,
+  // and the value unspecified but valid, when s is not an exact form.
+  [[nodiscard]] bool assign(std::string_view s);
   // Like from_string but throws Error naming `what` when s is not an exact form.
   [[nodiscard]] static Rational parse_exact(std::string_view s, std::string_view what);
 

@@ -1,6 +1,8 @@
 #include "orbit/index.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <thread>
 #include <limits>
 
 #include "core/error.hpp"
@@ -22,19 +24,19 @@ std::string_view BenchmarkIndex::prompt_id(std::size_t i) const {
 std::string_view BenchmarkIndex::base_id(std::size_t i) const {
   const Entry& e = views_.at(i);
   // prompt_id == base_id + ":" + view (checked at load)
-  return text(e.offset, e.id_length - views_names_[e.view].size() - 1);
+  return text(e.offset, e.id_length - views_names_.names[e.view].size() - 1);
 }
 
-std::string_view BenchmarkIndex::view(std::size_t i) const { return views_names_[views_.at(i).view]; }
+std::string_view BenchmarkIndex::view(std::size_t i) const { return views_names_.names[views_.at(i).view]; }
 
 std::optional<std::string_view> BenchmarkIndex::family(std::size_t i) const {
   const Entry& e = views_.at(i);
   if (e.family == kNone) return std::nullopt;
-  return families_[e.family];
+  return families_.names[e.family];
 }
 
 std::string_view BenchmarkIndex::template_id(std::size_t i) const {
-  return templates_[views_.at(i).template_id];
+  return templates_.names[views_.at(i).template_id];
 }
 
 std::string_view BenchmarkIndex::expected(std::size_t i) const {
@@ -42,7 +44,7 @@ std::string_view BenchmarkIndex::expected(std::size_t i) const {
   return text(e.offset + e.id_length, e.expected_length);
 }
 
-std::string_view BenchmarkIndex::answer_unit(std::size_t i) const { return units_[views_.at(i).unit]; }
+std::string_view BenchmarkIndex::answer_unit(std::size_t i) const { return units_.names[views_.at(i).unit]; }
 
 std::string_view BenchmarkIndex::base_at(std::size_t b) const {
   const std::size_t begin = base_offsets_.at(b);
@@ -89,13 +91,14 @@ bool BenchmarkIndex::has_base(std::string_view id) const {
   return find_slot(base_slots_, id, [this](std::size_t b) { return base_at(b); }).has_value();
 }
 
-std::uint16_t BenchmarkIndex::intern(std::vector<std::string>& table, std::string_view s, const char* what) {
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    if (table[i] == s) return static_cast<std::uint16_t>(i);
-  }
-  if (table.size() >= kNone) fail("the benchmark has more than {} distinct {}", kNone, what);
-  table.emplace_back(s);
-  return static_cast<std::uint16_t>(table.size() - 1);
+std::uint16_t BenchmarkIndex::intern(Interned& table, std::string_view s, const char* what) {
+  if (table.last != kNone && table.names[table.last] == s) return table.last;
+  if (const auto it = table.ids.find(s); it != table.ids.end()) return table.last = it->second;
+  if (table.names.size() >= kNone) fail("the benchmark has more than {} distinct {}", kNone, what);
+  const auto id = static_cast<std::uint16_t>(table.names.size());
+  table.names.emplace_back(s);
+  table.ids.emplace(table.names.back(), id);
+  return table.last = id;
 }
 
 void BenchmarkIndex::add_base(std::string_view id) {
@@ -165,7 +168,33 @@ using detail::req_rational;
 
 }  // namespace
 
-BenchmarkIndex load_benchmark_index(const fs::path& dir) {
+namespace {
+
+// What the workers of load_benchmark_index keep of a block's records (file order): the fields
+// add_base / add_view take, as pieces of `text`, and each record's line for the errors only the
+// calling thread can find (duplicates, which depend on the records before).
+struct IndexBlock {
+  struct Piece {
+    std::uint32_t begin = 0, size = 0;
+  };
+  struct Rec {
+    std::size_t line = 0;
+    Piece id, view, family, template_id, expected, unit;
+    bool has_family = false;
+  };
+  std::vector<Rec> recs;
+  std::string text;
+  Piece put(std::string_view s) {
+    const Piece p{static_cast<std::uint32_t>(text.size()), static_cast<std::uint32_t>(s.size())};
+    text.append(s);
+    return p;
+  }
+  [[nodiscard]] std::string_view get(Piece p) const { return std::string_view(text).substr(p.begin, p.size); }
+};
+
+}  // namespace
+
+BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
   BenchmarkIndex b;
   b.dir = dir;
   if (!fs::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
@@ -186,8 +215,21 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir) {
   const std::size_t view_guess = ec ? 0 : static_cast<std::size_t>(views_bytes / 100);
   b.reserve(view_guess, base_guess);
 
-  (void)io::read_jsonl_fast(bases_path, [&](const OR& j, std::size_t) {
-    const std::string base_id = j.string("base_id");
+  // Both files are read block by block on `threads` threads: the workers check each record's
+  // fields (the expensive part: the exact rationals), the calling thread then adds the records in
+  // file order and checks what depends on earlier records. Each file is hashed as it is read.
+  io::ParallelJsonl how;
+  how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  std::vector<IndexBlock> blocks(io::parallel_jsonl_slots(how.threads));
+  const auto hash_into = [&](io::Sha256& h) { how.on_bytes = [&h](std::string_view bytes) { h.update(bytes); }; };
+
+  io::Sha256 bases_hash;
+  hash_into(bases_hash);
+  how.on_record = [&](std::size_t slot, const OR& j, std::size_t line) {
+    IndexBlock& k = blocks[slot];
+    IndexBlock::Rec r;
+    r.line = line;
+    r.id = k.put(j.string_view("base_id"));
     (void)j.string("template");
     (void)j.string("dimension");
     (void)j.string("canonical_unit");
@@ -195,31 +237,62 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir) {
     for (const std::string_view name : params.keys()) (void)req_rational(params, name);
     (void)req_rational(j, "answer");
     (void)j.strings("views");
-    if (b.has_base(base_id)) fail("{}: duplicate base_id '{}'", j.where(), base_id);
-    b.add_base(base_id);
-  });
+    k.recs.push_back(r);
+  };
+  how.on_block = [&](std::size_t slot) {
+    IndexBlock& k = blocks[slot];
+    for (const auto& r : k.recs) {
+      const std::string_view base_id = k.get(r.id);
+      if (b.has_base(base_id)) fail("{}:{}: duplicate base_id '{}'", bases_path.string(), r.line, base_id);
+      b.add_base(base_id);
+    }
+    k.recs.clear();
+    k.text.clear();
+  };
+  (void)io::read_jsonl_fast_parallel(bases_path, how);
+  b.file_sha256["bases.jsonl"] = bases_hash.hex_digest();
 
-  (void)io::read_jsonl_fast(views_path, [&](const OR& j, std::size_t) {
+  io::Sha256 views_hash;
+  hash_into(views_hash);
+  how.on_record = [&](std::size_t slot, const OR& j, std::size_t line) {
+    IndexBlock& k = blocks[slot];
     const std::string_view where = j.where();
-    const std::string prompt_id = j.string("prompt_id");
-    const std::string base_id = j.string("base_id");
-    const std::string template_id = j.string("template");
-    const std::string view = j.string("view");
+    IndexBlock::Rec r;
+    r.line = line;
+    const std::string_view prompt_id = j.string_view("prompt_id");
+    const std::string_view base_id = j.string_view("base_id");
+    r.template_id = k.put(j.string_view("template"));
+    const std::string_view view = j.string_view("view");
     (void)j.at("family");  // required, may be null
-    const std::optional<std::string> family = j.opt_string("family");
+    const std::optional<std::string_view> family = j.opt_string_view("family");
     (void)j.string_view("prompt");
-    const std::string expected = req_rational(j, "expected").str();
-    const std::string answer_unit = j.string("answer_unit");
-    if (prompt_id != base_id + ":" + view)
+    r.expected = k.put(detail::canonical_rational(j, "expected"));
+    r.unit = k.put(j.string_view("answer_unit"));
+    if (prompt_id.size() != base_id.size() + 1 + view.size() || !prompt_id.starts_with(base_id) ||
+        prompt_id[base_id.size()] != ':' || !prompt_id.ends_with(view)) {
       fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
+    }
     if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
-    if (b.find(prompt_id)) fail("{}: duplicate prompt_id '{}'", where, prompt_id);
-    std::optional<std::string_view> fam;
-    if (family) fam = *family;
-    b.add_view(prompt_id, view, fam, template_id, expected, answer_unit);
-  });
-
-  for (const char* name : {"bases.jsonl", "views.jsonl"}) b.file_sha256[name] = io::sha256_file(dir / name);
+    r.id = k.put(prompt_id);
+    r.view = k.put(view);
+    r.has_family = family.has_value();
+    if (family) r.family = k.put(*family);
+    k.recs.push_back(r);
+  };
+  how.on_block = [&](std::size_t slot) {
+    IndexBlock& k = blocks[slot];
+    for (const auto& r : k.recs) {
+      const std::string_view prompt_id = k.get(r.id);
+      if (b.find(prompt_id)) fail("{}:{}: duplicate prompt_id '{}'", views_path.string(), r.line, prompt_id);
+      std::optional<std::string_view> fam;
+      if (r.has_family) fam = k.get(r.family);
+      b.add_view(prompt_id, k.get(r.view), fam, k.get(r.template_id), k.get(r.expected), k.get(r.unit));
+    }
+    k.recs.clear();
+    k.text.clear();
+  };
+  (void)io::read_jsonl_fast_parallel(views_path, how);
+  b.file_sha256["views.jsonl"] = views_hash.hex_digest();
   return b;
 }
 

@@ -15,8 +15,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "core/string_set.hpp"
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
 
@@ -48,8 +50,8 @@ class BenchmarkIndex {
   [[nodiscard]] bool has_base(std::string_view base_id) const;
 
   // Distinct view names and answer units, in order of first appearance in views.jsonl.
-  [[nodiscard]] const std::vector<std::string>& view_names() const noexcept { return views_names_; }
-  [[nodiscard]] const std::vector<std::string>& units() const noexcept { return units_; }
+  [[nodiscard]] const std::vector<std::string>& view_names() const noexcept { return views_names_.names; }
+  [[nodiscard]] const std::vector<std::string>& units() const noexcept { return units_.names; }
   // The unit of prompt i as an index into units().
   [[nodiscard]] std::size_t unit_id(std::size_t i) const { return views_.at(i).unit; }
 
@@ -76,7 +78,13 @@ class BenchmarkIndex {
     std::uint16_t unit = 0;         // into units_
   };
   static constexpr std::uint16_t kNone = 0xFFFF;
-  static std::uint16_t intern(std::vector<std::string>& table, std::string_view s, const char* what);
+  // A table of distinct strings (view names, families, templates, units) with a hash index.
+  struct Interned {
+    std::vector<std::string> names;
+    std::unordered_map<std::string, std::uint16_t, StringHash, std::equal_to<>> ids;
+    std::uint16_t last = kNone;  // the previous result: consecutive prompts often share it
+  };
+  static std::uint16_t intern(Interned& table, std::string_view s, const char* what);
   [[nodiscard]] std::string_view text(std::size_t offset, std::size_t length) const {
     return std::string_view(text_).substr(offset, length);
   }
@@ -90,7 +98,7 @@ class BenchmarkIndex {
 
   std::string text_;  // prompt ids and expected answers
   std::vector<Entry> views_;
-  std::vector<std::string> views_names_, families_, templates_, units_;
+  Interned views_names_, families_, templates_, units_;
   std::string base_text_;
   std::vector<std::uint32_t> base_offsets_;  // base b is base_text_[base_offsets_[b], base_offsets_[b + 1])
   // Open-addressing hash tables of indices + 1 (0: empty), sizes powers of two.
@@ -98,7 +106,8 @@ class BenchmarkIndex {
 };
 
 // Loads the index of a benchmark directory (see above); throws Error like load_benchmark.
-[[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir);
+// `threads` check records side by side (0: one per core); the index does not depend on it.
+[[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0);
 
 // What benchmark.hpp offers for a Benchmark, for an index.
 [[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const BenchmarkIndex& bench);

@@ -20,4 +20,18 @@ num::Rational req_rational(const Record& r, std::string_view key) {
   return *q;
 }
 
+// req_rational(r, key).str() (the canonical text), without GMP when the text already is a canonical
+// integer ("0", or an optional "-" and digits without a leading zero).
+template <class Record>
+std::string canonical_rational(const Record& r, std::string_view key) {
+  std::string s = r.string(key);
+  const std::size_t digits = !s.empty() && s[0] == '-' ? 1 : 0;
+  bool canonical = s.size() > digits && (s[digits] != '0' || s.size() == 1);
+  for (std::size_t i = digits; canonical && i < s.size(); ++i) canonical = s[i] >= '0' && s[i] <= '9';
+  if (canonical) return s;
+  auto q = num::Rational::from_string(s);
+  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+  return q->str();
+}
+
 }  // namespace numcheck::orbit::detail

@@ -1,8 +1,11 @@
 #include "orbit/score.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -86,11 +89,32 @@ void GradeCounts::add(const grade::Grade& g) {
 
 namespace {
 
-// The one pass both scorers share: grades the first record of every benchmark prompt and hands it
-// to `on_graded` (file order), adding it to tally.counts; every problem becomes an issue (missing
-// prompts last, in benchmark order).
+// What the workers of scan_responses produce for one block of the responses file, in line order.
+struct ScanBlock {
+  struct Event {
+    std::size_t line = 0;
+    std::optional<ScoreIssue> issue;  // set: a problem; else a graded record in `prompt`
+    ScoredPrompt prompt;
+    std::size_t text_begin = 0, text_size = 0;  // its rendered line in `text`
+  };
+  std::vector<Event> events;
+  std::string text;
+  grade::Question question;  // reused: its expected value's limbs
+  void clear() {
+    events.clear();
+    text.clear();
+  }
+};
+
+// The one pass both scorers share: grades each record (on `threads` threads, block by block) and
+// takes the first record of every benchmark prompt, in file order: `render` (on the workers, may
+// be empty) writes what the caller keeps of a graded record, `on_graded` (on the calling thread,
+// file order) gets it with those bytes; tally.counts adds it. Every problem becomes an issue
+// (missing prompts last, in benchmark order). The result does not depend on `threads`.
 void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, const num::UnitRegistry& units,
-                    ScoreTally& s, const std::function<void(ScoredPrompt&&)>& on_graded) {
+                    std::size_t threads, ScoreTally& s,
+                    const std::function<void(const ScoredPrompt&, std::string&)>& render,
+                    const std::function<void(ScoredPrompt&&, std::string_view)>& on_graded) {
   verify_benchmark(bench);
   {
     // Each answer unit is resolved once; the error names the first prompt asking for an unknown one.
@@ -111,51 +135,78 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
 
   // Line of the scored record per prompt, 0 = none.
   std::vector<std::uint32_t> first_line(bench.size(), 0);
-  io::JsonlOptions options;
-  options.on_bad_line = [&](const io::JsonError& e, std::size_t line) {
-    s.issues.push_back({ScoreIssueKind::kMalformed, line, "", e.message});
+  io::ParallelJsonl how;
+  how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  std::vector<ScanBlock> blocks(io::parallel_jsonl_slots(how.threads));
+  how.on_bad_line = [&](std::size_t slot, const io::JsonError& e, std::size_t line) {
+    blocks[slot].events.push_back({line, ScoreIssue{ScoreIssueKind::kMalformed, line, "", e.message}, {}, 0, 0});
   };
-  grade::Question question;
-  const io::JsonlStats stats = io::read_jsonl_fast(
-      responses,
-      [&](const io::LineRecord& record, std::size_t line_number) {
-        if (line_number > std::numeric_limits<std::uint32_t>::max()) {
-          fail("{}: more than {} lines", responses.string(), std::numeric_limits<std::uint32_t>::max());
-        }
-        std::string prompt_id;
-        std::optional<Parsed> rec;
-        try {
-          rec = parse_record(record.with_where(""), prompt_id);
-        } catch (const Error& e) {
-          s.issues.push_back({ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()});
-          return;
-        }
-        const auto found = bench.find(rec->prompt_id);
-        if (!found) {
-          s.issues.push_back({ScoreIssueKind::kUnknownPrompt, line_number, rec->prompt_id,
-                              fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)});
-          return;
-        }
-        const std::size_t idx = *found;
-        if (first_line[idx] != 0) {
-          s.issues.push_back({ScoreIssueKind::kDuplicate, line_number, rec->prompt_id,
-                              fmt::format("duplicate prompt_id '{}' (first record at line {})",
-                                          rec->prompt_id, first_line[idx])});
-          return;
-        }
-        first_line[idx] = static_cast<std::uint32_t>(line_number);
-        question.expected = num::Rational::parse_exact(bench.expected(idx), "expected answer");
-        question.canonical_unit.assign(bench.answer_unit(idx));
-        ScoredPrompt p;
-        p.view_index = idx;
-        p.line = line_number;
-        p.completion_tokens = rec->completion_tokens;
-        p.grade = grade::grade_response(rec->response, question, rec->finish_reason, units);
-        p.finish_reason = std::move(rec->finish_reason);
-        s.counts.add(p.grade);
-        on_graded(std::move(p));
-      },
-      options);
+  // Blocks of 256 KiB (about 600 responses): the ring of 2 x threads + 1 of them, their graded
+  // records and score lines stay a few MB, whatever the file's size.
+  how.block_bytes = std::size_t{256} << 10;
+  for (auto& b : blocks) b.events.reserve(1024);  // about a block's records: no regrowth copies
+  how.on_record = [&](std::size_t slot, const io::LineRecord& record, std::size_t line_number) {
+    ScanBlock& b = blocks[slot];
+    if (line_number > std::numeric_limits<std::uint32_t>::max()) {
+      fail("{}: more than {} lines", responses.string(), std::numeric_limits<std::uint32_t>::max());
+    }
+    ScanBlock::Event& ev = b.events.emplace_back();
+    ev.line = line_number;
+    std::string prompt_id;
+    std::optional<Parsed> rec;
+    try {
+      rec = parse_record(record.with_where(""), prompt_id);
+    } catch (const Error& e) {
+      ev.issue = ScoreIssue{ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()};
+      return;
+    }
+    const auto found = bench.find(rec->prompt_id);
+    if (!found) {
+      ev.issue = ScoreIssue{ScoreIssueKind::kUnknownPrompt, line_number, rec->prompt_id,
+                            fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)};
+      return;
+    }
+    const std::size_t idx = *found;
+    if (!b.question.expected.assign(bench.expected(idx))) {
+      fail("expected answer: '{}' is not an exact rational (expected an integer or p/q)", bench.expected(idx));
+    }
+    b.question.canonical_unit.assign(bench.answer_unit(idx));
+    ScoredPrompt& p = ev.prompt;
+    p.view_index = idx;
+    p.line = line_number;
+    p.completion_tokens = rec->completion_tokens;
+    p.grade = grade::grade_response(rec->response, b.question, rec->finish_reason, units);
+    p.finish_reason = std::move(rec->finish_reason);
+    if (render) {
+      ev.text_begin = b.text.size();
+      render(p, b.text);
+      ev.text_size = b.text.size() - ev.text_begin;
+    }
+  };
+  how.on_block = [&](std::size_t slot) {
+    ScanBlock& b = blocks[slot];
+    for (auto& ev : b.events) {
+      if (ev.issue) {
+        s.issues.push_back(std::move(*ev.issue));
+        continue;
+      }
+      const std::size_t idx = ev.prompt.view_index;
+      if (first_line[idx] != 0) {
+        s.issues.push_back({ScoreIssueKind::kDuplicate, ev.line, std::string(bench.prompt_id(idx)),
+                            fmt::format("duplicate prompt_id '{}' (first record at line {})", bench.prompt_id(idx),
+                                        first_line[idx])});
+        continue;
+      }
+      first_line[idx] = static_cast<std::uint32_t>(ev.line);
+      s.counts.add(ev.prompt.grade);
+      on_graded(std::move(ev.prompt), std::string_view(b.text).substr(ev.text_begin, ev.text_size));
+    }
+    b.clear();
+  };
+  io::Sha256 hash;
+  how.on_bytes = [&](std::string_view bytes) { hash.update(bytes); };
+  const io::JsonlStats stats = io::read_jsonl_fast_parallel(responses, how);
+  s.responses_sha256 = hash.hex_digest();
   s.lines = stats.lines;
   s.blank_lines = stats.blank_lines;
   for (std::size_t i = 0; i < bench.size(); ++i) {
@@ -218,15 +269,17 @@ void append_score_line(std::string& out, const BenchmarkIndex& bench, const Scor
                      bench.template_id(i), bench.expected(i), bench.answer_unit(i), p);
 }
 
-Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units) {
-  return score_responses(BenchmarkIndex::of(bench), responses, units);
+Scores score_responses(const Benchmark& bench, const fs::path& responses, const num::UnitRegistry& units,
+                       std::size_t threads) {
+  return score_responses(BenchmarkIndex::of(bench), responses, units, threads);
 }
 
 Scores score_responses(const BenchmarkIndex& bench, const fs::path& responses,
-                       const num::UnitRegistry& units) {
+                       const num::UnitRegistry& units, std::size_t threads) {
   Scores s;
   std::vector<std::optional<ScoredPrompt>> by_view(bench.size());
-  scan_responses(bench, responses, units, s, [&](ScoredPrompt&& p) { by_view[p.view_index] = std::move(p); });
+  scan_responses(bench, responses, units, threads, s, {},
+                 [&](ScoredPrompt&& p, std::string_view) { by_view[p.view_index] = std::move(p); });
   for (auto& p : by_view) {
     if (p) s.records.push_back(std::move(*p));
   }
@@ -329,7 +382,7 @@ io::OrderedJson score_manifest(const BenchmarkIndex& bench, const ScoreTally& sc
   }
 
   m["responses"] = {{"path", responses.string()},
-                    {"sha256", io::sha256_file(responses)},
+                    {"sha256", scores.responses_sha256.empty() ? io::sha256_file(responses) : scores.responses_sha256},
                     {"lines", scores.lines},
                     {"blank_lines", scores.blank_lines}};
   m["scores"] = {
@@ -390,47 +443,90 @@ namespace numcheck::orbit {
 
 ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, const fs::path& out,
                          bool allow_partial, const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units) {
-  return score_to_file(BenchmarkIndex::of(bench), responses, out, allow_partial, review, units);
+                         const num::UnitRegistry& units, std::size_t threads) {
+  return score_to_file(BenchmarkIndex::of(bench), responses, out, allow_partial, review, units, threads);
 }
 
 ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses, const fs::path& out,
                          bool allow_partial, const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units) {
-  // Where each prompt's score line sits in the spool (12 bytes a prompt); length 0: no record.
+                         const num::UnitRegistry& units, std::size_t threads) {
+  // Where each prompt's score line sits (12 bytes a prompt); length 0: no record.
   std::vector<std::uint64_t> offsets(bench.size(), 0);
   std::vector<std::uint32_t> lengths(bench.size(), 0);
   ScoreTally tally;
+  // The spool first: it removes the folders it had to create when nothing is written.
   io::SpoolFile spool(out);
-  std::string line;
-  scan_responses(bench, responses, units, tally, [&](ScoredPrompt&& p) {
-    line.clear();
-    append_score_line(line, bench, p);
-    if (line.size() > std::numeric_limits<std::uint32_t>::max()) {
-      fail("{}: the score line of prompt '{}' is longer than 4 GB", responses.string(),
-           bench.prompt_id(p.view_index));
-    }
-    offsets[p.view_index] = spool.append(line);
-    lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
-  });
-  review(tally);  // may throw: the spool goes with the stack, nothing is written
-
   io::AtomicFile file(out);
-  io::Sha256 hash;
-  std::string buffer;
   constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::string buffer;
+  std::optional<io::Sha256> hash(std::in_place);
+  // While the graded records come in benchmark order (responses written in it, as `orbit run`
+  // writes them), their lines go straight to the output file, hashed as they go: it is the scores
+  // file already. The first one out of order moves what was written into the spool and the rest
+  // follows it there; the file is then written from the spool in benchmark order.
+  bool direct = true;
+  std::size_t last_index = 0;
+  std::uint64_t direct_size = 0;
   const auto flush = [&] {
-    hash.update(buffer);
+    hash->update(buffer);
     file.write(buffer);
     buffer.clear();
   };
-  for (std::size_t i = 0; i < offsets.size(); ++i) {
-    if (lengths[i] == 0) continue;
-    spool.read(offsets[i], lengths[i], buffer);
-    if (buffer.size() >= kChunk) flush();
+  const auto to_spool = [&] {
+    flush();
+    std::string piece;
+    for (std::uint64_t at = 0; at < direct_size; at += kChunk) {
+      piece.clear();
+      file.read_back(at, static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, direct_size - at)), piece);
+      (void)spool.append(piece);  // at offset `at`: the spool was empty
+    }
+    file.reset();
+    hash.emplace();
+    direct = false;
+  };
+  const auto render = [&](const ScoredPrompt& p, std::string& text) {
+    const std::size_t begin = text.size();
+    append_score_line(text, bench, p);
+    if (text.size() - begin > std::numeric_limits<std::uint32_t>::max()) {
+      fail("{}: the score line of prompt '{}' is longer than 4 GB", responses.string(),
+           bench.prompt_id(p.view_index));
+    }
+  };
+  scan_responses(bench, responses, units, threads, tally, render, [&](ScoredPrompt&& p, std::string_view line) {
+    lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
+    if (direct && (direct_size == 0 || p.view_index > last_index)) {
+      offsets[p.view_index] = direct_size;
+      direct_size += line.size();
+      last_index = p.view_index;
+      buffer.append(line);
+      if (buffer.size() >= kChunk) flush();
+      return;
+    }
+    if (direct) to_spool();
+    offsets[p.view_index] = spool.append(line);
+  });
+  review(tally);  // may throw: the output's temporary file and the spool go with the stack
+
+  if (direct) {
+    flush();
+  } else {
+    // Runs of lines that lie one after another in the spool are read with one read each, up to a
+    // chunk.
+    std::uint64_t run_begin = 0, run_size = 0;
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      if (lengths[i] == 0) continue;
+      if (run_size != 0 && (offsets[i] != run_begin + run_size || run_size + lengths[i] > kChunk)) {
+        spool.read(run_begin, static_cast<std::size_t>(run_size), buffer);
+        run_size = 0;
+        if (buffer.size() >= kChunk) flush();
+      }
+      if (run_size == 0) run_begin = offsets[i];
+      run_size += lengths[i];
+    }
+    if (run_size != 0) spool.read(run_begin, static_cast<std::size_t>(run_size), buffer);
+    flush();
   }
-  flush();
-  const std::string sha = hash.hex_digest();
+  const std::string sha = hash->hex_digest();
   // As write_scores: the manifest is made before either file is in place.
   const std::string manifest =
       io::to_pretty(score_manifest(bench, tally, responses, out, sha, allow_partial));

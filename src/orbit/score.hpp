@@ -72,6 +72,7 @@ struct ScoreTally {
   std::vector<ScoreIssue> issues;  // file order; missing prompts last, in benchmark order
   std::size_t lines = 0;           // lines read from the responses file
   std::size_t blank_lines = 0;     // whitespace-only lines (not records; counted, not graded)
+  std::string responses_sha256;    // of the bytes read (hashed as they were read)
   // Records for prompts of the whole benchmark outside the run's selection (orbit/selection.hpp):
   // neither graded nor issues; counted in the manifest.
   std::size_t outside_selection = 0;
@@ -87,10 +88,13 @@ struct Scores : ScoreTally {
 // Grades every record of `responses` (JSONL). Throws Error only when the file cannot be read or a
 // benchmark view asks for a unit the registry does not know; everything wrong with a record is
 // an issue.
+// `threads` grade side by side (0: one per core); the result does not depend on it.
 [[nodiscard]] Scores score_responses(const Benchmark& bench, const std::filesystem::path& responses,
-                                     const num::UnitRegistry& units = num::UnitRegistry::builtin());
+                                     const num::UnitRegistry& units = num::UnitRegistry::builtin(),
+                                     std::size_t threads = 0);
 [[nodiscard]] Scores score_responses(const BenchmarkIndex& bench, const std::filesystem::path& responses,
-                                     const num::UnitRegistry& units = num::UnitRegistry::builtin());
+                                     const num::UnitRegistry& units = num::UnitRegistry::builtin(),
+                                     std::size_t threads = 0);
 
 // "responses.jsonl:12: duplicate prompt_id 'CV-0001:canonical' (first record at line 3)".
 [[nodiscard]] std::string format_issue(const ScoreIssue& issue, const std::filesystem::path& responses);
@@ -141,10 +145,10 @@ void write_scores(const BenchmarkIndex& bench, const Scores& scores, const std::
 ScoreTally score_to_file(const BenchmarkIndex& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units = num::UnitRegistry::builtin());
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin(), std::size_t threads = 0);
 ScoreTally score_to_file(const Benchmark& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units = num::UnitRegistry::builtin());
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin(), std::size_t threads = 0);
 
 }  // namespace numcheck::orbit

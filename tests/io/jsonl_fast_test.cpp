@@ -3,11 +3,17 @@
 // errors naming file, line and field -- on well-formed lines and on every kind of bad one.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
+#include "io/files.hpp"
 #include "io/json.hpp"
+#include "io/jsonl_rule.hpp"
 
 namespace numcheck::io {
 namespace {
@@ -209,6 +215,195 @@ TEST(JsonlFast, AccessorsGiveRecordsErrors) {
   const OrderedRecord a0 = OrderedRecord::of(j, "");
   same_error([&] { (void)a0.string("missing"); }, [&] { (void)b.with_where("").string("missing"); });
   same_error([&] { (void)a0.integer("s"); }, [&] { (void)b.with_where("").integer("s"); });
+}
+
+
+// ------------------------------------------------------------------------------ blocks and threads
+
+// A temporary file that goes with the test.
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(std::string_view text) {
+    path = std::filesystem::temp_directory_path() /
+           fmt::format("numcheck_jsonl_{}_{}.jsonl", ::getpid(), counter()++);
+    write_file_atomic(path, text);
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
+// Random JSONL texts: the lines above (good, bad, blank) in random order, with "\r\n" endings now
+// and then, a long line, and sometimes no final "\n".
+std::string random_text(Rng& rng) {
+  std::string text;
+  const std::size_t n = 1 + rng.below(40);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rng.below(10) == 0) {
+      text += R"({"long":")" + std::string(200 + rng.below(300), 'x') + "\"}";
+    } else {
+      text += kLines[rng.below(kLines.size())];
+    }
+    text += rng.below(8) == 0 ? "\r\n" : "\n";
+  }
+  if (rng.below(3) == 0) text += kLines[rng.below(kLines.size())];  // unterminated last line
+  return text;
+}
+
+// for_each_line (now on LineBlockReader) splits a file as the in-memory splitter splits its text,
+// for any block size: numbers, "\r" removal, the unterminated last line; and a block reader hands
+// every byte to on_bytes once, in order.
+TEST(LineBlocks, EveryBlockSizeSplitsTheLinesAlike) {
+  Rng rng(20261201);
+  for (int round = 0; round < 200; ++round) {
+    const std::string text = round == 0 ? std::string() : random_text(rng);
+    const TempFile f(text);
+    std::vector<std::string> want, got;
+    detail::for_each_text_line(text, [&](std::string_view l, std::size_t n, bool t) {
+      want.push_back(fmt::format("{} {} {}", n, t, l));
+    });
+    for_each_line(f.path, [&](const Line& l) { got.push_back(fmt::format("{} {} {}", l.number, l.terminated, l.text)); });
+    ASSERT_EQ(want, got) << round;
+    for (const std::size_t block : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{64}, std::size_t{1000}}) {
+      LineBlockReader r(f.path, block);
+      std::string seen, joined;
+      LineBlock b;
+      r.on_bytes([&](std::string_view bytes) { seen.append(bytes); });
+      while (r.next(b)) {
+        ASSERT_FALSE(b.empty());
+        joined += b.text();
+        if (joined.size() < text.size()) {
+          ASSERT_EQ(b.text().back(), '\n') << "a block ends after a newline, but for the file's last";
+        }
+      }
+      EXPECT_EQ(joined, text) << block;
+      EXPECT_EQ(seen, text) << block;
+    }
+  }
+}
+
+// What a reader saw, per line: "rec <line> <where> <values>" or "bad <line> <message>".
+Seen read_parallel(const std::filesystem::path& path, TornTail torn, bool collect, std::size_t threads,
+                   std::size_t block, std::string* bytes = nullptr) {
+  Seen s;
+  ParallelJsonl how;
+  how.threads = threads;
+  how.torn = torn;
+  how.block_bytes = block;
+  std::vector<std::vector<std::string>> slots(parallel_jsonl_slots(threads));
+  how.on_record = [&](std::size_t slot, const LineRecord& r, std::size_t n) {
+    slots.at(slot).push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
+  };
+  if (collect) {
+    how.on_bad_line = [&](std::size_t slot, const JsonError& e, std::size_t n) {
+      slots[slot].push_back(fmt::format("bad {} {}", n, e.what()));
+    };
+  }
+  how.on_block = [&](std::size_t slot) {
+    for (auto& e : slots[slot]) s.events.push_back(std::move(e));
+    slots[slot].clear();
+  };
+  if (bytes != nullptr) how.on_bytes = [&](std::string_view b) { bytes->append(b); };
+  try {
+    s.stats = read_jsonl_fast_parallel(path, how);
+  } catch (const Error& e) {
+    s.thrown = e.what();
+  }
+  return s;
+}
+
+Seen read_fast_file(const std::filesystem::path& path, TornTail torn, bool collect) {
+  Seen s;
+  JsonlOptions o;
+  o.torn = torn;
+  if (collect)
+    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
+      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
+    };
+  try {
+    s.stats = read_jsonl_fast(
+        path, [&](const LineRecord& r, std::size_t n) {
+          s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
+        },
+        o);
+  } catch (const Error& e) {
+    s.thrown = e.what();
+  }
+  return s;
+}
+
+// The parallel reader hands out what the sequential one does, in the same order, for any number of
+// threads and any block size: the same records and bad lines, the same stats, and when a bad line
+// is an error (no on_bad_line), the same error after exactly the same records; it reads every byte
+// once for on_bytes.
+TEST(JsonlFastParallel, AnyThreadsAndBlocksGiveWhatTheSequentialReaderGives) {
+  Rng rng(7);
+  for (int round = 0; round < 40; ++round) {
+    const std::string text = random_text(rng);
+    const TempFile f(text);
+    for (const auto torn : {TornTail::kError, TornTail::kAppendLog}) {
+      for (const bool collect : {true, false}) {
+        const Seen a = read_fast_file(f.path, torn, collect);
+        for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+          for (const std::size_t block : {std::size_t{1}, std::size_t{50}, std::size_t{4096}}) {
+            std::string bytes;
+            const Seen b = read_parallel(f.path, torn, collect, threads, block, &bytes);
+            const std::string ctx = fmt::format("round {} threads {} block {} collect {}", round, threads, block, collect);
+            EXPECT_EQ(a.thrown, b.thrown) << ctx;
+            ASSERT_EQ(a.events, b.events) << ctx;
+            EXPECT_EQ(a.stats.lines, b.stats.lines) << ctx;
+            EXPECT_EQ(a.stats.records, b.stats.records) << ctx;
+            EXPECT_EQ(a.stats.blank_lines, b.stats.blank_lines) << ctx;
+            EXPECT_EQ(a.stats.bad_lines, b.stats.bad_lines) << ctx;
+            EXPECT_EQ(a.stats.torn_line, b.stats.torn_line) << ctx;
+            EXPECT_EQ(a.stats.torn_bytes, b.stats.torn_bytes) << ctx;
+            if (b.thrown.empty()) {
+              EXPECT_EQ(bytes, text) << ctx;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// An exception from a record's callback is the first in file order, after the records before it.
+TEST(JsonlFastParallel, TheFirstFailingRecordInFileOrderIsTheError) {
+  std::string text;
+  for (int i = 1; i <= 3000; ++i) text += fmt::format("{{\"n\":{}}}\n", i);
+  const TempFile f(text);
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
+    ParallelJsonl how;
+    how.threads = threads;
+    how.block_bytes = 100;
+    std::vector<std::vector<std::int64_t>> slots(parallel_jsonl_slots(threads));
+    std::vector<std::int64_t> seen;
+    how.on_record = [&](std::size_t slot, const LineRecord& r, std::size_t) {
+      const std::int64_t n = r.integer("n");
+      if (n % 1000 == 777) fail("record {} refused", n);
+      slots[slot].push_back(n);
+    };
+    how.on_block = [&](std::size_t slot) {
+      seen.insert(seen.end(), slots[slot].begin(), slots[slot].end());
+      slots[slot].clear();
+    };
+    try {
+      (void)read_jsonl_fast_parallel(f.path, how);
+      FAIL() << "expected an Error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "record 777 refused");
+    }
+    ASSERT_EQ(seen.size(), 776u) << threads;
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], static_cast<std::int64_t>(i + 1));
+  }
+  EXPECT_THROW((void)read_jsonl_fast_parallel("/nonexistent/x.jsonl", ParallelJsonl{}), Error);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "core/error.hpp"
 
 namespace numcheck::num {
@@ -26,6 +29,51 @@ TEST(Rational, FromStringAcceptsOnlyExactForms) {
     EXPECT_FALSE(Rational::from_string(bad)) << bad;
   }
   EXPECT_THROW((void)Rational::parse_exact("1.5", "answer"), Error);
+}
+
+// assign (and so from_string) reads terms below 10^19 without GMP's string reader: it gives the
+// value GMP reads from the same text, on random terms of 1 to 40 digits with leading zeros, signs
+// and denominators, and reuses one value across reads (a refused text leaves a valid value).
+TEST(Rational, AssignReadsWhatGmpReads) {
+  std::uint64_t state = 88172645463325252ULL;
+  const auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const auto digits = [&](std::size_t n) {
+    std::string d;
+    for (std::size_t i = 0; i < n; ++i) d += static_cast<char>('0' + next() % 10);
+    return d;
+  };
+  Rational reused;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string n = digits(1 + next() % 40);
+    const std::string d = digits(1 + next() % 25);
+    const std::string sign = next() % 3 == 0 ? "-" : (next() % 5 == 0 ? "+" : "");
+    const bool fraction = next() % 2 == 0;
+    const std::string text = sign + n + (fraction ? "/" + d : "");
+    const mpz_class num(n, 10), den(fraction ? d : "1", 10);
+    const bool ok = reused.assign(text);
+    ASSERT_EQ(ok, den != 0) << text;
+    if (!ok) {
+      EXPECT_EQ(reused + Rational(1) - Rational(1), reused) << "still a valid value";
+      continue;
+    }
+    const Rational want(sign == "-" ? mpz_class(-num) : num, den);
+    ASSERT_EQ(reused, want) << text;
+    ASSERT_EQ(reused.str(), want.str()) << text;
+    ASSERT_EQ(Rational::parse_exact(text, "x"), want) << text;
+  }
+  for (const char* edge : {"18446744073709551615", "18446744073709551616", "9999999999999999999",
+                           "10000000000000000000", "-9999999999999999999/9999999999999999998", "0/7", "-0"}) {
+    const std::string e(edge);
+    const auto slash = e.find('/');
+    const std::string n = e.substr(e[0] == '-' ? 1 : 0, slash == std::string::npos ? std::string::npos : slash - (e[0] == '-' ? 1 : 0));
+    const mpz_class num(n, 10), den(slash == std::string::npos ? "1" : e.substr(slash + 1), 10);
+    EXPECT_EQ(Rational::from_string(e), Rational(e[0] == '-' ? mpz_class(-num) : num, den)) << edge;
+  }
 }
 
 TEST(Rational, ArithmeticIsExact) {

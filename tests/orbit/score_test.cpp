@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
+#include "orbit/generate.hpp"
 
 namespace numcheck::orbit {
 namespace {
@@ -347,6 +350,104 @@ TEST_F(ScoreTest, StreamingScorerWritesTheSameBytesAsTheInMemoryOne) {
     EXPECT_EQ(e.path().string().find(".spool."), std::string::npos) << e.path();
   }
   EXPECT_EQ(files, 2u);
+}
+
+// Records are graded on several threads, block by block (about 1 MiB of the file each); what is
+// written does not depend on the number of threads: a file of several blocks with the first record
+// of a prompt far down, duplicates in other blocks, malformed, unknown and blank lines scores to
+// the same bytes (scores and manifest) and the same issues, in file order, for 1 to 5 threads.
+TEST_F(ScoreTest, AnyNumberOfThreadsWritesTheSameBytes) {
+  const BenchmarkIndex b = BenchmarkIndex::of(load_benchmark(dir_ / "bench"));
+  const std::vector<std::string> kinds = {
+      R"({"prompt_id":"LV-0001:scientific","response":"FINAL: 1.494 x 10^4 L","finish_reason":"stop","usage":{"completion_tokens":31}})",
+      R"({"prompt_id":"CV-0001:canonical","response":"FINAL: 2.75 L","finish_reason":"stop","completion_tokens":12})",
+      R"({"prompt_id":"LV-0001:canonical","response":"FINAL: 14940 L","finish_reason":"length"})",
+      R"({"prompt_id":"XX-0009:canonical","response":"FINAL: 1 L","finish_reason":"stop"})",
+      "{oops",
+      "",
+      R"({"prompt_id":"CV-0001:canonical","response":null})",
+  };
+  std::string text;
+  for (int i = 0; i < 40000; ++i) {
+    if (i == 31000) text += R"({"prompt_id":"CV-0001:unit","response":"FINAL: 2750 mL","finish_reason":"stop"})" "\n";
+    text += kinds[(static_cast<std::size_t>(i) * 7919U) % kinds.size()] + "\n";
+  }
+  const fs::path p = responses(text);
+  ASSERT_GT(text.size(), std::size_t{2} << 20);  // blocks of 256 KiB: about ten
+  std::string body, manifest;
+  std::vector<std::string> issues;
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}}) {
+    const fs::path out = dir_ / fmt::format("t{}", threads) / "scores.jsonl";
+    std::vector<std::string> seen;
+    const ScoreTally t = score_to_file(
+        b, p, out, true,
+        [&](ScoreTally& x) {
+          for (const auto& i : x.issues) seen.push_back(format_issue(i, p));
+        },
+        num::UnitRegistry::builtin(), threads);
+    EXPECT_EQ(t.counts.records, 4u);
+    EXPECT_EQ(t.lines, 40001u);
+    EXPECT_EQ(t.responses_sha256, io::sha256_hex(text));
+    std::string m = io::read_file(score_manifest_path(out));
+    const auto at = m.find(out.string());
+    ASSERT_NE(at, std::string::npos);
+    m.erase(at, out.string().size());  // the manifest names its own path
+    if (threads == 1) {
+      body = io::read_file(out);
+      manifest = m;
+      issues = seen;
+      EXPECT_GT(issues.size(), 30000u);
+      EXPECT_NE(body.find(R"("line":31001)"), std::string::npos);
+      continue;
+    }
+    EXPECT_EQ(io::read_file(out), body) << threads;
+    EXPECT_EQ(m, manifest) << threads;
+    EXPECT_EQ(seen, issues) << threads;
+  }
+  // The in-memory scorer on any number of threads: the same records and issues.
+  const Scores one = score_responses(b, p, num::UnitRegistry::builtin(), 1);
+  const Scores three = score_responses(b, p, num::UnitRegistry::builtin(), 3);
+  ASSERT_EQ(one.records.size(), three.records.size());
+  for (std::size_t i = 0; i < one.records.size(); ++i) {
+    EXPECT_EQ(one.records[i].line, three.records[i].line);
+    EXPECT_EQ(one.records[i].view_index, three.records[i].view_index);
+  }
+  ASSERT_EQ(one.issues.size(), three.issues.size());
+  for (std::size_t i = 0; i < one.issues.size(); ++i) {
+    EXPECT_EQ(format_issue(one.issues[i], p), format_issue(three.issues[i], p));
+  }
+}
+
+// While records come in benchmark order their score lines go straight to the output; the first one
+// out of order moves them (here about 3 MB, several chunks) into the spool. Either way the bytes are
+// the in-memory scorer's: a file wholly in order, one whose first prompt comes last, one whose
+// order breaks in the middle.
+TEST_F(ScoreTest, InOrderAndLateOutOfOrderRecordsWriteTheSameBytes) {
+  write_benchmark(dir_ / "big", generate(default_spec()));
+  const Benchmark b = load_benchmark(dir_ / "big");
+  const BenchmarkIndex x = BenchmarkIndex::of(b);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    lines.push_back(fmt::format(R"({{"prompt_id":"{}","response":"Work.\nFINAL: {} {}","finish_reason":"stop"}})",
+                                x.prompt_id(i), x.expected(i), x.answer_unit(i)));
+  }
+  std::vector<std::vector<std::string>> orders(3, lines);
+  std::rotate(orders[1].begin(), orders[1].begin() + 1, orders[1].end());
+  std::swap(orders[2][4000], orders[2][4001]);
+  for (std::size_t k = 0; k < orders.size(); ++k) {
+    std::string text;
+    for (const auto& l : orders[k]) text += l + "\n";
+    const fs::path p = responses(text);
+    const Scores s = score_responses(x, p);
+    ASSERT_EQ(s.records.size(), x.size());
+    write_scores(x, s, p, dir_ / "mem" / "scores.jsonl", false);
+    const std::string want = io::read_file(dir_ / "mem" / "scores.jsonl");
+    const std::string want_manifest = io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl"));
+    ASSERT_GT(want.size(), std::size_t{2} << 20);  // more than two chunks moved
+    (void)score_to_file(x, p, dir_ / "mem" / "scores.jsonl", false, [&](ScoreTally& t) { check_complete(t, p); });
+    EXPECT_EQ(io::read_file(dir_ / "mem" / "scores.jsonl"), want) << k;
+    EXPECT_EQ(io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl")), want_manifest) << k;
+  }
 }
 
 // A refused run (review throws, as check_complete does without --allow-partial) writes nothing:
