@@ -77,7 +77,7 @@ struct Out {
     u64(v.size());
     raw({reinterpret_cast<const char*>(v.data()), v.size() * 4});
   }
-  void strings(const std::vector<std::string>& v) {
+  void strings(const detail::StringTable& v) {
     u64(v.size());
     std::uint64_t off = 0;
     for (const auto& x : v) {
@@ -131,7 +131,7 @@ struct In {
     pos += n * 4;
     return v;
   }
-  std::vector<std::string> strings(std::string_view what) {
+  detail::StringTable strings(std::string_view what) {
     const std::uint64_t n = u64(what);
     if (n >= (b.size() - pos) / 8) bad(what);
     std::vector<std::uint64_t> off(n + 1);
@@ -140,7 +140,7 @@ struct In {
     for (std::size_t i = 0; i < n; ++i)
       if (off[i + 1] < off[i]) bad(what);
     need(off[n], what);
-    std::vector<std::string> v;
+    detail::StringTable v;
     v.reserve(n);
     for (std::size_t i = 0; i < n; ++i) v.emplace_back(b.substr(pos + off[i], off[i + 1] - off[i]));
     pos += off[n];
