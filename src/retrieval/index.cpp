@@ -1,6 +1,7 @@
 #include "retrieval/index.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +19,24 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::retrieval {
+
+void* detail::map_large(std::size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  (void)::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: where it fails, 4 KiB pages as before
+  return p;
+}
+
+void detail::unmap_large(void* p, std::size_t bytes) noexcept { (void)::munmap(p, bytes); }
+
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "the index file format is little-endian");
@@ -64,7 +77,7 @@ struct Out {
     u64(v.size());
     raw({reinterpret_cast<const char*>(v.data()), v.size() * 4});
   }
-  void strings(const std::vector<std::string>& v) {
+  void strings(const detail::StringTable& v) {
     u64(v.size());
     std::uint64_t off = 0;
     for (const auto& x : v) {
@@ -118,7 +131,7 @@ struct In {
     pos += n * 4;
     return v;
   }
-  std::vector<std::string> strings(std::string_view what) {
+  detail::StringTable strings(std::string_view what) {
     const std::uint64_t n = u64(what);
     if (n >= (b.size() - pos) / 8) bad(what);
     std::vector<std::uint64_t> off(n + 1);
@@ -127,7 +140,7 @@ struct In {
     for (std::size_t i = 0; i < n; ++i)
       if (off[i + 1] < off[i]) bad(what);
     need(off[n], what);
-    std::vector<std::string> v;
+    detail::StringTable v;
     v.reserve(n);
     for (std::size_t i = 0; i < n; ++i) v.emplace_back(b.substr(pos + off[i], off[i + 1] - off[i]));
     pos += off[n];
@@ -500,8 +513,9 @@ class TermTable {
       if (k[j] != t[j]) return false;
     return true;
   }
+  using Slots = std::vector<Slot, detail::DefaultInitAllocator<Slot>>;  // large: map_large
   void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
+    Slots old(slots_.size() * 2);
     old.swap(slots_);
     mask_ = slots_.size() - 1;
     for (const Slot& x : old) {
@@ -511,10 +525,51 @@ class TermTable {
       slots_[i] = x;
     }
   }
-  std::vector<Slot> slots_;
+  Slots slots_;
   std::size_t mask_;
   std::string arena_;
   std::vector<std::size_t> key_end_;
+};
+
+// A growing array of a trivially copyable type in memory of its own (detail::map_large), grown by
+// mremap(2): growing never copies the elements, and the pages are huge pages where the kernel can.
+template <class T>
+class GrowingArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  GrowingArray() = default;
+  GrowingArray(const GrowingArray&) = delete;
+  GrowingArray& operator=(const GrowingArray&) = delete;
+  GrowingArray(GrowingArray&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)), cap_(std::exchange(o.cap_, 0)) {}
+  GrowingArray& operator=(GrowingArray&&) = delete;
+  ~GrowingArray() {
+    if (p_ != nullptr) detail::unmap_large(p_, cap_ * sizeof(T));
+  }
+  void push_back(const T& v) {
+    if (size_ == cap_) grow();
+    p_[size_++] = v;
+  }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] T* data() { return p_; }
+  T& operator[](std::size_t i) { return p_[i]; }
+
+ private:
+  void grow() {
+    const std::size_t cap = cap_ != 0 ? cap_ * 2 : detail::kLargeArrayBytes / sizeof(T);
+    if (p_ == nullptr) {
+      p_ = static_cast<T*>(detail::map_large(cap * sizeof(T)));
+    } else {
+      void* q = ::mremap(p_, cap_ * sizeof(T), cap * sizeof(T), MREMAP_MAYMOVE);
+      if (q == MAP_FAILED) throw std::bad_alloc();
+      (void)::madvise(q, cap * sizeof(T), MADV_HUGEPAGE);
+      p_ = static_cast<T*>(q);
+    }
+    cap_ = cap;
+  }
+  T* p_ = nullptr;
+  std::size_t size_ = 0, cap_ = 0;
 };
 
 // A big-endian 8-byte prefix: comparing two of them orders terms like their bytes, up to ties.
@@ -548,39 +603,40 @@ Index IndexBuilder::build(unsigned threads) {
   constexpr std::size_t kChunkDocs = 1024;
   struct Chunk {
     unsigned worker = 0;
-    std::vector<std::uint32_t> doc_end;   // per document: end of its pairs
-    std::vector<std::uint32_t> ids, tfs;  // per (term, document): local id (later global), tf
+    std::size_t begin = 0;               // the chunk's first pair in its worker's pairs
+    std::vector<std::uint32_t> doc_end;  // per document: end of its pairs (from `begin`)
+  };
+  struct Pair {
+    std::uint32_t id, tf;  // per (term, document): local id (later global), tf
   };
   const std::size_t nchunks = (n + kChunkDocs - 1) / kChunkDocs;
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, nchunks)));
   std::vector<Chunk> chunks(nchunks);
   std::vector<TermTable> tables(threads);
+  // Each worker's pairs of all its chunks, one after another (its chunks in the order it took them).
+  std::vector<GrowingArray<Pair>> pairs(threads);
   std::atomic<std::size_t> next_chunk{0};
   parallel(threads, [&](unsigned w) {
     TermTable& table = tables[w];
+    GrowingArray<Pair>& prs = pairs[w];
     TermBuffer buf;
     std::vector<std::uint64_t> hashes;
     std::uint32_t serial = 0;
-    std::size_t last_pairs = 0;  // pairs of this worker's previous chunk: the next one's estimate
     for (;;) {
       const std::size_t c = next_chunk.fetch_add(1);
       if (c >= nchunks) break;
       Chunk& ch = chunks[c];
       ch.worker = w;
+      ch.begin = prs.size();
       const std::size_t b = c * kChunkDocs, e = std::min(n, b + kChunkDocs);
       ch.doc_end.reserve(e - b);
-      // Sized once from the previous chunk (plus an eighth) instead of doubling from empty: fewer
-      // copies and less slack left in the chunks until the postings are placed.
-      ch.ids.reserve(last_pairs + last_pairs / 8);
-      ch.tfs.reserve(last_pairs + last_pairs / 8);
       auto occur = [&](TermTable::Slot& x) {
         if (x.last_doc == serial) {
-          ++ch.tfs[x.pair];
+          ++prs[ch.begin + x.pair].tf;
         } else {
           x.last_doc = serial;
-          x.pair = static_cast<std::uint32_t>(ch.ids.size());
-          ch.ids.push_back(x.id);
-          ch.tfs.push_back(1);
+          x.pair = static_cast<std::uint32_t>(prs.size() - ch.begin);
+          prs.push_back({x.id, 1});
           ++x.df;
         }
       };
@@ -611,9 +667,9 @@ Index IndexBuilder::build(unsigned threads) {
           occur(table.get(t, hash_term(t)));
         }
         ix.doc_len_[d] = buf.length;
-        ch.doc_end.push_back(static_cast<std::uint32_t>(ch.ids.size()));
+        if (prs.size() - ch.begin >= 0xFFFFFFF0u) fail("too many postings for one index");
+        ch.doc_end.push_back(static_cast<std::uint32_t>(prs.size() - ch.begin));
       }
-      last_pairs = ch.ids.size();
     }
   });
 
@@ -734,8 +790,11 @@ Index IndexBuilder::build(unsigned threads) {
     std::atomic<std::size_t> next{0};
     parallel(threads, [&](unsigned) {
       for (std::size_t c; (c = next.fetch_add(1)) < nchunks;) {
-        const auto& map = l2g[chunks[c].worker];
-        for (auto& id : chunks[c].ids) id = map[id];
+        const Chunk& ch = chunks[c];
+        const auto& map = l2g[ch.worker];
+        GrowingArray<Pair>& prs = pairs[ch.worker];
+        const std::size_t end = ch.begin + (ch.doc_end.empty() ? 0 : ch.doc_end.back());
+        for (std::size_t p = ch.begin; p < end; ++p) prs[p].id = map[prs[p].id];
       }
     });
   }
@@ -754,20 +813,22 @@ Index IndexBuilder::build(unsigned threads) {
     std::uint32_t* tfs = ix.tfs_.data();
     for (std::size_t c = 0; c < nchunks; ++c) {
       const Chunk& ch = chunks[c];
+      const Pair* prs = pairs[ch.worker].data() + ch.begin;
       std::size_t p = 0;
       const auto d0 = static_cast<std::uint32_t>(c * kChunkDocs);
       for (std::size_t k = 0; k < ch.doc_end.size(); ++k) {
         for (const std::uint32_t end = ch.doc_end[k]; p < end; ++p) {
-          const std::uint32_t g = ch.ids[p];
+          const std::uint32_t g = prs[p].id;
           if (g < lo || g >= hi) continue;
           const std::uint32_t pos = at[g - lo]++;
           docids[pos] = d0 + static_cast<std::uint32_t>(k);
-          tfs[pos] = ch.tfs[p];
+          tfs[pos] = prs[p].tf;
         }
       }
     }
   });
   chunks.clear();
+  pairs.clear();
   std::vector<std::uint32_t> order = id_order.get();
   ix.doc_ids_.reserve(n);
   ix.doc_texts_.reserve(n);
