@@ -121,7 +121,9 @@ void setup(CLI::App& app) {
   app.add_option("--bootstrap", a->bootstrap, "Base-clustered bootstrap draws for gap intervals")
       ->capture_default_str();
   app.add_option("--seed", a->seed, "Seed of the bootstrap streams")->capture_default_str();
-  app.add_option("--threads", a->threads, "Threads that load the score files and run the bootstrap (0 = all cores)")->capture_default_str();
+  app.add_option("--threads", a->threads,
+                 "Threads that load the score files and run the bootstrap (0 = all cores)")
+      ->capture_default_str();
   app.add_option("--level", a->level, "Interval level (bootstrap percentile and Wilson)")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 0.9999));

@@ -41,9 +41,10 @@ void setup(CLI::App& app) {
       "--whole-benchmark", args->whole,
       "Grade against the whole benchmark even when the run recorded a selection (its unasked prompts "
       "are then missing)");
-  app.add_option("--threads", args->threads,
-                 "Threads that check and grade records side by side (0 = all cores); the scores and the manifest "
-                 "are the same for any number")
+  app.add_option(
+         "--threads", args->threads,
+         "Threads that check and grade records side by side (0 = all cores); the scores and the manifest "
+         "are the same for any number")
       ->capture_default_str();
   app.footer(
       "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "

@@ -91,8 +91,9 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   std::optional<orbit::BenchmarkIndex> restricted;
   if (sel && !sel->whole()) restricted = orbit::restrict(full, *sel);
   const orbit::BenchmarkIndex& bench = restricted ? *restricted : full;
-  const orbit::ScoreTally scores =
-      orbit::score_to_file(bench, responses, out, allow_partial, [&](orbit::ScoreTally& t) {
+  const orbit::ScoreTally scores = orbit::score_to_file(
+      bench, responses, out, allow_partial,
+      [&](orbit::ScoreTally& t) {
         if (!bench.selection.is_null()) {
           std::erase_if(t.issues, [&](const orbit::ScoreIssue& i) {
             const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find(i.prompt_id);

@@ -64,25 +64,31 @@ void AtomicFile::abort_with(const char* what, int err) {
 
 void AtomicFile::write(std::string_view bytes) {
   if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
-  const off_t before = ::lseek(fd_, 0, SEEK_CUR);
+  // At most 1 MiB per write(2): one write of a 115 MB buffer cost the kernel about 1 CPU second on
+  // this machine kind, against 0.15 s for a whole 522 MB file in 1 MiB slices (the retrieval index).
+  // Each time the file passes a multiple of 8 MiB, the disk writes of what is not yet on its way
+  // are started, so that commit()'s fsync finds little left to do (the fsync of the 522 MB index
+  // took 0.3 s of wall clock when all of it was left to it, almost none with the writes started
+  // early; of a 32 MB scores file, 64 ms and 25 ms). A hint only: a failure is ignored, and
+  // durability is still the fsync's.
+  constexpr std::size_t kSlice = std::size_t{1} << 20;
+  constexpr off_t kStep = off_t{8} << 20;
+  off_t pos = ::lseek(fd_, 0, SEEK_CUR);
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    const ssize_t n = ::write(fd_, bytes.data() + done, std::min(bytes.size() - done, kSlice));
     if (n < 0) {
       if (errno == EINTR) continue;
       abort_with("write", errno);
     }
     done += static_cast<std::size_t>(n);
-  }
-  // Each time the file passes a multiple of 8 MiB, the disk writes of what is not yet on its way
-  // are started, so that commit()'s fsync finds little left to do (the fsync of a 32 MB scores
-  // file took 64 ms of wall clock when all of it was left to it). A hint only: a failure is
-  // ignored, and durability is still the fsync's.
-  constexpr off_t kStep = off_t{8} << 20;
-  const off_t after = before + static_cast<off_t>(bytes.size());
-  if (before >= 0 && after / kStep != before / kStep) {
-    const off_t from = before / kStep * kStep;
-    (void)::sync_file_range(fd_, from, after - from, SYNC_FILE_RANGE_WRITE);
+    if (pos < 0) continue;
+    const off_t after = pos + static_cast<off_t>(n);
+    if (after / kStep != pos / kStep) {
+      const off_t from = pos / kStep * kStep;
+      (void)::sync_file_range(fd_, from, after - from, SYNC_FILE_RANGE_WRITE);
+    }
+    pos = after;
   }
 }
 
@@ -92,7 +98,8 @@ void AtomicFile::read_back(std::uint64_t offset, std::size_t length, std::string
   out.resize(start + length);
   std::size_t done = 0;
   while (done < length) {
-    const ssize_t n = ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       out.resize(start);

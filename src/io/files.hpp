@@ -34,7 +34,7 @@ class AtomicFile {
   void read_back(std::uint64_t offset, std::size_t length, std::string& out);
   // Forgets what was written: the file is empty again (still not in place).
   void reset();
-  void commit();                       // throws Error (kIo) likewise; afterwards `path` is the new file
+  void commit();  // throws Error (kIo) likewise; afterwards `path` is the new file
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
 
  private:

@@ -331,7 +331,7 @@ struct ParallelJsonl {
   std::function<void(std::size_t slot, const LineRecord& record, std::size_t line)> on_record;  // workers
   // When set, malformed and torn lines go here (workers) and reading goes on; otherwise thrown.
   std::function<void(std::size_t slot, const JsonError& error, std::size_t line)> on_bad_line;
-  std::function<void(std::size_t slot)> on_block;    // the calling thread, blocks in file order
+  std::function<void(std::size_t slot)> on_block;        // the calling thread, blocks in file order
   std::function<void(std::string_view bytes)> on_bytes;  // the calling thread: every byte read, in order
   std::size_t block_bytes = std::size_t{1} << 20;
 };

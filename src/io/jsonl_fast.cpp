@@ -410,17 +410,17 @@ struct FastReader {
   // The lines of a block of whole lines (LineBlockReader) whose first line is number `first`.
   void block(std::string_view text, std::size_t first) {
     std::size_t number = first - 1;
-    detail::for_each_text_line(text, [&](std::string_view l, std::size_t, bool terminated) {
-      line(l, ++number, terminated);
-    });
+    detail::for_each_text_line(
+        text, [&](std::string_view l, std::size_t, bool terminated) { line(l, ++number, terminated); });
   }
 };
 
 // Lines in a block of whole lines: its "\n"s, and one more for an unterminated last line.
 std::size_t count_lines(std::string_view text) {
   std::size_t n = 0;
-  for (const char* p = text.data(), *e = p + text.size();
-       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr; ++p) {
+  for (const char *p = text.data(), *e = p + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr;
+       ++p) {
     ++n;
   }
   return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
@@ -483,9 +483,8 @@ class BlockRing {
     s.stats = {};
     s.error = nullptr;
     tl_slot_ = i;
-    const std::function<void(const LineRecord&, std::size_t)> fn = [this, i](const LineRecord& r, std::size_t n) {
-      how_.on_record(i, r, n);
-    };
+    const std::function<void(const LineRecord&, std::size_t)> fn =
+        [this, i](const LineRecord& r, std::size_t n) { how_.on_record(i, r, n); };
     FastReader r{name_, fn, options_, st};
     try {
       r.block(s.block.text(), s.first_line);
@@ -565,7 +564,9 @@ JsonlStats read_jsonl_fast_text(std::string_view text, std::string_view name,
   return r.stats;
 }
 
-std::size_t parallel_jsonl_slots(std::size_t threads) noexcept { return 2 * std::max<std::size_t>(threads, 1) + 1; }
+std::size_t parallel_jsonl_slots(std::size_t threads) noexcept {
+  return 2 * std::max<std::size_t>(threads, 1) + 1;
+}
 
 JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const ParallelJsonl& how) {
   std::error_code ec;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <thread>
 #include <limits>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -221,7 +221,9 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
   io::ParallelJsonl how;
   how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
   std::vector<IndexBlock> blocks(io::parallel_jsonl_slots(how.threads));
-  const auto hash_into = [&](io::Sha256& h) { how.on_bytes = [&h](std::string_view bytes) { h.update(bytes); }; };
+  const auto hash_into = [&](io::Sha256& h) {
+    how.on_bytes = [&h](std::string_view bytes) { h.update(bytes); };
+  };
 
   io::Sha256 bases_hash;
   hash_into(bases_hash);

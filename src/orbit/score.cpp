@@ -139,7 +139,8 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
   how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
   std::vector<ScanBlock> blocks(io::parallel_jsonl_slots(how.threads));
   how.on_bad_line = [&](std::size_t slot, const io::JsonError& e, std::size_t line) {
-    blocks[slot].events.push_back({line, ScoreIssue{ScoreIssueKind::kMalformed, line, "", e.message}, {}, 0, 0});
+    blocks[slot].events.push_back(
+        {line, ScoreIssue{ScoreIssueKind::kMalformed, line, "", e.message}, {}, 0, 0});
   };
   // Blocks of 256 KiB (about 600 responses): the ring of 2 x threads + 1 of them, their graded
   // records and score lines stay a few MB, whatever the file's size.
@@ -168,7 +169,8 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
     }
     const std::size_t idx = *found;
     if (!b.question.expected.assign(bench.expected(idx))) {
-      fail("expected answer: '{}' is not an exact rational (expected an integer or p/q)", bench.expected(idx));
+      fail("expected answer: '{}' is not an exact rational (expected an integer or p/q)",
+           bench.expected(idx));
     }
     b.question.canonical_unit.assign(bench.answer_unit(idx));
     ScoredPrompt& p = ev.prompt;
@@ -193,8 +195,8 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
       const std::size_t idx = ev.prompt.view_index;
       if (first_line[idx] != 0) {
         s.issues.push_back({ScoreIssueKind::kDuplicate, ev.line, std::string(bench.prompt_id(idx)),
-                            fmt::format("duplicate prompt_id '{}' (first record at line {})", bench.prompt_id(idx),
-                                        first_line[idx])});
+                            fmt::format("duplicate prompt_id '{}' (first record at line {})",
+                                        bench.prompt_id(idx), first_line[idx])});
         continue;
       }
       first_line[idx] = static_cast<std::uint32_t>(ev.line);
@@ -274,8 +276,8 @@ Scores score_responses(const Benchmark& bench, const fs::path& responses, const 
   return score_responses(BenchmarkIndex::of(bench), responses, units, threads);
 }
 
-Scores score_responses(const BenchmarkIndex& bench, const fs::path& responses,
-                       const num::UnitRegistry& units, std::size_t threads) {
+Scores score_responses(const BenchmarkIndex& bench, const fs::path& responses, const num::UnitRegistry& units,
+                       std::size_t threads) {
   Scores s;
   std::vector<std::optional<ScoredPrompt>> by_view(bench.size());
   scan_responses(bench, responses, units, threads, s, {},
@@ -381,10 +383,11 @@ io::OrderedJson score_manifest(const BenchmarkIndex& bench, const ScoreTally& sc
     m["selection"]["records_outside"] = scores.outside_selection;
   }
 
-  m["responses"] = {{"path", responses.string()},
-                    {"sha256", scores.responses_sha256.empty() ? io::sha256_file(responses) : scores.responses_sha256},
-                    {"lines", scores.lines},
-                    {"blank_lines", scores.blank_lines}};
+  m["responses"] = {
+      {"path", responses.string()},
+      {"sha256", scores.responses_sha256.empty() ? io::sha256_file(responses) : scores.responses_sha256},
+      {"lines", scores.lines},
+      {"blank_lines", scores.blank_lines}};
   m["scores"] = {
       {"path", out.string()}, {"sha256", std::string(scores_sha256)}, {"records", scores.counts.records}};
   m["partial"] = !scores.issues.empty();
@@ -492,19 +495,20 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
            bench.prompt_id(p.view_index));
     }
   };
-  scan_responses(bench, responses, units, threads, tally, render, [&](ScoredPrompt&& p, std::string_view line) {
-    lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
-    if (direct && (direct_size == 0 || p.view_index > last_index)) {
-      offsets[p.view_index] = direct_size;
-      direct_size += line.size();
-      last_index = p.view_index;
-      buffer.append(line);
-      if (buffer.size() >= kChunk) flush();
-      return;
-    }
-    if (direct) to_spool();
-    offsets[p.view_index] = spool.append(line);
-  });
+  scan_responses(bench, responses, units, threads, tally, render,
+                 [&](ScoredPrompt&& p, std::string_view line) {
+                   lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
+                   if (direct && (direct_size == 0 || p.view_index > last_index)) {
+                     offsets[p.view_index] = direct_size;
+                     direct_size += line.size();
+                     last_index = p.view_index;
+                     buffer.append(line);
+                     if (buffer.size() >= kChunk) flush();
+                     return;
+                   }
+                   if (direct) to_spool();
+                   offsets[p.view_index] = spool.append(line);
+                 });
   review(tally);  // may throw: the output's temporary file and the spool go with the stack
 
   if (direct) {

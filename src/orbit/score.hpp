@@ -145,10 +145,12 @@ void write_scores(const BenchmarkIndex& bench, const Scores& scores, const std::
 ScoreTally score_to_file(const BenchmarkIndex& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units = num::UnitRegistry::builtin(), std::size_t threads = 0);
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin(),
+                         std::size_t threads = 0);
 ScoreTally score_to_file(const Benchmark& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units = num::UnitRegistry::builtin(), std::size_t threads = 0);
+                         const num::UnitRegistry& units = num::UnitRegistry::builtin(),
+                         std::size_t threads = 0);
 
 }  // namespace numcheck::orbit

@@ -803,7 +803,8 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
     }
   };
   {
-    const unsigned threads = in.options.threads != 0 ? in.options.threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads =
+        in.options.threads != 0 ? in.options.threads : std::max(1u, std::thread::hardware_concurrency());
     const std::size_t workers = std::min<std::size_t>(n_sys, threads);
     std::atomic<std::size_t> next{0};
     const auto work = [&] {

@@ -1,6 +1,5 @@
 #include "retrieval/index.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -148,34 +147,6 @@ struct In {
   }
 };
 
-// Starts the disk writes of a file being written while it is written, every 8 MiB, so that the
-// fsync of AtomicFile::commit() finds little left to do: on this machine kind the fsync of the
-// 522 MB index took about 0.3 s of wall clock when all of it was left to the fsync, and almost none
-// with the writes started early. A hint only (sync_file_range(2) with SYNC_FILE_RANGE_WRITE, on a
-// second, read-only descriptor of the temporary file): any failure is ignored, and durability is
-// still the fsync's.
-class EarlyWriteback {
- public:
-  explicit EarlyWriteback(const std::filesystem::path& p) : fd_(::open(p.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  EarlyWriteback(const EarlyWriteback&) = delete;
-  EarlyWriteback& operator=(const EarlyWriteback&) = delete;
-  ~EarlyWriteback() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void wrote(std::size_t bytes) {
-    written_ += bytes;
-    if (fd_ < 0 || written_ - started_ < kStep) return;
-    (void)::sync_file_range(fd_, static_cast<off_t>(started_), static_cast<off_t>(written_ - started_),
-                            SYNC_FILE_RANGE_WRITE);
-    started_ = written_;
-  }
-
- private:
-  static constexpr std::uint64_t kStep = std::uint64_t{8} << 20;
-  int fd_;
-  std::uint64_t written_ = 0, started_ = 0;
-};
-
 bool better(const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.doc < b.doc); }
 
 }  // namespace
@@ -264,8 +235,7 @@ void Index::save(const std::filesystem::path& path) const {
   // Streamed (the same bytes as serialize()): this thread writes the pieces while a second one
   // hashes them, so hashing costs no time of its own. Buffered pieces are shared by both until
   // both are done with them; a bounded queue keeps at most a few megabytes in flight.
-  io::AtomicFile f(path);
-  EarlyWriteback writeback(f.temp_path());
+  io::AtomicFile f(path);  // writes in 1 MiB slices and starts the disk writes as it goes
   struct Piece {
     std::shared_ptr<const std::string> owned;
     std::string_view bytes;
@@ -315,15 +285,7 @@ void Index::save(const std::filesystem::path& path) const {
     }
   } sink{[&](Piece p) {
     push(p);
-    // At most 1 MiB per write(2): one write of a whole 115 MB posting table cost the kernel about
-    // 1 CPU second on this machine kind, against 0.15 s for the whole 522 MB file in 1 MiB slices
-    // (measured at 423k snippets; the bytes written are the same).
-    constexpr std::size_t kSlice = std::size_t{1} << 20;
-    for (std::size_t o = 0; o < p.bytes.size(); o += kSlice) {
-      const std::string_view slice = p.bytes.substr(o, kSlice);
-      f.write(slice);
-      writeback.wrote(slice.size());
-    }
+    f.write(p.bytes);
   }};
   try {
     write_body(sink);

@@ -217,7 +217,6 @@ TEST(JsonlFast, AccessorsGiveRecordsErrors) {
   same_error([&] { (void)a0.integer("s"); }, [&] { (void)b.with_where("").integer("s"); });
 }
 
-
 // ------------------------------------------------------------------------------ blocks and threads
 
 // A temporary file that goes with the test.
@@ -269,9 +268,12 @@ TEST(LineBlocks, EveryBlockSizeSplitsTheLinesAlike) {
     detail::for_each_text_line(text, [&](std::string_view l, std::size_t n, bool t) {
       want.push_back(fmt::format("{} {} {}", n, t, l));
     });
-    for_each_line(f.path, [&](const Line& l) { got.push_back(fmt::format("{} {} {}", l.number, l.terminated, l.text)); });
+    for_each_line(f.path, [&](const Line& l) {
+      got.push_back(fmt::format("{} {} {}", l.number, l.terminated, l.text));
+    });
     ASSERT_EQ(want, got) << round;
-    for (const std::size_t block : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{64}, std::size_t{1000}}) {
+    for (const std::size_t block :
+         {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{64}, std::size_t{1000}}) {
       LineBlockReader r(f.path, block);
       std::string seen, joined;
       LineBlock b;
@@ -329,7 +331,8 @@ Seen read_fast_file(const std::filesystem::path& path, TornTail torn, bool colle
     };
   try {
     s.stats = read_jsonl_fast(
-        path, [&](const LineRecord& r, std::size_t n) {
+        path,
+        [&](const LineRecord& r, std::size_t n) {
           s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
         },
         o);
@@ -355,7 +358,8 @@ TEST(JsonlFastParallel, AnyThreadsAndBlocksGiveWhatTheSequentialReaderGives) {
           for (const std::size_t block : {std::size_t{1}, std::size_t{50}, std::size_t{4096}}) {
             std::string bytes;
             const Seen b = read_parallel(f.path, torn, collect, threads, block, &bytes);
-            const std::string ctx = fmt::format("round {} threads {} block {} collect {}", round, threads, block, collect);
+            const std::string ctx =
+                fmt::format("round {} threads {} block {} collect {}", round, threads, block, collect);
             EXPECT_EQ(a.thrown, b.thrown) << ctx;
             ASSERT_EQ(a.events, b.events) << ctx;
             EXPECT_EQ(a.stats.lines, b.stats.lines) << ctx;

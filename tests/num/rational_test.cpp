@@ -70,7 +70,8 @@ TEST(Rational, AssignReadsWhatGmpReads) {
                            "10000000000000000000", "-9999999999999999999/9999999999999999998", "0/7", "-0"}) {
     const std::string e(edge);
     const auto slash = e.find('/');
-    const std::string n = e.substr(e[0] == '-' ? 1 : 0, slash == std::string::npos ? std::string::npos : slash - (e[0] == '-' ? 1 : 0));
+    const std::string n = e.substr(
+        e[0] == '-' ? 1 : 0, slash == std::string::npos ? std::string::npos : slash - (e[0] == '-' ? 1 : 0));
     const mpz_class num(n, 10), den(slash == std::string::npos ? "1" : e.substr(slash + 1), 10);
     EXPECT_EQ(Rational::from_string(e), Rational(e[0] == '-' ? mpz_class(-num) : num, den)) << edge;
   }

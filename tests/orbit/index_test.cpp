@@ -198,8 +198,10 @@ TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameIndex) {
 // The expected answers' canonical text without GMP for canonical integers: the same text (and the
 // same refusals) as req_rational(...).str() on every form.
 TEST(RecordFields, CanonicalRationalIsTheRationalsText) {
-  for (const std::string t : {"0", "-0", "7", "-7", "007", "-007", "14940", "123456789012345678901234567890", "-1/2",
-                              "2/4", "3/1", "0/5", "1/0", "", "-", "1.5", "x", "+5", " 5", "5 ", "1e3", "--1", "0x10"}) {
+  for (const std::string t :
+       {"0",    "-0",  "7",   "-7",  "007", "-007", "14940", "123456789012345678901234567890",
+        "-1/2", "2/4", "3/1", "0/5", "1/0", "",     "-",     "1.5",
+        "x",    "+5",  " 5",  "5 ",  "1e3", "--1",  "0x10"}) {
     const std::string line = fmt::format(R"({{"e":"{}"}})", t);
     std::vector<io::FlatValue> v;
     io::FastLineParser p;

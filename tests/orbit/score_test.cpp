@@ -369,7 +369,9 @@ TEST_F(ScoreTest, AnyNumberOfThreadsWritesTheSameBytes) {
   };
   std::string text;
   for (int i = 0; i < 40000; ++i) {
-    if (i == 31000) text += R"({"prompt_id":"CV-0001:unit","response":"FINAL: 2750 mL","finish_reason":"stop"})" "\n";
+    if (i == 31000)
+      text += R"({"prompt_id":"CV-0001:unit","response":"FINAL: 2750 mL","finish_reason":"stop"})"
+              "\n";
     text += kinds[(static_cast<std::size_t>(i) * 7919U) % kinds.size()] + "\n";
   }
   const fs::path p = responses(text);
@@ -428,8 +430,9 @@ TEST_F(ScoreTest, InOrderAndLateOutOfOrderRecordsWriteTheSameBytes) {
   const BenchmarkIndex x = BenchmarkIndex::of(b);
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    lines.push_back(fmt::format(R"({{"prompt_id":"{}","response":"Work.\nFINAL: {} {}","finish_reason":"stop"}})",
-                                x.prompt_id(i), x.expected(i), x.answer_unit(i)));
+    lines.push_back(
+        fmt::format(R"({{"prompt_id":"{}","response":"Work.\nFINAL: {} {}","finish_reason":"stop"}})",
+                    x.prompt_id(i), x.expected(i), x.answer_unit(i)));
   }
   std::vector<std::vector<std::string>> orders(3, lines);
   std::rotate(orders[1].begin(), orders[1].begin() + 1, orders[1].end());
@@ -444,7 +447,8 @@ TEST_F(ScoreTest, InOrderAndLateOutOfOrderRecordsWriteTheSameBytes) {
     const std::string want = io::read_file(dir_ / "mem" / "scores.jsonl");
     const std::string want_manifest = io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl"));
     ASSERT_GT(want.size(), std::size_t{2} << 20);  // more than two chunks moved
-    (void)score_to_file(x, p, dir_ / "mem" / "scores.jsonl", false, [&](ScoreTally& t) { check_complete(t, p); });
+    (void)score_to_file(x, p, dir_ / "mem" / "scores.jsonl", false,
+                        [&](ScoreTally& t) { check_complete(t, p); });
     EXPECT_EQ(io::read_file(dir_ / "mem" / "scores.jsonl"), want) << k;
     EXPECT_EQ(io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl")), want_manifest) << k;
   }
