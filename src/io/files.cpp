@@ -92,21 +92,33 @@ void AtomicFile::write(std::string_view bytes) {
   }
 }
 
-void AtomicFile::read_back(std::uint64_t offset, std::size_t length, std::string& out) {
-  if (fd_ < 0) fail(ErrorCode::kIo, "cannot read {}: the file is closed", tmp_.string());
+namespace {
+
+// Appends the `length` bytes at `offset` of fd to `out`; on failure `out` is as it was and the
+// result is the errno (EIO for a file shorter than asked), else 0.
+int pread_append(int fd, std::uint64_t offset, std::size_t length, std::string& out) {
   const std::size_t start = out.size();
   out.resize(start + length);
   std::size_t done = 0;
   while (done < length) {
     const ssize_t n =
-        ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
+        ::pread(fd, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
       out.resize(start);
-      abort_with("read back", n < 0 ? errno : EIO);
+      return err;
     }
     done += static_cast<std::size_t>(n);
   }
+  return 0;
+}
+
+}  // namespace
+
+void AtomicFile::read_back(std::uint64_t offset, std::size_t length, std::string& out) {
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot read {}: the file is closed", tmp_.string());
+  if (const int err = pread_append(fd_, offset, length, out); err != 0) abort_with("read back", err);
 }
 
 void AtomicFile::reset() {
@@ -189,19 +201,9 @@ void SpoolFile::read(std::uint64_t offset, std::size_t length, std::string& out)
          offset, size_);
   }
   if (offset + length > flushed_) flush();
-  const std::size_t start = out.size();
-  out.resize(start + length);
-  std::size_t done = 0;
-  while (done < length) {
-    const ssize_t n =
-        ::pread(fd_, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      out.resize(start);
-      fail(ErrorCode::kIo, "cannot read the spool file {}: {}", path_.string(),
-           n < 0 ? std::strerror(errno) : "unexpected end");
-    }
-    done += static_cast<std::size_t>(n);
+  if (const int err = pread_append(fd_, offset, length, out); err != 0) {
+    fail(ErrorCode::kIo, "cannot read the spool file {}: {}", path_.string(),
+         err == EIO ? "unexpected end" : std::strerror(err));
   }
 }
 

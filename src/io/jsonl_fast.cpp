@@ -437,6 +437,9 @@ void add_stats(JsonlStats& total, const JsonlStats& s) {
   }
 }
 
+// The slot whose block this thread is parsing (read by the bad-line hook, set by BlockRing::run).
+thread_local std::size_t current_slot = 0;
+
 // The ring of blocks of read_jsonl_fast_parallel and its worker threads.
 class BlockRing {
  public:
@@ -444,7 +447,7 @@ class BlockRing {
       : name_(name), how_(how), slots_(slots) {
     if (how.on_bad_line) {
       options_.on_bad_line = [this](const JsonError& e, std::size_t line) {
-        how_.on_bad_line(current_slot(), e, line);
+        how_.on_bad_line(current_slot, e, line);
       };
     }
     options_.torn = how.torn;
@@ -482,7 +485,7 @@ class BlockRing {
     Slot& s = slots_[i];
     s.stats = {};
     s.error = nullptr;
-    tl_slot_ = i;
+    current_slot = i;
     const std::function<void(const LineRecord&, std::size_t)> fn =
         [this, i](const LineRecord& r, std::size_t n) { how_.on_record(i, r, n); };
     FastReader r{name_, fn, options_, st};
@@ -505,7 +508,6 @@ class BlockRing {
   }
 
  private:
-  static std::size_t current_slot() { return tl_slot_; }
   void work() {
     LineState st;
     for (;;) {
@@ -535,10 +537,7 @@ class BlockRing {
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::size_t> queue_;
   bool stopping_ = false;
-  static thread_local std::size_t tl_slot_;
 };
-
-thread_local std::size_t BlockRing::tl_slot_ = 0;
 
 }  // namespace
 

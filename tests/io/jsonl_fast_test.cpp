@@ -65,7 +65,9 @@ Seen read_slow(std::string_view text, TornTail torn, bool collect) {
   return s;
 }
 
-Seen read_fast(std::string_view text, TornTail torn, bool collect) {
+// What read_jsonl_fast (read(fn, options) calls it on a text or a file) hands out.
+template <class Read>
+Seen read_fast_with(TornTail torn, bool collect, const Read& read) {
   Seen s;
   JsonlOptions o;
   o.torn = torn;
@@ -74,8 +76,7 @@ Seen read_fast(std::string_view text, TornTail torn, bool collect) {
       s.events.push_back(fmt::format("bad {} {}", n, e.what()));
     };
   try {
-    s.stats = read_jsonl_fast_text(
-        text, "f.jsonl",
+    s.stats = read(
         [&](const LineRecord& r, std::size_t n) {
           // The record's values as the walk (or the fallback) made them.
           s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
@@ -85,6 +86,12 @@ Seen read_fast(std::string_view text, TornTail torn, bool collect) {
     s.thrown = e.what();
   }
   return s;
+}
+
+Seen read_fast(std::string_view text, TornTail torn, bool collect) {
+  return read_fast_with(torn, collect, [&](const auto& fn, const JsonlOptions& o) {
+    return read_jsonl_fast_text(text, "f.jsonl", fn, o);
+  });
 }
 
 // Lines the walk takes and lines it leaves to nlohmann (or that are errors for both).
@@ -322,24 +329,8 @@ Seen read_parallel(const std::filesystem::path& path, TornTail torn, bool collec
 }
 
 Seen read_fast_file(const std::filesystem::path& path, TornTail torn, bool collect) {
-  Seen s;
-  JsonlOptions o;
-  o.torn = torn;
-  if (collect)
-    o.on_bad_line = [&](const JsonError& e, std::size_t n) {
-      s.events.push_back(fmt::format("bad {} {}", n, e.what()));
-    };
-  try {
-    s.stats = read_jsonl_fast(
-        path,
-        [&](const LineRecord& r, std::size_t n) {
-          s.events.push_back(fmt::format("rec {} {} {}", n, r.where(), describe(r.values())));
-        },
-        o);
-  } catch (const Error& e) {
-    s.thrown = e.what();
-  }
-  return s;
+  return read_fast_with(torn, collect,
+                        [&](const auto& fn, const JsonlOptions& o) { return read_jsonl_fast(path, fn, o); });
 }
 
 // The parallel reader hands out what the sequential one does, in the same order, for any number of
