@@ -486,15 +486,17 @@ class BlockRing {
     s.stats = {};
     s.error = nullptr;
     current_slot = i;
-    const std::function<void(const LineRecord&, std::size_t)> fn =
-        [this, i](const LineRecord& r, std::size_t n) { how_.on_record(i, r, n); };
-    FastReader r{name_, fn, options_, st};
+    // Nothing may escape a worker: any exception is the block's error (its stats are then moot,
+    // the read ends with it).
     try {
+      const std::function<void(const LineRecord&, std::size_t)> fn =
+          [this, i](const LineRecord& r, std::size_t n) { how_.on_record(i, r, n); };
+      FastReader r{name_, fn, options_, st};
       r.block(s.block.text(), s.first_line);
+      s.stats = r.stats;
     } catch (...) {
       s.error = std::current_exception();
     }
-    s.stats = r.stats;
   }
   void stop() {
     {
