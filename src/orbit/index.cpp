@@ -190,6 +190,10 @@ struct IndexBlock {
     return p;
   }
   [[nodiscard]] std::string_view get(Piece p) const { return std::string_view(text).substr(p.begin, p.size); }
+  void clear() {
+    recs.clear();
+    text.clear();
+  }
 };
 
 }  // namespace
@@ -248,8 +252,7 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
       if (b.has_base(base_id)) fail("{}:{}: duplicate base_id '{}'", bases_path.string(), r.line, base_id);
       b.add_base(base_id);
     }
-    k.recs.clear();
-    k.text.clear();
+    k.clear();
   };
   (void)io::read_jsonl_fast_parallel(bases_path, how);
   b.file_sha256["bases.jsonl"] = bases_hash.hex_digest();
@@ -290,8 +293,7 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
       if (r.has_family) fam = k.get(r.family);
       b.add_view(prompt_id, k.get(r.view), fam, k.get(r.template_id), k.get(r.expected), k.get(r.unit));
     }
-    k.recs.clear();
-    k.text.clear();
+    k.clear();
   };
   (void)io::read_jsonl_fast_parallel(views_path, how);
   b.file_sha256["views.jsonl"] = views_hash.hex_digest();

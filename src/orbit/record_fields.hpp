@@ -29,9 +29,7 @@ std::string canonical_rational(const Record& r, std::string_view key) {
   bool canonical = s.size() > digits && (s[digits] != '0' || s.size() == 1);
   for (std::size_t i = digits; canonical && i < s.size(); ++i) canonical = s[i] >= '0' && s[i] <= '9';
   if (canonical) return s;
-  auto q = num::Rational::from_string(s);
-  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
-  return q->str();
+  return req_rational(r, key).str();
 }
 
 }  // namespace numcheck::orbit::detail
