@@ -8,6 +8,8 @@
 #   orbit score    numcheck on responses (bench/make_responses.py) to K copies of the default
 #                  benchmark (K = 117 gives 1,006,200 responses) vs bench/python_grader.py (re + fractions.Fraction); the
 #                  script checks that both give the same strict and audit grade on every record.
+#                  numcheck twice: with the benchmark index cache filled (in $WORK/cache) and with
+#                  --no-index-cache.
 #                  Peak memory (max RSS) from /usr/bin/time.
 #   orbit report   numcheck, 5 systems, 10,000 bootstrap draws vs bench/numpy_bootstrap.py doing
 #                  the same resampling (needs build/release/bench/bench_report to export its input).
@@ -79,7 +81,13 @@ if [[ ! -f "$work/run/responses.jsonl" ]]; then
   "$py" "$root/bench/make_responses.py" "$work/bench" "$work/run/responses.jsonl"
 fi
 n=$(wc -l <"$work/run/responses.jsonl")
+# Two numcheck rows: with the benchmark index cache filled by an earlier score of the same
+# benchmark (a researcher scoring several systems), and without it (--no-index-cache: bases.jsonl
+# and views.jsonl parsed, as the first score of a benchmark does).
+export NUMCHECK_CACHE_DIR="$work/cache"
+"$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" >/dev/null
 read -r nt nm < <(measure "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl")
+read -r ct cm < <(measure "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" --no-index-cache)
 read -r pt pm < <(measure "$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl")
 "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" >/dev/null
 "$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl"
@@ -97,7 +105,8 @@ with open(sys.argv[1], encoding="utf-8") as a, open(sys.argv[2], encoding="utf-8
 print(f"   identical grades: {n - bad} of {n} records")
 sys.exit(1 if bad else 0)
 EOF
-rows+=("| \`orbit score\`, $n responses | ${nt} s, $(awk -v n="$n" -v t="$nt" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((nm / 1024)) MB peak | Python grader, identical grades: ${pt} s, $((pm / 1024)) MB | $(ratio "$pt" "$nt")x |")
+rows+=("| \`orbit score\`, $n responses, index cache filled | ${nt} s, $(awk -v n="$n" -v t="$nt" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((nm / 1024)) MB peak | Python grader, identical grades: ${pt} s, $((pm / 1024)) MB | $(ratio "$pt" "$nt")x |")
+rows+=("| \`orbit score --no-index-cache\`, $n responses | ${ct} s, $(awk -v n="$n" -v t="$ct" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((cm / 1024)) MB peak | (same) | $(ratio "$pt" "$ct")x |")
 
 # ---- orbit report vs numpy ---------------------------------------------------------------------
 if [[ -x "$root/build/release/bench/bench_report" ]] && "$py" -c 'import numpy' 2>/dev/null; then

@@ -23,6 +23,7 @@ struct ScoreArgs {
   bool allow_partial = false;
   bool whole = false;
   std::size_t threads = 0;
+  bool no_index_cache = false;
 };
 
 void setup(CLI::App& app) {
@@ -46,12 +47,17 @@ void setup(CLI::App& app) {
          "Threads that check and grade records side by side (0 = all cores); the scores and the manifest "
          "are the same for any number")
       ->capture_default_str();
+  app.add_flag(
+      "--no-index-cache", args->no_index_cache,
+      "Read bases.jsonl and views.jsonl instead of the benchmark's cached index (kept in "
+      "$NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck or ~/.cache/numcheck; checked against the files' "
+      "SHA-256 on every use), and write no cache");
   app.footer(
       "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "
       "a response (nothing written). See docs/grading.md.");
   app.callback([args] {
-    const OrbitScoreResult r =
-        score_orbit(args->bench, args->responses, args->out, args->allow_partial, args->whole, args->threads);
+    const OrbitScoreResult r = score_orbit(args->bench, args->responses, args->out, args->allow_partial,
+                                           args->whole, args->threads, !args->no_index_cache);
     fmt::print("scored {} of {} prompts{}: {} strict correct, {} audit correct{}; wrote {} and {}\n",
                r.scored, r.prompts, r.scope, r.strict_correct, r.audit_correct,
                r.problems == 0 ? "" : fmt::format(" ({} problems reported)", r.problems), args->out,

@@ -79,13 +79,41 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   return run_session(items, s, *backend, r.out);
 }
 
+namespace {
+// Thrown inside score_orbit when the index read from the index cache turns out stale.
+struct StaleIndexCache {};
+}  // namespace
+
 OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
-                             const std::string& out, bool allow_partial, bool whole, std::size_t threads) {
+                             const std::string& out, bool allow_partial, bool whole, std::size_t threads,
+                             bool index_cache) {
+  // Grading needs only the compact index (ids, expected answers, units), not the prompts. With the
+  // index cache, an index read from it is used at once while bases.jsonl and views.jsonl are hashed
+  // beside the grading; if they no longer hash to what it was made from, everything it led to (the
+  // result or an error) is dropped before anything is printed or written and the files are read.
+  orbit::IndexCache cache;
+  if (index_cache) cache = orbit::default_index_cache();
+  std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);
+  if (full->from_cache()) {
+    try {
+      return score_with_index(*full, responses, out, allow_partial, whole, threads);
+    } catch (const StaleIndexCache&) {
+    } catch (const Error&) {
+      if (full->confirmed()) throw;
+    }
+    full.reset();
+    cache.read = false;
+    full = orbit::load_benchmark_index(bench_dir, threads, cache);
+  }
+  return score_with_index(*full, responses, out, allow_partial, whole, threads);
+}
+
+OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::string& responses,
+                                  const std::string& out, bool allow_partial, bool whole,
+                                  std::size_t threads) {
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
-  // Grading needs only the compact index (ids, expected answers, units), not the prompts.
-  const orbit::BenchmarkIndex full = orbit::load_benchmark_index(bench_dir, threads);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
   // No copy of the whole benchmark when there is no selection.
   std::optional<orbit::BenchmarkIndex> restricted;
@@ -94,6 +122,7 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   const orbit::ScoreTally scores = orbit::score_to_file(
       bench, responses, out, allow_partial,
       [&](orbit::ScoreTally& t) {
+        if (!full.confirmed()) throw StaleIndexCache{};  // before anything is printed
         if (!bench.selection.is_null()) {
           std::erase_if(t.issues, [&](const orbit::ScoreIssue& i) {
             const bool outside = i.kind == orbit::ScoreIssueKind::kUnknownPrompt && full.find(i.prompt_id);

@@ -37,9 +37,15 @@ struct OrbitScoreResult {
 // Grades a responses file against the benchmark (restricted to the run's recorded selection unless
 // `whole`), printing problems on stderr, and writes the scores and their manifest. Without
 // `allow_partial` a problem is an Error and nothing is written. `threads` read and grade side by
-// side (0: one per core); the output does not depend on it.
+// side (0: one per core); the output does not depend on it. `index_cache`: use the benchmark index
+// cache (orbit::IndexCache in the user's cache folder); the output does not depend on it either.
 OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
-                             const std::string& out, bool allow_partial, bool whole, std::size_t threads = 0);
+                             const std::string& out, bool allow_partial, bool whole, std::size_t threads = 0,
+                             bool index_cache = true);
+// score_orbit with the benchmark's index loaded.
+OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::string& responses,
+                                  const std::string& out, bool allow_partial, bool whole,
+                                  std::size_t threads);
 
 // Runs a consensus plan's calls (what `orbit consensus run` does): sampling fixed per call by the
 // plan, the reference system's solver bound to the plan's benchmark (`bench_dir`, default the

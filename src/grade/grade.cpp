@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <tuple>
 #include <utility>
@@ -672,28 +673,42 @@ std::string consistency_error(const Grade& g, const Question& q) {
 }
 
 void write_json_members(io::JsonWriter& w, const Grade& g) {
+  using io::literals::operator""_key;
   const auto value = [&w](const std::optional<num::Rational>& v) {
-    if (v) {
-      w.value(v->str());
-    } else {
+    if (!v) {
       w.null();
+      return;
+    }
+    // Rational::str() without an allocation when numerator and denominator fit in 64 bits.
+    const mpq_srcptr q = v->mpq().get_mpq_t();
+    if (mpz_fits_slong_p(mpq_numref(q)) != 0 && mpz_fits_slong_p(mpq_denref(q)) != 0) {
+      char buf[48];
+      char* end = std::to_chars(buf, buf + 20, mpz_get_si(mpq_numref(q))).ptr;
+      const long den = mpz_get_si(mpq_denref(q));
+      if (den != 1) {
+        *end++ = '/';
+        end = std::to_chars(end, buf + sizeof buf, den).ptr;
+      }
+      w.value(std::string_view(buf, static_cast<std::size_t>(end - buf)));
+    } else {
+      w.value(v->str());
     }
   };
-  w.key("strict").begin_object();
-  w.key("outcome").value(outcome_name(g.strict.outcome));
-  w.key("value");
+  w.key("strict"_key).begin_object();
+  w.key("outcome"_key).value(outcome_name(g.strict.outcome));
+  w.key("value"_key);
   value(g.strict.value);
-  w.key("multiple_final").value(g.strict.multiple_final);
+  w.key("multiple_final"_key).value(g.strict.multiple_final);
   w.end_object();
-  w.key("audit").begin_object();
-  w.key("outcome").value(outcome_name(g.audit.outcome));
-  w.key("value");
+  w.key("audit"_key).begin_object();
+  w.key("outcome"_key).value(outcome_name(g.audit.outcome));
+  w.key("value"_key);
   value(g.audit.value);
-  w.key("recovered").value(g.audit.recovered);
-  w.key("rules").begin_array();
+  w.key("recovered"_key).value(g.audit.recovered);
+  w.key("rules"_key).begin_array();
   for (const auto& r : g.audit.rules) w.value(r);
   w.end_array();
-  w.key("magnitude_k");
+  w.key("magnitude_k"_key);
   if (g.audit.magnitude_k) {
     w.value(*g.audit.magnitude_k);
   } else {

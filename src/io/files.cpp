@@ -34,7 +34,8 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
   return out;
 }
 
-AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(fs::path path, Durability durability)
+    : path_(std::move(path)), durability_(durability) {
   if (path_.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(path_.parent_path(), ec);
@@ -82,7 +83,7 @@ void AtomicFile::write(std::string_view bytes) {
       abort_with("write", errno);
     }
     done += static_cast<std::size_t>(n);
-    if (pos < 0) continue;
+    if (pos < 0 || durability_ == Durability::kCache) continue;
     const off_t after = pos + static_cast<off_t>(n);
     if (after / kStep != pos / kStep) {
       const off_t from = pos / kStep * kStep;
@@ -128,7 +129,7 @@ void AtomicFile::reset() {
 
 void AtomicFile::commit() {
   if (fd_ < 0) fail(ErrorCode::kIo, "cannot write {}: the file is closed", path_.string());
-  if (::fsync(fd_) != 0) abort_with("write", errno);
+  if (durability_ == Durability::kSynced && ::fsync(fd_) != 0) abort_with("write", errno);
   if (::close(fd_) != 0) {
     fd_ = -1;
     const int e = errno;

@@ -24,7 +24,13 @@ namespace numcheck::io {
 // full disk, an I/O error) and a destruction without commit() remove the temporary file.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::filesystem::path path);  // creates missing parent folders
+  // kSynced: commit() makes the file durable (fsync) before it takes the name, and writing starts
+  // the disk writes as it goes. kCache: for a rebuildable cache (the benchmark index cache): the
+  // name still changes atomically, but nothing waits for the disk, so after a crash of the machine
+  // the file may be missing or torn (its reader must check it).
+  enum class Durability { kSynced, kCache };
+  explicit AtomicFile(std::filesystem::path path,
+                      Durability durability = Durability::kSynced);  // creates missing parent folders
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();
@@ -41,6 +47,7 @@ class AtomicFile {
   [[noreturn]] void abort_with(const char* what, int err);
   std::filesystem::path path_, tmp_;
   int fd_ = -1;
+  Durability durability_;
 };
 
 // Writes `bytes` with one AtomicFile.

@@ -62,6 +62,30 @@ void append_escape(std::string& out, unsigned char c) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
+  {
+    // Most strings need no escape and are ASCII: checked 8 bytes at a time (the tail padded with a
+    // plain byte), then appended at once.
+    const char* p = s.data();
+    const std::size_t n = s.size();
+    std::size_t i = 0;
+    bool plain = true;
+    for (; plain && i + 8 <= n; i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      plain = !special(w);
+    }
+    if (plain && i < n) {
+      std::uint64_t w = kOnes * 'a';
+      std::memcpy(&w, p + i, n - i);
+      plain = !special(w);
+    }
+    if (plain) {
+      out.push_back('"');
+      out.append(p, n);
+      out.push_back('"');
+      return;
+    }
+  }
   const std::size_t start = out.size();
   out.push_back('"');
   const char* p = s.data();

@@ -1,6 +1,7 @@
 #pragma once
 // Direct JSON writing, part of the one JSON layer (io/json.hpp): records written straight into a
 // string, byte for byte what to_line writes for the same value built as a DOM, without building it.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,21 @@ namespace numcheck::io {
 // \b \f \n \r \t, other bytes below 0x20 as \u00xx, UTF-8 passed through; a string that is not
 // valid UTF-8 is written by nlohmann with invalid bytes replaced by U+FFFD (to_line's rule).
 void append_json_string(std::string& out, std::string_view s);
+
+// A member name known when compiling to need no escape (printable ASCII without `"` and `\`),
+// written as it is: w.key("prompt_id"_key). A literal that would need one does not compile.
+struct JsonKey {
+  std::string_view text;
+};
+namespace literals {
+consteval JsonKey operator""_key(const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') throw "a _key literal must need no JSON escape";
+  }
+  return JsonKey{std::string_view(s, n)};
+}
+}  // namespace literals
 
 // Writes one record (or any value) straight into a string, without building a JSON value: the
 // bytes are to_line's for the same value built as an OrderedJson (keys in the order written).
@@ -52,6 +68,14 @@ class JsonWriter {
     append_json_string(*out_, k);
     out_->push_back(':');
     first_ = true;  // the member's value takes no comma
+    return *this;
+  }
+  JsonWriter& key(JsonKey k) {
+    comma();
+    out_->push_back('"');
+    out_->append(k.text);
+    out_->append("\":", 2);
+    first_ = true;
     return *this;
   }
   JsonWriter& value(std::string_view s) {

@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <system_error>
 #include <thread>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "io/cache_dir.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::llm {
@@ -102,19 +102,7 @@ std::string request_hash(const io::Json& request_body) {
 }
 
 fs::path default_cache_path(const fs::path& dir) {
-  fs::path base;
-  if (!dir.empty()) {
-    base = dir;
-  } else if (const char* d = std::getenv("NUMCHECK_CACHE_DIR"); d != nullptr && *d != 0) {
-    base = d;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != 0) {
-    base = fs::path(x) / "numcheck";
-  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h != 0) {
-    base = fs::path(h) / ".cache" / "numcheck";
-  } else {
-    base = fs::temp_directory_path() / "numcheck-cache";
-  }
-  return base / "responses.sqlite3";
+  return (dir.empty() ? io::user_cache_dir() : dir) / "responses.sqlite3";
 }
 
 std::string request_hash_from_line(std::string_view body_line) { return io::sha256_hex(body_line); }

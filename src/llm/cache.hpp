@@ -18,8 +18,8 @@ struct sqlite3_stmt;
 
 namespace numcheck::llm {
 
-// $NUMCHECK_CACHE_DIR, else $XDG_CACHE_HOME/numcheck, else $HOME/.cache/numcheck; the file is
-// responses.sqlite3 in that folder. `dir` overrides when not empty.
+// responses.sqlite3 in the user's cache folder (io::user_cache_dir: $NUMCHECK_CACHE_DIR, else
+// $XDG_CACHE_HOME/numcheck, else $HOME/.cache/numcheck). `dir` overrides when not empty.
 [[nodiscard]] std::filesystem::path default_cache_path(const std::filesystem::path& dir = {});
 
 // sha256 hex of {"identity": identity, "request": <body parsed and re-serialized with sorted

@@ -1,6 +1,7 @@
 #include "orbit/index.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "io/json.hpp"
 #include "io/sha256.hpp"
 #include "num/rational.hpp"
+#include "orbit/index_cache.hpp"
 #include "orbit/record_fields.hpp"
 
 namespace numcheck::orbit {
@@ -52,43 +54,86 @@ std::string_view BenchmarkIndex::base_at(std::size_t b) const {
   return std::string_view(base_text_).substr(begin, end - begin);
 }
 
-template <typename KeyOf>
-void BenchmarkIndex::insert_slot(std::vector<std::uint32_t>& slots, std::size_t index, std::string_view key,
-                                 const KeyOf& key_of) {
-  if ((index + 1) * 2 > slots.size()) {  // grow to keep the table at most half full
-    std::vector<std::uint32_t> old;
-    old.swap(slots);
-    slots.assign(std::max<std::size_t>(1024, old.size() * 2), 0);
-    for (const std::uint32_t v : old) {
-      if (v == 0) continue;
-      std::size_t h = std::hash<std::string_view>{}(key_of(v - 1)) & (slots.size() - 1);
-      while (slots[h] != 0) h = (h + 1) & (slots.size() - 1);
-      slots[h] = v;
-    }
+std::uint64_t BenchmarkIndex::hash_id(std::string_view id) noexcept {
+  // 8 bytes at a time, multiply and fold, then murmur3's finalizer: ids are short ASCII.
+  constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  std::uint64_t h = id.size() * kMul;
+  const char* p = id.data();
+  std::size_t n = id.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 32;
   }
-  std::size_t h = std::hash<std::string_view>{}(key) & (slots.size() - 1);
-  while (slots[h] != 0) h = (h + 1) & (slots.size() - 1);
-  slots[h] = static_cast<std::uint32_t>(index + 1);
+  if (n > 0) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * kMul;
+  }
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDULL;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+std::size_t BenchmarkIndex::slots_for(std::size_t n) noexcept {
+  std::size_t size = 1024;
+  while (size < 2 * (n + 1)) size *= 2;
+  return size;
 }
 
 template <typename KeyOf>
-std::optional<std::size_t> BenchmarkIndex::find_slot(const std::vector<std::uint32_t>& slots,
-                                                     std::string_view key, const KeyOf& key_of) {
+bool BenchmarkIndex::find_or_insert(core::LargeVector<std::uint32_t>& slots, std::size_t count,
+                                    std::string_view key, std::uint64_t hash, const KeyOf& key_of) {
+  if (find_slot(slots, key, hash, key_of)) return false;
+  if ((count + 1) * 2 > slots.size()) {
+    // Grow, then re-place keys 0..count-1 in order (their text is read front to back).
+    slots.assign(std::max(slots_for(count + 1), slots.size() * 2), 0);
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::size_t h = hash_id(key_of(i)) & mask;
+      while (slots[h] != 0) h = (h + 1) & mask;
+      slots[h] = static_cast<std::uint32_t>(i + 1);
+    }
+  }
+  const std::size_t mask = slots.size() - 1;
+  std::size_t h = hash & mask;
+  while (slots[h] != 0) h = (h + 1) & mask;
+  slots[h] = static_cast<std::uint32_t>(count + 1);
+  return true;
+}
+
+template <typename KeyOf>
+std::optional<std::size_t> BenchmarkIndex::find_slot(const core::LargeVector<std::uint32_t>& slots,
+                                                     std::string_view key, std::uint64_t hash,
+                                                     const KeyOf& key_of) {
   if (slots.empty()) return std::nullopt;
-  std::size_t h = std::hash<std::string_view>{}(key) & (slots.size() - 1);
+  const std::size_t mask = slots.size() - 1;
+  std::size_t h = hash & mask;
   while (slots[h] != 0) {
     if (key_of(slots[h] - 1) == key) return slots[h] - 1;
-    h = (h + 1) & (slots.size() - 1);
+    h = (h + 1) & mask;
   }
   return std::nullopt;
 }
 
 std::optional<std::size_t> BenchmarkIndex::find(std::string_view id) const {
-  return find_slot(view_slots_, id, [this](std::size_t i) { return prompt_id(i); });
+  return find_slot(view_slots_, id, hash_id(id), [this](std::size_t i) { return prompt_id(i); });
+}
+
+std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t hint) const {
+  if (hint < views_.size()) {
+    const Entry& e = views_[hint];
+    if (e.id_length == id.size() && text(e.offset, e.id_length) == id) return hint;
+  }
+  return find(id);
 }
 
 bool BenchmarkIndex::has_base(std::string_view id) const {
-  return find_slot(base_slots_, id, [this](std::size_t b) { return base_at(b); }).has_value();
+  return find_slot(base_slots_, id, hash_id(id), [this](std::size_t b) { return base_at(b); }).has_value();
 }
 
 std::uint16_t BenchmarkIndex::intern(Interned& table, std::string_view s, const char* what) {
@@ -101,19 +146,24 @@ std::uint16_t BenchmarkIndex::intern(Interned& table, std::string_view s, const 
   return table.last = id;
 }
 
-void BenchmarkIndex::add_base(std::string_view id) {
+bool BenchmarkIndex::add_base(std::string_view id, std::optional<std::uint64_t> hash) {
   if (base_text_.size() + id.size() > std::numeric_limits<std::uint32_t>::max() ||
       base_offsets_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     fail("the benchmark has too many bases for the index (4 GB of base ids)");
   }
+  if (!find_or_insert(base_slots_, base_offsets_.size(), id, hash ? *hash : hash_id(id),
+                      [this](std::size_t b) { return base_at(b); })) {
+    return false;
+  }
   base_offsets_.push_back(static_cast<std::uint32_t>(base_text_.size()));
   base_text_.append(id);
-  insert_slot(base_slots_, base_offsets_.size() - 1, id, [this](std::size_t b) { return base_at(b); });
+  return true;
 }
 
-void BenchmarkIndex::add_view(std::string_view id, std::string_view view,
+bool BenchmarkIndex::add_view(std::string_view id, std::string_view view,
                               std::optional<std::string_view> family, std::string_view template_id,
-                              std::string_view expected, std::string_view answer_unit) {
+                              std::string_view expected, std::string_view answer_unit,
+                              std::optional<std::uint64_t> hash) {
   constexpr std::size_t kMax16 = std::numeric_limits<std::uint16_t>::max();
   if (id.size() > kMax16 || expected.size() > kMax16) {
     fail("prompt '{}': prompt id or expected answer longer than {} bytes", id.substr(0, 80), kMax16);
@@ -122,7 +172,11 @@ void BenchmarkIndex::add_view(std::string_view id, std::string_view view,
       views_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     fail("the benchmark has too many prompts for the index (4 GB of prompt ids and answers)");
   }
-  Entry e;
+  if (!find_or_insert(view_slots_, views_.size(), id, hash ? *hash : hash_id(id),
+                      [this](std::size_t i) { return prompt_id(i); })) {
+    return false;
+  }
+  Entry e{};
   e.offset = static_cast<std::uint32_t>(text_.size());
   e.id_length = static_cast<std::uint16_t>(id.size());
   e.expected_length = static_cast<std::uint16_t>(expected.size());
@@ -130,13 +184,17 @@ void BenchmarkIndex::add_view(std::string_view id, std::string_view view,
   e.family = family ? intern(families_, *family, "families") : kNone;
   e.template_id = intern(templates_, template_id, "templates");
   e.unit = intern(units_, answer_unit, "answer units");
-  text_.append(id);
-  text_.append(expected);
+  text_.insert(text_.end(), id.begin(), id.end());
+  text_.insert(text_.end(), expected.begin(), expected.end());
   views_.push_back(e);
-  insert_slot(view_slots_, views_.size() - 1, id, [this](std::size_t i) { return prompt_id(i); });
+  return true;
 }
 
-void BenchmarkIndex::reserve(std::size_t n, std::size_t b) {
+void BenchmarkIndex::reserve(std::size_t n, std::size_t b, bool exact_views) {
+  if (exact_views && view_slots_.size() < slots_for(n)) {
+    // Only an empty table is sized up front (a full one grows as it fills).
+    if (views_.empty()) view_slots_.assign(slots_for(n), 0);
+  }
   views_.reserve(n);
   text_.reserve(n * 32);
   base_offsets_.reserve(b);
@@ -181,6 +239,8 @@ struct IndexBlock {
     std::size_t line = 0;
     Piece id, view, family, template_id, expected, unit;
     bool has_family = false;
+    std::uint64_t hash = 0;  // BenchmarkIndex::hash_id of the id
+    std::size_t views = 0;   // a base's number of views
   };
   std::vector<Rec> recs;
   std::string text;
@@ -198,15 +258,23 @@ struct IndexBlock {
 
 }  // namespace
 
-BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
-  BenchmarkIndex b;
-  b.dir = dir;
-  if (!fs::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
+namespace {
 
+// manifest.json as written, checked to be a JSON object.
+std::string read_manifest(const fs::path& dir) {
+  if (!fs::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
   const auto manifest_path = dir / "manifest.json";
   if (!fs::exists(manifest_path)) fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());
-  b.manifest_json = io::read_file(manifest_path);
-  (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
+  std::string manifest = io::read_file(manifest_path);
+  (void)io::Record::of(io::parse_json(manifest, manifest_path.string()), manifest_path.string());
+  return manifest;
+}
+
+// The index from bases.jsonl and views.jsonl.
+BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::size_t threads) {
+  BenchmarkIndex b;
+  b.dir = dir;
+  b.manifest_json = std::move(manifest_json);
 
   // Room for as many records as the files could hold (a record has at least ~100 bytes); memory
   // reserved and never written is not resident.
@@ -235,27 +303,34 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
     IndexBlock& k = blocks[slot];
     IndexBlock::Rec r;
     r.line = line;
-    r.id = k.put(j.string_view("base_id"));
+    const std::string_view base_id = j.string_view("base_id");
+    r.id = k.put(base_id);
+    r.hash = BenchmarkIndex::hash_id(base_id);
     (void)j.string("template");
     (void)j.string("dimension");
     (void)j.string("canonical_unit");
     const OR params = j.object("params");
     for (const std::string_view name : params.keys()) (void)req_rational(params, name);
     (void)req_rational(j, "answer");
-    (void)j.strings("views");
+    r.views = j.strings("views").size();
     k.recs.push_back(r);
   };
+  std::size_t views_listed = 0;  // the prompts the bases name: views.jsonl's size when it is valid
   how.on_block = [&](std::size_t slot) {
     IndexBlock& k = blocks[slot];
     for (const auto& r : k.recs) {
       const std::string_view base_id = k.get(r.id);
-      if (b.has_base(base_id)) fail("{}:{}: duplicate base_id '{}'", bases_path.string(), r.line, base_id);
-      b.add_base(base_id);
+      if (!b.add_base(base_id, r.hash)) {
+        fail("{}:{}: duplicate base_id '{}'", bases_path.string(), r.line, base_id);
+      }
+      views_listed += r.views;
     }
     k.clear();
   };
   (void)io::read_jsonl_fast_parallel(bases_path, how);
   b.file_sha256["bases.jsonl"] = bases_hash.hex_digest();
+  // The prompts' hash table at its final size (no regrowth); capped by what the file could hold.
+  b.reserve(std::min(views_listed, view_guess), 0, true);
 
   io::Sha256 views_hash;
   hash_into(views_hash);
@@ -279,6 +354,7 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
     }
     if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
     r.id = k.put(prompt_id);
+    r.hash = BenchmarkIndex::hash_id(prompt_id);
     r.view = k.put(view);
     r.has_family = family.has_value();
     if (family) r.family = k.put(*family);
@@ -288,15 +364,38 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads) {
     IndexBlock& k = blocks[slot];
     for (const auto& r : k.recs) {
       const std::string_view prompt_id = k.get(r.id);
-      if (b.find(prompt_id)) fail("{}:{}: duplicate prompt_id '{}'", views_path.string(), r.line, prompt_id);
       std::optional<std::string_view> fam;
       if (r.has_family) fam = k.get(r.family);
-      b.add_view(prompt_id, k.get(r.view), fam, k.get(r.template_id), k.get(r.expected), k.get(r.unit));
+      if (!b.add_view(prompt_id, k.get(r.view), fam, k.get(r.template_id), k.get(r.expected), k.get(r.unit),
+                      r.hash)) {
+        fail("{}:{}: duplicate prompt_id '{}'", views_path.string(), r.line, prompt_id);
+      }
     }
     k.clear();
   };
   (void)io::read_jsonl_fast_parallel(views_path, how);
   b.file_sha256["views.jsonl"] = views_hash.hex_digest();
+  return b;
+}
+
+}  // namespace
+
+BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, const IndexCache& cache) {
+  std::string manifest = read_manifest(dir);
+  if (cache.folder.empty()) return build_index(dir, std::move(manifest), threads);
+  // Stamped before the files are read: a file changed while it is read does not match next time.
+  const auto stamps = detail::stamps_of(dir);
+  if (!stamps) return build_index(dir, std::move(manifest), threads);  // it says what is missing
+  const fs::path file = detail::index_cache_file(cache.folder, *stamps);
+  if (cache.read) {
+    if (auto cached = detail::read_index_cache(file, dir, *stamps, manifest)) return std::move(*cached);
+  }
+  BenchmarkIndex b = build_index(dir, std::move(manifest), threads);
+  try {
+    detail::write_index_cache(file, b, *stamps);
+  } catch (const std::exception&) {
+    // A cache that cannot be written (read-only or full disk) only costs the next run its time.
+  }
   return b;
 }
 

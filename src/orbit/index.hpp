@@ -12,24 +12,39 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/large_array.hpp"
 #include "core/string_set.hpp"
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
 
 namespace numcheck::orbit {
 
+// The check of an index read from the index cache (index_cache.cpp): bases.jsonl and views.jsonl
+// hashed on a thread of their own while the caller already uses the index.
+class IndexCacheCheck;
+
 class BenchmarkIndex {
  public:
   std::filesystem::path dir;
   std::string manifest_json;                       // manifest.json as written
-  std::map<std::string, std::string> file_sha256;  // "bases.jsonl" -> hex (as read now)
+  std::map<std::string, std::string> file_sha256;  // "bases.jsonl" -> hex (as read now; see below)
   io::OrderedJson selection;                       // as Benchmark::selection
+
+  // Set when the index was read from the index cache: then file_sha256 holds the hashes of the files
+  // the cache was made from, and this check (running beside the caller) hashes the files as they
+  // are now. Copies (restrict) share it. Nothing may be written from the index before confirmed().
+  std::shared_ptr<IndexCacheCheck> cache_check;
+  [[nodiscard]] bool from_cache() const noexcept { return cache_check != nullptr; }
+  // Waits for that check: true when the files still hash to file_sha256 (and when the index was
+  // not read from the cache).
+  [[nodiscard]] bool confirmed() const;
 
   // Prompts (views.jsonl order).
   [[nodiscard]] std::size_t size() const noexcept { return views_.size(); }
@@ -43,6 +58,12 @@ class BenchmarkIndex {
   [[nodiscard]] std::string_view answer_unit(std::size_t i) const;
   // Index of a prompt id, nullopt when the benchmark has none.
   [[nodiscard]] std::optional<std::size_t> find(std::string_view prompt_id) const;
+  // The same, trying prompt `hint` first (responses in benchmark order: the one after the last
+  // found), so that records in order need no hash lookup.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view prompt_id, std::size_t hint) const;
+  // The hash the index's tables use for prompt and base ids (callers on other threads compute it for
+  // add_view / add_base).
+  [[nodiscard]] static std::uint64_t hash_id(std::string_view id) noexcept;
 
   // Bases (bases.jsonl order).
   [[nodiscard]] std::size_t base_count() const noexcept { return base_offsets_.size(); }
@@ -55,27 +76,31 @@ class BenchmarkIndex {
   // The unit of prompt i as an index into units().
   [[nodiscard]] std::size_t unit_id(std::size_t i) const { return views_.at(i).unit; }
 
-  // Adds a base / a prompt (in file order); checks nothing (the loaders check: find and has_base
-  // see what was added so far). The prompt id must end in ":<view>"; expected must be canonical
-  // (Rational::str()).
-  void add_base(std::string_view base_id);
-  void add_view(std::string_view prompt_id, std::string_view view, std::optional<std::string_view> family,
-                std::string_view template_id, std::string_view expected, std::string_view answer_unit);
-  // Reserves room for about n prompts and b bases (untouched memory is not resident).
-  void reserve(std::size_t n, std::size_t b);
+  // Adds a base / a prompt (in file order) unless its id is there already (then adds nothing and
+  // returns false); checks nothing else (the loaders check: find and has_base see what was added so
+  // far). The prompt id must end in ":<view>"; expected must be canonical (Rational::str()). `hash`:
+  // hash_id(id), computed here when not given.
+  bool add_base(std::string_view base_id, std::optional<std::uint64_t> hash = std::nullopt);
+  bool add_view(std::string_view prompt_id, std::string_view view, std::optional<std::string_view> family,
+                std::string_view template_id, std::string_view expected, std::string_view answer_unit,
+                std::optional<std::uint64_t> hash = std::nullopt);
+  // Reserves room for about n prompts and b bases (untouched memory is not resident); with
+  // `exact_views`, n is the number of prompts to come and their hash table is sized for it at once.
+  void reserve(std::size_t n, std::size_t b, bool exact_views = false);
 
   // The index of a loaded Benchmark (or of a restricted one: its bases and views only).
   [[nodiscard]] static BenchmarkIndex of(const Benchmark& bench);
 
  private:
+  friend class IndexCacheFile;  // index_cache.cpp: the cache file's format
   struct Entry {
-    std::uint32_t offset = 0;     // prompt id, then the expected answer, in text_
-    std::uint16_t id_length = 0;  // prompt id bytes
-    std::uint16_t expected_length = 0;
-    std::uint16_t view = 0;         // into views_names_
-    std::uint16_t family = 0;       // into families_; kNone for null
-    std::uint16_t template_id = 0;  // into templates_
-    std::uint16_t unit = 0;         // into units_
+    std::uint32_t offset;     // prompt id, then the expected answer, in text_
+    std::uint16_t id_length;  // prompt id bytes
+    std::uint16_t expected_length;
+    std::uint16_t view;         // into views_names_
+    std::uint16_t family;       // into families_; kNone for null
+    std::uint16_t template_id;  // into templates_
+    std::uint16_t unit;         // into units_
   };
   static constexpr std::uint16_t kNone = 0xFFFF;
   // A table of distinct strings (view names, families, templates, units) with a hash index.
@@ -86,28 +111,51 @@ class BenchmarkIndex {
   };
   static std::uint16_t intern(Interned& table, std::string_view s, const char* what);
   [[nodiscard]] std::string_view text(std::size_t offset, std::size_t length) const {
-    return std::string_view(text_).substr(offset, length);
+    return std::string_view(text_.data(), text_.size()).substr(offset, length);
   }
-  // Inserts `index` (of a key `key`) into an open-addressing table, growing it at half full.
+  // Finds `key` (hash `hash`) in an open-addressing table of `count` keys, else inserts `count` as
+  // its index (growing the table at half full: keys 0..count-1 re-placed in order); returns
+  // whether it inserted.
   template <typename KeyOf>
-  static void insert_slot(std::vector<std::uint32_t>& slots, std::size_t index, std::string_view key,
-                          const KeyOf& key_of);
+  static bool find_or_insert(core::LargeVector<std::uint32_t>& slots, std::size_t count, std::string_view key,
+                             std::uint64_t hash, const KeyOf& key_of);
   template <typename KeyOf>
-  [[nodiscard]] static std::optional<std::size_t> find_slot(const std::vector<std::uint32_t>& slots,
-                                                            std::string_view key, const KeyOf& key_of);
+  [[nodiscard]] static std::optional<std::size_t> find_slot(const core::LargeVector<std::uint32_t>& slots,
+                                                            std::string_view key, std::uint64_t hash,
+                                                            const KeyOf& key_of);
+  // A table of 2^k slots, at most half full with n keys.
+  static std::size_t slots_for(std::size_t n) noexcept;
 
-  std::string text_;  // prompt ids and expected answers
-  std::vector<Entry> views_;
+  // The large arrays in 2 MiB pages, sized without zero-filling (core/large_array.hpp).
+  core::LargeVector<char> text_;  // prompt ids and expected answers
+  core::LargeVector<Entry> views_;
   Interned views_names_, families_, templates_, units_;
   std::string base_text_;
-  std::vector<std::uint32_t> base_offsets_;  // base b is base_text_[base_offsets_[b], base_offsets_[b + 1])
+  core::LargeVector<std::uint32_t>
+      base_offsets_;  // base b is base_text_[base_offsets_[b], base_offsets_[b + 1])
   // Open-addressing hash tables of indices + 1 (0: empty), sizes powers of two.
-  std::vector<std::uint32_t> view_slots_, base_slots_;
+  core::LargeVector<std::uint32_t> view_slots_, base_slots_;
 };
+
+// The benchmark index cache: the index of a benchmark folder kept in a binary file (one per folder,
+// under <folder>/orbit-index/), so that a command scoring against the same benchmark again reads
+// it instead of parsing bases.jsonl and views.jsonl. Its key is the folder's path; it records the
+// SHA-256 of manifest.json, bases.jsonl and views.jsonl it was made from, and the file's own.
+struct IndexCache {
+  std::filesystem::path folder;  // empty: no cache
+  bool read = true;              // false: build from the files (and write the cache anew)
+};
+// io::user_cache_dir() (the index cache is on by default for orbit score).
+[[nodiscard]] IndexCache default_index_cache();
 
 // Loads the index of a benchmark directory (see above); throws Error like load_benchmark.
 // `threads` check records side by side (0: one per core); the index does not depend on it.
-[[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0);
+// With a cache folder: an index read from a cache file whose manifest.json hash and file sizes and
+// times match is returned at once with its check running (see BenchmarkIndex::cache_check); any
+// other is built from the files and written to the cache (a cache that cannot be written is left
+// alone: it only saves time).
+[[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0,
+                                                  const IndexCache& cache = {});
 
 // What benchmark.hpp offers for a Benchmark, for an index.
 [[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const BenchmarkIndex& bench);

@@ -18,23 +18,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One record's fields, viewed in the line's parsed values (valid during the record's callback).
 struct Parsed {
-  std::string prompt_id;
-  std::string response;
-  std::string finish_reason;
+  std::string_view prompt_id;
+  std::string_view response;
+  std::string_view finish_reason;
   std::optional<std::int64_t> completion_tokens;
 };
 
 // Reads one record's fields (prompt_id first, so that issues can name it); field errors throw
 // Error "field 'x' must be ..." (the record has no `where`: the issue carries the line).
-Parsed parse_record(const io::LineRecord& r, std::string& prompt_id) {
+Parsed parse_record(const io::LineRecord& r, std::string_view& prompt_id) {
   Parsed p;
-  p.prompt_id = r.string("prompt_id");
+  p.prompt_id = r.string_view("prompt_id");
   prompt_id = p.prompt_id;
   (void)r.at("response");  // required, may be null
-  p.response = r.opt_string("response").value_or("");
+  p.response = r.opt_string_view("response").value_or("");
   (void)r.at("finish_reason");
-  p.finish_reason = r.opt_string("finish_reason").value_or("");
+  p.finish_reason = r.opt_string_view("finish_reason").value_or("");
   // The completion token count: usage.completion_tokens, else top-level completion_tokens.
   const io::FlatValue* usage = r.find("usage");
   if (usage != nullptr && usage->is_object() && r.object("usage").has("completion_tokens")) {
@@ -100,9 +101,15 @@ struct ScanBlock {
   std::vector<Event> events;
   std::string text;
   grade::Question question;  // reused: its expected value's limbs
-  void clear() {
+  std::size_t next = 0;      // the prompt after the last one found: where the next record likely is
+  // Set when the calling thread has taken the events: the worker that gets the slot next clears it
+  // (memory is freed on the thread that allocated it, not on the calling thread).
+  bool taken = false;
+  void begin() {
+    if (!taken) return;
     events.clear();
     text.clear();
+    taken = false;
   }
 };
 
@@ -139,6 +146,7 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
   how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
   std::vector<ScanBlock> blocks(io::parallel_jsonl_slots(how.threads));
   how.on_bad_line = [&](std::size_t slot, const io::JsonError& e, std::size_t line) {
+    blocks[slot].begin();
     blocks[slot].events.push_back(
         {line, ScoreIssue{ScoreIssueKind::kMalformed, line, "", e.message}, {}, 0, 0});
   };
@@ -148,26 +156,28 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
   for (auto& b : blocks) b.events.reserve(1024);  // about a block's records: no regrowth copies
   how.on_record = [&](std::size_t slot, const io::LineRecord& record, std::size_t line_number) {
     ScanBlock& b = blocks[slot];
+    b.begin();
     if (line_number > std::numeric_limits<std::uint32_t>::max()) {
       fail("{}: more than {} lines", responses.string(), std::numeric_limits<std::uint32_t>::max());
     }
     ScanBlock::Event& ev = b.events.emplace_back();
     ev.line = line_number;
-    std::string prompt_id;
+    std::string_view prompt_id;
     std::optional<Parsed> rec;
     try {
       rec = parse_record(record.with_where(""), prompt_id);
     } catch (const Error& e) {
-      ev.issue = ScoreIssue{ScoreIssueKind::kMalformed, line_number, prompt_id, e.what()};
+      ev.issue = ScoreIssue{ScoreIssueKind::kMalformed, line_number, std::string(prompt_id), e.what()};
       return;
     }
-    const auto found = bench.find(rec->prompt_id);
+    const auto found = bench.find(rec->prompt_id, b.next);
     if (!found) {
-      ev.issue = ScoreIssue{ScoreIssueKind::kUnknownPrompt, line_number, rec->prompt_id,
+      ev.issue = ScoreIssue{ScoreIssueKind::kUnknownPrompt, line_number, std::string(rec->prompt_id),
                             fmt::format("prompt_id '{}' is not in the benchmark", rec->prompt_id)};
       return;
     }
     const std::size_t idx = *found;
+    b.next = idx + 1;
     if (!b.question.expected.assign(bench.expected(idx))) {
       fail("expected answer: '{}' is not an exact rational (expected an integer or p/q)",
            bench.expected(idx));
@@ -178,7 +188,7 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
     p.line = line_number;
     p.completion_tokens = rec->completion_tokens;
     p.grade = grade::grade_response(rec->response, b.question, rec->finish_reason, units);
-    p.finish_reason = std::move(rec->finish_reason);
+    p.finish_reason = rec->finish_reason;
     if (render) {
       ev.text_begin = b.text.size();
       render(p, b.text);
@@ -187,6 +197,8 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
   };
   how.on_block = [&](std::size_t slot) {
     ScanBlock& b = blocks[slot];
+    if (b.taken) return;  // no record in this block: the events are the last block's
+    b.taken = true;
     for (auto& ev : b.events) {
       if (ev.issue) {
         s.issues.push_back(std::move(*ev.issue));
@@ -203,7 +215,6 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
       s.counts.add(ev.prompt.grade);
       on_graded(std::move(ev.prompt), std::string_view(b.text).substr(ev.text_begin, ev.text_size));
     }
-    b.clear();
   };
   io::Sha256 hash;
   how.on_bytes = [&](std::string_view bytes) { hash.update(bytes); };
@@ -216,6 +227,16 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
       s.issues.push_back({ScoreIssueKind::kMissing, 0, std::string(bench.prompt_id(i)),
                           fmt::format("prompt '{}' has no response record", bench.prompt_id(i))});
     }
+  }
+}
+
+// Nothing is written from an index read from the index cache before its check passed.
+void require_confirmed(const BenchmarkIndex& bench) {
+  if (!bench.confirmed()) {
+    fail(ErrorCode::kIo,
+         "{}: the benchmark's cached index does not match its files (bases.jsonl or views.jsonl changed "
+         "since it was made, or the cache file is damaged); nothing written: score again",
+         bench.dir.string());
   }
 }
 
@@ -246,18 +267,19 @@ void append_record_line(std::string& out, std::string_view prompt_id, std::strin
                         std::string_view view, std::optional<std::string_view> family,
                         std::string_view template_id, std::string_view expected, std::string_view answer_unit,
                         const ScoredPrompt& p) {
+  using io::literals::operator""_key;
   io::JsonWriter w(out);
   w.begin_object();
-  w.key("prompt_id").value(prompt_id);
-  w.key("base_id").value(base_id);
-  w.key("view").value(view);
-  w.key("family").value(family);
-  w.key("template").value(template_id);
-  w.key("expected").value(expected);
-  w.key("answer_unit").value(answer_unit);
-  w.key("finish_reason").value(p.finish_reason);
-  if (p.completion_tokens) w.key("completion_tokens").value(*p.completion_tokens);
-  w.key("line").value(static_cast<std::uint64_t>(p.line));
+  w.key("prompt_id"_key).value(prompt_id);
+  w.key("base_id"_key).value(base_id);
+  w.key("view"_key).value(view);
+  w.key("family"_key).value(family);
+  w.key("template"_key).value(template_id);
+  w.key("expected"_key).value(expected);
+  w.key("answer_unit"_key).value(answer_unit);
+  w.key("finish_reason"_key).value(p.finish_reason);
+  if (p.completion_tokens) w.key("completion_tokens"_key).value(*p.completion_tokens);
+  w.key("line"_key).value(static_cast<std::uint64_t>(p.line));
   grade::write_json_members(w, p.grade);
   w.end_object();
   out.push_back('\n');
@@ -429,6 +451,7 @@ void write_scores(const Benchmark& bench, const Scores& scores, const fs::path& 
 
 void write_scores(const BenchmarkIndex& bench, const Scores& scores, const fs::path& responses,
                   const fs::path& out, bool allow_partial) {
+  require_confirmed(bench);
   std::string body;
   body.reserve(scores.records.size() * 512);
   for (const auto& p : scores.records) append_score_line(body, bench, p);
@@ -453,9 +476,10 @@ ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, cons
 ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses, const fs::path& out,
                          bool allow_partial, const std::function<void(ScoreTally&)>& review,
                          const num::UnitRegistry& units, std::size_t threads) {
-  // Where each prompt's score line sits (12 bytes a prompt); length 0: no record.
-  std::vector<std::uint64_t> offsets(bench.size(), 0);
+  // Each prompt's score line's length (0: no record) and, once lines go to the spool, where it sits
+  // there (4 + 8 bytes a prompt; the offsets only when needed).
   std::vector<std::uint32_t> lengths(bench.size(), 0);
+  std::vector<std::uint64_t> offsets;
   ScoreTally tally;
   // The spool first: it removes the folders it had to create when nothing is written.
   io::SpoolFile spool(out);
@@ -477,6 +501,13 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   };
   const auto to_spool = [&] {
     flush();
+    // The lines written so far lie in the file in benchmark order, one after another.
+    offsets.assign(bench.size(), 0);
+    std::uint64_t pos = 0;
+    for (std::size_t i = 0; i <= last_index; ++i) {
+      offsets[i] = pos;
+      pos += lengths[i];
+    }
     std::string piece;
     for (std::uint64_t at = 0; at < direct_size; at += kChunk) {
       piece.clear();
@@ -497,9 +528,8 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   };
   scan_responses(bench, responses, units, threads, tally, render,
                  [&](ScoredPrompt&& p, std::string_view line) {
-                   lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
                    if (direct && (direct_size == 0 || p.view_index > last_index)) {
-                     offsets[p.view_index] = direct_size;
+                     lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
                      direct_size += line.size();
                      last_index = p.view_index;
                      buffer.append(line);
@@ -507,9 +537,11 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
                      return;
                    }
                    if (direct) to_spool();
+                   lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
                    offsets[p.view_index] = spool.append(line);
                  });
   review(tally);  // may throw: the output's temporary file and the spool go with the stack
+  require_confirmed(bench);
 
   if (direct) {
     flush();

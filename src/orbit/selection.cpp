@@ -328,6 +328,7 @@ BenchmarkIndex restrict(const BenchmarkIndex& bench, const Selection& s) {
   r.dir = bench.dir;
   r.manifest_json = bench.manifest_json;
   r.file_sha256 = bench.file_sha256;
+  r.cache_check = bench.cache_check;
   const std::unordered_set<std::string_view> bases(s.base_ids.begin(), s.base_ids.end());
   const std::set<std::string, std::less<>> views(s.views.begin(), s.views.end());
   for (std::size_t b = 0; b < bench.base_count(); ++b) {

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/large_array.hpp"
+
 #include "retrieval/tokenize.hpp"
 
 namespace numcheck::retrieval {
@@ -46,49 +48,13 @@ struct Document {
 };
 
 namespace detail {
-// Memory of its own for one large array: anonymous, zero-filled, advised to use transparent huge
-// pages (madvise MADV_HUGEPAGE; a hint, ignored where unsupported). On the 2-core development
-// machine every page touched for the first time costs a fault that is dear in a virtual machine;
-// the index builder's large tables (posting tables, term tables, the tokenizing workers' posting
-// pairs) come in 2 MiB pages instead of 4 KiB ones. Throws std::bad_alloc.
-void* map_large(std::size_t bytes);
-void unmap_large(void* p, std::size_t bytes) noexcept;
-inline constexpr std::size_t kLargeArrayBytes = std::size_t{4} << 20;  // smaller: the heap
-
-// An allocator whose resize leaves new elements uninitialized (default-initialized): the builder
-// sizes the 231 MB posting tables of a 423k-snippet collection without zero-filling them on one
-// thread, and its placing threads touch the pages in parallel as they fill them. Arrays of
-// kLargeArrayBytes and more get memory of their own (map_large).
-template <class T>
-struct DefaultInitAllocator : std::allocator<T> {
-  using value_type = T;
-  DefaultInitAllocator() = default;
-  template <class U>
-  explicit DefaultInitAllocator(const DefaultInitAllocator<U>& /*other*/) noexcept {}
-  [[nodiscard]] T* allocate(std::size_t n) {
-    if (n >= kLargeArrayBytes / sizeof(T)) {
-      if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-      return static_cast<T*>(map_large(n * sizeof(T)));
-    }
-    return std::allocator<T>::allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    if (n >= kLargeArrayBytes / sizeof(T)) {
-      unmap_large(p, n * sizeof(T));
-    } else {
-      std::allocator<T>::deallocate(p, n);
-    }
-  }
-  template <class U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    std::allocator_traits<std::allocator<T>>::construct(static_cast<std::allocator<T>&>(*this), p,
-                                                        std::forward<Args>(args)...);
-  }
-};
+// The index builder's and reader's large arrays (core/large_array.hpp): 2 MiB pages, resized
+// without zero-filling (the builder sizes the 231 MB posting tables of a 423k-snippet collection
+// and its placing threads touch the pages in parallel as they fill them).
+using core::DefaultInitAllocator;
+using core::kLargeArrayBytes;
+using core::map_large;
+using core::unmap_large;
 using PostingVector = std::vector<std::uint32_t, DefaultInitAllocator<std::uint32_t>>;
 // The document and term string tables (at 423k snippets 13.5 MB of std::string each).
 using StringTable = std::vector<std::string, DefaultInitAllocator<std::string>>;

@@ -1,8 +1,12 @@
 // `numcheck orbit grade` and `numcheck orbit score` as scripts see them: the JSON object, exit
 // codes, the default benchmark's expected answers round-tripping through the strict parser, and
 // every problem in a responses file reported with its line number.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -156,6 +160,77 @@ TEST_F(OrbitScoreCli, EveryExpectedAnswerRoundTripsAndMagnitudeSlipsAreCounted) 
   EXPECT_EQ(m["counts"]["magnitude_drops"]["-2"], slips);
   EXPECT_EQ(m["responses"]["sha256"], io::sha256_file(run / "responses.jsonl"));
   EXPECT_EQ(m["benchmark"]["files"]["views.jsonl"], io::sha256_file(*dir_ / "bench" / "views.jsonl"));
+}
+
+// The benchmark index cache (in $NUMCHECK_CACHE_DIR): scoring with it, or reading its index back,
+// writes the same bytes as without it; a benchmark changed in place behind its back (size, inode
+// and time kept) is caught before anything is printed or written: the same error, exit code and
+// (no) output as without the cache.
+TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
+  const fs::path bench = *dir_ / "cached_bench";
+  fs::create_directories(bench);
+  for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) {
+    fs::copy_file(*dir_ / "bench" / f, bench / f, fs::copy_options::overwrite_existing);
+  }
+  const fs::path run = *dir_ / "cached";
+  fs::create_directories(run);
+  std::string text;
+  for (const auto& v : *views_)
+    text += record(v.prompt_id, "Work.\n" + final_line(v.expected, v.unit, false));
+  io::write_file_atomic(run / "responses.jsonl", text);
+  const fs::path cache = *dir_ / "index_cache";
+  const char* was = std::getenv("NUMCHECK_CACHE_DIR");
+  const std::string saved = was != nullptr ? was : "";
+  ::setenv("NUMCHECK_CACHE_DIR", cache.c_str(), 1);
+  const fs::path out = run / "scores.jsonl";
+  const auto score = [&](const std::string& extra) {
+    fs::remove(out);
+    fs::remove(out.string() + ".manifest.json");
+    return run_cli("orbit score --bench " + q(bench) + " --responses " + q(run / "responses.jsonl") +
+                   " --out " + q(out) + extra);
+  };
+  const auto r0 = score(" --no-index-cache");
+  ASSERT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_FALSE(fs::exists(cache));
+  const std::string scores = io::read_file(out);
+  const std::string manifest = io::read_file(out.string() + ".manifest.json");
+  for (const char* pass : {"builds and writes the cache", "reads the cache"}) {
+    const auto r = score("");
+    ASSERT_EQ(r.exit_code, 0) << pass << ": " << r.err;
+    EXPECT_EQ(r.out, r0.out) << pass;
+    EXPECT_EQ(r.err, "") << pass;
+    EXPECT_EQ(io::read_file(out), scores) << pass;
+    EXPECT_EQ(io::read_file(out.string() + ".manifest.json"), manifest) << pass;
+    ASSERT_TRUE(fs::is_directory(cache / "orbit-index")) << pass;
+  }
+  // One prompt's text changed in place, its size, inode and times put back.
+  const fs::path views = bench / "views.jsonl";
+  struct stat before {};
+  ASSERT_EQ(::stat(views.c_str(), &before), 0);
+  const std::size_t at = io::read_file(views).find("A jug holds");
+  ASSERT_NE(at, std::string::npos);
+  {
+    const int fd = ::open(views.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "B", 1, static_cast<off_t>(at)), 1);
+    ::close(fd);
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, views.c_str(), times, 0), 0);
+  }
+  const auto plain = score(" --no-index-cache");
+  EXPECT_EQ(plain.exit_code, 1);
+  EXPECT_NE(plain.err.find("views.jsonl"), std::string::npos) << plain.err;
+  EXPECT_FALSE(fs::exists(out));
+  const auto cached = score("");
+  EXPECT_EQ(cached.exit_code, plain.exit_code);
+  EXPECT_EQ(cached.err, plain.err);
+  EXPECT_EQ(cached.out, plain.out);
+  EXPECT_FALSE(fs::exists(out));
+  if (was != nullptr) {
+    ::setenv("NUMCHECK_CACHE_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("NUMCHECK_CACHE_DIR");
+  }
 }
 
 TEST_F(OrbitScoreCli, ProblemsAreReportedWithLineNumbers) {

@@ -5,15 +5,19 @@
 // restrict a Benchmark.
 #include "orbit/index.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/sha256.hpp"
 #include "orbit/generate.hpp"
 #include "orbit/record_fields.hpp"
 #include "orbit/selection.hpp"
@@ -193,6 +197,174 @@ TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameIndex) {
     EXPECT_EQ(x.file_sha256, b.file_sha256) << threads;
     for (std::size_t i = 0; i < x.size(); i += 97) EXPECT_EQ(x.find(x.prompt_id(i)), i);
   }
+}
+
+// The benchmark index cache: a second load reads the index back from the cache file, the same
+// index, and its check confirms it; a missing, torn, corrupt or foreign cache file is never used
+// (the index is built from the files and the cache written anew); files changed behind the
+// cache's back (same size, inode and time) give an index whose check fails.
+class IndexCacheTest : public IndexTest {
+ protected:
+  static fs::path cache_folder(const std::string& name) {
+    const fs::path f = *dir_ / ("cache_" + name);
+    fs::remove_all(f);
+    return f;
+  }
+  static fs::path only_file(const fs::path& folder) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(folder / "orbit-index")) files.push_back(e.path());
+    EXPECT_EQ(files.size(), 1u);
+    return files.empty() ? fs::path() : files.front();
+  }
+  // Writes `bytes` over the file's bytes at `at` in place (same inode), then puts its size and
+  // times back as they were.
+  static void overwrite_in_place(const fs::path& path, std::size_t at, std::string_view bytes) {
+    struct stat before {};
+    ASSERT_EQ(::stat(path.c_str(), &before), 0);
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(at)),
+              static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  }
+};
+
+TEST_F(IndexCacheTest, SecondLoadReadsTheSameIndexFromTheCache) {
+  const Benchmark b = load_benchmark(bench_dir());
+  const IndexCache cache{cache_folder("same"), true};
+  const BenchmarkIndex first = load_benchmark_index(bench_dir(), 2, cache);
+  EXPECT_FALSE(first.from_cache());
+  expect_same(first, b);
+  const fs::path file = only_file(cache.folder);
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{2}}) {
+    const BenchmarkIndex x = load_benchmark_index(bench_dir(), threads, cache);
+    ASSERT_TRUE(x.from_cache());
+    expect_same(x, b);  // every prompt, base and lookup; the file hashes; the manifest
+    EXPECT_TRUE(x.confirmed());
+    EXPECT_NO_THROW(verify_benchmark(x));
+    // A restricted index shares the check.
+    SelectionSpec spec;
+    spec.bases = 40;
+    const BenchmarkIndex rx = restrict(x, select(b, spec));
+    EXPECT_TRUE(rx.from_cache());
+    EXPECT_TRUE(rx.confirmed());
+  }
+  // The lookup that tries a hint first finds what find finds, right or wrong hint.
+  const BenchmarkIndex x = load_benchmark_index(bench_dir(), 2, cache);
+  for (std::size_t i = 0; i < x.size(); i += 13) {
+    EXPECT_EQ(x.find(x.prompt_id(i), i), i);
+    EXPECT_EQ(x.find(x.prompt_id(i), i + 1), i);
+    EXPECT_EQ(x.find(x.prompt_id(i), x.size() + 5), i);
+  }
+  EXPECT_FALSE(x.find("CV-0001:nope", 0));
+  // read = false builds from the files (and writes the cache again); no cache folder: no cache.
+  EXPECT_FALSE(load_benchmark_index(bench_dir(), 2, IndexCache{cache.folder, false}).from_cache());
+  EXPECT_EQ(only_file(cache.folder), file);
+  EXPECT_FALSE(load_benchmark_index(bench_dir(), 2, IndexCache{}).from_cache());
+}
+
+TEST_F(IndexCacheTest, TornCorruptOrForeignCacheFilesAreNeverUsed) {
+  const Benchmark b = load_benchmark(bench_dir());
+  const IndexCache cache{cache_folder("corrupt"), true};
+  (void)load_benchmark_index(bench_dir(), 2, cache);
+  const fs::path file = only_file(cache.folder);
+  const std::string good = io::read_file(file);
+  ASSERT_GT(good.size(), 8u + 72u);
+  const std::size_t body_end = good.size() - 72;
+  // The hash table of the bases closes the body: its count (a power of two) and its slots.
+  std::size_t slots = 0;
+  for (std::size_t n = 1024; n * 4 + 8 < body_end; n *= 2) {
+    std::uint64_t count = 0;
+    std::memcpy(&count, good.data() + body_end - n * 4 - 8, 8);
+    if (count == n) slots = n;
+  }
+  ASSERT_NE(slots, 0u);
+  // A body whose hash is right but whose table has no empty slot (a probe would never end).
+  std::string full_table = good;
+  std::memset(full_table.data() + body_end - slots * 4, 1, slots * 4);
+  const std::string body = full_table.substr(8, body_end - 8);
+  full_table.replace(body_end + 8, 64, io::sha256_hex(body));
+
+  std::string flipped = good;
+  flipped[good.size() / 2] = static_cast<char>(flipped[good.size() / 2] ^ 0x20);
+  std::string magic = good;
+  magic[7] = '9';
+  std::string other_dir = good;  // the head names another folder: hash recomputed, still refused
+  const std::string canonical = fs::canonical(bench_dir()).string();
+  const std::size_t at = other_dir.find(canonical);
+  ASSERT_NE(at, std::string::npos);
+  other_dir[at + canonical.size() - 1] = static_cast<char>(other_dir[at + canonical.size() - 1] ^ 1);
+  other_dir.replace(body_end + 8, 64, io::sha256_hex(other_dir.substr(8, body_end - 8)));
+
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"empty", ""},
+      {"magic only", good.substr(0, 8)},
+      {"torn", good.substr(0, good.size() / 3)},
+      {"torn trailer", good.substr(0, good.size() - 10)},
+      {"one byte flipped", flipped},
+      {"another format", magic},
+      {"full hash table", full_table},
+      {"another folder", other_dir},
+      {"garbage", std::string(5000, '\x7f')},
+  };
+  for (const auto& [name, bytes] : cases) {
+    io::write_file_atomic(file, bytes);
+    {
+      const BenchmarkIndex x = load_benchmark_index(bench_dir(), 2, cache);
+      if (x.from_cache()) {
+        // Only a body whose structure holds gets this far (a flipped byte in a name or a table);
+        // its hash, checked beside the caller, does not: as orbit score does, read the files.
+        EXPECT_EQ(name, "one byte flipped");
+        EXPECT_FALSE(x.confirmed()) << name;
+        expect_same(load_benchmark_index(bench_dir(), 2, IndexCache{cache.folder, false}), b);
+      } else {
+        expect_same(x, b);
+      }
+    }
+    EXPECT_EQ(io::read_file(file), good) << name << ": the cache is written anew";
+    const BenchmarkIndex again = load_benchmark_index(bench_dir(), 2, cache);
+    EXPECT_TRUE(again.from_cache() && again.confirmed()) << name;
+  }
+}
+
+TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
+  const IndexCache cache{cache_folder("changed"), true};
+  // Replaced (a new inode and time): the cache is not read; the new content is indexed.
+  const fs::path d = edited("replaced", [](std::string&) {});
+  (void)load_benchmark_index(d, 2, cache);
+  ASSERT_TRUE(load_benchmark_index(d, 2, cache).from_cache());
+  std::string views = io::read_file(d / "views.jsonl");
+  const std::size_t id_at = views.find("CV-0001:canonical");
+  ASSERT_NE(id_at, std::string::npos);
+  views.replace(views.find("CV-0001:canonical") + 8, 9, "canonicaX");  // "CV-0001:canonicaX"
+  io::write_file_atomic(d / "views.jsonl", views);
+  EXPECT_THROW((void)load_benchmark_index(d, 2, cache), Error);  // not <base_id>:<view>: read, refused
+  io::write_file_atomic(d / "views.jsonl", io::read_file(bench_dir() / "views.jsonl"));
+  ASSERT_FALSE(load_benchmark_index(d, 2, cache).from_cache());  // new inode: built, cached again
+  // Changed in place with size, inode and times put back: read from the cache (nothing tells it
+  // changed without reading it) but not confirmed, so nothing may be written from it.
+  {
+    const BenchmarkIndex x = load_benchmark_index(d, 2, cache);
+    ASSERT_TRUE(x.from_cache());
+    EXPECT_TRUE(x.confirmed());
+  }
+  const std::string text = io::read_file(d / "views.jsonl");
+  const std::size_t prompt_at = text.find("A jug holds");
+  ASSERT_NE(prompt_at, std::string::npos);
+  overwrite_in_place(d / "views.jsonl", prompt_at, "B");
+  const BenchmarkIndex stale = load_benchmark_index(d, 2, cache);
+  ASSERT_TRUE(stale.from_cache());
+  EXPECT_FALSE(stale.confirmed());
+  EXPECT_FALSE(restrict(stale, select(load_benchmark(bench_dir()), SelectionSpec{})).confirmed());
+  // manifest.json changed: the cache is not read.
+  const BenchmarkIndex fresh = load_benchmark_index(d, 2, IndexCache{cache.folder, false});
+  EXPECT_TRUE(fresh.confirmed());
+  std::string manifest = io::read_file(d / "manifest.json");
+  manifest.insert(manifest.rfind('}'), " ");
+  io::write_file_atomic(d / "manifest.json", manifest);
+  EXPECT_FALSE(load_benchmark_index(d, 2, cache).from_cache());
 }
 
 // The expected answers' canonical text without GMP for canonical integers: the same text (and the

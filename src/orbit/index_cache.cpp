@@ -1,0 +1,396 @@
+// The benchmark index cache (index.hpp, IndexCache): the index of a benchmark folder in a binary
+// file, read back instead of parsing bases.jsonl and views.jsonl again.
+//
+// File: "NCORBIX1" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
+// machine's (the magic, read as a u64, also tells the byte order). The body:
+//   head:  numcheck version, the folder (canonical path), SHA-256 of manifest.json, bases.jsonl and
+//          views.jsonl, and the two files' size, inode and modification time when they were read
+//   index: the four name tables (views, families, templates, units), the prompts' text, entries and
+//          hash table, the bases' text, offsets and hash table
+// Strings and arrays are a u64 count and their bytes. A file is used only when its magic, size and
+// hash check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
+// tables are within bounds; the two files' hashes are then checked beside the caller
+// (IndexCacheCheck). Change kMagic whenever the index's content or this layout changes.
+#include "orbit/index_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <future>
+#include <system_error>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::orbit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// SHA-256 (hex) of `size` bytes of a descriptor from `offset` on; throws Error (kIo).
+std::string sha256_range(int fd, std::uint64_t offset, std::uint64_t size) {
+  io::Sha256 h;
+  std::string buf(std::size_t{1} << 20, '\0');
+  while (size > 0) {
+    const ssize_t n =
+        ::pread(fd, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(size, buf.size())),
+                static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(ErrorCode::kIo, "cannot read the index cache file");
+    h.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::uint64_t>(n);
+  }
+  return h.hex_digest();
+}
+
+}  // namespace
+
+class IndexCacheCheck {
+ public:
+  // Hashes the benchmark's files (`expected`: name -> hex) and the cache file's body (`fd`, owned
+  // from here on: the very file that was read) on threads of their own.
+  IndexCacheCheck(const fs::path& dir, const std::map<std::string, std::string>& expected, int fd,
+                  std::uint64_t body_offset, std::uint64_t body_size, std::string body_sha256)
+      : fd_(fd) {
+    checks_.push_back(
+        std::async(std::launch::async, [this, body_offset, body_size, want = std::move(body_sha256)] {
+          try {
+            return sha256_range(fd_, body_offset, body_size) == want;
+          } catch (...) {
+            return false;
+          }
+        }).share());
+    for (const auto& [name, hash] : expected) {
+      checks_.push_back(std::async(std::launch::async, [path = dir / name, want = hash] {
+                          try {
+                            return io::sha256_file(path) == want;
+                          } catch (...) {  // unreadable now: not confirmed (the files say why)
+                            return false;
+                          }
+                        }).share());
+    }
+  }
+  IndexCacheCheck(const IndexCacheCheck&) = delete;
+  IndexCacheCheck& operator=(const IndexCacheCheck&) = delete;
+  ~IndexCacheCheck() {
+    for (const auto& c : checks_) c.wait();
+    ::close(fd_);
+  }
+  [[nodiscard]] bool ok() const {
+    return std::all_of(checks_.begin(), checks_.end(), [](const auto& c) { return c.get(); });
+  }
+
+ private:
+  int fd_;
+  std::vector<std::shared_future<bool>> checks_;
+};
+
+bool BenchmarkIndex::confirmed() const { return cache_check == nullptr || cache_check->ok(); }
+
+namespace {
+
+constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '1'};
+constexpr std::size_t kTrailer = 8 + 64;
+constexpr std::size_t kKeep = 16;  // cache files kept in the folder; the oldest go
+
+struct BadCache {};  // the file is not a usable cache (thrown inside, never out of this file)
+
+// Writes the body through an AtomicFile, hashing it.
+class Sink {
+ public:
+  explicit Sink(io::AtomicFile& f) : f_(f) {}
+  void bytes(const void* p, std::size_t n) {
+    const std::string_view s(static_cast<const char*>(p), n);
+    hash_.update(s);
+    f_.write(s);
+    size_ += n;
+  }
+  void u64(std::uint64_t v) { bytes(&v, sizeof v); }
+  void str(std::string_view s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  template <typename V>
+  void array(const V& v) {
+    static_assert(std::is_trivially_copyable_v<typename V::value_type>);
+    u64(v.size());
+    bytes(v.data(), v.size() * sizeof(typename V::value_type));
+  }
+  void finish() {
+    const std::uint64_t size = size_;
+    const std::string hex = hash_.hex_digest();
+    f_.write(std::string_view(reinterpret_cast<const char*>(&size), sizeof size));
+    f_.write(hex);
+  }
+
+ private:
+  io::AtomicFile& f_;
+  io::Sha256 hash_;
+  std::uint64_t size_ = 0;
+};
+
+// Reads the body from a descriptor; never reads past the body, never allocates more than what is
+// left of it. (Its hash is checked beside the caller: IndexCacheCheck.)
+class Source {
+ public:
+  Source(int fd, std::uint64_t size) : fd_(fd), left_(size) {}
+  void bytes(void* p, std::size_t n) {
+    if (n > left_) throw BadCache{};
+    auto* out = static_cast<char*>(p);
+    std::size_t done = 0;
+    while (done < n) {
+      const ssize_t r = ::read(fd_, out + done, n - done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) throw BadCache{};
+      done += static_cast<std::size_t>(r);
+    }
+    left_ -= n;
+  }
+  std::uint64_t u64() {
+    std::uint64_t v = 0;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  std::size_t count(std::size_t unit) {
+    const std::uint64_t n = u64();
+    if (unit == 0 || n > left_ / unit) throw BadCache{};
+    return static_cast<std::size_t>(n);
+  }
+  std::string str() {
+    std::string s(count(1), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  }
+  template <typename V>
+  void array(V& v) {
+    using T = typename V::value_type;
+    static_assert(std::is_trivially_copyable_v<T>);
+    v.resize(count(sizeof(T)));
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  [[nodiscard]] std::uint64_t left() const noexcept { return left_; }
+
+ private:
+  int fd_;
+  std::uint64_t left_;
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+void write_stamp(Sink& s, const detail::FileStamp& f) {
+  s.u64(f.size);
+  s.u64(f.inode);
+  s.u64(static_cast<std::uint64_t>(f.mtime_ns));
+}
+
+detail::FileStamp read_stamp(Source& s) {
+  detail::FileStamp f;
+  f.size = s.u64();
+  f.inode = s.u64();
+  f.mtime_ns = static_cast<std::int64_t>(s.u64());
+  return f;
+}
+
+// A hash table of indices + 1 for `count` keys: a power of two, at least twice as large, every value
+// at most `count`, and an empty slot (so that every probe ends).
+bool table_ok(const core::LargeVector<std::uint32_t>& slots, std::size_t count) {
+  if (slots.empty()) return count == 0;
+  if ((slots.size() & (slots.size() - 1)) != 0 || slots.size() < 2 * count) return false;
+  bool empty = false;
+  for (const std::uint32_t v : slots) {
+    if (v > count) return false;
+    empty = empty || v == 0;
+  }
+  return empty;
+}
+
+}  // namespace
+
+class IndexCacheFile {
+  static_assert(sizeof(BenchmarkIndex::Entry) == 16 && std::is_trivially_copyable_v<BenchmarkIndex::Entry>);
+
+ public:
+  static void write(io::AtomicFile& file, const BenchmarkIndex& b, const detail::IndexStamps& stamps) {
+    file.write(std::string_view(kMagic, sizeof kMagic));
+    Sink s(file);
+    s.str(kVersion);
+    s.str(stamps.dir);
+    s.str(io::sha256_hex(b.manifest_json));
+    s.str(b.file_sha256.at("bases.jsonl"));
+    s.str(b.file_sha256.at("views.jsonl"));
+    write_stamp(s, stamps.bases);
+    write_stamp(s, stamps.views);
+    for (const auto* t : {&b.views_names_, &b.families_, &b.templates_, &b.units_}) {
+      s.u64(t->names.size());
+      for (const auto& n : t->names) s.str(n);
+    }
+    s.array(b.text_);
+    s.array(b.views_);
+    s.array(b.view_slots_);
+    s.str(b.base_text_);
+    s.array(b.base_offsets_);
+    s.array(b.base_slots_);
+    s.finish();
+  }
+
+  // The index from the body (Source positioned at it), or BadCache.
+  static BenchmarkIndex read(Source& s, const detail::IndexStamps& stamps,
+                             const std::string& manifest_sha256) {
+    if (s.str() != kVersion || s.str() != stamps.dir || s.str() != manifest_sha256) throw BadCache{};
+    BenchmarkIndex b;
+    b.file_sha256["bases.jsonl"] = s.str();
+    b.file_sha256["views.jsonl"] = s.str();
+    if (!(read_stamp(s) == stamps.bases) || !(read_stamp(s) == stamps.views)) throw BadCache{};
+    for (auto* t : {&b.views_names_, &b.families_, &b.templates_, &b.units_}) {
+      const std::size_t n = s.count(8);
+      if (n >= BenchmarkIndex::kNone) throw BadCache{};
+      t->names.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        t->names.push_back(s.str());
+        if (!t->ids.emplace(t->names.back(), static_cast<std::uint16_t>(i)).second) throw BadCache{};
+      }
+    }
+    s.array(b.text_);
+    s.array(b.views_);
+    s.array(b.view_slots_);
+    b.base_text_ = s.str();
+    s.array(b.base_offsets_);
+    s.array(b.base_slots_);
+    if (s.left() != 0) throw BadCache{};
+    check(b);
+    return b;
+  }
+
+ private:
+  // What the accessors rely on: every entry's text and names within bounds, tables that end.
+  static void check(const BenchmarkIndex& b) {
+    const auto in = [](std::uint16_t id, const BenchmarkIndex::Interned& t) { return id < t.names.size(); };
+    for (const auto& e : b.views_) {
+      if (std::uint64_t{e.offset} + e.id_length + e.expected_length > b.text_.size() ||
+          !in(e.view, b.views_names_) || !in(e.template_id, b.templates_) || !in(e.unit, b.units_) ||
+          (e.family != BenchmarkIndex::kNone && !in(e.family, b.families_)) ||
+          b.views_names_.names[e.view].size() + 1 > e.id_length) {
+        throw BadCache{};
+      }
+    }
+    std::uint32_t last = 0;
+    for (const std::uint32_t o : b.base_offsets_) {
+      if (o < last || o > b.base_text_.size()) throw BadCache{};
+      last = o;
+    }
+    if (!table_ok(b.view_slots_, b.views_.size()) || !table_ok(b.base_slots_, b.base_offsets_.size())) {
+      throw BadCache{};
+    }
+  }
+};
+
+namespace detail {
+
+std::optional<FileStamp> stamp_of(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  FileStamp f;
+  f.size = static_cast<std::uint64_t>(st.st_size);
+  f.inode = static_cast<std::uint64_t>(st.st_ino);
+  f.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return f;
+}
+
+std::optional<IndexStamps> stamps_of(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path canonical = fs::canonical(dir, ec);
+  if (ec) return std::nullopt;
+  const auto bases = stamp_of(dir / "bases.jsonl");
+  const auto views = stamp_of(dir / "views.jsonl");
+  if (!bases || !views) return std::nullopt;
+  return IndexStamps{canonical.string(), *bases, *views};
+}
+
+fs::path index_cache_file(const fs::path& folder, const IndexStamps& stamps) {
+  return folder / "orbit-index" / (io::sha256_hex(stamps.dir).substr(0, 32) + ".idx");
+}
+
+std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::path& dir,
+                                               const IndexStamps& stamps, std::string manifest_json) {
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < sizeof kMagic + kTrailer) {
+    return std::nullopt;
+  }
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  char magic[sizeof kMagic];
+  char trailer[kTrailer];
+  if (::pread(fd.get(), magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
+      std::memcmp(magic, kMagic, sizeof kMagic) != 0 ||
+      ::pread(fd.get(), trailer, kTrailer, static_cast<off_t>(file_size - kTrailer)) !=
+          static_cast<ssize_t>(kTrailer)) {
+    return std::nullopt;
+  }
+  std::uint64_t body_size = 0;
+  std::memcpy(&body_size, trailer, sizeof body_size);
+  if (body_size != file_size - sizeof kMagic - kTrailer) return std::nullopt;
+  if (::lseek(fd.get(), static_cast<off_t>(sizeof kMagic), SEEK_SET) < 0) return std::nullopt;
+  try {
+    Source s(fd.get(), body_size);
+    BenchmarkIndex b = IndexCacheFile::read(s, stamps, io::sha256_hex(manifest_json));
+    b.dir = dir;
+    b.manifest_json = std::move(manifest_json);
+    b.cache_check = std::make_shared<IndexCacheCheck>(dir, b.file_sha256, fd.get(), sizeof kMagic, body_size,
+                                                      std::string(trailer + 8, 64));
+    (void)fd.release();  // the check's now
+    return b;
+  } catch (const BadCache&) {
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return std::nullopt;
+  } catch (const std::system_error&) {  // no thread for the check: read the files instead
+    return std::nullopt;
+  }
+}
+
+void write_index_cache(const fs::path& file, const BenchmarkIndex& b, const IndexStamps& stamps) {
+  {
+    io::AtomicFile out(file, io::AtomicFile::Durability::kCache);
+    IndexCacheFile::write(out, b, stamps);
+    out.commit();
+  }
+  // At most kKeep files: the least recently written go (a folder scored again is written again
+  // only when its files changed; a removed one is rebuilt when needed).
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  for (const auto& e : fs::directory_iterator(file.parent_path(), ec)) {
+    if (e.path().extension() == ".idx") files.emplace_back(e.last_write_time(ec), e.path());
+  }
+  if (files.size() <= kKeep) return;
+  std::sort(files.begin(), files.end());
+  for (std::size_t i = 0; i + kKeep < files.size(); ++i) fs::remove(files[i].second, ec);
+}
+
+}  // namespace detail
+
+IndexCache default_index_cache() { return IndexCache{io::user_cache_dir(), true}; }
+
+}  // namespace numcheck::orbit

@@ -1,0 +1,44 @@
+#pragma once
+// The benchmark index cache's file (index_cache.cpp; the user-facing side is IndexCache in
+// index.hpp). Internal to the orbit library: load_benchmark_index uses it.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "io/cache_dir.hpp"
+#include "orbit/index.hpp"
+
+namespace numcheck::orbit::detail {
+
+// What tells a file changed without reading it: size, inode (a file replaced by rename has a new
+// one) and modification time.
+struct FileStamp {
+  std::uint64_t size = 0;
+  std::uint64_t inode = 0;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+struct IndexStamps {
+  std::string dir;  // the benchmark folder's canonical path
+  FileStamp bases, views;
+};
+// nullopt when the folder or one of the two files cannot be stat'ed (the loader then says why).
+[[nodiscard]] std::optional<IndexStamps> stamps_of(const std::filesystem::path& dir);
+
+// <folder>/orbit-index/<first 32 hex digits of SHA-256 of the canonical path>.idx
+[[nodiscard]] std::filesystem::path index_cache_file(const std::filesystem::path& folder,
+                                                     const IndexStamps& stamps);
+
+// The index in `file` when it is a valid cache of `dir` as stamped now, made from this
+// manifest.json; its check (BenchmarkIndex::cache_check) is started. nullopt otherwise (missing,
+// torn, corrupt, another version, another folder, changed files).
+[[nodiscard]] std::optional<BenchmarkIndex> read_index_cache(const std::filesystem::path& file,
+                                                             const std::filesystem::path& dir,
+                                                             const IndexStamps& stamps,
+                                                             std::string manifest_json);
+// Writes the cache file of an index built from the files (stamped before they were read); throws
+// Error (kIo) when it cannot. Keeps the folder's newest 16 cache files.
+void write_index_cache(const std::filesystem::path& file, const BenchmarkIndex& b, const IndexStamps& stamps);
+
+}  // namespace numcheck::orbit::detail
