@@ -28,10 +28,6 @@ struct DefaultInitAllocator : std::allocator<T> {
   DefaultInitAllocator() = default;
   template <class U>
   explicit DefaultInitAllocator(const DefaultInitAllocator<U>& /*other*/) noexcept {}
-  template <class U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
   [[nodiscard]] T* allocate(std::size_t n) {
     if (n >= kLargeArrayBytes / sizeof(T)) {
       if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();

@@ -143,9 +143,15 @@ class Sink {
 class Source {
  public:
   Source(int fd, std::uint64_t size) : fd_(fd), left_(size) {}
+  explicit Source(std::string_view body) : mem_(body), left_(body.size()) {}
   void bytes(void* p, std::size_t n) {
     if (n > left_) throw BadCache{};
     auto* out = static_cast<char*>(p);
+    if (fd_ < 0) {
+      if (n > 0) std::memcpy(out, mem_.data() + (mem_.size() - left_), n);
+      left_ -= n;
+      return;
+    }
     std::size_t done = 0;
     while (done < n) {
       const ssize_t r = ::read(fd_, out + done, n - done);
@@ -180,7 +186,8 @@ class Source {
   [[nodiscard]] std::uint64_t left() const noexcept { return left_; }
 
  private:
-  int fd_;
+  int fd_ = -1;           // the file's descriptor, or -1: the body is `mem_`
+  std::string_view mem_;  // a body in memory (the fuzz target's)
   std::uint64_t left_;
 };
 
@@ -367,6 +374,18 @@ std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::p
   } catch (const std::bad_alloc&) {
     return std::nullopt;
   } catch (const std::system_error&) {  // no thread for the check: read the files instead
+    return std::nullopt;
+  }
+}
+
+std::optional<BenchmarkIndex> parse_index_cache_body(std::string_view body, const IndexStamps& stamps,
+                                                     const std::string& manifest_sha256) {
+  try {
+    Source s(body);
+    return IndexCacheFile::read(s, stamps, manifest_sha256);
+  } catch (const BadCache&) {
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
     return std::nullopt;
   }
 }

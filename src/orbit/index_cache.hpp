@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "io/cache_dir.hpp"
 #include "orbit/index.hpp"
@@ -37,6 +38,12 @@ struct IndexStamps {
                                                              const std::filesystem::path& dir,
                                                              const IndexStamps& stamps,
                                                              std::string manifest_json);
+// The index in a cache file's body (between the magic and the trailer), without the checks of its
+// hash: nullopt unless its head matches and its structure holds (bounds, tables that end). For the
+// fuzz target (fuzz/fuzz_orbit_index_cache.cpp); read_index_cache reads the same way from the file.
+[[nodiscard]] std::optional<BenchmarkIndex> parse_index_cache_body(std::string_view body,
+                                                                   const IndexStamps& stamps,
+                                                                   const std::string& manifest_sha256);
 // Writes the cache file of an index built from the files (stamped before they were read); throws
 // Error (kIo) when it cannot. Keeps the folder's newest 16 cache files.
 void write_index_cache(const std::filesystem::path& file, const BenchmarkIndex& b, const IndexStamps& stamps);

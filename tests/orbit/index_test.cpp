@@ -19,6 +19,7 @@
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 #include "orbit/generate.hpp"
+#include "orbit/index_cache.hpp"
 #include "orbit/record_fields.hpp"
 #include "orbit/selection.hpp"
 
@@ -327,6 +328,29 @@ TEST_F(IndexCacheTest, TornCorruptOrForeignCacheFilesAreNeverUsed) {
     const BenchmarkIndex again = load_benchmark_index(bench_dir(), 2, cache);
     EXPECT_TRUE(again.from_cache() && again.confirmed()) << name;
   }
+}
+
+// The body parser the file reader and the fuzz target share: a real body parses into the same
+// index; every shorter prefix and every body with bytes after it is refused.
+TEST_F(IndexCacheTest, BodyParsesAndCutOrPaddedBodiesAreRefused) {
+  const Benchmark b = load_benchmark(bench_dir());
+  const IndexCache cache{cache_folder("body"), true};
+  (void)load_benchmark_index(bench_dir(), 2, cache);
+  const std::string file = io::read_file(only_file(cache.folder));
+  const std::string body = file.substr(8, file.size() - 8 - 72);
+  const auto stamps = detail::stamps_of(bench_dir());
+  ASSERT_TRUE(stamps);
+  const std::string manifest_sha = io::sha256_hex(io::read_file(bench_dir() / "manifest.json"));
+  auto x = detail::parse_index_cache_body(body, *stamps, manifest_sha);
+  ASSERT_TRUE(x);
+  x->dir = b.dir;
+  x->manifest_json = b.manifest_json;
+  expect_same(*x, b);
+  EXPECT_FALSE(detail::parse_index_cache_body(body, *stamps, std::string(64, '0')));
+  for (std::size_t cut = 0; cut < body.size(); cut += 1 + cut / 3) {
+    EXPECT_FALSE(detail::parse_index_cache_body(body.substr(0, cut), *stamps, manifest_sha)) << cut;
+  }
+  EXPECT_FALSE(detail::parse_index_cache_body(body + "x", *stamps, manifest_sha));
 }
 
 TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
