@@ -116,7 +116,8 @@ struct ScanBlock {
 // The one pass both scorers share: grades each record (on `threads` threads, block by block) and
 // takes the first record of every benchmark prompt, in file order: `render` (on the workers, may
 // be empty) writes what the caller keeps of a graded record, `on_graded` (on the calling thread,
-// file order) gets it with those bytes; tally.counts adds it. Every problem becomes an issue
+// file order) gets it with those bytes (and, when `render` is given, without the grade's values
+// and rules: the bytes have them); tally.counts adds it. Every problem becomes an issue
 // (missing prompts last, in benchmark order). The result does not depend on `threads`.
 void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, const num::UnitRegistry& units,
                     std::size_t threads, ScoreTally& s,
@@ -193,6 +194,11 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
       ev.text_begin = b.text.size();
       render(p, b.text);
       ev.text_size = b.text.size() - ev.text_begin;
+      // Rendered: the counts need only the outcomes, so the values' memory goes back now, on the
+      // thread that took it (and is handed out again for the next record) instead of a block later.
+      p.grade.strict.value.reset();
+      p.grade.audit.value.reset();
+      p.grade.audit.rules = {};
     }
   };
   how.on_block = [&](std::size_t slot) {
