@@ -80,34 +80,12 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
 }
 
 namespace {
+
 // Thrown inside score_orbit when the index read from the index cache turns out stale.
 struct StaleIndexCache {};
-}  // namespace
 
-OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
-                             const std::string& out, bool allow_partial, bool whole, std::size_t threads,
-                             bool index_cache) {
-  // Grading needs only the compact index (ids, expected answers, units), not the prompts. With the
-  // index cache, an index read from it is used at once while bases.jsonl and views.jsonl are hashed
-  // beside the grading; if they no longer hash to what it was made from, everything it led to (the
-  // result or an error) is dropped before anything is printed or written and the files are read.
-  orbit::IndexCache cache;
-  if (index_cache) cache = orbit::default_index_cache();
-  std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);
-  if (full->from_cache()) {
-    try {
-      return score_with_index(*full, responses, out, allow_partial, whole, threads);
-    } catch (const StaleIndexCache&) {
-    } catch (const Error&) {
-      if (full->confirmed()) throw;
-    }
-    full.reset();
-    cache.read = false;
-    full = orbit::load_benchmark_index(bench_dir, threads, cache);
-  }
-  return score_with_index(*full, responses, out, allow_partial, whole, threads);
-}
-
+// score_orbit with the benchmark's index loaded; throws StaleIndexCache (before anything is printed
+// or written) when that index came from the cache and its check failed.
 OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::string& responses,
                                   const std::string& out, bool allow_partial, bool whole,
                                   std::size_t threads) {
@@ -155,6 +133,32 @@ OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::
     r.scope = fmt::format(" of the run's selection ({} of {} bases)", bench.base_count(), full.base_count());
   }
   return r;
+}
+
+}  // namespace
+
+OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
+                             const std::string& out, bool allow_partial, bool whole, std::size_t threads,
+                             bool index_cache) {
+  // Grading needs only the compact index (ids, expected answers, units), not the prompts. With the
+  // index cache, an index read from it is used at once while bases.jsonl and views.jsonl are hashed
+  // beside the grading; if they no longer hash to what it was made from, everything it led to (the
+  // result or an error) is dropped before anything is printed or written and the files are read.
+  orbit::IndexCache cache;
+  if (index_cache) cache = orbit::default_index_cache();
+  std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);
+  if (full->from_cache()) {
+    try {
+      return score_with_index(*full, responses, out, allow_partial, whole, threads);
+    } catch (const StaleIndexCache&) {
+    } catch (const Error&) {
+      if (full->confirmed()) throw;
+    }
+    full.reset();
+    cache.read = false;
+    full = orbit::load_benchmark_index(bench_dir, threads, cache);
+  }
+  return score_with_index(*full, responses, out, allow_partial, whole, threads);
 }
 
 llm::RunSummary run_consensus(const std::string& plan_path, const std::string& bench_dir,

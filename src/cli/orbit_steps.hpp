@@ -42,10 +42,6 @@ struct OrbitScoreResult {
 OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& responses,
                              const std::string& out, bool allow_partial, bool whole, std::size_t threads = 0,
                              bool index_cache = true);
-// score_orbit with the benchmark's index loaded.
-OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::string& responses,
-                                  const std::string& out, bool allow_partial, bool whole,
-                                  std::size_t threads);
 
 // Runs a consensus plan's calls (what `orbit consensus run` does): sampling fixed per call by the
 // plan, the reference system's solver bound to the plan's benchmark (`bench_dir`, default the

@@ -7,10 +7,12 @@
 //          views.jsonl, and the two files' size, inode and modification time when they were read
 //   index: the four name tables (views, families, templates, units), the prompts' text, entries and
 //          hash table, the bases' text, offsets and hash table
-// Strings and arrays are a u64 count and their bytes. A file is used only when its magic, size and
-// hash check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
-// tables are within bounds; the two files' hashes are then checked beside the caller
-// (IndexCacheCheck). Change kMagic whenever the index's content or this layout changes.
+// Strings and arrays are a u64 count and their bytes. A file is used only when its magic and size
+// check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
+// tables are within bounds (so every accessor stays in bounds: fuzz/fuzz_orbit_index_cache.cpp);
+// its own SHA-256 and the two files' are then checked beside the caller (IndexCacheCheck), and
+// nothing may be written from the index before they match. Change kMagic whenever the index's
+// content or this layout changes.
 #include "orbit/index_cache.hpp"
 
 #include <fcntl.h>
