@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "io/json.hpp"
+#include "io/json_writer.hpp"
+#include "num/rational.hpp"
+
 namespace numcheck::grade {
 namespace {
 
@@ -349,6 +353,34 @@ TEST(Consistency, DetectsBrokenGrades) {
   bad = g;
   bad.audit.recovered = true;
   EXPECT_NE(consistency_error(bad, question), "");
+}
+
+}  // namespace
+}  // namespace numcheck::grade
+
+namespace numcheck::grade {
+namespace {
+
+// The direct writer of a grade (write_json_members, what score lines use) writes each value
+// exactly as the DOM does, on both sides of the 64-bit fast path: zero, signs, fractions, the
+// int64 limits and one past them, and values GMP alone can hold.
+TEST(Json, DirectWriterMatchesTheDomOnBothSidesOfThe64BitPath) {
+  for (const char* text :
+       {"0", "1", "-1", "64/5", "-7/3", "9223372036854775807", "-9223372036854775807", "-9223372036854775808",
+        "9223372036854775808", "-9223372036854775809", "1/9223372036854775807", "-1/9223372036854775808",
+        "123456789012345678901234567890/7", "-98765432109876543210987654321"}) {
+    Grade g;
+    g.strict.outcome = Outcome::kValueError;
+    g.strict.value = num::Rational::parse_exact(text, "value");
+    g.audit.outcome = Outcome::kValueError;
+    g.audit.value = num::Rational::parse_exact(text, "value") * num::Rational(3);
+    std::string line;
+    io::JsonWriter w(line);
+    w.begin_object();
+    write_json_members(w, g);
+    w.end_object();
+    EXPECT_EQ(line, io::to_line(to_json(g))) << text;
+  }
 }
 
 }  // namespace
