@@ -8,6 +8,7 @@
 //   so the vector and its index can be copied or moved together and stay valid.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,28 @@ inline std::size_t table_capacity(std::size_t expected) {
   return c;
 }
 }  // namespace detail
+
+// A 64-bit hash of a short string (words, ids): 8 bytes at a time, multiply-xorshift mixing. Fast
+// for short keys; a poor spread only costs time, never correctness. Used by the retrieval
+// index's term tables and the orbit benchmark index (whose cache file stores tables built with it:
+// changing it changes that file's format, see orbit/index_cache.cpp).
+inline std::uint64_t short_string_hash(std::string_view t) noexcept {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
+  std::size_t i = 0;
+  for (; i + 8 <= t.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, t.data() + i, 8);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  if (i < t.size()) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, t.data() + i, t.size() - i);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    h ^= h >> 29;
+  }
+  return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
+}
 
 // A transparent hash for std::unordered_map<std::string, T, StringHash, std::equal_to<>>: find
 // and count take a std::string_view (or a literal) without building a std::string.

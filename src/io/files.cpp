@@ -93,6 +93,18 @@ void AtomicFile::write(std::string_view bytes) {
   }
 }
 
+int pread_exact(int fd, std::uint64_t offset, void* out, std::size_t length) noexcept {
+  auto* p = static_cast<char*>(out);
+  std::size_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd, p + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 namespace {
 
 // Appends the `length` bytes at `offset` of fd to `out`; on failure `out` is as it was and the
@@ -100,19 +112,9 @@ namespace {
 int pread_append(int fd, std::uint64_t offset, std::size_t length, std::string& out) {
   const std::size_t start = out.size();
   out.resize(start + length);
-  std::size_t done = 0;
-  while (done < length) {
-    const ssize_t n =
-        ::pread(fd, out.data() + start + done, length - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      out.resize(start);
-      return err;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return 0;
+  const int err = pread_exact(fd, offset, out.data() + start, length);
+  if (err != 0) out.resize(start);
+  return err;
 }
 
 }  // namespace

@@ -53,6 +53,10 @@ class AtomicFile {
 // Writes `bytes` with one AtomicFile.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
+// Reads exactly `length` bytes at `offset` of fd into `out` (pread, EINTR retried): 0, or the errno
+// (EIO for a file shorter than asked; `out` then holds a part).
+[[nodiscard]] int pread_exact(int fd, std::uint64_t offset, void* out, std::size_t length) noexcept;
+
 // A scratch file for records written once and read back in another order (orbit score's spool):
 // "<near>.spool.<pid>" next to `near` (same file system as the output), unlinked as soon as it is
 // open, so the data lives only as long as the descriptor and no exit path, not even a kill, leaves

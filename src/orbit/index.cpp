@@ -1,7 +1,6 @@
 #include "orbit/index.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <thread>
@@ -54,36 +53,7 @@ std::string_view BenchmarkIndex::base_at(std::size_t b) const {
   return std::string_view(base_text_).substr(begin, end - begin);
 }
 
-std::uint64_t BenchmarkIndex::hash_id(std::string_view id) noexcept {
-  // 8 bytes at a time, multiply and fold, then murmur3's finalizer: ids are short ASCII.
-  constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-  std::uint64_t h = id.size() * kMul;
-  const char* p = id.data();
-  std::size_t n = id.size();
-  for (; n >= 8; p += 8, n -= 8) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 32;
-  }
-  if (n > 0) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = (h ^ w) * kMul;
-  }
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDULL;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ULL;
-  h ^= h >> 33;
-  return h;
-}
-
-std::size_t BenchmarkIndex::slots_for(std::size_t n) noexcept {
-  std::size_t size = 1024;
-  while (size < 2 * (n + 1)) size *= 2;
-  return size;
-}
+std::uint64_t BenchmarkIndex::hash_id(std::string_view id) noexcept { return short_string_hash(id); }
 
 template <typename KeyOf>
 bool BenchmarkIndex::find_or_insert(core::LargeVector<std::uint32_t>& slots, std::size_t count,
@@ -91,7 +61,7 @@ bool BenchmarkIndex::find_or_insert(core::LargeVector<std::uint32_t>& slots, std
   if (find_slot(slots, key, hash, key_of)) return false;
   if ((count + 1) * 2 > slots.size()) {
     // Grow, then re-place keys 0..count-1 in order (their text is read front to back).
-    slots.assign(std::max(slots_for(count + 1), slots.size() * 2), 0);
+    slots.assign(std::max(numcheck::detail::table_capacity(count + 1), slots.size() * 2), 0);
     const std::size_t mask = slots.size() - 1;
     for (std::size_t i = 0; i < count; ++i) {
       std::size_t h = hash_id(key_of(i)) & mask;
@@ -191,9 +161,9 @@ bool BenchmarkIndex::add_view(std::string_view id, std::string_view view,
 }
 
 void BenchmarkIndex::reserve(std::size_t n, std::size_t b, bool exact_views) {
-  if (exact_views && view_slots_.size() < slots_for(n)) {
+  if (exact_views && view_slots_.size() < numcheck::detail::table_capacity(n)) {
     // Only an empty table is sized up front (a full one grows as it fills).
-    if (views_.empty()) view_slots_.assign(slots_for(n), 0);
+    if (views_.empty()) view_slots_.assign(numcheck::detail::table_capacity(n), 0);
   }
   views_.reserve(n);
   text_.reserve(n * 32);

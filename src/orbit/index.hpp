@@ -61,8 +61,8 @@ class BenchmarkIndex {
   // The same, trying prompt `hint` first (responses in benchmark order: the one after the last
   // found), so that records in order need no hash lookup.
   [[nodiscard]] std::optional<std::size_t> find(std::string_view prompt_id, std::size_t hint) const;
-  // The hash the index's tables use for prompt and base ids (callers on other threads compute it for
-  // add_view / add_base).
+  // The hash the index's tables use for prompt and base ids (short_string_hash; callers on other
+  // threads compute it for add_view / add_base).
   [[nodiscard]] static std::uint64_t hash_id(std::string_view id) noexcept;
 
   // Bases (bases.jsonl order).
@@ -123,8 +123,6 @@ class BenchmarkIndex {
   [[nodiscard]] static std::optional<std::size_t> find_slot(const core::LargeVector<std::uint32_t>& slots,
                                                             std::string_view key, std::uint64_t hash,
                                                             const KeyOf& key_of);
-  // A table of 2^k slots, at most half full with n keys.
-  static std::size_t slots_for(std::size_t n) noexcept;
 
   // The large arrays in 2 MiB pages, sized without zero-filling (core/large_array.hpp).
   core::LargeVector<char> text_;  // prompt ids and expected answers

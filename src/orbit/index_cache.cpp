@@ -1,7 +1,7 @@
 // The benchmark index cache (index.hpp, IndexCache): the index of a benchmark folder in a binary
 // file, read back instead of parsing bases.jsonl and views.jsonl again.
 //
-// File: "NCORBIX1" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
+// File: "NCORBIX2" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
 // machine's (the magic, read as a u64, also tells the byte order). The body:
 //   head:  numcheck version, the folder (canonical path), SHA-256 of manifest.json, bases.jsonl and
 //          views.jsonl, and the two files' size, inode and modification time when they were read
@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <future>
 #include <system_error>
@@ -42,14 +41,12 @@ std::string sha256_range(int fd, std::uint64_t offset, std::uint64_t size) {
   io::Sha256 h;
   std::string buf(std::size_t{1} << 20, '\0');
   while (size > 0) {
-    const ssize_t n =
-        ::pread(fd, buf.data(), static_cast<std::size_t>(std::min<std::uint64_t>(size, buf.size())),
-                static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(ErrorCode::kIo, "cannot read the index cache file");
-    h.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-    offset += static_cast<std::uint64_t>(n);
-    size -= static_cast<std::uint64_t>(n);
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size, buf.size()));
+    if (io::pread_exact(fd, offset, buf.data(), n) != 0)
+      fail(ErrorCode::kIo, "cannot read the index cache file");
+    h.update(std::string_view(buf.data(), n));
+    offset += n;
+    size -= n;
   }
   return h.hex_digest();
 }
@@ -100,7 +97,7 @@ bool BenchmarkIndex::confirmed() const { return cache_check == nullptr || cache_
 
 namespace {
 
-constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '1'};
+constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '2'};
 constexpr std::size_t kTrailer = 8 + 64;
 constexpr std::size_t kKeep = 16;  // cache files kept in the folder; the oldest go
 
@@ -144,7 +141,7 @@ class Sink {
 // left of it. (Its hash is checked beside the caller: IndexCacheCheck.)
 class Source {
  public:
-  Source(int fd, std::uint64_t size) : fd_(fd), left_(size) {}
+  Source(int fd, std::uint64_t offset, std::uint64_t size) : fd_(fd), at_(offset), left_(size) {}
   explicit Source(std::string_view body) : mem_(body), left_(body.size()) {}
   void bytes(void* p, std::size_t n) {
     if (n > left_) throw BadCache{};
@@ -154,13 +151,8 @@ class Source {
       left_ -= n;
       return;
     }
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t r = ::read(fd_, out + done, n - done);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) throw BadCache{};
-      done += static_cast<std::size_t>(r);
-    }
+    if (io::pread_exact(fd_, at_, out, n) != 0) throw BadCache{};
+    at_ += n;
     left_ -= n;
   }
   std::uint64_t u64() {
@@ -190,6 +182,7 @@ class Source {
  private:
   int fd_ = -1;           // the file's descriptor, or -1: the body is `mem_`
   std::string_view mem_;  // a body in memory (the fuzz target's)
+  std::uint64_t at_ = 0;  // the file's offset of the next byte
   std::uint64_t left_;
 };
 
@@ -352,18 +345,16 @@ std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::p
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   char magic[sizeof kMagic];
   char trailer[kTrailer];
-  if (::pread(fd.get(), magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic) ||
+  if (io::pread_exact(fd.get(), 0, magic, sizeof magic) != 0 ||
       std::memcmp(magic, kMagic, sizeof kMagic) != 0 ||
-      ::pread(fd.get(), trailer, kTrailer, static_cast<off_t>(file_size - kTrailer)) !=
-          static_cast<ssize_t>(kTrailer)) {
+      io::pread_exact(fd.get(), file_size - kTrailer, trailer, kTrailer) != 0) {
     return std::nullopt;
   }
   std::uint64_t body_size = 0;
   std::memcpy(&body_size, trailer, sizeof body_size);
   if (body_size != file_size - sizeof kMagic - kTrailer) return std::nullopt;
-  if (::lseek(fd.get(), static_cast<off_t>(sizeof kMagic), SEEK_SET) < 0) return std::nullopt;
   try {
-    Source s(fd.get(), body_size);
+    Source s(fd.get(), sizeof kMagic, body_size);
     BenchmarkIndex b = IndexCacheFile::read(s, stamps, io::sha256_hex(manifest_json));
     b.dir = dir;
     b.manifest_json = std::move(manifest_json);

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/string_set.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 
@@ -380,25 +381,7 @@ void parallel(unsigned t, Fn&& fn) {
     if (e) std::rethrow_exception(e);
 }
 
-std::uint64_t hash_term(std::string_view t) {
-  // 8 bytes at a time, multiply-xorshift mixing (fast for short words; a poor spread only costs
-  // time, never correctness).
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (t.size() * 0xFF51AFD7ED558CCDull);
-  std::size_t i = 0;
-  for (; i + 8 <= t.size(); i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, t.data() + i, 8);
-    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  if (i < t.size()) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, t.data() + i, t.size() - i);
-    h = (h ^ w) * 0x94D049BB133111EBull;
-    h ^= h >> 29;
-  }
-  return h * 0xBF58476D1CE4E5B9ull ^ (h >> 32);
-}
+std::uint64_t hash_term(std::string_view t) { return short_string_hash(t); }
 
 // A worker's term dictionary: open addressing with linear probing over a power-of-two table of
 // cache-line slots, at most half full. A slot holds everything a term occurrence touches (the key
