@@ -45,17 +45,18 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   llm::RunSettings s = llm::settings_from(r.options);
   auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(r.bench_dir));
   orbit::verify_benchmark(*bench);
-  solver = llm::benchmark_solver(bench);
+  if (backend->simulated()) solver = llm::benchmark_solver(bench);  // only the reference system solves
   const orbit::Selection sel = orbit::select(*bench, r.selection);
-  const orbit::Benchmark chosen = orbit::restrict(*bench, sel);
+  const std::vector<const orbit::View*> chosen = orbit::selected_views(*bench, sel);
   std::vector<llm::WorkItem> items;
-  for (const auto& v : chosen.views) {
+  items.reserve(chosen.size());
+  for (const orbit::View* v : chosen) {
     llm::WorkItem it;
-    it.item_id = v.prompt_id;
-    it.prompt = v.prompt;
-    it.fields["base_id"] = v.base_id;
-    it.fields["template"] = v.template_id;
-    it.fields["view"] = v.view;
+    it.item_id = v->prompt_id;
+    it.prompt = v->prompt;
+    it.fields["base_id"] = v->base_id;
+    it.fields["template"] = v->template_id;
+    it.fields["view"] = v->view;
     items.push_back(std::move(it));
   }
   if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");

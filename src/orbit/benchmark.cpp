@@ -1,5 +1,6 @@
 #include "orbit/benchmark.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
@@ -26,6 +27,25 @@ const Base* Benchmark::find_base(std::string_view base_id) const {
   return it == base_index.end() ? nullptr : &bases[it->second];
 }
 
+namespace {
+
+// The lines of a file (0 when it is not a readable file: its reader then says why).
+std::size_t line_count(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return 0;
+  io::LineBlockReader reader(path);
+  io::LineBlock block;
+  std::size_t n = 0;
+  while (reader.next(block)) {
+    const std::string_view t = block.text();
+    n += static_cast<std::size_t>(std::count(t.begin(), t.end(), '\n')) +
+         (!t.empty() && t.back() != '\n' ? 1 : 0);
+  }
+  return n;
+}
+
+}  // namespace
+
 Benchmark load_benchmark(const std::filesystem::path& dir) {
   Benchmark b;
   b.dir = dir;
@@ -39,6 +59,10 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
 
   const auto bases_path = dir / "bases.jsonl";
+  // Room for every line first: a Base holds GMP values, which a growing vector copies (their move
+  // is not noexcept), so growth would copy every base read so far, again and again.
+  b.bases.reserve(line_count(bases_path));
+  b.base_index.reserve(b.bases.capacity());
   // Both files through the fast reader (simdjson; the same records, rule and errors as read_jsonl).
   (void)io::read_jsonl_fast(bases_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();
@@ -57,6 +81,12 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
     b.bases.push_back(std::move(base));
   });
 
+  // Every view is listed by its base: the views' count, known before they are read (a View holds a
+  // GMP value too).
+  std::size_t listed = 0;
+  for (const auto& base : b.bases) listed += base.views.size();
+  b.views.reserve(listed);
+  b.prompt_index.reserve(listed);
   const auto views_path = dir / "views.jsonl";
   (void)io::read_jsonl_fast(views_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();

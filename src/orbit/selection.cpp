@@ -195,9 +195,43 @@ bool selected(const Selection& s, const View& v) {
          (s.all_bases || std::find(s.base_ids.begin(), s.base_ids.end(), v.base_id) != s.base_ids.end());
 }
 
+namespace {
+
+// restrict's rule on a benchmark: the bases `s` selects (indexes, benchmark order) and the views it
+// keeps (a selected view name of a selected base, benchmark order).
+struct Chosen {
+  std::vector<std::size_t> bases;
+  std::vector<const View*> views;
+};
+
+Chosen choose(const Benchmark& bench, const Selection& s) {
+  Chosen c;
+  const std::unordered_set<std::string_view> ids(s.base_ids.begin(), s.base_ids.end());
+  const std::set<std::string, std::less<>> views(s.views.begin(), s.views.end());
+  std::vector<char> kept(bench.bases.size(), 0);
+  for (std::size_t b = 0; b < bench.bases.size(); ++b) {
+    if (!s.all_bases && ids.count(bench.bases[b].base_id) == 0) continue;
+    kept[b] = 1;
+    c.bases.push_back(b);
+  }
+  for (const auto& v : bench.views) {
+    if (views.count(v.view) == 0) continue;
+    const auto b = bench.base_index.find(v.base_id);
+    if (b == bench.base_index.end() || kept[b->second] == 0) continue;
+    c.views.push_back(&v);
+  }
+  return c;
+}
+
+}  // namespace
+
 OJ to_json(const Selection& s, const Benchmark& bench) {
-  const Benchmark r = restrict(bench, s);
-  return selection_record(s, bench.bases.size(), r.bases.size(), r.views.size());
+  const Chosen c = choose(bench, s);
+  return selection_record(s, bench.bases.size(), c.bases.size(), c.views.size());
+}
+
+std::vector<const View*> selected_views(const Benchmark& bench, const Selection& s) {
+  return choose(bench, s).views;
 }
 
 namespace {
@@ -305,19 +339,19 @@ Benchmark restrict(const Benchmark& bench, const Selection& s) {
   r.dir = bench.dir;
   r.manifest_json = bench.manifest_json;
   r.file_sha256 = bench.file_sha256;
-  const std::unordered_set<std::string> bases(s.base_ids.begin(), s.base_ids.end());
-  const std::set<std::string> views(s.views.begin(), s.views.end());
-  for (const auto& b : bench.bases) {
-    if (!s.all_bases && bases.count(b.base_id) == 0) continue;
-    Base copy = b;
+  const Chosen c = choose(bench, s);
+  const std::set<std::string, std::less<>> views(s.views.begin(), s.views.end());
+  r.bases.reserve(c.bases.size());
+  for (const std::size_t b : c.bases) {
+    Base copy = bench.bases[b];
     std::erase_if(copy.views, [&](const std::string& v) { return views.count(v) == 0; });
     r.base_index.emplace(copy.base_id, r.bases.size());
     r.bases.push_back(std::move(copy));
   }
-  for (const auto& v : bench.views) {
-    if (views.count(v.view) == 0 || r.base_index.count(v.base_id) == 0) continue;
-    r.prompt_index.emplace(v.prompt_id, r.views.size());
-    r.views.push_back(v);
+  r.views.reserve(c.views.size());
+  for (const View* v : c.views) {
+    r.prompt_index.emplace(v->prompt_id, r.views.size());
+    r.views.push_back(*v);
   }
   if (!s.whole()) r.selection = selection_record(s, bench.bases.size(), r.bases.size(), r.views.size());
   return r;

@@ -85,4 +85,8 @@ struct Selection {
 // The same on the compact index (`orbit score`): the same prompts, in the same order.
 [[nodiscard]] BenchmarkIndex restrict(const BenchmarkIndex& bench, const Selection& s);
 
+// The views restrict(bench, s) keeps, in benchmark order, without copying them (`orbit run` asks
+// exactly these prompts).
+[[nodiscard]] std::vector<const View*> selected_views(const Benchmark& bench, const Selection& s);
+
 }  // namespace numcheck::orbit
