@@ -354,6 +354,9 @@ class FastLineParser {
   std::unique_ptr<Impl> impl_;
 };
 void flatten(const OrderedJson& j, std::vector<FlatValue>& out);
+// The other way: the value at values[index] (and what it holds) as a Json, the value nlohmann
+// would have parsed from the same text (number kinds kept; object members sorted, as Json keeps them).
+[[nodiscard]] Json unflatten(const std::vector<FlatValue>& values, std::size_t index);
 
 namespace detail {
 // "must be a non-negative integer", "must be an integer from a to b", ...: Record's integer rule.

@@ -133,6 +133,61 @@ void append_integer(std::string& out, Int v) {
 }
 }  // namespace
 
+namespace {
+template <class J>
+void append_json_value(std::string& out, const J& j) {
+  switch (j.type()) {
+    case J::value_t::null:
+      out += "null";
+      return;
+    case J::value_t::boolean:
+      out += j.template get<bool>() ? "true" : "false";
+      return;
+    case J::value_t::number_integer:
+      append_integer(out, j.template get<std::int64_t>());
+      return;
+    case J::value_t::number_unsigned:
+      append_integer(out, j.template get<std::uint64_t>());
+      return;
+    case J::value_t::number_float:
+    case J::value_t::binary:
+    case J::value_t::discarded:
+      out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+    case J::value_t::string:
+      append_json_string(out, j.template get_ref<const std::string&>());
+      return;
+    case J::value_t::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& v : j) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json_value(out, v);
+      }
+      out.push_back(']');
+      return;
+    }
+    case J::value_t::object: {
+      out.push_back('{');
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json_string(out, it.key());
+        out.push_back(':');
+        append_json_value(out, it.value());
+      }
+      out.push_back('}');
+      return;
+    }
+  }
+}
+}  // namespace
+
+void append_json(std::string& out, const Json& j) { append_json_value(out, j); }
+void append_json(std::string& out, const OrderedJson& j) { append_json_value(out, j); }
+
 JsonWriter& JsonWriter::value(std::int64_t v) {
   comma();
   append_integer(*out_, v);

@@ -7,12 +7,20 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace numcheck::io {
 
 // Appends s as a JSON string literal, byte for byte as to_line writes it: `"` and `\` escaped,
 // \b \f \n \r \t, other bytes below 0x20 as \u00xx, UTF-8 passed through; a string that is not
 // valid UTF-8 is written by nlohmann with invalid bytes replaced by U+FFFD (to_line's rule).
 void append_json_string(std::string& out, std::string_view s);
+
+// Appends a JSON value (io::Json or io::OrderedJson) byte for byte as to_line writes it, without
+// nlohmann's serializer (which sets up a buffer and a locale lookup per call) except for
+// floating-point numbers, whose form is nlohmann's own.
+void append_json(std::string& out, const nlohmann::json& j);
+void append_json(std::string& out, const nlohmann::ordered_json& j);
 
 // A member name known when compiling to need no escape (printable ASCII without `"` and `\`),
 // written as it is: w.key("prompt_id"_key). A literal that would need one does not compile.
@@ -103,6 +111,26 @@ class JsonWriter {
   }
   // A string or null.
   JsonWriter& value(const std::optional<std::string_view>& s) { return s ? value(*s) : null(); }
+  // A JSON value (append_json: to_line's bytes).
+  JsonWriter& json(const nlohmann::json& j) {
+    comma();
+    append_json(*out_, j);
+    first_ = false;
+    return *this;
+  }
+  JsonWriter& json(const nlohmann::ordered_json& j) {
+    comma();
+    append_json(*out_, j);
+    first_ = false;
+    return *this;
+  }
+  // A value already written in to_line's form (a line of to_line, a JsonWriter's output), as it is.
+  JsonWriter& raw(std::string_view json) {
+    comma();
+    out_->append(json);
+    first_ = false;
+    return *this;
+  }
 
  private:
   void comma() {

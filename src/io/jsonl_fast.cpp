@@ -363,6 +363,36 @@ void flatten(const OrderedJson& j, std::vector<FlatValue>& out) {
   flatten_into(j, {}, out);
 }
 
+Json unflatten(const std::vector<FlatValue>& values, std::size_t index) {
+  const FlatValue& v = values.at(index);
+  switch (v.kind) {
+    case Kind::kNull:
+      return nullptr;
+    case Kind::kBool:
+      return v.boolean;
+    case Kind::kUnsigned:
+      return v.u;
+    case Kind::kInteger:
+      return v.i;
+    case Kind::kFloat:
+      return v.d;
+    case Kind::kString:
+      return std::string(v.text);
+    case Kind::kArray: {
+      Json a = Json::array();
+      for (std::size_t i = index + 1; i < v.end; i = values[i].end) a.push_back(unflatten(values, i));
+      return a;
+    }
+    case Kind::kObject: {
+      Json o = Json::object();
+      for (std::size_t i = index + 1; i < v.end; i = values[i].end)
+        o[std::string(values[i].key)] = unflatten(values, i);
+      return o;
+    }
+  }
+  return nullptr;
+}
+
 // ------------------------------------------------------------------------------ reading
 
 namespace {

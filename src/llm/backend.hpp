@@ -76,6 +76,7 @@ struct Completion {
   std::string model;                     // "model" field of the response ("" when absent)
   std::string system_fingerprint;        // "" when absent
   std::string simulated_fault;           // reference system only: the injected fault ("none", ...)
+  friend bool operator==(const Completion&, const Completion&) = default;
 };
 
 // The result of one attempt.

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "io/cache_dir.hpp"
+#include "io/json_writer.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::llm {
@@ -131,6 +132,25 @@ io::Json completion_to_json(const Completion& c) {
                 {"model", c.model},     {"system_fingerprint", c.system_fingerprint}};
   j["reasoning"] = c.reasoning ? io::Json(*c.reasoning) : io::Json();
   return j;
+}
+
+std::string completion_line(const Completion& c) {
+  using namespace io::literals;
+  // completion_to_json's members in io::Json's (sorted) order.
+  std::string line;
+  line.reserve(c.content.size() + 256);
+  io::JsonWriter w(line);
+  w.begin_object().key("content"_key).value(c.content).key("finish_reason"_key).value(c.finish_reason);
+  w.key("model"_key).value(c.model).key("reasoning"_key);
+  if (c.reasoning) {
+    w.value(*c.reasoning);
+  } else {
+    w.null();
+  }
+  w.key("system_fingerprint"_key).value(c.system_fingerprint);
+  w.key("timings"_key).json(c.timings).key("usage"_key).json(c.usage);
+  w.end_object();
+  return line;
 }
 
 Completion completion_from_json(const io::Json& j) {
@@ -258,12 +278,24 @@ void ResponseCache::put(const std::string& key, const std::string& request_sha25
 void ResponseCache::put_line(const std::string& key, const std::string& request_sha256,
                              const std::string& model, std::string identity_line,
                              const Completion& completion) {
+  put_entry(make_entry(key, request_sha256, completion), model, std::move(identity_line));
+}
+
+ResponseCache::Entry ResponseCache::make_entry(std::string key, std::string request_sha256,
+                                               const Completion& completion) {
+  Entry e;
+  e.key = std::move(key);
+  e.request_sha256 = std::move(request_sha256);
+  e.completion = completion_line(completion);
+  e.check = entry_check(e.key, e.request_sha256, e.completion);
+  return e;
+}
+
+void ResponseCache::put_entry(Entry entry, const std::string& model, std::string identity_line) {
   Pending p;
-  p.key = key;
-  p.request_sha256 = request_sha256;
+  p.entry = std::move(entry);
   p.model = model;
   p.identity = std::move(identity_line);
-  p.completion = completion_to_json(completion).dump(-1, ' ', false, io::Json::error_handler_t::replace);
   pending_.push_back(std::move(p));
   if (pending_.size() >= 256) commit();
 }
@@ -279,13 +311,13 @@ void ResponseCache::commit() {
       for (const auto& p : pending_) {
         sqlite3_stmt* s = prepared(Query::kInsert);
         const Reset reset(s);
-        bind_text(s, 1, p.key);
+        bind_text(s, 1, p.entry.key);
         bind_text(s, 2, p.model);
         bind_text(s, 3, p.identity);
-        bind_text(s, 4, p.completion);
+        bind_text(s, 4, p.entry.completion);
         bind_text(s, 5, created);
-        bind_text(s, 6, p.request_sha256);
-        bind_text(s, 7, entry_check(p.key, p.request_sha256, p.completion));
+        bind_text(s, 6, p.entry.request_sha256);
+        bind_text(s, 7, p.entry.check);
         step_done(s);
       }
       for (const auto& k : hit_keys_) {

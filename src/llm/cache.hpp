@@ -63,6 +63,14 @@ class ResponseCache {
   // The same with the identity already serialized (io::to_line(identity)).
   void put_line(const std::string& key, const std::string& request_sha256, const std::string& model,
                 std::string identity_line, const Completion& completion);
+  // A completion ready to be stored: serialized (completion_line) and its check computed, the
+  // costly part of a put, which a caller sharing the cache between threads does outside its lock.
+  struct Entry {
+    std::string key, request_sha256, completion, check;
+  };
+  [[nodiscard]] static Entry make_entry(std::string key, std::string request_sha256,
+                                        const Completion& completion);
+  void put_entry(Entry entry, const std::string& model, std::string identity_line);
   void commit();
   // Entries refused by get() because they failed their check.
   [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
@@ -76,7 +84,8 @@ class ResponseCache {
 
  private:
   struct Pending {
-    std::string key, request_sha256, model, identity, completion;
+    Entry entry;
+    std::string model, identity;
   };
   [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
                                                const std::string& completion);
@@ -103,6 +112,8 @@ class ResponseCache {
 
 // Completion <-> JSON (what the cache stores; also used by records).
 [[nodiscard]] io::Json completion_to_json(const Completion& c);
+// io::to_line(completion_to_json(c)), written directly (the text a cache entry stores).
+[[nodiscard]] std::string completion_line(const Completion& c);
 [[nodiscard]] Completion completion_from_json(const io::Json& j);
 
 }  // namespace numcheck::llm

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "io/json.hpp"
 #include "llm/curl_api.hpp"
 
 namespace numcheck::llm {
@@ -600,7 +601,77 @@ std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
   return std::make_unique<HttpBackend>(std::move(config));
 }
 
+namespace detail {
+
+// The fast path of parse_completion_body for a chat or completions body: simdjson's walk
+// (io::FastLineParser: the values nlohmann would parse, or a refusal) and the fields read from the
+// flat values. It gives only successes: a body it does not accept (pretty-printed or with control
+// bytes, \uD8xx escapes, duplicate keys, invalid JSON) or that is not a completion is left to the
+// DOM path, which decides and words the error. So both paths give the same result for every body.
+bool parse_completion_fast(std::string_view body, Api api, Completion& out) {
+  if (api == Api::kEmbeddings) return false;
+  // Whitespace around the value (servers often end the body with a newline) means nothing in JSON;
+  // the walk takes no control byte, so it goes before.
+  const std::size_t from = body.find_first_not_of(" \t\r\n");
+  if (from == std::string_view::npos) return false;
+  body = body.substr(from, body.find_last_not_of(" \t\r\n") - from + 1);
+  thread_local io::FastLineParser parser;
+  thread_local std::vector<io::FlatValue> v;
+  if (!parser.walk(body, v)) return false;
+  const io::LineRecord root(v, 0, "");
+  if (root.contains("error")) return false;
+  const io::FlatValue* choices = root.find("choices");
+  if (choices == nullptr || !choices->is_array()) return false;
+  const auto first = static_cast<std::size_t>(choices - v.data()) + 1;
+  if (first >= choices->end || !v[first].is_object()) return false;
+  const io::LineRecord c(v, first, "");
+  if (api == Api::kChat) {
+    const io::FlatValue* msg = c.find("message");
+    if (msg == nullptr || !msg->is_object()) return false;
+    const io::LineRecord m(v, static_cast<std::size_t>(msg - v.data()), "");
+    const io::FlatValue* content = m.find("content");
+    if (content != nullptr && content->is_string()) {
+      out.content.assign(content->text);
+    } else if (content != nullptr && !content->is_null()) {
+      return false;
+    }
+    for (const char* key : {"reasoning_content", "reasoning"}) {
+      if (const io::FlatValue* r = m.find(key); r != nullptr && r->is_string()) {
+        out.reasoning.emplace(r->text);
+        break;
+      }
+    }
+  } else {
+    const io::FlatValue* text = c.find("text");
+    if (text == nullptr || !text->is_string()) return false;
+    out.content.assign(text->text);
+  }
+  const auto text_of = [](const io::FlatValue* f, std::string& to) {
+    if (f != nullptr && f->is_string()) to.assign(f->text);
+  };
+  const auto object_of = [&](const io::FlatValue* f, io::Json& to) {
+    if (f != nullptr && f->is_object()) to = io::unflatten(v, static_cast<std::size_t>(f - v.data()));
+  };
+  text_of(c.find("finish_reason"), out.finish_reason);
+  object_of(root.find("usage"), out.usage);
+  object_of(root.find("timings"), out.timings);
+  text_of(root.find("model"), out.model);
+  text_of(root.find("system_fingerprint"), out.system_fingerprint);
+  return true;
+}
+
+}  // namespace detail
+
 ParsedBody parse_completion_body(std::string_view body, Api api) {
+  ParsedBody p;
+  if (detail::parse_completion_fast(body, api, p.completion)) {
+    p.ok = true;
+    return p;
+  }
+  return detail::parse_completion_dom(body, api);
+}
+
+ParsedBody detail::parse_completion_dom(std::string_view body, Api api) {
   ParsedBody p;
   io::Json j = io::Json::parse(body, nullptr, false);
   if (j.is_discarded()) {

@@ -43,6 +43,15 @@ struct ParsedBody {
 };
 [[nodiscard]] ParsedBody parse_completion_body(std::string_view body, Api api);
 
+namespace detail {
+// The two paths of parse_completion_body, for the tests and the fuzzer. The DOM path (nlohmann)
+// decides every body. The fast path (simdjson's walk, io::FastLineParser) returns true and sets
+// `out` only for a completion it accepts (compact JSON, the plain shape), and `out` is then what the
+// DOM path gives; parse_completion_body takes it when it can and asks the DOM path otherwise.
+[[nodiscard]] ParsedBody parse_completion_dom(std::string_view body, Api api);
+[[nodiscard]] bool parse_completion_fast(std::string_view body, Api api, Completion& out);
+}  // namespace detail
+
 // The message of an OpenAI-shaped error body ({"error": {"message": ...}}) or a short prefix of
 // the body when it has none.
 [[nodiscard]] std::string error_message_from_body(std::string_view body);

@@ -20,6 +20,7 @@
 #include "core/prng.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
+#include "io/json_writer.hpp"
 #include "llm/cache.hpp"
 #include "llm/progress.hpp"
 #include "llm/threaded_session.hpp"
@@ -231,19 +232,6 @@ void check_binding(const io::OrderedJson& old_binding, const io::OrderedJson& no
            run_json.parent_path().string(), it.key(), short_json(it.value()));
     }
   }
-}
-
-// One record line: the fields of `head`, then "request" with the exact body bytes sent, then the
-// fields of `tail` (both non-empty objects).
-std::string record_line(const io::OrderedJson& head, const std::string& body, const io::OrderedJson& tail) {
-  std::string h = io::to_line(head);
-  const std::string t = io::to_line(tail);
-  h.pop_back();  // '}'
-  h += ",\"request\":";
-  h += body;
-  h += ',';
-  h.append(t, 1, std::string::npos);  // without '{'
-  return h;
 }
 
 }  // namespace
@@ -608,7 +596,10 @@ class Dispatch {
       {
         std::lock_guard lock(m_);
         job.request_index = next_request_index_++;
-        if (cache_) hit = cache_->get(job.cache_key, job.request_sha256);
+      }
+      if (cache_) {
+        std::lock_guard lock(cache_m_);
+        hit = cache_->get(job.cache_key, job.request_sha256);
         if (hit && settings_.check_answer && !settings_.check_answer(*hit).empty()) {
           hit.reset();  // an entry the caller's check refuses is never served: ask again
           ++answers_rejected_from_cache_;
@@ -626,22 +617,28 @@ class Dispatch {
     return std::nullopt;
   }
 
-  // Records a finished item: the line is formatted and appended outside the lock (one O_APPEND
-  // write per line: concurrent appends never interleave), then counts and cache under it.
+  // Records a finished item: the line is formatted and appended outside the locks (one O_APPEND
+  // write per line: concurrent appends never interleave), and the cache entry made outside them;
+  // then the counts under m_ and the cache under cache_m_ (a batch's commit never holds up counts).
   void finish(const ItemAttempts& s) {
     const std::string& ep = target_.endpoint_names[s.endpoint % target_.endpoint_names.size()];
     if (s.last.status == Attempt::Status::kOk) {
       responses_.append_line(response_line(s.job, s.last.completion, ep, s.last.latency.count(), s.attempts,
                                            s.attempt_errors, false, s.completed_at));
-      std::lock_guard lock(m_);
-      ++summary_.answered;
-      same_errors_.disarmed = true;
-      if (reported_model_.empty() && !s.last.completion.model.empty())
-        reported_model_ = s.last.completion.model;
+      std::optional<ResponseCache::Entry> entry;
+      if (cache_) entry = ResponseCache::make_entry(s.job.cache_key, s.job.request_sha256, s.last.completion);
+      std::string model;
+      {
+        std::lock_guard lock(m_);
+        ++summary_.answered;
+        same_errors_.disarmed = true;
+        if (reported_model_.empty() && !s.last.completion.model.empty())
+          reported_model_ = s.last.completion.model;
+        if (cache_) model = reported_model_.empty() ? target_.server.model : reported_model_;
+      }
       if (cache_) {
-        cache_->put_line(s.job.cache_key, s.job.request_sha256,
-                         reported_model_.empty() ? target_.server.model : reported_model_, identity_line_,
-                         s.last.completion);
+        std::lock_guard lock(cache_m_);
+        cache_->put_entry(std::move(*entry), model, identity_line_);
       }
       return;
     }
@@ -688,8 +685,11 @@ class Dispatch {
 
   // Progress counts; commits the cache's batch while the threads work.
   std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
+    if (cache_ && commit_cache) {
+      std::lock_guard lock(cache_m_);
+      cache_->commit();
+    }
     std::lock_guard lock(m_);
-    if (cache_ && commit_cache) cache_->commit();
     return {summary_.answered, summary_.failed, summary_.from_cache};
   }
 
@@ -719,7 +719,7 @@ class Dispatch {
     job.request.prompt = item.prompt;
     job.request.sampling = item.sampling.apply(settings_.sampling);
     job.request.body_json = build_request_body(item, settings_, target_.request_model, target_.api);
-    job.request.body = io::to_line(job.request.body_json);
+    io::append_json(job.request.body, job.request.body_json);  // to_line's bytes
     if (cache_) {
       job.cache_key = cache_key_from_lines(identity_line_, job.request.body);
       job.request_sha256 = request_hash_from_line(job.request.body);
@@ -727,51 +727,70 @@ class Dispatch {
     return job;
   }
 
-  io::OrderedJson base_record(const Job& job) const {
+  // A record's first members, written straight into `line` (io::JsonWriter: to_line's bytes for the
+  // same record built as an OrderedJson): the id field, the item's fields, request_index, endpoint
+  // (null for a cached answer) and "request" with the exact body bytes sent.
+  void begin_record(io::JsonWriter& w, const Job& job, const std::string* endpoint) const {
+    using namespace io::literals;
     const WorkItem& item = items_[job.item];
-    io::OrderedJson rec = io::OrderedJson::object();
-    rec[settings_.id_field] = item.item_id;
-    for (auto f = item.fields.begin(); f != item.fields.end(); ++f) rec[f.key()] = f.value();
-    rec["request_index"] = job.request_index;
-    return rec;
+    w.begin_object().key(settings_.id_field).value(item.item_id);
+    for (auto f = item.fields.begin(); f != item.fields.end(); ++f) w.key(f.key()).json(f.value());
+    w.key("request_index"_key).value(job.request_index);
+    w.key("endpoint"_key);
+    if (endpoint != nullptr) {
+      w.value(*endpoint);
+    } else {
+      w.null();
+    }
+    w.key("request"_key).raw(job.request.body);
   }
 
   std::string response_line(const Job& job, const Completion& c, const std::string& endpoint,
                             std::int64_t latency_ms, int attempts, const io::OrderedJson& attempt_errors,
                             bool cached, const std::string& completed_at) const {
-    io::OrderedJson head = base_record(job);
-    head["endpoint"] = cached ? io::OrderedJson() : io::OrderedJson(endpoint);
-    io::OrderedJson rec = io::OrderedJson::object();  // after "request" (the exact body sent)
-    rec["response"] = c.content;
-    if (c.reasoning) rec["reasoning"] = *c.reasoning;
-    rec["finish_reason"] = c.finish_reason;
-    rec["usage"] = io::OrderedJson(c.usage);
-    if (!c.timings.is_null()) rec["timings"] = io::OrderedJson(c.timings);
-    rec["model"] = c.model;
-    if (!c.system_fingerprint.empty()) rec["system_fingerprint"] = c.system_fingerprint;
-    if (!c.simulated_fault.empty()) rec["simulated_fault"] = c.simulated_fault;
-    rec["latency_ms"] = latency_ms;
-    rec["attempts"] = attempts;
-    rec["attempt_errors"] = attempt_errors;
-    rec["cached"] = cached;
-    rec["started_at"] = job.started_at;
-    rec["completed_at"] = completed_at;
-    rec["session"] = session_no_;
-    return record_line(head, job.request.body, rec);
+    using namespace io::literals;
+    std::string line;
+    line.reserve(job.request.body.size() + c.content.size() + 640);
+    io::JsonWriter w(line);
+    begin_record(w, job, cached ? nullptr : &endpoint);
+    w.key("response"_key).value(c.content);
+    if (c.reasoning) w.key("reasoning"_key).value(*c.reasoning);
+    w.key("finish_reason"_key).value(c.finish_reason);
+    w.key("usage"_key).json(c.usage);
+    if (!c.timings.is_null()) w.key("timings"_key).json(c.timings);
+    w.key("model"_key).value(c.model);
+    if (!c.system_fingerprint.empty()) w.key("system_fingerprint"_key).value(c.system_fingerprint);
+    if (!c.simulated_fault.empty()) w.key("simulated_fault"_key).value(c.simulated_fault);
+    w.key("latency_ms"_key).value(latency_ms);
+    w.key("attempts"_key).value(attempts);
+    w.key("attempt_errors"_key).json(attempt_errors);
+    w.key("cached"_key).value(cached);
+    w.key("started_at"_key).value(job.started_at);
+    w.key("completed_at"_key).value(completed_at);
+    w.key("session"_key).value(static_cast<std::uint64_t>(session_no_));
+    w.end_object();
+    return line;
   }
 
   std::string error_line(const ItemAttempts& s, const std::string& endpoint) const {
-    io::OrderedJson head = base_record(s.job);
-    head["endpoint"] = endpoint;
-    io::OrderedJson rec = io::OrderedJson::object();
-    rec["error"] = s.last.error;
-    rec["http_status"] = s.last.http_status == 0 ? io::OrderedJson() : io::OrderedJson(s.last.http_status);
-    rec["attempts"] = s.attempts;
-    rec["attempt_errors"] = s.attempt_errors;
-    rec["started_at"] = s.job.started_at;
-    rec["completed_at"] = s.completed_at;
-    rec["session"] = session_no_;
-    return record_line(head, s.job.request.body, rec);
+    using namespace io::literals;
+    std::string line;
+    io::JsonWriter w(line);
+    begin_record(w, s.job, &endpoint);
+    w.key("error"_key).value(s.last.error);
+    w.key("http_status"_key);
+    if (s.last.http_status == 0) {
+      w.null();
+    } else {
+      w.value(static_cast<std::int64_t>(s.last.http_status));
+    }
+    w.key("attempts"_key).value(s.attempts);
+    w.key("attempt_errors"_key).json(s.attempt_errors);
+    w.key("started_at"_key).value(s.job.started_at);
+    w.key("completed_at"_key).value(s.completed_at);
+    w.key("session"_key).value(static_cast<std::uint64_t>(session_no_));
+    w.end_object();
+    return line;
   }
 
   const std::vector<WorkItem>& items_;
@@ -779,14 +798,15 @@ class Dispatch {
   const Target& target_;
   const std::vector<std::size_t> pending_;
   std::atomic<std::size_t> next_{0};
-  std::mutex m_;  // cache, summary, request indexes, reported model, failure
+  std::mutex m_;        // summary, request indexes, reported model, failure
+  std::mutex cache_m_;  // the cache and answers_rejected_from_cache_
   std::uint64_t next_request_index_;
   std::string reported_model_;
   std::size_t session_no_;
   std::string identity_line_;  // the server identity's JSON line: part of every cache key
   io::AppendFile responses_, errors_;
   std::unique_ptr<ResponseCache> cache_;
-  std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under m_)
+  std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under cache_m_)
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;

@@ -135,5 +135,71 @@ TEST(JsonWriter, RecordsMatchTheOrderedDom) {
   EXPECT_EQ(top, "[\"x\",1]");
 }
 
+// append_json (and JsonWriter::json) against to_line on random values of both kinds: nested
+// objects and arrays, every number kind (floats through nlohmann), awkward strings and keys.
+template <class J>
+J random_value(Rng& rng, int depth, const std::vector<std::string>& strings) {
+  const std::uint64_t kind = rng.below(depth > 3 ? 7 : 9);
+  switch (kind) {
+    case 0:
+      return nullptr;
+    case 1:
+      return rng.below(2) == 1;
+    case 2:
+      return static_cast<std::int64_t>(rng.next()) >> rng.below(64);
+    case 3:
+      return rng.next() >> rng.below(64);
+    case 4: {
+      const double d = static_cast<double>(static_cast<std::int64_t>(rng.next() >> 11)) /
+                       static_cast<double>(std::uint64_t{1} << rng.below(60));
+      return rng.below(2) == 1 ? -d : d;
+    }
+    case 5:
+    case 6:
+      return strings[rng.below(strings.size())] + strings[rng.below(strings.size())];
+    case 7: {
+      J a = J::array();
+      for (std::uint64_t n = rng.below(5); n > 0; --n) a.push_back(random_value<J>(rng, depth + 1, strings));
+      return a;
+    }
+    default: {
+      J o = J::object();
+      for (std::uint64_t n = rng.below(5); n > 0; --n)
+        o[strings[rng.below(strings.size())]] = random_value<J>(rng, depth + 1, strings);
+      return o;
+    }
+  }
+}
+
+TEST(JsonWriter, AppendJsonMatchesToLineOnRandomValues) {
+  const std::vector<std::string> strings = {"",     "a",    "key",  "\"",       "\\",
+                                            "\n\t", "\x01", "\x7f", "\xc3\xa9", "\xf0\x9f\x98\x80",
+                                            "\xff", "\xc3", "1.5",  "null"};
+  Rng rng(20261201, "append-json");
+  for (int n = 0; n < 5000; ++n) {
+    const Json j = random_value<Json>(rng, 0, strings);
+    const OrderedJson o = random_value<OrderedJson>(rng, 0, strings);
+    std::string a, b;
+    append_json(a, j);
+    append_json(b, o);
+    ASSERT_EQ(a, to_line(j)) << "case " << n;
+    ASSERT_EQ(b, to_line(o)) << "case " << n;
+  }
+  for (const double d : {0.0, -0.0, 1e308, 5e-324, 0.1, 2.75, -1e-7, 123456789012345678.0}) {
+    std::string a;
+    append_json(a, Json(d));
+    EXPECT_EQ(a, to_line(Json(d)));
+  }
+  std::string line;
+  JsonWriter w(line);
+  w.begin_object()
+      .key("a")
+      .json(Json::parse(R"({"z":1,"b":[true,null,0.5]})"))
+      .key("b")
+      .json(OrderedJson::array());
+  w.end_object();
+  EXPECT_EQ(line, R"({"a":{"b":[true,null,0.5],"z":1},"b":[]})");
+}
+
 }  // namespace
 }  // namespace numcheck::io

@@ -92,5 +92,73 @@ TEST(CacheKey, ModelIdentityBuildAndEveryBodyFieldCount) {
   EXPECT_NE(k, cache_key(id1, extra));
 }
 
+// The fast path (simdjson's walk) takes the bodies servers send (compact JSON) and gives exactly
+// what the DOM path gives; whatever it does not take (pretty-printed bodies, duplicate keys,
+// surrogate escapes, errors, odd shapes) the DOM path decides.
+TEST(ParseCompletion, FastPathTakesCompactBodiesAndAgreesWithTheDom) {
+  struct Case {
+    const char* body;
+    Api api;
+    bool fast;  // the fast path takes it
+  };
+  const Case cases[] = {
+      {R"({"choices":[{"finish_reason":"stop","index":0,"message":{"role":"assistant","content":"FINAL: 2.75 L","reasoning_content":"r"}}],"created":1,"model":"m","system_fingerprint":"b1","object":"chat.completion","usage":{"completion_tokens":10,"prompt_tokens":5,"total_tokens":15},"timings":{"prompt_n":5,"prompt_ms":1.25,"per_s":-0.5e3,"x":[1,2.5,{"y":null,"b":true}],"neg":-7,"big":18446744073709551615}})",
+       Api::kChat, true},
+      {R"({"choices":[{"message":{"content":"caf\u00e9 \"q\" \\ \n\t \u2603 \u00ff","reasoning":"why"},"finish_reason":"length"}],"model":"x"})",
+       Api::kChat, true},
+      {R"({"choices":[{"message":{"content":null},"finish_reason":"stop"}],"usage":5,"timings":[1]})",
+       Api::kChat, true},
+      {R"({"choices":[{"message":{},"finish_reason":7}],"model":3})", Api::kChat, true},
+      {R"({"choices":[{"text":"FINAL: 1","finish_reason":"stop"},{"text":"other"}],"usage":{}})",
+       Api::kCompletions, true},
+      {"{\n  \"choices\": [{\"message\": {\"content\": \"pretty\"}}]\n}", Api::kChat, false},
+      {R"({"choices":[{"message":{"content":"a","content":"b"}}]})", Api::kChat, false},
+      {R"({"choices":[{"message":{"content":"\ud83d\ude00"}}]})", Api::kChat, false},
+      {R"({"error":{"message":"x"},"choices":[{"message":{"content":"a"}}]})", Api::kChat, false},
+      {R"({"choices":[{"message":{"content":5}}]})", Api::kChat, false},
+      {R"({"choices":[]})", Api::kChat, false},
+      {R"({"choices":[{"text":"t"}]})", Api::kChat, false},
+      {R"({"choices":[{"message":{"content":"c"}}]})", Api::kCompletions, false},
+      {R"({"data":[{"embedding":[0.5,1]}]})", Api::kEmbeddings, false},
+      {R"({"choices":[{"message":{"content":"a"}}]} x)", Api::kChat, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    const ParsedBody dom = detail::parse_completion_dom(c.body, c.api);
+    Completion fast;
+    EXPECT_EQ(detail::parse_completion_fast(c.body, c.api, fast), c.fast);
+    const ParsedBody both = parse_completion_body(c.body, c.api);
+    EXPECT_EQ(both.ok, dom.ok);
+    EXPECT_EQ(both.error, dom.error);
+    EXPECT_TRUE(both.completion == dom.completion);
+    if (c.fast) {
+      ASSERT_TRUE(dom.ok) << dom.error;
+      EXPECT_TRUE(fast == dom.completion);
+    }
+  }
+  const ParsedBody p = parse_completion_body(cases[0].body, Api::kChat);
+  EXPECT_EQ(p.completion.timings["per_s"], -500.0);
+  EXPECT_TRUE(p.completion.timings["big"].is_number_unsigned());
+  EXPECT_TRUE(p.completion.timings["neg"].is_number_integer());
+  EXPECT_EQ(p.completion.reasoning, "r");
+}
+
+// The cache stores completion_line(c): to_line(completion_to_json(c)), written directly.
+TEST(CacheEntry, CompletionLineIsTheDomsLine) {
+  Completion c;
+  EXPECT_EQ(completion_line(c), io::to_line(completion_to_json(c)));
+  c.content = "FINAL: 3 \xce\xbb \"q\" \\ \x01 \xff end";
+  c.reasoning = "r\n\xe2\x82";
+  c.finish_reason = "length";
+  c.usage = io::Json::parse(R"({"b":1,"a":-2,"c":[1.5,null]})");
+  c.timings = io::Json::parse(R"({"ms":0.125})");
+  c.model = "m";
+  c.system_fingerprint = "fp";
+  c.simulated_fault = "none";  // not stored
+  EXPECT_EQ(completion_line(c), io::to_line(completion_to_json(c)));
+  EXPECT_TRUE(completion_from_json(io::Json::parse(completion_line(c))).content ==
+              "FINAL: 3 \xce\xbb \"q\" \\ \x01 \xef\xbf\xbd end");
+}
+
 }  // namespace
 }  // namespace numcheck::llm

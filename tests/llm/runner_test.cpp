@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <sqlite3.h>
@@ -740,6 +742,138 @@ TEST_F(RunnerTest, BadInputsAreErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNetwork);
     EXPECT_NE(std::string(e.what()).find(std::to_string(port)), std::string::npos);
+  }
+}
+
+// A backend with no server: every attempt answers from a table (awkward values on purpose), the
+// first attempt of "a-000" fails once (so its record has an attempt error) and "a-001" fails for
+// good (an error record). Used to compare the records' bytes with the DOM's.
+class Canned : public Backend {
+ public:
+  [[nodiscard]] std::string kind() const override { return "openai"; }
+  [[nodiscard]] bool simulated() const override { return false; }
+  [[nodiscard]] std::vector<std::string> endpoints() const override { return {"http://canned/v1"}; }
+  [[nodiscard]] ServerInfo probe() override {
+    ServerInfo info;
+    info.model = "canned \xce\xbb";
+    info.identity = {{"model", info.model}, {"build", "b\x01"}};
+    info.info = io::OrderedJson::object();
+    return info;
+  }
+  [[nodiscard]] Api api() const override { return Api::kChat; }
+  [[nodiscard]] std::unique_ptr<Session> open_session() override {
+    struct S : Session {
+      Canned* owner;
+      Attempt send(const Request& r, std::size_t) override {
+        Attempt a;
+        a.latency = std::chrono::milliseconds(7);
+        if (r.item_id == "a-001") {
+          a.status = Attempt::Status::kFatal;
+          a.http_status = 404;
+          a.error = "HTTP 404: no such \"model\"\x01\xff";
+          return a;
+        }
+        if (r.item_id == "a-000" && !owner->failed_once.exchange(true)) {
+          a.status = Attempt::Status::kRetryable;
+          a.error = "connection reset \\ here";
+          return a;
+        }
+        a.status = Attempt::Status::kOk;
+        Completion& c = a.completion;
+        c.content = "FINAL: 2.75 L\n\ttab \"quoted\" \\ \x01\x1f \xce\xbb broken \xff\xfe end " + r.item_id;
+        if (r.item_id != "a-002") c.reasoning = std::string("think\r\n\xe2\x82");
+        c.finish_reason = r.item_id == "a-003" ? "" : "length";
+        c.usage = io::Json::parse(
+            R"({"prompt_tokens":12,"completion_tokens":3,"neg":-4,"big":18446744073709551615})");
+        if (r.item_id != "a-003")
+          c.timings = io::Json::parse(R"({"prompt_ms":1.25,"per_s":-0.5e3,"x":[1,2.5,null,"s"]})");
+        c.model = "canned \xce\xbb";
+        if (r.item_id == "a-002") c.system_fingerprint = "fp\x7f";
+        if (r.item_id == "a-004") c.simulated_fault = "none";
+        return a;
+      }
+    };
+    auto s = std::make_unique<S>();
+    s->owner = this;
+    return s;
+  }
+  std::atomic<bool> failed_once{false};
+};
+
+// Every record line is written directly (no DOM per record): its bytes must be nlohmann's for the
+// same value (to_line of the parsed line gives the line back), its members in the documented order,
+// invalid UTF-8 replaced as to_line replaces it; the cache's entries read back to the same record.
+TEST_F(RunnerTest, RecordLinesAreTheDomsBytesForAwkwardValues) {
+  std::vector<WorkItem> items = make_items(6, "a");
+  items[0].fields = io::OrderedJson::parse(R"({"base_id":"b\"1","meta":{"z":[1,2.5,null],"a":-3},"n":0})");
+  items[1].fields["quote\"key\x01"] = "v\xff";
+  auto s = settings();
+  s.use_cache = true;
+  s.concurrency = 2;
+  s.retry.retries = 2;
+  Canned b;
+  const auto sum = run_items(items, s, b, dir_ / "first");
+  EXPECT_EQ(sum.answered, 5u);
+  EXPECT_EQ(sum.failed, 1u);
+  const std::vector<std::string> order = {
+      "prompt_id", "base_id",        "meta",          "n",          "request_index", "endpoint", "request",
+      "response",  "reasoning",      "finish_reason", "usage",      "timings",       "model",    "latency_ms",
+      "attempts",  "attempt_errors", "cached",        "started_at", "completed_at",  "session"};
+  const auto lines_of = [](const fs::path& p) {
+    std::vector<std::string> lines;
+    std::istringstream in(io::read_file(p));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  const auto check_lines = [&](const fs::path& p) {
+    const auto lines = lines_of(p);
+    for (const auto& line : lines) EXPECT_EQ(io::to_line(io::parse_ordered_json(line, "line")), line);
+    return lines.size();
+  };
+  EXPECT_EQ(check_lines(dir_ / "first" / "responses.jsonl"), 5u);
+  EXPECT_EQ(check_lines(dir_ / "first" / "errors.jsonl"), 1u);
+  std::map<std::string, io::OrderedJson> first;
+  for (const auto& line : lines_of(dir_ / "first" / "responses.jsonl")) {
+    const auto j = io::parse_ordered_json(line, "line");
+    first[j["prompt_id"].get<std::string>()] = j;
+  }
+  const io::OrderedJson& a0 = first.at("a-000");
+  std::vector<std::string> keys;
+  for (auto it = a0.begin(); it != a0.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, order);
+  EXPECT_EQ(a0["response"],
+            "FINAL: 2.75 L\n\ttab \"quoted\" \\ \x01\x1f \xce\xbb broken \xef\xbf\xbd\xef\xbf\xbd end a-000");
+  EXPECT_EQ(a0["meta"]["z"][1], 2.5);
+  EXPECT_EQ(a0["usage"]["big"], 18446744073709551615ULL);
+  EXPECT_EQ(a0["attempts"], 2);
+  ASSERT_EQ(a0["attempt_errors"].size(), 1u);
+  EXPECT_EQ(a0["attempt_errors"][0]["error"], "connection reset \\ here");
+  EXPECT_EQ(a0["endpoint"], "http://canned/v1");
+  EXPECT_EQ(first.at("a-002")["system_fingerprint"], "fp\x7f");
+  EXPECT_FALSE(first.at("a-002").contains("reasoning"));
+  EXPECT_FALSE(first.at("a-003").contains("timings"));
+  EXPECT_EQ(first.at("a-004")["simulated_fault"], "none");
+  const auto err = io::parse_ordered_json(lines_of(dir_ / "first" / "errors.jsonl").at(0), "e");
+  EXPECT_EQ(err["quote\"key\x01"], "v\xef\xbf\xbd");
+  EXPECT_EQ(err["http_status"], 404);
+  EXPECT_EQ(err["error"], "HTTP 404: no such \"model\"\x01\xef\xbf\xbd");
+
+  // A second run answered from the cache: the same answers, endpoint null, cached true.
+  const auto again = run_items(items, s, b, dir_ / "second");
+  EXPECT_EQ(again.from_cache, 5u);
+  EXPECT_EQ(check_lines(dir_ / "second" / "responses.jsonl"), 5u);
+  for (const auto& line : lines_of(dir_ / "second" / "responses.jsonl")) {
+    const auto j = io::parse_ordered_json(line, "line");
+    const io::OrderedJson& f = first.at(j["prompt_id"].get<std::string>());
+    EXPECT_TRUE(j["endpoint"].is_null());
+    EXPECT_EQ(j["cached"], true);
+    for (const char* k :
+         {"response", "reasoning", "finish_reason", "usage", "timings", "model", "system_fingerprint"}) {
+      EXPECT_EQ(j.contains(k), f.contains(k)) << k;
+      if (f.contains(k)) {
+        EXPECT_EQ(j[k], f[k]) << k;
+      }
+    }
   }
 }
 
