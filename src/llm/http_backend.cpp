@@ -609,7 +609,11 @@ namespace detail {
 // bytes, \uD8xx escapes, duplicate keys, invalid JSON) or that is not a completion is left to the
 // DOM path, which decides and words the error. So both paths give the same result for every body.
 bool parse_completion_fast(std::string_view body, Api api, Completion& out) {
-  if (api == Api::kEmbeddings) return false;
+  // simdjson's parser keeps room for the largest document it has parsed (about 14 bytes per byte)
+  // for as long as its thread lives: larger bodies, rare, take the DOM path, whose memory goes
+  // with the body.
+  constexpr std::size_t kMaxFastBody = std::size_t{1} << 20;
+  if (api == Api::kEmbeddings || body.size() > kMaxFastBody) return false;
   // Whitespace around the value (servers often end the body with a newline) means nothing in JSON;
   // the walk takes no control byte, so it goes before.
   const std::size_t from = body.find_first_not_of(" \t\r\n");

@@ -136,6 +136,14 @@ TEST(ParseCompletion, FastPathTakesCompactBodiesAndAgreesWithTheDom) {
       EXPECT_TRUE(fast == dom.completion);
     }
   }
+  // A body over 1 MiB takes the DOM path (the fast parser would keep room for it for good).
+  const std::string big =
+      R"({"choices":[{"message":{"content":")" + std::string(std::size_t{1} << 20, 'a') + R"("}}]})";
+  Completion fast;
+  EXPECT_FALSE(detail::parse_completion_fast(big, Api::kChat, fast));
+  const ParsedBody b = parse_completion_body(big, Api::kChat);
+  ASSERT_TRUE(b.ok);
+  EXPECT_EQ(b.completion.content.size(), std::size_t{1} << 20);
   const ParsedBody p = parse_completion_body(cases[0].body, Api::kChat);
   EXPECT_EQ(p.completion.timings["per_s"], -500.0);
   EXPECT_TRUE(p.completion.timings["big"].is_number_unsigned());
