@@ -271,14 +271,7 @@ std::optional<Completion> ResponseCache::get(const std::string& key, const std::
 
 void ResponseCache::put(const std::string& key, const std::string& request_sha256, const std::string& model,
                         const io::Json& identity, const Completion& completion) {
-  put_line(key, request_sha256, model, identity.dump(-1, ' ', false, io::Json::error_handler_t::replace),
-           completion);
-}
-
-void ResponseCache::put_line(const std::string& key, const std::string& request_sha256,
-                             const std::string& model, std::string identity_line,
-                             const Completion& completion) {
-  put_entry(make_entry(key, request_sha256, completion), model, std::move(identity_line));
+  put_entry(make_entry(key, request_sha256, completion), model, io::to_line(identity));
 }
 
 ResponseCache::Entry ResponseCache::make_entry(std::string key, std::string request_sha256,

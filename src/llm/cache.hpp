@@ -60,9 +60,6 @@ class ResponseCache {
   // commit() in one short transaction (automatically every 256 entries).
   void put(const std::string& key, const std::string& request_sha256, const std::string& model,
            const io::Json& identity, const Completion& completion);
-  // The same with the identity already serialized (io::to_line(identity)).
-  void put_line(const std::string& key, const std::string& request_sha256, const std::string& model,
-                std::string identity_line, const Completion& completion);
   // A completion ready to be stored: serialized (completion_line) and its check computed, the
   // costly part of a put, which a caller sharing the cache between threads does outside its lock.
   struct Entry {
@@ -70,6 +67,7 @@ class ResponseCache {
   };
   [[nodiscard]] static Entry make_entry(std::string key, std::string request_sha256,
                                         const Completion& completion);
+  // put with the entry made and the identity already serialized (io::to_line(identity)).
   void put_entry(Entry entry, const std::string& model, std::string identity_line);
   void commit();
   // Entries refused by get() because they failed their check.
@@ -110,9 +108,10 @@ class ResponseCache {
   std::size_t rejected_ = 0;
 };
 
-// Completion <-> JSON (what the cache stores; also used by records).
+// Completion <-> JSON: what a cache entry stores, as a DOM (completion_to_json) and as the text
+// written into the cache (completion_line: io::to_line(completion_to_json(c)), written directly);
+// completion_from_json reads it back.
 [[nodiscard]] io::Json completion_to_json(const Completion& c);
-// io::to_line(completion_to_json(c)), written directly (the text a cache entry stores).
 [[nodiscard]] std::string completion_line(const Completion& c);
 [[nodiscard]] Completion completion_from_json(const io::Json& j);
 
