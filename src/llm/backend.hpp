@@ -123,6 +123,10 @@ class AsyncSession {
   [[nodiscard]] virtual std::vector<std::pair<std::uint64_t, Attempt>> wait(
       std::chrono::milliseconds timeout) = 0;
   [[nodiscard]] virtual std::size_t in_flight() const = 0;
+  // Sends what start() has queued, without waiting for anything (finished attempts stay for the
+  // next wait). The runner calls it before it records the items that just finished, so that their
+  // records are written while the new requests are on their way.
+  virtual void send_started() {}
 };
 
 class Backend {

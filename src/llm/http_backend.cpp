@@ -402,6 +402,11 @@ class HttpAsyncSession : public AsyncSession {
 
   [[nodiscard]] std::size_t in_flight() const override { return active_.size(); }
 
+  void send_started() override {
+    int running = 0;
+    detail::curl().multi_perform(multi_, &running);  // transfers that finish here wait in curl's queue
+  }
+
  private:
   struct Xfer {
     std::uint64_t tag = 0;

@@ -842,7 +842,9 @@ class EventLoop {
           finished = session_.wait(wait);
         }
       }
-      for (auto& [tag, a] : finished) take(tag, std::move(a));
+      std::vector<ItemAttempts> answered;
+      for (auto& [tag, a] : finished) take(tag, std::move(a), answered);
+      if (!answered.empty()) record_after_refill(answered);
     }
   }
 
@@ -899,14 +901,34 @@ class EventLoop {
     return soonest;
   }
 
-  void take(std::uint64_t tag, Attempt a) {
+  // An attempt's result: a failed item is recorded (and counted) at once, since it may stop the
+  // session before another item starts; an answered one goes to `answered`.
+  void take(std::uint64_t tag, Attempt a, std::vector<ItemAttempts>& answered) {
     auto it = items_.find(tag);
     if (it == items_.end()) return;
     if (after_attempt(it->second, std::move(a), d_.settings().retry, rng_, d_.target().endpoint_names,
                       d_.settings().check_answer)) {
-      d_.finish(it->second);
+      if (it->second.last.status == Attempt::Status::kOk) {
+        answered.push_back(std::move(it->second));
+      } else {
+        d_.finish(it->second);
+      }
       items_.erase(it);
     }
+  }
+
+  // Answered items free their slots: new items are started and sent first, and the answers are
+  // recorded while those requests are in flight (with one request in flight, recording no longer
+  // waits for the next round trip or the other way round). Recorded even when starting fails.
+  void record_after_refill(std::vector<ItemAttempts>& answered) {
+    try {
+      if (!d_.stop().is_set()) fill();
+      session_.send_started();
+    } catch (...) {
+      for (const auto& s : answered) d_.finish(s);
+      throw;
+    }
+    for (const auto& s : answered) d_.finish(s);
   }
 
   Dispatch& d_;

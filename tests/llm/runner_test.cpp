@@ -745,6 +745,29 @@ TEST_F(RunnerTest, BadInputsAreErrors) {
   }
 }
 
+// Answered items are recorded after the freed slot is refilled (so that, with one request in flight,
+// recording overlaps the next request): when starting the next item throws, the answers already in
+// are still recorded before the session fails. Here the sixth check_answer call (the cache hit
+// served while refilling after the fifth fresh answer) throws.
+TEST_F(RunnerTest, AnswersAreRecordedWhenRefillingTheirSlotsFails) {
+  auto s = settings();
+  s.use_cache = true;
+  s.concurrency = 1;
+  (void)run(make_items(1), s, "fill");  // q-000 is now cached
+  std::vector<WorkItem> items = make_items(5, "p");
+  items.push_back(make_items(1).front());
+  std::atomic<int> calls{0};
+  s.check_answer = [&](const Completion&) -> std::string {
+    if (++calls == 6) throw std::runtime_error("check failed while refilling");
+    return "";
+  };
+  EXPECT_THROW((void)run(items, s, "r"), std::runtime_error);
+  EXPECT_EQ(calls.load(), 6);
+  std::set<std::string> ids;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) ids.insert(r["prompt_id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{"p-000", "p-001", "p-002", "p-003", "p-004"}));
+}
+
 // A backend with no server: every attempt answers from a table (awkward values on purpose), the
 // first attempt of "a-000" fails once (so its record has an attempt error) and "a-001" fails for
 // good (an error record). Used to compare the records' bytes with the DOM's.
