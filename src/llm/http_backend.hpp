@@ -45,9 +45,10 @@ struct ParsedBody {
 
 namespace detail {
 // The two paths of parse_completion_body, for the tests and the fuzzer. The DOM path (nlohmann)
-// decides every body. The fast path (simdjson's walk, io::FastLineParser) returns true and sets
-// `out` only for a completion it accepts (compact JSON, the plain shape), and `out` is then what the
-// DOM path gives; parse_completion_body takes it when it can and asks the DOM path otherwise.
+// decides every body. The fast path (simdjson's walk, io::FastLineParser) returns true only for a
+// completion it accepts (compact JSON, the plain shape, at most 1 MiB), and `out` is then what the
+// DOM path gives (on false, `out` may hold part of a completion: discard it);
+// parse_completion_body takes the fast path when it can and asks the DOM path otherwise.
 [[nodiscard]] ParsedBody parse_completion_dom(std::string_view body, Api api);
 [[nodiscard]] bool parse_completion_fast(std::string_view body, Api api, Completion& out);
 }  // namespace detail
