@@ -247,6 +247,24 @@ LineBlockReader::LineBlockReader(const fs::path& path, std::size_t block_bytes)
   if (fd_ < 0) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
 }
 
+std::size_t count_lines(std::string_view text) noexcept {
+  std::size_t n = 0;
+  for (const char *p = text.data(), *e = p + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr;
+       ++p) {
+    ++n;
+  }
+  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+std::size_t count_file_lines(const std::filesystem::path& path) {
+  LineBlockReader reader(path);
+  LineBlock block;
+  std::size_t n = 0;
+  while (reader.next(block)) n += count_lines(block.text());
+  return n;
+}
+
 LineBlockReader::~LineBlockReader() {
   if (fd_ >= 0) ::close(fd_);
 }

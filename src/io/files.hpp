@@ -142,6 +142,13 @@ class LineBlockReader {
   std::function<void(std::string_view)> on_bytes_;
 };
 
+// Lines in a block of whole lines (LineBlock::text): its "\n"s, and one more for an unterminated
+// last line.
+[[nodiscard]] std::size_t count_lines(std::string_view text) noexcept;
+// The lines of a file (what for_each_line hands out, blank ones included), read in blocks.
+// Throws Error (kIo) naming the file when it cannot be read.
+[[nodiscard]] std::size_t count_file_lines(const std::filesystem::path& path);
+
 // Appends records to a file with one write(2) per line (O_APPEND): a process killed at any moment
 // leaves every earlier line intact and at most one torn last line (repair_torn_tail), and lines
 // appended from several threads never interleave. `durable` fdatasyncs after every line;

@@ -445,17 +445,6 @@ struct FastReader {
   }
 };
 
-// Lines in a block of whole lines: its "\n"s, and one more for an unterminated last line.
-std::size_t count_lines(std::string_view text) {
-  std::size_t n = 0;
-  for (const char *p = text.data(), *e = p + text.size();
-       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(e - p)))) != nullptr;
-       ++p) {
-    ++n;
-  }
-  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
-}
-
 void add_stats(JsonlStats& total, const JsonlStats& s) {
   total.lines = std::max(total.lines, s.lines);
   total.records += s.records;

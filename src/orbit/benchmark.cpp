@@ -1,6 +1,5 @@
 #include "orbit/benchmark.hpp"
 
-#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
@@ -29,19 +28,10 @@ const Base* Benchmark::find_base(std::string_view base_id) const {
 
 namespace {
 
-// The lines of a file (0 when it is not a readable file: its reader then says why).
+// The lines of a file (0 when it is not a file: its reader then says why).
 std::size_t line_count(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return 0;
-  io::LineBlockReader reader(path);
-  io::LineBlock block;
-  std::size_t n = 0;
-  while (reader.next(block)) {
-    const std::string_view t = block.text();
-    n += static_cast<std::size_t>(std::count(t.begin(), t.end(), '\n')) +
-         (!t.empty() && t.back() != '\n' ? 1 : 0);
-  }
-  return n;
+  return std::filesystem::is_regular_file(path, ec) ? io::count_file_lines(path) : 0;
 }
 
 }  // namespace

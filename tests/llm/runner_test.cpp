@@ -10,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include <sqlite3.h>
@@ -844,8 +843,7 @@ TEST_F(RunnerTest, RecordLinesAreTheDomsBytesForAwkwardValues) {
       "attempts",  "attempt_errors", "cached",        "started_at", "completed_at",  "session"};
   const auto lines_of = [](const fs::path& p) {
     std::vector<std::string> lines;
-    std::istringstream in(io::read_file(p));
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    io::for_each_line(p, [&](const io::Line& l) { lines.emplace_back(l.text); });
     return lines;
   };
   const auto check_lines = [&](const fs::path& p) {

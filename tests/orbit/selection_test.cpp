@@ -113,6 +113,13 @@ TEST(Selection, RestrictKeepsWholeOrbitsOfTheSelectedViews) {
     EXPECT_TRUE(selected(s, r.views[i]));
   }
   EXPECT_EQ(r.file_sha256, bench().file_sha256);
+  // What `orbit run` asks: the same prompts, in the same order, as pointers into the benchmark;
+  // the whole benchmark's views when nothing is left out.
+  const std::vector<const View*> asked = selected_views(bench(), s);
+  ASSERT_EQ(asked.size(), r.views.size());
+  for (std::size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i]->prompt_id, r.views[i].prompt_id);
+  EXPECT_EQ(selected_views(bench(), select(bench(), SelectionSpec{})).size(),
+            restrict(bench(), select(bench(), SelectionSpec{})).views.size());
   ASSERT_TRUE(r.selection.is_object());
   EXPECT_EQ(r.selection["bases"], 12);
   EXPECT_EQ(r.selection["of_bases"], 3600);
