@@ -1,7 +1,5 @@
 #include "llm/cache.hpp"
 
-#include <sqlite3.h>
-
 #include <chrono>
 #include <ctime>
 #include <system_error>
@@ -13,6 +11,7 @@
 #include "io/cache_dir.hpp"
 #include "io/json_writer.hpp"
 #include "io/sha256.hpp"
+#include "llm/sqlite_api.hpp"
 
 namespace numcheck::llm {
 
@@ -21,6 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 sqlite3* db_of(void* p) { return static_cast<sqlite3*>(p); }
+
+const detail::SqliteApi& sq() { return detail::sqlite(); }
 
 std::string now_iso() {
   const auto now = std::chrono::system_clock::now();
@@ -33,19 +34,19 @@ std::string now_iso() {
 }
 
 void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
-  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  sq().bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
 
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql, const fs::path& path) {
-    const int rc = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+    const int rc = sq().prepare_v2(db, sql, -1, &s_, nullptr);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw ResponseCache::Busy{};
     if (rc != SQLITE_OK) {
-      fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sqlite3_errmsg(db));
+      fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sq().errmsg(db));
     }
   }
-  ~Stmt() { sqlite3_finalize(s_); }
+  ~Stmt() { sq().finalize(s_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   sqlite3_stmt* get() { return s_; }
@@ -60,8 +61,8 @@ class Reset {
  public:
   explicit Reset(sqlite3_stmt* s) : s_(s) {}
   ~Reset() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
+    sq().reset(s_);
+    sq().clear_bindings(s_);
   }
   Reset(const Reset&) = delete;
   Reset& operator=(const Reset&) = delete;
@@ -72,23 +73,23 @@ class Reset {
 
 void exec(sqlite3* db, const char* sql, const fs::path& path) {
   char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  const int rc = sq().exec(db, sql, nullptr, nullptr, &err);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-    sqlite3_free(err);
+    sq().free(err);
     throw ResponseCache::Busy{};
   }
   if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
-    sqlite3_free(err);
+    sq().free(err);
     fail(ErrorCode::kIo, "response cache {}: {}", path.string(), msg);
   }
 }
 
 std::string column_text(sqlite3_stmt* s, int i) {
-  const auto* p = sqlite3_column_text(s, i);
+  const auto* p = sq().column_text(s, i);
   return p == nullptr ? std::string()
                       : std::string(reinterpret_cast<const char*>(p),
-                                    static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
+                                    static_cast<std::size_t>(sq().column_bytes(s, i)));
 }
 
 }  // namespace
@@ -189,14 +190,14 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
   if (ec)
     fail(ErrorCode::kIo, "cannot create the cache folder {}: {}", path.parent_path().string(), ec.message());
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
+  if (sq().open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                   nullptr) != SQLITE_OK) {
+    std::string msg = db != nullptr ? sq().errmsg(db) : "out of memory";
+    sq().close(db);
     fail(ErrorCode::kIo, "cannot open the response cache {}: {}", path.string(), msg);
   }
   db_ = db;
-  sqlite3_busy_timeout(db, 5000);
+  sq().busy_timeout(db, 5000);
   try {
     with_retry([&] { exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", path_); });
     with_retry([&] {
@@ -210,7 +211,7 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
       // none, so they are misses and get replaced).
       bool has_check = false;
       Stmt t(db, "PRAGMA table_info(responses)", path_);
-      while (sqlite3_step(t.get()) == SQLITE_ROW)
+      while (sq().step(t.get()) == SQLITE_ROW)
         has_check = has_check || column_text(t.get(), 1) == "check_sha256";
       if (!has_check) {
         exec(db,
@@ -220,7 +221,7 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
       }
     });
   } catch (...) {
-    sqlite3_close(db);
+    sq().close(db);
     db_ = nullptr;
     throw;
   }
@@ -233,7 +234,7 @@ ResponseCache::~ResponseCache() {
   } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do in a destructor
   }
   finalize_prepared();
-  sqlite3_close(db_of(db_));
+  sq().close(db_of(db_));
 }
 
 std::optional<Completion> ResponseCache::get(const std::string& key, const std::string& request_sha256) {
@@ -243,7 +244,7 @@ std::optional<Completion> ResponseCache::get(const std::string& key, const std::
     sqlite3_stmt* s = prepared(Query::kGet);
     const Reset reset(s);
     bind_text(s, 1, key);
-    const int rc = sqlite3_step(s);
+    const int rc = sq().step(s);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
     found = rc == SQLITE_ROW;
     if (found) {
@@ -321,7 +322,7 @@ void ResponseCache::commit() {
       }
       exec(db_of(db_), "COMMIT", path_);
     } catch (...) {
-      sqlite3_exec(db_of(db_), "ROLLBACK", nullptr, nullptr, nullptr);
+      sq().exec(db_of(db_), "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
   });
@@ -330,10 +331,10 @@ void ResponseCache::commit() {
 }
 
 void ResponseCache::step_done(sqlite3_stmt* s) {
-  const int rc = sqlite3_step(s);
+  const int rc = sq().step(s);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
   if (rc != SQLITE_DONE)
-    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
+    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
 }
 
 sqlite3_stmt* ResponseCache::prepared(Query q) {
@@ -345,16 +346,15 @@ sqlite3_stmt* ResponseCache::prepared(Query q) {
           ? "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits, "
             "request_sha256, check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)"
           : "UPDATE responses SET hits = hits + 1 WHERE key = ?1";
-  const int rc = sqlite3_prepare_v3(db_of(db_), sql, -1, SQLITE_PREPARE_PERSISTENT, slot, nullptr);
+  const int rc = sq().prepare_v3(db_of(db_), sql, -1, SQLITE_PREPARE_PERSISTENT, slot, nullptr);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
-  if (rc != SQLITE_OK)
-    fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sqlite3_errmsg(db_of(db_)));
+  if (rc != SQLITE_OK) fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
   return *slot;
 }
 
 void ResponseCache::finalize_prepared() noexcept {
   for (sqlite3_stmt** slot : {&get_stmt_, &insert_stmt_, &hit_stmt_}) {
-    sqlite3_finalize(*slot);
+    sq().finalize(*slot);
     *slot = nullptr;
   }
 }
@@ -367,18 +367,18 @@ CacheStats ResponseCache::stats() {
            "SELECT COUNT(*), COALESCE(SUM(hits), 0), COALESCE(MIN(created), ''), COALESCE(MAX(created), '') "
            "FROM responses",
            path_);
-    if (sqlite3_step(s.get()) == SQLITE_ROW) {
-      st.entries = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
-      st.hits = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1));
+    if (sq().step(s.get()) == SQLITE_ROW) {
+      st.entries = static_cast<std::uint64_t>(sq().column_int64(s.get(), 0));
+      st.hits = static_cast<std::uint64_t>(sq().column_int64(s.get(), 1));
       st.oldest = column_text(s.get(), 2);
       st.newest = column_text(s.get(), 3);
     }
   }
   {
     Stmt s(db_of(db_), "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model", path_);
-    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+    while (sq().step(s.get()) == SQLITE_ROW) {
       st.per_model.emplace_back(column_text(s.get(), 0),
-                                static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 1)));
+                                static_cast<std::uint64_t>(sq().column_int64(s.get(), 1)));
     }
   }
   std::error_code ec;
@@ -400,7 +400,7 @@ std::uint64_t ResponseCache::clear(const std::string& model) {
       s.text(1, model);
       step_done(s.get());
     }
-    n = static_cast<std::uint64_t>(sqlite3_changes(db_of(db_)));
+    n = static_cast<std::uint64_t>(sq().changes(db_of(db_)));
   });
   with_retry([&] { exec(db_of(db_), "PRAGMA wal_checkpoint(TRUNCATE)", path_); });
   if (model.empty()) with_retry([&] { exec(db_of(db_), "VACUUM", path_); });

@@ -6,12 +6,6 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <libstemmer.h>
-#include <unicode/brkiter.h>
-#include <unicode/ubrk.h>
-#include <unicode/uchar.h>
-#include <unicode/unistr.h>
-#include <unicode/utext.h>
 #include <unicode/uvernum.h>
 
 #include "claims/segment.hpp"
@@ -19,6 +13,7 @@
 #include "core/error.hpp"
 #include "num/read.hpp"
 #include "num/units.hpp"
+#include "retrieval/text_libs.hpp"
 
 namespace numcheck::retrieval {
 namespace {
@@ -53,16 +48,19 @@ bool all_ascii(std::string_view s) {
   return true;
 }
 
+// ICU's word break iterator (root locale) and the UText it reads, one per thread.
 struct IcuState {
-  std::unique_ptr<icu::BreakIterator> it;
+  const detail::IcuApi& api = detail::icu();
+  UBreakIterator* it = nullptr;
   UText* ut = nullptr;
   IcuState() {
     UErrorCode st = U_ZERO_ERROR;
-    it.reset(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), st));
-    if (U_FAILURE(st) || !it) fail("ICU word break iterator unavailable: {}", u_errorName(st));
+    it = api.brk_open(UBRK_WORD, "", nullptr, 0, &st);  // "": the root locale
+    if (U_FAILURE(st) || it == nullptr) fail("ICU word break iterator unavailable: {}", api.error_name(st));
   }
   ~IcuState() {
-    if (ut) utext_close(ut);
+    if (ut != nullptr) api.text_close(ut);
+    if (it != nullptr) api.brk_close(it);
   }
   IcuState(const IcuState&) = delete;
   IcuState& operator=(const IcuState&) = delete;
@@ -74,11 +72,12 @@ IcuState& icu_state() {
 }
 
 struct Stemmer {
+  const detail::StemmerApi& api = detail::stemmer();
   sb_stemmer* s = nullptr;
-  Stemmer() : s(sb_stemmer_new("english", "UTF_8")) {
+  Stemmer() : s(api.create("english", "UTF_8")) {
     if (!s) fail("Snowball English stemmer unavailable");
   }
-  ~Stemmer() { sb_stemmer_delete(s); }
+  ~Stemmer() { api.destroy(s); }
   Stemmer(const Stemmer&) = delete;
   Stemmer& operator=(const Stemmer&) = delete;
 };
@@ -86,11 +85,33 @@ struct Stemmer {
 void stem_in_place(std::string& term) {
   thread_local Stemmer st;
   const sb_symbol* out =
-      sb_stemmer_stem(st.s, reinterpret_cast<const sb_symbol*>(term.data()), static_cast<int>(term.size()));
+      st.api.stem(st.s, reinterpret_cast<const sb_symbol*>(term.data()), static_cast<int>(term.size()));
   if (!out) return;  // out of memory in the stemmer: keep the word
-  term.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(sb_stemmer_length(st.s)));
+  term.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(st.api.length(st.s)));
 }
 
+// Runs an ICU string function `f(dest, capacity, &length, &status)` into `out`, growing `out`
+// once when the first guess of its size was short (ICU then reports the size it needs).
+template <typename Out, typename F>
+void icu_convert(Out& out, std::size_t guess, const char* what, F&& f) {
+  const detail::IcuApi& api = detail::icu();
+  out.resize(guess);
+  for (int attempt = 0;; ++attempt) {
+    UErrorCode st = U_ZERO_ERROR;
+    int32_t len = 0;
+    f(out.data(), static_cast<int32_t>(out.size()), &len, &st);
+    if (st == U_BUFFER_OVERFLOW_ERROR && attempt == 0) {
+      out.resize(static_cast<std::size_t>(len));
+      continue;
+    }
+    if (U_FAILURE(st)) fail("ICU cannot {}: {}", what, api.error_name(st));
+    out.resize(static_cast<std::size_t>(len));
+    return;
+  }
+}
+
+// Lower case of a word: ASCII letters directly; anything else folded by ICU (full case folding,
+// the default options), ill-formed UTF-8 read as U+FFFD, as icu::UnicodeString::fromUTF8 does.
 void normalize_into(std::string_view word, bool ascii, std::string& t) {
   if (ascii) {
     t.resize(word.size());
@@ -100,11 +121,19 @@ void normalize_into(std::string_view word, bool ascii, std::string& t) {
     }
     return;
   }
-  t.clear();
-  icu::UnicodeString u =
-      icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
-  u.foldCase();
-  u.toUTF8String(t);
+  const detail::IcuApi& api = detail::icu();
+  thread_local std::u16string u;
+  thread_local std::u16string folded;
+  // UTF-16 never needs more units than UTF-8 has bytes (a U+FFFD per ill-formed byte at most).
+  icu_convert(u, word.size(), "read UTF-8", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
+    api.str_from_utf8(d, cap, len, word.data(), static_cast<int32_t>(word.size()), 0xFFFD, nullptr, st);
+  });
+  icu_convert(folded, u.size() + 8, "fold case", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
+    *len = api.str_fold_case(d, cap, u.data(), static_cast<int32_t>(u.size()), U_FOLD_CASE_DEFAULT, st);
+  });
+  icu_convert(t, 3 * folded.size(), "write UTF-8", [&](char* d, int32_t cap, int32_t* len, UErrorCode* st) {
+    api.str_to_utf8(d, cap, len, folded.data(), static_cast<int32_t>(folded.size()), 0xFFFD, nullptr, st);
+  });
 }
 
 }  // namespace
@@ -164,13 +193,13 @@ std::vector<std::pair<std::size_t, std::size_t>> icu_word_ranges(std::string_vie
   std::vector<std::pair<std::size_t, std::size_t>> out;
   IcuState& s = icu_state();
   UErrorCode st = U_ZERO_ERROR;
-  s.ut = utext_openUTF8(s.ut, text.data(), static_cast<int64_t>(text.size()), &st);
-  if (U_FAILURE(st)) fail("ICU cannot open text: {}", u_errorName(st));
-  s.it->setText(s.ut, st);
-  if (U_FAILURE(st)) fail("ICU cannot segment text: {}", u_errorName(st));
-  std::int32_t prev = s.it->first();
-  for (std::int32_t pos = s.it->next(); pos != icu::BreakIterator::DONE; prev = pos, pos = s.it->next()) {
-    if (s.it->getRuleStatus() == UBRK_WORD_NONE) continue;
+  s.ut = s.api.text_open_utf8(s.ut, text.data(), static_cast<int64_t>(text.size()), &st);
+  if (U_FAILURE(st)) fail("ICU cannot open text: {}", s.api.error_name(st));
+  s.api.brk_set_utext(s.it, s.ut, &st);
+  if (U_FAILURE(st)) fail("ICU cannot segment text: {}", s.api.error_name(st));
+  std::int32_t prev = s.api.brk_first(s.it);
+  for (std::int32_t pos = s.api.brk_next(s.it); pos != UBRK_DONE; prev = pos, pos = s.api.brk_next(s.it)) {
+    if (s.api.brk_rule_status(s.it) == UBRK_WORD_NONE) continue;
     out.emplace_back(static_cast<std::size_t>(prev), static_cast<std::size_t>(pos));
   }
   return out;
@@ -211,6 +240,12 @@ void word_ranges_into(std::string_view text, bool ascii,
 }  // namespace
 
 bool ascii_fast_path_enabled() { return ascii_path_matches_icu(); }
+
+std::string fold_word(std::string_view word) {
+  std::string t;
+  normalize_into(word, all_ascii(word), t);
+  return t;
+}
 
 std::vector<Token> words(std::string_view text, const TokenizerOptions& opt) {
   const bool ascii = all_ascii(text);

@@ -92,6 +92,9 @@ void analyze_numbers(std::string_view text, const TokenizerOptions& opt, TermBuf
 [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> icu_word_ranges(std::string_view text);
 // The same through the ASCII path (text must be ASCII).
 [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> ascii_word_ranges(std::string_view text);
+// A word lower-cased as the tokenizer does it (ASCII letters directly, anything else by ICU's full
+// case folding, ill-formed UTF-8 read as U+FFFD); for tests.
+[[nodiscard]] std::string fold_word(std::string_view word);
 // Whether ASCII text takes the ASCII path: true when the path agrees with the linked ICU on every
 // ASCII byte in the contexts that reveal its word-break class (checked once per process); false
 // sends all text through ICU.

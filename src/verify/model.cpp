@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dynlib.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
@@ -22,7 +23,45 @@
 
 namespace numcheck::verify {
 
+#ifndef NUMCHECK_LIBLINEAR_SONAME
+#define NUMCHECK_LIBLINEAR_SONAME "liblinear.so.4"
+#endif
+
 namespace {
+
+// liblinear, loaded the first time a linear learner is trained: every other command (predicting
+// included: a model file holds its weights) starts without it and libblas. Only its header is
+// used at build time.
+struct LinearApi {
+  decltype(&::check_parameter) check_parameter;
+  decltype(&::set_print_string_function) set_print_string_function;
+  decltype(&::train) train;
+  decltype(&::get_nr_class) get_nr_class;
+  decltype(&::get_labels) get_labels;
+  decltype(&::get_decfun_coef) get_decfun_coef;
+  decltype(&::get_decfun_bias) get_decfun_bias;
+  decltype(&::free_and_destroy_model) free_and_destroy_model;
+};
+
+LinearApi load_linear() {
+  const core::SharedLibrary lib("liblinear", NUMCHECK_LIBLINEAR_SONAME, "the linear learner");
+  LinearApi api{};
+  lib.bind(api.check_parameter, "check_parameter");
+  lib.bind(api.set_print_string_function, "set_print_string_function");
+  lib.bind(api.train, "train");
+  lib.bind(api.get_nr_class, "get_nr_class");
+  lib.bind(api.get_labels, "get_labels");
+  lib.bind(api.get_decfun_coef, "get_decfun_coef");
+  lib.bind(api.get_decfun_bias, "get_decfun_bias");
+  lib.bind(api.free_and_destroy_model, "free_and_destroy_model");
+  return api;  // the library stays loaded for the life of the process
+}
+
+// Loads liblinear once, thread-safely; a failed load throws Error and is retried next time.
+const LinearApi& linear() {
+  static const LinearApi api = load_linear();
+  return api;
+}
 
 constexpr std::string_view kFormat = "numcheck-verifier-model";
 constexpr int kFormatVersion = 1;
@@ -279,18 +318,19 @@ TrainedModel train_linear(const std::vector<const NamedFeatures*>& features,
   param.weight = wv.empty() ? nullptr : wv.data();
   param.p = 0.1;
   param.init_sol = nullptr;
-  if (const char* err = check_parameter(&prob, &param)) fail("liblinear: {}", err);
+  const LinearApi& ll = linear();
+  if (const char* err = ll.check_parameter(&prob, &param)) fail("liblinear: {}", err);
   static std::mutex print_mu;
   model* lm = nullptr;
   {
     std::lock_guard<std::mutex> lock(print_mu);
-    set_print_string_function(&silent);
+    ll.set_print_string_function(&silent);
   }
-  lm = train(&prob, &param);
+  lm = ll.train(&prob, &param);
   if (lm == nullptr) fail("liblinear: training failed");
-  const int k = get_nr_class(lm);
+  const int k = ll.get_nr_class(lm);
   std::vector<int> lab(static_cast<std::size_t>(k));
-  get_labels(lm, lab.data());
+  ll.get_labels(lm, lab.data());
   // A binary liblinear model has one weight vector (for lab[0]); expose it as two opposite ones.
   for (int c = 0; c < k; ++c)
     m.classes.push_back(static_cast<claims::Verdict>(lab[static_cast<std::size_t>(c)]));
@@ -299,10 +339,10 @@ TrainedModel train_linear(const std::vector<const NamedFeatures*>& features,
   for (int c = 0; c < k; ++c) {
     for (int i = 1; i <= n_features; ++i)
       m.weights[static_cast<std::size_t>(i - 1) * static_cast<std::size_t>(k) + static_cast<std::size_t>(c)] =
-          get_decfun_coef(lm, i, c);
-    m.bias[static_cast<std::size_t>(c)] = use_bias ? get_decfun_bias(lm, c) : 0.0;
+          ll.get_decfun_coef(lm, i, c);
+    m.bias[static_cast<std::size_t>(c)] = use_bias ? ll.get_decfun_bias(lm, c) : 0.0;
   }
-  free_and_destroy_model(&lm);
+  ll.free_and_destroy_model(&lm);
   return m;
 }
 

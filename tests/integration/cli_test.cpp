@@ -16,6 +16,24 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_NE(h.out.find("orbit"), std::string::npos) << h.out;
 }
 
+// The libraries only some commands need are loaded on first use (core/dynlib.hpp), so a command
+// that needs none of them starts without them: the dynamic loader's trace (LD_DEBUG=files) of
+// `--version` and of a group's --help names none.
+TEST(Cli, StartsWithoutTheLibrariesOnlySomeCommandsNeed) {
+  ::setenv("LD_DEBUG", "files", 1);
+  const auto v = run_cli("--version");
+  const auto h = run_cli("claims --help");
+  ::unsetenv("LD_DEBUG");
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  ASSERT_NE(v.err.find("file=libgmp"), std::string::npos) << "no LD_DEBUG trace: " << v.err;
+  for (const char* lib : {"libcurl", "libcrypto", "libxgboost", "liblinear", "libblas", "libsqlite3",
+                          "libicuuc", "libicudata", "libstemmer"}) {
+    EXPECT_EQ(v.err.find(std::string("file=") + lib), std::string::npos) << "--version loaded " << lib;
+    EXPECT_EQ(h.err.find(std::string("file=") + lib), std::string::npos) << "claims --help loaded " << lib;
+  }
+}
+
 TEST(Cli, UnknownCommandIsAUsageError) {
   const auto r = run_cli("no-such-command");
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <unicode/unistr.h>
 
 #include "core/prng.hpp"
 #include "num/read.hpp"
@@ -138,6 +139,50 @@ TEST(Tokenize, AsciiPathEqualsIcuOnRandomClassMixes) {
     const auto len = rng.below(24);
     for (std::uint64_t i = 0; i < len; ++i) s += alphabet[rng.below(alphabet.size())];
     ASSERT_EQ(ascii_word_ranges(s), icu_word_ranges(s)) << "bytes: " << bytes_of(s);
+  }
+}
+
+// numcheck lower-cases a non-ASCII word with ICU's C API (loaded on first use); the tokenizer was
+// written against icu::UnicodeString (fromUTF8, foldCase, toUTF8String), linked here as the
+// oracle. Random words over letters that fold to longer strings (ß, ﬁ, ŉ, ΐ), letters from other
+// scripts, astral code points, and ill-formed UTF-8 (stray continuation bytes, truncated sequences,
+// surrogates, overlong forms), which both must read as U+FFFD the same way.
+TEST(Tokenize, FoldingEqualsIcuUnicodeString) {
+  const std::vector<std::string> pieces = {"A",
+                                           "z",
+                                           "\xc3\x9f" /* ß */,
+                                           "\xef\xac\x81" /* ﬁ */,
+                                           "\xc5\x89" /* ŉ */,
+                                           "\xce\x90" /* ΐ */,
+                                           "\xc3\x89" /* É */,
+                                           "\xd0\x96" /* Ж */,
+                                           "\xe1\xba\x9e" /* ẞ */,
+                                           "\xf0\x90\x90\x80" /* 𐐀 */,
+                                           "\xe6\x97\xa5" /* 日 */,
+                                           "\xc4\xb0" /* İ */,
+                                           "\xce\xa3" /* Σ */,
+                                           "\xe2\x84\xaa" /* Kelvin */,
+                                           "\xff",
+                                           "\x80",
+                                           "\xc3",
+                                           "\xe2\x82",
+                                           "\xed\xa0\x80" /* surrogate */,
+                                           "\xc0\xaf" /* overlong */,
+                                           "\xf4\x90\x80\x80" /* > U+10FFFF */,
+                                           "1",
+                                           "'"};
+  Rng rng(20260725, "tokenize-fold-vs-unicodestring");
+  std::string word;
+  std::string want;
+  for (int n = 0; n < 20000; ++n) {
+    word.clear();
+    const auto len = 1 + rng.below(8);
+    for (std::uint64_t i = 0; i < len; ++i) word += pieces[rng.below(pieces.size())];
+    want.clear();
+    icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())))
+        .foldCase()
+        .toUTF8String(want);
+    ASSERT_EQ(fold_word(word), want) << "bytes: " << bytes_of(word);
   }
 }
 
