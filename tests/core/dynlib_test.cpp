@@ -1,4 +1,4 @@
-// SharedLibrary: the one way numcheck loads libcurl, libcrypto and libxgboost on first use. A
+// SharedLibrary: the one way numcheck loads libcurl, libxgboost, ... on first use. A
 // library that is missing, or lacks a function, is a numcheck::Error naming it and what needed it;
 // a bound function is the library's own.
 #include <gtest/gtest.h>

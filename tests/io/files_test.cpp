@@ -23,26 +23,6 @@ fs::path temp_dir(const char* name) {
   return d;
 }
 
-TEST(Sha256, KnownVectors) {
-  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
-// The incremental hash equals the one-shot one whatever the pieces (empty pieces included).
-TEST(Sha256, IncrementalEqualsOneShot) {
-  std::string text;
-  for (int i = 0; i < 5000; ++i) text += fmt::format("line {} of the scores\n", i);
-  for (const std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4096}}) {
-    Sha256 h;
-    h.update("");
-    for (std::size_t at = 0; at < text.size(); at += piece)
-      h.update(std::string_view(text).substr(at, piece));
-    EXPECT_EQ(h.hex_digest(), sha256_hex(text)) << piece;
-  }
-  Sha256 empty;
-  EXPECT_EQ(empty.hex_digest(), sha256_hex(""));
-}
-
 // The spool reads back what was appended, buffered or flushed, in any order; it never shows up in
 // its folder (unlinked at once), and folders it had to create go when it goes, if still empty.
 TEST(Files, SpoolFileReadsBackAndLeavesNothing) {

@@ -1,0 +1,113 @@
+// numcheck's SHA-256: the examples of FIPS 180-4 and NIST's test vectors, both block functions
+// (portable and SHA extensions) against each other and against OpenSSL's libcrypto (linked into
+// this test only, as the oracle) on random messages of every length around the block and padding
+// boundaries, in random pieces.
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/prng.hpp"
+#include "io/sha256.hpp"
+
+namespace numcheck::io {
+namespace {
+
+std::string openssl_sha256(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EXPECT_EQ(EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr), 1);
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
+  return out;
+}
+
+std::string random_bytes(Rng& rng, std::size_t n) {
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng.below(256));
+  return s;
+}
+
+TEST(Sha256, StandardVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // 448 bits: the padding needs a second block.
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(
+      sha256_hex(
+          "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+          "mnopqrstnopqrstu"),
+      "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// The incremental hash equals the one-shot one whatever the pieces (empty pieces included).
+TEST(Sha256, IncrementalEqualsOneShot) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += fmt::format("line {} of the scores\n", i);
+  for (const std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{4096}}) {
+    Sha256 h;
+    h.update("");
+    for (std::size_t at = 0; at < text.size(); at += piece)
+      h.update(std::string_view(text).substr(at, piece));
+    EXPECT_EQ(h.hex_digest(), sha256_hex(text)) << piece;
+  }
+  Sha256 empty;
+  EXPECT_EQ(empty.hex_digest(), sha256_hex(""));
+}
+
+// Every length from 0 to 300 bytes (all padding cases: the length field in the same block or the
+// next) and random longer ones, hashed in random pieces, equal libcrypto's digest.
+TEST(Sha256, EqualsLibcryptoOnRandomMessagesInRandomPieces) {
+  Rng rng(20260725, "sha256-vs-libcrypto");
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 300; ++n) lengths.push_back(n);
+  for (int i = 0; i < 200; ++i) lengths.push_back(rng.below(70000));
+  for (const std::size_t n : lengths) {
+    const std::string msg = random_bytes(rng, n);
+    const std::string want = openssl_sha256(msg);
+    ASSERT_EQ(sha256_hex(msg), want) << "length " << n;
+    Sha256 h;
+    for (std::size_t at = 0; at < n;) {
+      const std::size_t piece = std::min<std::size_t>(n - at, rng.below(200));
+      h.update(std::string_view(msg).substr(at, piece));
+      at += piece;
+    }
+    ASSERT_EQ(h.hex_digest(), want) << "length " << n << " in pieces";
+  }
+}
+
+// The two block functions agree on random states and blocks (the SHA-extension one only runs
+// where the processor has the extensions; the test says when it could not).
+TEST(Sha256, BlockFunctionsAgree) {
+  if (!detail::sha256_has_shani()) GTEST_SKIP() << "this processor has no SHA extensions";
+  Rng rng(20260725, "sha256-block-functions");
+  for (int i = 0; i < 2000; ++i) {
+    std::uint32_t a[8], b[8];
+    for (int k = 0; k < 8; ++k) a[k] = b[k] = static_cast<std::uint32_t>(rng.next());
+    const std::size_t blocks = 1 + rng.below(4);
+    const std::string data = random_bytes(rng, 64 * blocks);
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    detail::sha256_blocks_portable(a, p, blocks);
+    detail::sha256_blocks_shani(b, p, blocks);
+    for (int k = 0; k < 8; ++k) ASSERT_EQ(a[k], b[k]) << "round " << i << " word " << k;
+  }
+}
+
+TEST(Sha256, DigestIsTheHexDigestsBytes) {
+  Sha256 a, b;
+  a.update("numcheck");
+  b.update("numcheck");
+  const auto bytes = a.digest();
+  std::string hex;
+  for (const auto c : bytes) hex += fmt::format("{:02x}", c);
+  EXPECT_EQ(hex, b.hex_digest());
+}
+
+}  // namespace
+}  // namespace numcheck::io
