@@ -14,6 +14,7 @@ struct GenerateArgs {
   std::uint64_t seed = orbit::kDefaultSeed;
   std::string spec;
   bool paraphrases = false;
+  std::size_t threads = 1;
 };
 
 void setup(CLI::App& app) {
@@ -26,6 +27,10 @@ void setup(CLI::App& app) {
                  "Template spec file (default: the shipped data/orbit/default_spec.json)");
   app.add_flag("--paraphrases", args->paraphrases,
                "Also write the two paraphrase views of each template's consensus subset");
+  app.add_option("--threads", args->threads,
+                 "Threads rendering prompts (0: one per core); the files are the same whatever the count. "
+                 "A second thread pays off only for large specs (docs/performance.md)")
+      ->capture_default_str();
   app.footer(
       "The same seed and spec always give byte-identical files. See docs/orbit.md for the spec format and "
       "the "
@@ -36,6 +41,7 @@ void setup(CLI::App& app) {
     orbit::GenerateOptions opts;
     opts.seed = args->seed;
     opts.paraphrases = args->paraphrases;
+    opts.threads = args->threads;
     const auto g = orbit::generate_to_dir(args->out, spec, opts);
     fmt::print("wrote {} bases and {} prompts to {} (seed {}, spec {} sha256 {})\n", g.bases, g.prompts,
                args->out, args->seed, spec.name, spec.sha256.substr(0, 16));

@@ -1,10 +1,14 @@
 #include "orbit/generate.hpp"
 
 #include <algorithm>
-
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <unordered_set>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -126,28 +130,48 @@ std::string base_id(const TemplateSpec& t, std::size_t index) {
 
 }  // namespace
 
+namespace {
+
+// A template's draws: its bases and the views each base has (one pass of its private stream),
+// made once by whichever thread first needs them.
+struct Plan {
+  std::once_flag once;
+  std::exception_ptr error;
+  std::vector<Drawn> drawn;
+  std::vector<std::vector<char>> elig;
+};
+
+// A run of consecutive bases of one template, rendered by one task.
+struct Task {
+  std::size_t tmpl = 0;
+  std::size_t first = 0, last = 0;  // bases [first, last)
+};
+
+// What a task gives: its lines of bases.jsonl and views.jsonl, and its prompts per view.
+struct Piece {
+  std::string bases, views;
+  std::vector<std::size_t> counts;  // indexed like all_views
+};
+
+// Bases per task: small enough to spread a template over the threads and keep the window's
+// memory small, large enough that scheduling costs nothing next to rendering.
+constexpr std::size_t kTaskBases = 128;
+
+}  // namespace
+
 GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions& opts,
                                    const GenerateSink& sink, const num::UnitRegistry& units) {
   GeneratedBenchmark g;
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
   io::Sha256 bases_hash, views_hash;
   std::size_t bases_bytes = 0, views_bytes = 0;
-  std::string bases_buf, views_buf;
-  bases_buf.reserve(kChunk + 4096);
-  views_buf.reserve(kChunk + 4096);
-  auto flush = [&](bool force) {
-    if (!bases_buf.empty() && (force || bases_buf.size() >= kChunk)) {
-      bases_hash.update(bases_buf);
-      bases_bytes += bases_buf.size();
-      if (sink.bases) sink.bases(bases_buf);
-      bases_buf.clear();
-    }
-    if (!views_buf.empty() && (force || views_buf.size() >= kChunk)) {
-      views_hash.update(views_buf);
-      views_bytes += views_buf.size();
-      if (sink.views) sink.views(views_buf);
-      views_buf.clear();
-    }
+  // Each task's lines go to the sink as they are (no copy into a larger buffer).
+  auto emit = [&](const std::string& bases, const std::string& views) {
+    bases_hash.update(bases);
+    bases_bytes += bases.size();
+    if (sink.bases && !bases.empty()) sink.bases(bases);
+    views_hash.update(views);
+    views_bytes += views.size();
+    if (sink.views && !views.empty()) sink.views(views);
   };
   // View names in output order; counts are indexed like this list.
   std::vector<std::string> all_views = {"canonical"};
@@ -160,29 +184,58 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
   io::OrderedJson per_template = io::OrderedJson::object();
   io::OrderedJson consensus = io::OrderedJson::object();
 
-  std::vector<std::size_t> base_views;  // indexes into all_views
-  std::string id, answer, prompt_id, prompt;
-  std::vector<std::string> canonical;
-  for (const auto& t : spec.templates) {
-    Rng rng(opts.seed, t.id);
-    const auto drawn = draw_bases(t, rng);
-    const auto elig = assign_quotas(t, rng);
-    std::vector<std::size_t> family_index;  // t.views[f] -> index into all_views
+  // Per template: t.views[f] -> index into all_views; its plan; its tasks.
+  const std::size_t n_templates = spec.templates.size();
+  std::vector<std::vector<std::size_t>> family_index(n_templates);
+  std::vector<std::unique_ptr<Plan>> plans(n_templates);
+  std::vector<Task> tasks;
+  for (std::size_t ti = 0; ti < n_templates; ++ti) {
+    const TemplateSpec& t = spec.templates[ti];
     for (const auto& v : t.views)
-      family_index.push_back(static_cast<std::size_t>(
+      family_index[ti].push_back(static_cast<std::size_t>(
           std::find(all_views.begin(), all_views.end(), v.family) - all_views.begin()));
-    std::vector<std::size_t> tcounts(n_views, 0);
-    std::size_t tprompts = 0;
-    const bool para = opts.paraphrases && t.consensus_bases > 0;
-    if (t.consensus_bases > 0) consensus[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
+    plans[ti] = std::make_unique<Plan>();
+    if (t.bases == 0) tasks.push_back({ti, 0, 0});  // the template still gets its manifest entry
+    for (std::size_t first = 0; first < t.bases; first += kTaskBases)
+      tasks.push_back({ti, first, std::min(t.bases, first + kTaskBases)});
+  }
+  auto plan_of = [&](std::size_t ti) -> const Plan& {
+    Plan& p = *plans[ti];
+    std::call_once(p.once, [&] {
+      try {
+        const TemplateSpec& t = spec.templates[ti];
+        Rng rng(opts.seed, t.id);
+        p.drawn = draw_bases(t, rng);
+        p.elig = assign_quotas(t, rng);
+      } catch (...) {
+        p.error = std::current_exception();
+      }
+    });
+    if (p.error) std::rethrow_exception(p.error);
+    return p;
+  };
 
-    for (std::size_t i = 0; i < drawn.size(); ++i) {
+  // Renders the bases of one task: the same lines, in the same order, as one pass over the
+  // template would write.
+  auto produce = [&](std::size_t k, Piece& out) {
+    const Task& task = tasks[k];
+    const TemplateSpec& t = spec.templates[task.tmpl];
+    const Plan& plan = plan_of(task.tmpl);
+    out.bases.clear();
+    out.views.clear();
+    out.counts.assign(n_views, 0);
+    const bool para = opts.paraphrases && t.consensus_bases > 0;
+    std::vector<std::size_t> base_views;  // indexes into all_views
+    std::string id, answer, prompt_id, prompt;
+    std::vector<std::string> canonical;
+    for (std::size_t i = task.first; i < task.last; ++i) {
+      const Drawn& d = plan.drawn[i];
       id = base_id(t, i);
-      answer = drawn[i].answer.str();
+      answer = d.answer.str();
       base_views.clear();
       base_views.push_back(0);
       for (std::size_t f = 0; f < t.views.size(); ++f)
-        if (elig[f][i]) base_views.push_back(family_index[f]);
+        if (plan.elig[f][i]) base_views.push_back(family_index[task.tmpl][f]);
       const bool in_consensus = i < t.consensus_bases;
       if (para && in_consensus) {
         base_views.push_back(n_views - 2);
@@ -190,61 +243,74 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
       }
 
       {
-        io::JsonWriter w(bases_buf);
+        io::JsonWriter w(out.bases);
         w.begin_object();
         w.key("base_id").value(id);
         w.key("template").value(t.id);
         w.key("dimension").value(t.dimension);
         w.key("canonical_unit").value(t.canonical_unit);
         w.key("params").begin_object();
-        for (std::size_t p = 0; p < t.params.size(); ++p)
-          w.key(t.params[p].name).value(drawn[i].values[p].str());
+        for (std::size_t p = 0; p < t.params.size(); ++p) w.key(t.params[p].name).value(d.values[p].str());
         w.end_object();
         w.key("answer").value(answer);
         w.key("views").begin_array();
-        for (const std::size_t k : base_views) w.value(all_views[k]);
+        for (const std::size_t v : base_views) w.value(all_views[v]);
         w.end_array();
         w.key("consensus_subset").value(in_consensus);
         w.end_object();
-        bases_buf += '\n';
+        out.bases += '\n';
       }
 
       canonical.clear();
       for (std::size_t p = 0; p < t.params.size(); ++p)
-        canonical.push_back(render_quantity(spec, t, p, drawn[i].values[p], "canonical", units));
+        canonical.push_back(render_quantity(spec, t, p, d.values[p], "canonical", units));
       for (const std::size_t vi : base_views) {
         const std::string& vn = all_views[vi];
         prompt_id.assign(id).append(":").append(vn);
         prompt.clear();
-        render_prompt_into(prompt, spec, t, vn, drawn[i].values, &canonical, units);
-        {
-          io::JsonWriter w(views_buf);
-          w.begin_object();
-          w.key("prompt_id").value(prompt_id);
-          w.key("base_id").value(id);
-          w.key("template").value(t.id);
-          w.key("view").value(vn);
-          w.key("family");
-          if (is_family(vi)) {
-            w.value(vn);
-          } else {
-            w.null();
-          }
-          w.key("prompt").value(prompt);
-          w.key("expected").value(answer);
-          w.key("answer_unit").value(t.canonical_unit);
-          w.end_object();
-          views_buf += '\n';
+        render_prompt_into(prompt, spec, t, vn, d.values, &canonical, units);
+        io::JsonWriter w(out.views);
+        w.begin_object();
+        w.key("prompt_id").value(prompt_id);
+        w.key("base_id").value(id);
+        w.key("template").value(t.id);
+        w.key("view").value(vn);
+        w.key("family");
+        if (is_family(vi)) {
+          w.value(vn);
+        } else {
+          w.null();
         }
-        ++tcounts[vi];
-        ++per_view[vi];
-        ++tprompts;
+        w.key("prompt").value(prompt);
+        w.key("expected").value(answer);
+        w.key("answer_unit").value(t.canonical_unit);
+        w.end_object();
+        out.views += '\n';
+        ++out.counts[vi];
       }
-      flush(false);
     }
+  };
+
+  // Takes the pieces in order: the files' bytes and hashes, and each template's counts when its
+  // last piece is in (its plan is then freed).
+  std::vector<std::size_t> tcounts(n_views, 0);
+  auto consume = [&](std::size_t k, Piece& piece) {
+    const Task& task = tasks[k];
+    const TemplateSpec& t = spec.templates[task.tmpl];
+    emit(piece.bases, piece.views);
+    for (std::size_t v = 0; v < n_views; ++v) tcounts[v] += piece.counts[v];
+    if (task.last < t.bases) return;
+    const auto& fi = family_index[task.tmpl];
+    std::size_t tprompts = 0;
+    for (std::size_t v = 0; v < n_views; ++v) {
+      per_view[v] += tcounts[v];
+      tprompts += tcounts[v];
+    }
+    const bool para = opts.paraphrases && t.consensus_bases > 0;
+    if (t.consensus_bases > 0) consensus[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
     io::OrderedJson tviews = io::OrderedJson::object();
     tviews["canonical"] = tcounts[0];
-    for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts[family_index[f]];
+    for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts[fi[f]];
     if (para) {
       tviews["paraphrase1"] = tcounts[n_views - 2];
       tviews["paraphrase2"] = tcounts[n_views - 1];
@@ -252,9 +318,14 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
     per_template[t.id] = {{"bases", t.bases}, {"prompts", tprompts}, {"views", std::move(tviews)}};
     g.bases += t.bases;
     g.prompts += tprompts;
-  }
+    std::fill(tcounts.begin(), tcounts.end(), std::size_t{0});
+    plans[task.tmpl].reset();
+  };
 
-  flush(true);
+  const std::size_t threads =
+      opts.threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : opts.threads;
+  core::ordered_parallel<Piece>(tasks.size(), threads, 4 * threads, produce, consume);
+
   io::OrderedJson families = io::OrderedJson::object();
   io::OrderedJson views = io::OrderedJson::object();
   for (std::size_t v = 0; v < n_views; ++v) {

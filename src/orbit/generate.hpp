@@ -21,6 +21,11 @@ inline constexpr const char* kBenchmarkFormat = "numcheck-orbit-benchmark";
 struct GenerateOptions {
   std::uint64_t seed = kDefaultSeed;
   bool paraphrases = false;  // also write paraphrase1/paraphrase2 for each template's consensus subset
+  // Threads rendering bases (1: the calling thread only; 0: one per core). The output is the same
+  // whatever the count: runs of 128 bases are rendered in parallel and written in order. One by
+  // default: on the 2-core development machine a second thread made the default benchmark slower
+  // (45 against 42 ms) and 1,006,200 prompts 7% faster for 43% more CPU (docs/performance.md).
+  std::size_t threads = 1;
 };
 
 // The three files of a benchmark, in memory.
@@ -32,7 +37,9 @@ struct GeneratedBenchmark {
   std::size_t prompts = 0;
 };
 
-// Where streamed generation sends the two JSONL files, in chunks of about a megabyte, in order.
+// Where streamed generation sends the two JSONL files, in order, in pieces of whole lines (the
+// lines of up to 128 bases each: about 25 KB of bases.jsonl and 90 KB of views.jsonl for the
+// default spec).
 struct GenerateSink {
   std::function<void(std::string_view)> bases;
   std::function<void(std::string_view)> views;

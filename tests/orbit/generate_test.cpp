@@ -107,6 +107,26 @@ TEST(Generate, RegenerationIsByteIdentical) {
   EXPECT_EQ(io::sha256_hex(again.manifest_json), io::sha256_hex(default_benchmark().manifest_json));
 }
 
+// Runs of bases rendered on several threads are written in order: the same bytes as one thread.
+TEST(Generate, ThreadsGiveTheSameBytes) {
+  for (const std::size_t threads : {std::size_t{2}, std::size_t{3}, std::size_t{0}}) {
+    GenerateOptions o;
+    o.threads = threads;
+    const auto g = generate(default_spec(), o);
+    EXPECT_EQ(g.bases_jsonl, default_benchmark().bases_jsonl) << threads;
+    EXPECT_EQ(g.views_jsonl, default_benchmark().views_jsonl) << threads;
+    EXPECT_EQ(g.manifest_json, default_benchmark().manifest_json) << threads;
+  }
+  GenerateOptions one, three;
+  one.paraphrases = three.paraphrases = true;
+  three.threads = 3;
+  const auto a = generate(default_spec(), one);
+  const auto b = generate(default_spec(), three);
+  EXPECT_EQ(a.views_jsonl, b.views_jsonl);
+  EXPECT_EQ(a.bases_jsonl, b.bases_jsonl);
+  EXPECT_EQ(a.manifest_json, b.manifest_json);
+}
+
 TEST(Generate, AnotherSeedGivesAnotherBenchmarkWithTheSameCounts) {
   GenerateOptions o;
   o.seed = 7;
@@ -263,6 +283,38 @@ TEST(Generate, ImpossibleConstraintsFailWithAClearError) {
     EXPECT_NE(std::string(e.what()).find("template CV: found only 0 of 20 distinct argument tuples"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// With several templates that cannot be drawn, the error names the first in spec order whatever
+// the thread count (a later template's plan may fail first in time), after the earlier templates'
+// lines went to the sink.
+TEST(Generate, TheFirstFailingTemplateInOrderIsReportedWhateverTheThreads) {
+  auto j = io::parse_ordered_json(default_spec().canonical_json, "s");
+  auto templates = io::OrderedJson::array();
+  for (auto& t : j["templates"]) {
+    if (t["id"] == "DD") t["constraints"] = {"a < 0", "a > 0"};
+    if (t["id"] == "FC") t["constraints"] = {"p < 0", "p > 0"};
+    templates.push_back(t);
+  }
+  j["templates"] = templates;
+  const auto spec = parse_spec(j.dump(), "two-impossible.json");
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{3}}) {
+    GenerateOptions o;
+    o.threads = threads;
+    std::string bases;
+    GenerateSink sink;
+    sink.bases = [&bases](std::string_view chunk) { bases += chunk; };
+    try {
+      (void)generate_stream(spec, o, sink);
+      ADD_FAILURE() << "no error with " << threads << " threads";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("template DD: found only 0 of"), std::string::npos)
+          << threads << ": " << e.what();
+    }
+    // CV (before DD) was written whole; nothing of DD or later.
+    EXPECT_NE(bases.find("\"base_id\":\"CV-0200\""), std::string::npos) << threads;
+    EXPECT_EQ(bases.find("\"template\":\"DD\""), std::string::npos) << threads;
   }
 }
 
