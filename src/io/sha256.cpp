@@ -42,7 +42,7 @@ std::uint32_t load_be32(const unsigned char* p) {
 void sha256_blocks_portable(std::uint32_t state[8], const unsigned char* data, std::size_t blocks) noexcept {
   std::uint32_t w[64];
   for (; blocks > 0; --blocks, data += 64) {
-    for (int t = 0; t < 16; ++t) w[t] = load_be32(data + 4 * t);
+    for (std::size_t t = 0; t < 16; ++t) w[t] = load_be32(data + 4 * t);
     for (int t = 16; t < 64; ++t) {
       const std::uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
       const std::uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
@@ -96,9 +96,11 @@ __attribute__((target("sha,sse4.1,ssse3"))) void sha256_blocks_shani(std::uint32
 #pragma GCC unroll 16
     for (int g = 0; g < 16; ++g) {
       if (g < 4) {
-        m[g] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)), byteswap);
+        m[g] = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + std::ptrdiff_t{16} * g)), byteswap);
       }
-      __m128i msg = _mm_add_epi32(m[g % 4], _mm_load_si128(reinterpret_cast<const __m128i*>(&kK[4 * g])));
+      __m128i msg = _mm_add_epi32(
+          m[g % 4], _mm_load_si128(reinterpret_cast<const __m128i*>(&kK[std::ptrdiff_t{4} * g])));
       state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
       if (g >= 3 && g <= 14) {  // finish the words of group g + 1
         const __m128i t = _mm_alignr_epi8(m[g % 4], m[(g + 3) % 4], 4);
