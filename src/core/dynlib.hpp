@@ -42,4 +42,29 @@ class SharedLibrary {
   void* handle_;
 };
 
+// Loads a library and fills its table of functions: `bind(lib, api)` binds every member (see
+// NUMCHECK_DYNLIB_BIND). The library stays loaded for the life of the process.
+template <typename Api, typename Bind>
+[[nodiscard]] Api load_library(std::string_view name, const char* soname, std::string_view needed_for,
+                               Bind&& bind) {
+  const SharedLibrary lib(name, soname, needed_for);
+  Api api{};
+  bind(lib, api);
+  return api;
+}
+
 }  // namespace numcheck::core
+
+// A library's table is written once, as a list macro of (member, function) pairs:
+//   #define NUMCHECK_SQLITE3_FUNCTIONS(X) X(step, sqlite3_step) X(reset, sqlite3_reset) ...
+//   struct SqliteApi { NUMCHECK_SQLITE3_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER) };
+//   ... core::load_library<SqliteApi>(..., [](const core::SharedLibrary& lib, SqliteApi& api) {
+//         NUMCHECK_SQLITE3_FUNCTIONS(NUMCHECK_DYNLIB_BIND) });
+// so every member is bound, and each function is named once. The member's type is the header's
+// declaration of the function; the symbol looked up is the function's name after macro expansion
+// (ICU's headers rename ubrk_open to ubrk_open_72, its exported name).
+#define NUMCHECK_DYNLIB_NAME2(function) #function
+#define NUMCHECK_DYNLIB_NAME(function) NUMCHECK_DYNLIB_NAME2(function)
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `member` is the name being declared, not an expression
+#define NUMCHECK_DYNLIB_MEMBER(member, function) decltype(&::function) member;
+#define NUMCHECK_DYNLIB_BIND(member, function) lib.bind(api.member, NUMCHECK_DYNLIB_NAME(function));

@@ -8,26 +8,31 @@
 #endif
 #include <curl/curl.h>
 
+#include "core/dynlib.hpp"
+
 namespace numcheck::llm::detail {
 
+#define NUMCHECK_CURL_FUNCTIONS(X)                 \
+  X(easy_init, curl_easy_init)                     \
+  X(easy_cleanup, curl_easy_cleanup)               \
+  X(easy_setopt, curl_easy_setopt)                 \
+  X(easy_getinfo, curl_easy_getinfo)               \
+  X(easy_perform, curl_easy_perform)               \
+  X(easy_strerror, curl_easy_strerror)             \
+  X(slist_append, curl_slist_append)               \
+  X(slist_free_all, curl_slist_free_all)           \
+  X(multi_init, curl_multi_init)                   \
+  X(multi_setopt, curl_multi_setopt)               \
+  X(multi_add_handle, curl_multi_add_handle)       \
+  X(multi_remove_handle, curl_multi_remove_handle) \
+  X(multi_cleanup, curl_multi_cleanup)             \
+  X(multi_perform, curl_multi_perform)             \
+  X(multi_poll, curl_multi_poll)                   \
+  X(multi_info_read, curl_multi_info_read)         \
+  X(getdate, curl_getdate)
+
 struct CurlApi {
-  decltype(&::curl_easy_init) easy_init;
-  decltype(&::curl_easy_cleanup) easy_cleanup;
-  decltype(&::curl_easy_setopt) easy_setopt;
-  decltype(&::curl_easy_getinfo) easy_getinfo;
-  decltype(&::curl_easy_perform) easy_perform;
-  decltype(&::curl_easy_strerror) easy_strerror;
-  decltype(&::curl_slist_append) slist_append;
-  decltype(&::curl_slist_free_all) slist_free_all;
-  decltype(&::curl_multi_init) multi_init;
-  decltype(&::curl_multi_setopt) multi_setopt;
-  decltype(&::curl_multi_add_handle) multi_add_handle;
-  decltype(&::curl_multi_remove_handle) multi_remove_handle;
-  decltype(&::curl_multi_cleanup) multi_cleanup;
-  decltype(&::curl_multi_perform) multi_perform;
-  decltype(&::curl_multi_poll) multi_poll;
-  decltype(&::curl_multi_info_read) multi_info_read;
-  decltype(&::curl_getdate) getdate;
+  NUMCHECK_CURL_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
 };
 
 // Loads libcurl (NUMCHECK_LIBCURL_SONAME, "libcurl.so.4") and runs curl_global_init, once and

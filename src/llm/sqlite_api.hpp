@@ -5,26 +5,31 @@
 // its header is used at build time.
 #include <sqlite3.h>
 
+#include "core/dynlib.hpp"
+
 namespace numcheck::llm::detail {
 
+#define NUMCHECK_SQLITE3_FUNCTIONS(X)       \
+  X(bind_text, sqlite3_bind_text)           \
+  X(busy_timeout, sqlite3_busy_timeout)     \
+  X(changes, sqlite3_changes)               \
+  X(clear_bindings, sqlite3_clear_bindings) \
+  X(close, sqlite3_close)                   \
+  X(column_bytes, sqlite3_column_bytes)     \
+  X(column_int64, sqlite3_column_int64)     \
+  X(column_text, sqlite3_column_text)       \
+  X(errmsg, sqlite3_errmsg)                 \
+  X(exec, sqlite3_exec)                     \
+  X(finalize, sqlite3_finalize)             \
+  X(free, sqlite3_free)                     \
+  X(open_v2, sqlite3_open_v2)               \
+  X(prepare_v2, sqlite3_prepare_v2)         \
+  X(prepare_v3, sqlite3_prepare_v3)         \
+  X(reset, sqlite3_reset)                   \
+  X(step, sqlite3_step)
+
 struct SqliteApi {
-  decltype(&::sqlite3_bind_text) bind_text;
-  decltype(&::sqlite3_busy_timeout) busy_timeout;
-  decltype(&::sqlite3_changes) changes;
-  decltype(&::sqlite3_clear_bindings) clear_bindings;
-  decltype(&::sqlite3_close) close;
-  decltype(&::sqlite3_column_bytes) column_bytes;
-  decltype(&::sqlite3_column_int64) column_int64;
-  decltype(&::sqlite3_column_text) column_text;
-  decltype(&::sqlite3_errmsg) errmsg;
-  decltype(&::sqlite3_exec) exec;
-  decltype(&::sqlite3_finalize) finalize;
-  decltype(&::sqlite3_free) free;
-  decltype(&::sqlite3_open_v2) open_v2;
-  decltype(&::sqlite3_prepare_v2) prepare_v2;
-  decltype(&::sqlite3_prepare_v3) prepare_v3;
-  decltype(&::sqlite3_reset) reset;
-  decltype(&::sqlite3_step) step;
+  NUMCHECK_SQLITE3_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
 };
 
 // Loads libsqlite3 (NUMCHECK_LIBSQLITE3_SONAME, default "libsqlite3.so.0"), once and thread-safely;

@@ -12,28 +12,36 @@
 #include <unicode/utext.h>
 #include <unicode/utypes.h>
 
+#include "core/dynlib.hpp"
+
 namespace numcheck::retrieval::detail {
 
+#define NUMCHECK_ICU_FUNCTIONS(X)        \
+  X(brk_open, ubrk_open)                 \
+  X(brk_close, ubrk_close)               \
+  X(brk_set_utext, ubrk_setUText)        \
+  X(brk_first, ubrk_first)               \
+  X(brk_next, ubrk_next)                 \
+  X(brk_rule_status, ubrk_getRuleStatus) \
+  X(text_open_utf8, utext_openUTF8)      \
+  X(text_close, utext_close)             \
+  X(str_from_utf8, u_strFromUTF8WithSub) \
+  X(str_to_utf8, u_strToUTF8WithSub)     \
+  X(str_fold_case, u_strFoldCase)        \
+  X(error_name, u_errorName)
+
 struct IcuApi {
-  decltype(&::ubrk_open) brk_open;
-  decltype(&::ubrk_close) brk_close;
-  decltype(&::ubrk_setUText) brk_set_utext;
-  decltype(&::ubrk_first) brk_first;
-  decltype(&::ubrk_next) brk_next;
-  decltype(&::ubrk_getRuleStatus) brk_rule_status;
-  decltype(&::utext_openUTF8) text_open_utf8;
-  decltype(&::utext_close) text_close;
-  decltype(&::u_strFromUTF8WithSub) str_from_utf8;
-  decltype(&::u_strToUTF8WithSub) str_to_utf8;
-  decltype(&::u_strFoldCase) str_fold_case;
-  decltype(&::u_errorName) error_name;
+  NUMCHECK_ICU_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
 };
 
+#define NUMCHECK_STEMMER_FUNCTIONS(X) \
+  X(create, sb_stemmer_new)           \
+  X(destroy, sb_stemmer_delete)       \
+  X(stem, sb_stemmer_stem)            \
+  X(length, sb_stemmer_length)
+
 struct StemmerApi {
-  decltype(&::sb_stemmer_new) create;
-  decltype(&::sb_stemmer_delete) destroy;
-  decltype(&::sb_stemmer_stem) stem;
-  decltype(&::sb_stemmer_length) length;
+  NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
 };
 
 // Load libicuuc ("libicuuc.so.<major version of the headers>", e.g. libicuuc.so.72) and

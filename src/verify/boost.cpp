@@ -22,45 +22,30 @@ namespace {
 // XGBoost, loaded the first time a booster is trained, loaded or asked its version: every other
 // command starts without it and the libraries it pulls in (libdmlc, libgomp), whose loading and
 // relocation cost about 5 ms at each start. Only its headers are used at build time.
-struct XgbApi {
-  decltype(&::XGBGetLastError) last_error;
-  decltype(&::XGBoostVersion) version;
-  decltype(&::XGBSetGlobalConfig) set_global_config;
-  decltype(&::XGDMatrixCreateFromMat) dmatrix_create_from_mat;
-  decltype(&::XGDMatrixSetFloatInfo) dmatrix_set_float_info;
-  decltype(&::XGDMatrixFree) dmatrix_free;
-  decltype(&::XGBoosterCreate) booster_create;
-  decltype(&::XGBoosterFree) booster_free;
-  decltype(&::XGBoosterSetParam) booster_set_param;
-  decltype(&::XGBoosterUpdateOneIter) booster_update_one_iter;
-  decltype(&::XGBoosterPredict) booster_predict;
-  decltype(&::XGBoosterLoadModelFromBuffer) booster_load_model_from_buffer;
-  decltype(&::XGBoosterSaveModelToBuffer) booster_save_model_to_buffer;
-};
+#define NUMCHECK_XGBOOST_FUNCTIONS(X)                             \
+  X(last_error, XGBGetLastError)                                  \
+  X(version, XGBoostVersion)                                      \
+  X(set_global_config, XGBSetGlobalConfig)                        \
+  X(dmatrix_create_from_mat, XGDMatrixCreateFromMat)              \
+  X(dmatrix_set_float_info, XGDMatrixSetFloatInfo)                \
+  X(dmatrix_free, XGDMatrixFree)                                  \
+  X(booster_create, XGBoosterCreate)                              \
+  X(booster_free, XGBoosterFree)                                  \
+  X(booster_set_param, XGBoosterSetParam)                         \
+  X(booster_update_one_iter, XGBoosterUpdateOneIter)              \
+  X(booster_predict, XGBoosterPredict)                            \
+  X(booster_load_model_from_buffer, XGBoosterLoadModelFromBuffer) \
+  X(booster_save_model_to_buffer, XGBoosterSaveModelToBuffer)
 
-XgbApi load() {
-  const core::SharedLibrary lib("libxgboost", NUMCHECK_LIBXGBOOST_SONAME,
-                                "the XGBoost learners (xgboost, stacked)");
-  XgbApi api{};
-  lib.bind(api.last_error, "XGBGetLastError");
-  lib.bind(api.version, "XGBoostVersion");
-  lib.bind(api.set_global_config, "XGBSetGlobalConfig");
-  lib.bind(api.dmatrix_create_from_mat, "XGDMatrixCreateFromMat");
-  lib.bind(api.dmatrix_set_float_info, "XGDMatrixSetFloatInfo");
-  lib.bind(api.dmatrix_free, "XGDMatrixFree");
-  lib.bind(api.booster_create, "XGBoosterCreate");
-  lib.bind(api.booster_free, "XGBoosterFree");
-  lib.bind(api.booster_set_param, "XGBoosterSetParam");
-  lib.bind(api.booster_update_one_iter, "XGBoosterUpdateOneIter");
-  lib.bind(api.booster_predict, "XGBoosterPredict");
-  lib.bind(api.booster_load_model_from_buffer, "XGBoosterLoadModelFromBuffer");
-  lib.bind(api.booster_save_model_to_buffer, "XGBoosterSaveModelToBuffer");
-  return api;  // the library stays loaded for the life of the process
-}
+struct XgbApi {
+  NUMCHECK_XGBOOST_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
+};
 
 // Loads libxgboost once, thread-safely; a failed load throws Error and is retried next time.
 const XgbApi& xgb() {
-  static const XgbApi api = load();
+  static const XgbApi api = core::load_library<XgbApi>(
+      "libxgboost", NUMCHECK_LIBXGBOOST_SONAME, "the XGBoost learners (xgboost, stacked)",
+      [](const core::SharedLibrary& lib, XgbApi& api) { NUMCHECK_XGBOOST_FUNCTIONS(NUMCHECK_DYNLIB_BIND) });
   return api;
 }
 

@@ -32,34 +32,27 @@ namespace {
 // liblinear, loaded the first time a linear learner is trained: every other command (predicting
 // included: a model file holds its weights) starts without it and libblas. Only its header is
 // used at build time.
-struct LinearApi {
-  decltype(&::check_parameter) check_parameter;
-  decltype(&::set_print_string_function) set_print_string_function;
-  decltype(&::train) train;
-  decltype(&::get_nr_class) get_nr_class;
-  decltype(&::get_labels) get_labels;
-  decltype(&::get_decfun_coef) get_decfun_coef;
-  decltype(&::get_decfun_bias) get_decfun_bias;
-  decltype(&::free_and_destroy_model) free_and_destroy_model;
-};
+#define NUMCHECK_LIBLINEAR_FUNCTIONS(X)                   \
+  X(check_parameter, check_parameter)                     \
+  X(set_print_string_function, set_print_string_function) \
+  X(train, train)                                         \
+  X(get_nr_class, get_nr_class)                           \
+  X(get_labels, get_labels)                               \
+  X(get_decfun_coef, get_decfun_coef)                     \
+  X(get_decfun_bias, get_decfun_bias)                     \
+  X(free_and_destroy_model, free_and_destroy_model)
 
-LinearApi load_linear() {
-  const core::SharedLibrary lib("liblinear", NUMCHECK_LIBLINEAR_SONAME, "the linear learner");
-  LinearApi api{};
-  lib.bind(api.check_parameter, "check_parameter");
-  lib.bind(api.set_print_string_function, "set_print_string_function");
-  lib.bind(api.train, "train");
-  lib.bind(api.get_nr_class, "get_nr_class");
-  lib.bind(api.get_labels, "get_labels");
-  lib.bind(api.get_decfun_coef, "get_decfun_coef");
-  lib.bind(api.get_decfun_bias, "get_decfun_bias");
-  lib.bind(api.free_and_destroy_model, "free_and_destroy_model");
-  return api;  // the library stays loaded for the life of the process
-}
+struct LinearApi {
+  NUMCHECK_LIBLINEAR_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
+};
 
 // Loads liblinear once, thread-safely; a failed load throws Error and is retried next time.
 const LinearApi& linear() {
-  static const LinearApi api = load_linear();
+  static const LinearApi api =
+      core::load_library<LinearApi>("liblinear", NUMCHECK_LIBLINEAR_SONAME, "the linear learner",
+                                    [](const core::SharedLibrary& lib, LinearApi& api) {
+                                      NUMCHECK_LIBLINEAR_FUNCTIONS(NUMCHECK_DYNLIB_BIND)
+                                    });
   return api;
 }
 

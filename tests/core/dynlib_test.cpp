@@ -1,6 +1,6 @@
-// SharedLibrary: the one way numcheck loads libcurl, libxgboost, ... on first use. A
-// library that is missing, or lacks a function, is a numcheck::Error naming it and what needed it;
-// a bound function is the library's own.
+// SharedLibrary and load_library: the one way numcheck loads libcurl, libxgboost, SQLite, ICU, ... on first
+// use. A library that is missing, or lacks a function, is a numcheck::Error naming it and what needed it; a
+// bound function is the library's own.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -40,6 +40,31 @@ TEST(SharedLibrary, BindsAFunctionAndRefusesAMissingOne) {
     lib.bind(f, "numcheck_no_such_function");
   });
   EXPECT_EQ(msg, "libc (libc.so.6) has no function numcheck_no_such_function");
+}
+
+// A table declared by a list macro: every member is bound to the function it names, and a
+// renaming macro (as ICU's headers have) is expanded before the symbol is looked up.
+#define NUMCHECK_TEST_RENAMED numcheck_test_renamed
+#define numcheck_test_renamed strlen
+#define NUMCHECK_TEST_FUNCTIONS(X) \
+  X(length, strlen)                \
+  X(compare, strcmp)               \
+  X(renamed, numcheck_test_renamed)
+struct TestApi {
+  NUMCHECK_TEST_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
+};
+
+TEST(SharedLibrary, LoadLibraryBindsEveryMemberOfTheTable) {
+  const auto api = core::load_library<TestApi>(
+      "libc", "libc.so.6", "a test",
+      [](const core::SharedLibrary& lib, TestApi& api) { NUMCHECK_TEST_FUNCTIONS(NUMCHECK_DYNLIB_BIND) });
+  ASSERT_NE(api.length, nullptr);
+  ASSERT_NE(api.compare, nullptr);
+  ASSERT_NE(api.renamed, nullptr);
+  EXPECT_EQ(api.length("numcheck"), 8U);
+  EXPECT_EQ(api.compare("a", "a"), 0);
+  EXPECT_EQ(api.renamed("abc"), 3U);  // looked up as "strlen", not "numcheck_test_renamed"
+  EXPECT_STREQ(NUMCHECK_DYNLIB_NAME(NUMCHECK_TEST_RENAMED), "strlen");
 }
 
 }  // namespace
