@@ -28,8 +28,7 @@ namespace numcheck::llm::detail {
   X(multi_cleanup, curl_multi_cleanup)             \
   X(multi_perform, curl_multi_perform)             \
   X(multi_poll, curl_multi_poll)                   \
-  X(multi_info_read, curl_multi_info_read)         \
-  X(getdate, curl_getdate)
+  X(multi_info_read, curl_multi_info_read)
 
 struct CurlApi {
   NUMCHECK_CURL_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)

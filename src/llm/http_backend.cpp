@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 #include "io/json.hpp"
 #include "llm/curl_api.hpp"
+#include "llm/http1.hpp"
 
 namespace numcheck::llm {
 
@@ -439,6 +440,131 @@ class HttpAsyncSession : public AsyncSession {
   std::vector<std::unique_ptr<Handle>> idle_;
 };
 
+// numcheck's own HTTP/1.1 client (plain http:// endpoints; see llm/http1.hpp) with the headers
+// libcurl's handles send: the same User-Agent, Accept, Content-Type for a JSON body, and the key.
+http1::ClientConfig client_config(const HttpConfig& cfg, std::vector<http1::Target> targets, bool json_body) {
+  http1::ClientConfig c;
+  c.endpoints = std::move(targets);
+  c.route = request_path(cfg.api);
+  c.extra_headers = std::string("User-Agent: numcheck/") + kVersion + "\r\nAccept: application/json\r\n";
+  if (json_body) c.extra_headers += "Content-Type: application/json\r\n";
+  if (!cfg.api_key.empty()) c.extra_headers += "Authorization: Bearer " + cfg.api_key + "\r\n";
+  c.timeout = cfg.timeout;
+  c.connect_timeout = cfg.connect_timeout;
+  c.max_body = cfg.max_response_bytes;
+  c.low_speed_bytes = cfg.low_speed_bytes;
+  c.low_speed_time = cfg.low_speed_time;
+  return c;
+}
+
+// The own client's result as libcurl's Response: each failure gets the libcurl code of the same
+// event, so classify() decides as it does for libcurl; as in Handle::finish, every string from
+// the server is masked before anything else sees it.
+Response response_of(http1::Result r, const std::string& secret) {
+  using F = http1::Result::Failure;
+  Response out;
+  switch (r.failure) {
+    case F::kNone:
+      out.code = CURLE_OK;
+      break;
+    case F::kResolve:
+      out.code = CURLE_COULDNT_RESOLVE_HOST;
+      break;
+    case F::kConnect:
+      out.code = CURLE_COULDNT_CONNECT;
+      break;
+    case F::kTimeout:
+      out.code = CURLE_OPERATION_TIMEDOUT;
+      break;
+    case F::kSend:
+      out.code = CURLE_SEND_ERROR;
+      break;
+    case F::kRecv:
+      out.code = CURLE_RECV_ERROR;
+      break;
+    case F::kEmpty:
+      out.code = CURLE_GOT_NOTHING;
+      break;
+    case F::kPartial:
+      out.code = CURLE_PARTIAL_FILE;
+      break;
+    case F::kProtocol:
+      out.code = CURLE_WEIRD_SERVER_REPLY;
+      break;
+    case F::kTooLarge:
+      out.code = CURLE_WRITE_ERROR;
+      break;
+    case F::kTooSlow:
+      out.code = CURLE_ABORTED_BY_CALLBACK;
+      break;
+  }
+  out.status = r.status;
+  out.too_large = r.failure == F::kTooLarge;
+  out.too_slow = r.failure == F::kTooSlow;
+  out.latency = r.latency;
+  out.body = redact(std::move(r.body), secret);
+  if (r.retry_after) out.retry_after = redact(std::move(*r.retry_after), secret);
+  out.curl_error = redact(std::move(r.error), secret);
+  return out;
+}
+
+// Many requests in flight on one thread over the own client.
+class Http1AsyncSession : public AsyncSession {
+ public:
+  Http1AsyncSession(const HttpConfig& cfg, std::vector<http1::Target> targets)
+      : cfg_(cfg), client_(client_config(cfg, std::move(targets), true)) {}
+
+  void start(std::uint64_t tag, const Request& request, std::size_t endpoint) override {
+    client_.start(tag, endpoint, request.body);
+  }
+
+  std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds timeout) override {
+    std::vector<std::pair<std::uint64_t, Attempt>> done;
+    for (auto& [tag, r] : client_.wait(timeout))
+      done.emplace_back(tag, classify(response_of(std::move(r), cfg_.api_key), cfg_));
+    return done;
+  }
+
+  [[nodiscard]] std::size_t in_flight() const override { return client_.in_flight(); }
+
+ private:
+  const HttpConfig& cfg_;
+  http1::Client client_;
+};
+
+// One request at a time over the own client (the preflight's test request, embeddings); its
+// connections stay open between requests.
+class Http1Session : public Session {
+ public:
+  Http1Session(const HttpConfig& cfg, std::vector<http1::Target> targets)
+      : cfg_(cfg), client_(client_config(cfg, std::move(targets), true)) {}
+
+  Attempt send(const Request& request, std::size_t endpoint) override {
+    client_.start(0, endpoint, request.body);
+    for (;;) {
+      auto done = client_.wait(std::chrono::milliseconds(1000));
+      if (!done.empty()) return classify(response_of(std::move(done.front().second), cfg_.api_key), cfg_);
+    }
+  }
+
+ private:
+  const HttpConfig& cfg_;
+  http1::Client client_;
+};
+
+// The own client's targets when it can carry every endpoint of `cfg`; empty when libcurl must.
+std::vector<http1::Target> own_client_targets(const HttpConfig& cfg) {
+  std::vector<http1::Target> out;
+  if (!cfg.own_client || http1::proxy_in_environment()) return out;
+  if (cfg.api_key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return out;
+  for (const auto& e : cfg.endpoints) {
+    auto t = http1::plain_http_target(e);
+    if (!t) return {};
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
 io::Json parse_or_null(const std::string& body) {
   io::Json j = io::Json::parse(body, nullptr, false);
   return j.is_discarded() ? io::Json() : j;
@@ -450,13 +576,15 @@ class HttpBackend : public Backend {
   // while the caller goes on (an orbit run loads its benchmark meanwhile). The first real use of
   // detail::curl() waits for that load if it is still going, or loads the library itself (and
   // reports why it cannot) if the background load failed; the future joins the thread.
-  explicit HttpBackend(HttpConfig cfg)
-      : cfg_(std::move(cfg)), curl_preload_(std::async(std::launch::async, [] {
-          try {
-            (void)detail::curl();
-          } catch (...) {  // reported by the first real use, which tries again
-          }
-        })) {}
+  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)), own_(!own_client_targets(cfg_).empty()) {
+    if (own_) return;  // numcheck's own client carries everything: libcurl is never loaded
+    curl_preload_ = std::async(std::launch::async, [] {
+      try {
+        (void)detail::curl();
+      } catch (...) {  // reported by the first real use, which tries again
+      }
+    });
+  }
   [[nodiscard]] std::string kind() const override { return "openai"; }
   [[nodiscard]] bool simulated() const override { return false; }
   [[nodiscard]] Api api() const override { return cfg_.api; }
@@ -466,9 +594,13 @@ class HttpBackend : public Backend {
     return out;
   }
   [[nodiscard]] std::unique_ptr<Session> open_session() override {
+    if (auto targets = own_client_targets(cfg_); !targets.empty())
+      return std::make_unique<Http1Session>(cfg_, std::move(targets));
     return std::make_unique<HttpSession>(cfg_);
   }
   [[nodiscard]] std::unique_ptr<AsyncSession> open_async_session() override {
+    if (auto targets = own_client_targets(cfg_); !targets.empty())
+      return std::make_unique<Http1AsyncSession>(cfg_, std::move(targets));
     return std::make_unique<HttpAsyncSession>(cfg_);
   }
 
@@ -482,12 +614,11 @@ class HttpBackend : public Backend {
     for (const auto& ep : cfg_.endpoints) {
       const std::string shown = strip_credentials(ep);
       const std::string base = strip_trailing_slash(ep);
-      Handle h;
-      h.set_headers(cfg_.api_key, false);
+      std::optional<Handle> h;
       io::OrderedJson info = io::OrderedJson::object();
       info["endpoint"] = shown;
       // GET /models: the one probe that must work at the connection level.
-      Response models = h.perform(base + "/models", nullptr, probe_timeout, cfg_.connect_timeout, 4u << 20);
+      Response models = probe_get(h, base + "/models", probe_timeout, 4u << 20);
       if (models.code != CURLE_OK) {
         fail(ErrorCode::kNetwork, "cannot reach endpoint {}: {}", shown,
              redact(one_line(models.curl_error), cfg_.api_key));
@@ -523,7 +654,7 @@ class HttpBackend : public Backend {
       const std::string root = root_of(base);
       io::Json build;
       io::Json model_path;
-      Response props = h.perform(root + "/props", nullptr, probe_timeout, cfg_.connect_timeout, 4u << 20);
+      Response props = probe_get(h, root + "/props", probe_timeout, 4u << 20);
       if (props.code == CURLE_OK && props.status >= 200 && props.status < 300) {
         io::Json p = parse_or_null(props.body);
         if (p.is_object()) {
@@ -533,7 +664,7 @@ class HttpBackend : public Backend {
         }
       }
       if (build.is_null()) {
-        Response ver = h.perform(root + "/version", nullptr, probe_timeout, cfg_.connect_timeout, 1u << 20);
+        Response ver = probe_get(h, root + "/version", probe_timeout, 1u << 20);
         if (ver.code == CURLE_OK && ver.status >= 200 && ver.status < 300) {
           io::Json v = parse_or_null(ver.body);
           if (v.is_object()) {
@@ -560,11 +691,32 @@ class HttpBackend : public Backend {
     }
     s.identity = *first_identity;
     s.info["endpoints"] = per;
+    // Which HTTP client carries the run's requests (the probe itself always uses libcurl).
+    s.info["http_client"] = own_ ? "numcheck-http1" : "libcurl";
     return s;
   }
 
  private:
+  // GET of a probe route: over the own client when it carries the run, else over libcurl (`h`).
+  Response probe_get(std::optional<Handle>& h, const std::string& url, std::chrono::milliseconds timeout,
+                     std::size_t limit) const {
+    if (own_) {
+      http1::ClientConfig c = client_config(cfg_, {*http1::plain_http_target(url)}, false);
+      c.method = "GET";
+      c.route.clear();
+      c.timeout = timeout;
+      c.max_body = limit;
+      return response_of(http1::request_once(std::move(c), ""), cfg_.api_key);
+    }
+    if (!h) {
+      h.emplace();
+      h->set_headers(cfg_.api_key, false);
+    }
+    return h->perform(url, nullptr, timeout, cfg_.connect_timeout, limit);
+  }
+
   HttpConfig cfg_;
+  bool own_;  // plain http:// endpoints on numcheck's own client (own_client_targets)
   std::future<void> curl_preload_;
 };
 
@@ -612,6 +764,14 @@ std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
   for (const auto& e : config.endpoints) {
     if (!(e.rfind("http://", 0) == 0 || e.rfind("https://", 0) == 0) || e.size() <= 8) {
       fail(ErrorCode::kUsage, "--endpoint '{}' is not an http:// or https:// URL", strip_credentials(e));
+    }
+  }
+  if (const char* choice = std::getenv("NUMCHECK_HTTP_CLIENT"); choice != nullptr && *choice != 0) {
+    const std::string_view c(choice);
+    if (c == "libcurl") {
+      config.own_client = false;
+    } else if (c != "auto") {
+      fail(ErrorCode::kUsage, "NUMCHECK_HTTP_CLIENT='{}': use 'auto' (the default) or 'libcurl'", c);
     }
   }
   return std::make_unique<HttpBackend>(std::move(config));
@@ -811,11 +971,10 @@ std::optional<double> parse_retry_after(std::string_view value) {
     const double v = std::strtod(std::string(value).c_str(), nullptr);
     return v >= 0 ? std::optional<double>(v) : std::nullopt;
   }
-  const std::string s(value);
-  const time_t when = detail::curl().getdate(s.c_str(), nullptr);
-  if (when < 0) return std::nullopt;
+  const std::optional<std::int64_t> when = http1::parse_http_date(value);
+  if (!when) return std::nullopt;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  return std::max(0.0, static_cast<double>(when - now));
+  return std::max(0.0, static_cast<double>(*when - static_cast<std::int64_t>(now)));
 }
 
 }  // namespace numcheck::llm

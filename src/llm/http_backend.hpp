@@ -26,9 +26,15 @@ struct HttpConfig {
   // non-streamed answer sends nothing) is bounded by `timeout` only.
   std::size_t low_speed_bytes = 100;
   std::chrono::milliseconds low_speed_time{30000};
+  // Requests to plain http:// endpoints go through numcheck's own HTTP/1.1 client (llm/http1.hpp)
+  // unless this is false (make_http_backend sets it false when NUMCHECK_HTTP_CLIENT=libcurl), the
+  // environment names a proxy, or an endpoint has credentials in its URL; https:// always takes
+  // libcurl, as do the preflight probe and post_json.
+  bool own_client = true;
 };
 
-// Throws Error (kUsage) for an endpoint that is not an http(s) URL.
+// Throws Error (kUsage) for an endpoint that is not an http(s) URL, or for NUMCHECK_HTTP_CLIENT set
+// to anything but "auto" or "libcurl".
 [[nodiscard]] std::unique_ptr<Backend> make_http_backend(HttpConfig config);
 
 // The URL without user:password@ (what records and run.json show).
