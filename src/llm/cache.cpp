@@ -330,6 +330,13 @@ void ResponseCache::commit() {
   hit_keys_.clear();
 }
 
+std::vector<std::string> ResponseCache::take_hits() { return std::exchange(hit_keys_, {}); }
+
+void ResponseCache::add_hits(std::vector<std::string> keys) {
+  hit_keys_.insert(hit_keys_.end(), std::make_move_iterator(keys.begin()),
+                   std::make_move_iterator(keys.end()));
+}
+
 void ResponseCache::step_done(sqlite3_stmt* s) {
   const int rc = sq().step(s);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};

@@ -70,6 +70,11 @@ class ResponseCache {
   // put with the entry made and the identity already serialized (io::to_line(identity)).
   void put_entry(Entry entry, const std::string& model, std::string identity_line);
   void commit();
+  // The keys get() served since the last commit (their hit counts are written by commit()), taken
+  // out to be counted by another connection: the runner looks entries up on one connection and
+  // writes on another, so that no lookup waits for a commit.
+  [[nodiscard]] std::vector<std::string> take_hits();
+  void add_hits(std::vector<std::string> keys);
   // Entries refused by get() because they failed their check.
   [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
   [[nodiscard]] CacheStats stats();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -577,7 +578,10 @@ class Dispatch {
         responses_(paths.responses, false),
         errors_(paths.errors, false),
         summary_(summary) {
-    if (settings.use_cache) cache_ = std::make_unique<ResponseCache>(settings.cache_path);
+    if (settings.use_cache) {
+      cache_ = std::make_unique<ResponseCache>(settings.cache_path);
+      writer_ = std::make_unique<ResponseCache>(settings.cache_path);
+    }
   }
 
   [[nodiscard]] std::size_t pending() const { return pending_.size(); }
@@ -619,7 +623,7 @@ class Dispatch {
 
   // Records a finished item: the line is formatted and appended outside the locks (one O_APPEND
   // write per line: concurrent appends never interleave), and the cache entry made outside them;
-  // then the counts under m_ and the cache under cache_m_ (a batch's commit never holds up counts).
+  // then the counts under m_, and the entry queued for the cache's writer (write_cache).
   void finish(const ItemAttempts& s) {
     const std::string& ep = target_.endpoint_names[s.endpoint % target_.endpoint_names.size()];
     if (s.last.status == Attempt::Status::kOk) {
@@ -637,8 +641,8 @@ class Dispatch {
         if (cache_) model = reported_model_.empty() ? target_.server.model : reported_model_;
       }
       if (cache_) {
-        std::lock_guard lock(cache_m_);
-        cache_->put_entry(std::move(*entry), model, identity_line_);
+        std::lock_guard lock(puts_m_);
+        puts_.push_back(QueuedPut{std::move(*entry), std::move(model)});
       }
       return;
     }
@@ -683,12 +687,9 @@ class Dispatch {
     stop_.set();
   }
 
-  // Progress counts; commits the cache's batch while the threads work.
+  // Progress counts; writes the cache's queued entries while the threads work.
   std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
-    if (cache_ && commit_cache) {
-      std::lock_guard lock(cache_m_);
-      cache_->commit();
-    }
+    if (cache_ && commit_cache) write_cache();
     std::lock_guard lock(m_);
     return {summary_.answered, summary_.failed, summary_.from_cache};
   }
@@ -702,7 +703,7 @@ class Dispatch {
   std::string close() {
     if (failure_) std::rethrow_exception(failure_);
     if (cache_) {
-      cache_->commit();
+      write_cache();
       summary_.cache_rejected = cache_->rejected();
       summary_.cache_refused = answers_rejected_from_cache_;
     }
@@ -711,6 +712,26 @@ class Dispatch {
   }
 
  private:
+  // Writes the answers queued by finish() and the hits counted by next_job() in one transaction
+  // on the writer's own connection, holding no lock the event loops need: lookups (WAL readers)
+  // and new answers go on while it commits. Called by the thread that shows progress, and by
+  // close() after the event loops have ended; never by two threads at once.
+  void write_cache() {
+    std::vector<QueuedPut> puts;
+    {
+      std::lock_guard lock(puts_m_);
+      puts.swap(puts_);
+    }
+    std::vector<std::string> hits;
+    {
+      std::lock_guard lock(cache_m_);
+      hits = cache_->take_hits();
+    }
+    for (auto& p : puts) writer_->put_entry(std::move(p.entry), p.model, identity_line_);
+    writer_->add_hits(std::move(hits));
+    writer_->commit();
+  }
+
   Job make_job(std::size_t item_index) const {
     const WorkItem& item = items_[item_index];
     Job job;
@@ -799,13 +820,20 @@ class Dispatch {
   const std::vector<std::size_t> pending_;
   std::atomic<std::size_t> next_{0};
   std::mutex m_;        // summary, request indexes, reported model, failure
-  std::mutex cache_m_;  // the cache and answers_rejected_from_cache_
+  std::mutex cache_m_;  // the cache's reading connection and answers_rejected_from_cache_
+  struct QueuedPut {
+    ResponseCache::Entry entry;
+    std::string model;
+  };
+  std::mutex puts_m_;            // puts_
+  std::vector<QueuedPut> puts_;  // answers waiting for write_cache
   std::uint64_t next_request_index_;
   std::string reported_model_;
   std::size_t session_no_;
   std::string identity_line_;  // the server identity's JSON line: part of every cache key
   io::AppendFile responses_, errors_;
-  std::unique_ptr<ResponseCache> cache_;
+  std::unique_ptr<ResponseCache> cache_;         // lookups (event loops, under cache_m_)
+  std::unique_ptr<ResponseCache> writer_;        // writes (write_cache only)
   std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under cache_m_)
   RunSummary& summary_;
   StopFlag stop_;
@@ -839,6 +867,7 @@ class EventLoop {
         if (session_.in_flight() == 0) {
           (void)d_.stop().sleep_for(wait);
         } else {
+          prepare_ahead(stopping);
           finished = session_.wait(wait);
         }
       }
@@ -849,10 +878,35 @@ class EventLoop {
   }
 
  private:
+  // While every slot is busy, makes the next item's job (its request body, cache keys and cache
+  // lookup) before waiting, so that a slot freed by an answer is refilled with one send: the
+  // request no longer waits for that work (with one request in flight, all of it was between an
+  // answer and the next request).
+  // A failure here (a cache error, the caller's answer check throwing on a cached answer) is kept
+  // and thrown where making the job would have thrown without this: in fill(), after the answers
+  // that arrive meanwhile have been recorded.
+  void prepare_ahead(bool stopping) {
+    if (ahead_ || ahead_error_ || exhausted_ || stopping || items_.size() < slots_) return;
+    try {
+      ahead_ = d_.next_job();
+      if (!ahead_) exhausted_ = true;
+    } catch (...) {
+      ahead_error_ = std::current_exception();
+    }
+  }
+
   // Starts new items until every slot is busy or no item is left.
   void fill() {
-    while (!exhausted_ && items_.size() < slots_) {
-      std::optional<Job> job = d_.next_job();
+    while ((ahead_ || !exhausted_) && items_.size() < slots_) {
+      if (ahead_error_) std::rethrow_exception(std::exchange(ahead_error_, nullptr));
+      std::optional<Job> job;
+      if (ahead_) {
+        job = std::move(ahead_);
+        ahead_.reset();
+        job->started_at = iso_now();  // when it is sent, not when it was made
+      } else {
+        job = d_.next_job();
+      }
       if (!job) {
         exhausted_ = true;
         return;
@@ -940,6 +994,8 @@ class EventLoop {
   std::vector<std::pair<std::uint64_t, Attempt>> failed_starts_;
   std::uint64_t next_tag_ = 0;
   bool exhausted_ = false;
+  std::optional<Job> ahead_;        // the next item's job, made while every slot was busy (prepare_ahead)
+  std::exception_ptr ahead_error_;  // what making it threw, for fill() to throw
 };
 
 // Stage 5: the sessions that carry the requests. `concurrency` requests in flight per endpoint:
