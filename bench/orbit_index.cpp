@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "orbit/benchmark.hpp"
 #include "orbit/generate.hpp"
 #include "orbit/index.hpp"
 #include "orbit/spec.hpp"
@@ -71,6 +72,18 @@ void BM_LoadIndexFromCache(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.prompts));
 }
 BENCHMARK(BM_LoadIndexFromCache)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The whole benchmark as `orbit run` loads it (orbit/benchmark.hpp: every base and view with its
+// exact values, both indexes, the files' hashes), for comparison with the compact index above.
+void BM_LoadBenchmark(benchmark::State& state) {
+  const Fixture& f = fixture();
+  for (auto _ : state) {
+    const orbit::Benchmark b = orbit::load_benchmark(f.bench);
+    benchmark::DoNotOptimize(b.views.size());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.prompts));
+}
+BENCHMARK(BM_LoadBenchmark)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
