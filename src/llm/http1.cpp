@@ -825,13 +825,17 @@ std::vector<std::pair<std::uint64_t, Result>> Client::wait(std::chrono::millisec
 
 std::size_t Client::in_flight() const { return impl_->active + impl_->finished.size(); }
 
-Result request_once(ClientConfig config, std::string_view body) {
-  Client client(std::move(config));
-  client.start(0, 0, body);
+Result Client::request(std::size_t endpoint, std::string_view body) {
+  if (in_flight() != 0) fail(ErrorCode::kUsage, "http1::Client::request with requests in flight");
+  start(0, endpoint, body);
   for (;;) {
-    auto done = client.wait(std::chrono::milliseconds(1000));
+    auto done = wait(std::chrono::milliseconds(1000));
     if (!done.empty()) return std::move(done.front().second);
   }
+}
+
+Result request_once(ClientConfig config, std::string_view body) {
+  return Client(std::move(config)).request(0, body);
 }
 
 namespace {

@@ -150,6 +150,8 @@ class Client {
   [[nodiscard]] std::vector<std::pair<std::uint64_t, Result>> wait(std::chrono::milliseconds timeout);
   // Requests started and not yet returned by wait().
   [[nodiscard]] std::size_t in_flight() const;
+  // One request, blocking, when none is in flight (the blocking sessions; request_once).
+  [[nodiscard]] Result request(std::size_t endpoint, std::string_view body);
 
  private:
   struct Impl;

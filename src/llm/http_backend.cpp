@@ -540,11 +540,7 @@ class Http1Session : public Session {
       : cfg_(cfg), client_(client_config(cfg, std::move(targets), true)) {}
 
   Attempt send(const Request& request, std::size_t endpoint) override {
-    client_.start(0, endpoint, request.body);
-    for (;;) {
-      auto done = client_.wait(std::chrono::milliseconds(1000));
-      if (!done.empty()) return classify(response_of(std::move(done.front().second), cfg_.api_key), cfg_);
-    }
+    return classify(response_of(client_.request(endpoint, request.body), cfg_.api_key), cfg_);
   }
 
  private:
