@@ -73,40 +73,36 @@ void expect_split_invariant(const std::string& bytes, bool eof = false) {
   ASSERT_EQ(parse(bytes, every, eof), w);
 }
 
-TEST(Http1Parser, ContentLengthBody) {
-  const std::string r =
-      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"a\":\"b c\"}";
+// A whole response, taken to its last byte, cut anywhere.
+void expect_response(const std::string& r, int status, const std::string& body) {
   const Parsed p = whole(r);
   EXPECT_EQ(p.state, State::kDone);
-  EXPECT_EQ(p.status, 200);
-  EXPECT_EQ(p.body, "{\"a\":\"b c\"}");
+  EXPECT_EQ(p.status, status);
+  EXPECT_EQ(p.body, body);
   EXPECT_TRUE(p.keep_alive);
   EXPECT_EQ(p.used, r.size());
   expect_split_invariant(r);
 }
 
+TEST(Http1Parser, ContentLengthBody) {
+  expect_response(
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"a\":\"b c\"}", 200,
+      "{\"a\":\"b c\"}");
+}
+
 TEST(Http1Parser, ChunkedBodyWithExtensionsAndTrailers) {
-  const std::string r =
+  expect_response(
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5;name=value\r\nhello\r\n1 \r\n,\r\nA\r\n world!!!!\r\n0\r\nX-Trailer: 1\r\n\r\n";
-  const Parsed p = whole(r);
-  EXPECT_EQ(p.state, State::kDone);
-  EXPECT_EQ(p.body, "hello, world!!!!");
-  EXPECT_TRUE(p.keep_alive);
-  EXPECT_EQ(p.used, r.size());
-  expect_split_invariant(r);
+      "5;name=value\r\nhello\r\n1 \r\n,\r\nA\r\n world!!!!\r\n0\r\nX-Trailer: 1\r\n\r\n",
+      200, "hello, world!!!!");
 }
 
 TEST(Http1Parser, InterimResponsesAreSkippedAndBareLineFeedsAccepted) {
   const std::string r =
       "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\nLink: x\n\n"
       "HTTP/1.1 429 Too Many Requests\nRetry-After:  7 \nContent-Length: 2\n\nno";
-  const Parsed p = whole(r);
-  EXPECT_EQ(p.state, State::kDone);
-  EXPECT_EQ(p.status, 429);
-  EXPECT_EQ(p.retry_after, std::optional<std::string>("7"));
-  EXPECT_EQ(p.body, "no");
-  expect_split_invariant(r);
+  expect_response(r, 429, "no");
+  EXPECT_EQ(whole(r).retry_after, std::optional<std::string>("7"));
 }
 
 TEST(Http1Parser, ConnectionReuseRules) {
