@@ -61,7 +61,6 @@ enum class Api : std::uint8_t {
 struct Request {
   std::string item_id;
   std::string body;    // the exact bytes POSTed (compact JSON)
-  io::Json body_json;  // the same body, parsed
   std::string prompt;  // user prompt text (for the reference system)
   Sampling sampling;   // effective sampling settings (already in body)
 };

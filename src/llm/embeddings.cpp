@@ -46,8 +46,7 @@ Completion probe_embedding(Backend& backend, const RunSettings& s, const EmbedOp
   Request req;
   req.item_id = item.item_id;
   req.prompt = item.prompt;
-  req.body_json = build_request_body(item, s, opt.model, Api::kEmbeddings);
-  req.body = io::to_line(req.body_json);
+  req.body = io::to_line(build_request_body(item, s, opt.model, Api::kEmbeddings));
   auto session = backend.open_session();
   Attempt a;
   for (int attempt = 0;; ++attempt) {

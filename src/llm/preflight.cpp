@@ -108,8 +108,7 @@ void preflight(Backend& backend, const RunSettings& settings, const WorkItem& fi
   req.item_id = probe.item_id;
   req.prompt = probe.prompt;
   req.sampling = probe.sampling.apply(settings.sampling);
-  req.body_json = build_request_body(probe, settings, settings.model, backend.api());
-  req.body = io::to_line(req.body_json);
+  req.body = io::to_line(build_request_body(probe, settings, settings.model, backend.api()));
   auto session = backend.open_session();
   const std::string route = backend.api() == Api::kChat ? "/chat/completions" : "/completions";
   for (std::size_t ep = 0; ep < endpoints.size(); ++ep) {

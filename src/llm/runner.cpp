@@ -282,6 +282,38 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   return body;
 }
 
+RequestBodies::RequestBodies(const RunSettings& settings, std::string model, Api api)
+    : settings_(settings), model_(std::move(model)), api_(api) {
+  if (api_ != Api::kChat) return;
+  // A prompt no real one is: split around its JSON string when it occurs exactly once (an
+  // --extra-body holding it keeps every body on the slow path).
+  WorkItem marker;
+  marker.prompt = "\x01numcheck request body prompt\x02";
+  std::string line;
+  io::append_json(line, build_request_body(marker, settings_, model_, api_));
+  std::string quoted;
+  io::append_json_string(quoted, marker.prompt);
+  const std::size_t at = line.find(quoted);
+  if (at == std::string::npos || line.find(quoted, at + 1) != std::string::npos) return;
+  before_ = line.substr(0, at);
+  after_ = line.substr(at + quoted.size());
+  templated_ = true;
+}
+
+void RequestBodies::append(std::string& out, const WorkItem& item) const {
+  const SamplingOverride& o = item.sampling;
+  const bool own = item.system_prompt || o.temperature || o.top_p || o.top_k || o.seed || o.max_tokens ||
+                   o.frequency_penalty || o.presence_penalty;
+  if (!templated_ || own) {
+    io::append_json(out, build_request_body(item, settings_, model_, api_));
+    return;
+  }
+  out.reserve(out.size() + before_.size() + item.prompt.size() + after_.size() + 16);
+  out += before_;
+  io::append_json_string(out, item.prompt);
+  out += after_;
+}
+
 std::size_t read_records(const fs::path& path, const std::function<void(const io::Json&, std::size_t)>& fn) {
   io::JsonlOptions options;
   options.torn = io::TornTail::kAppendLog;  // the runner appends these files; repair_torn_tail cuts it
@@ -575,6 +607,7 @@ class Dispatch {
         reported_model_(prior.reported_model),
         session_no_(session_no),
         identity_line_(io::to_line(target.server.identity)),
+        bodies_(settings, target.request_model, target.api),
         responses_(paths.responses, false),
         errors_(paths.errors, false),
         summary_(summary) {
@@ -739,8 +772,7 @@ class Dispatch {
     job.request.item_id = item.item_id;
     job.request.prompt = item.prompt;
     job.request.sampling = item.sampling.apply(settings_.sampling);
-    job.request.body_json = build_request_body(item, settings_, target_.request_model, target_.api);
-    io::append_json(job.request.body, job.request.body_json);  // to_line's bytes
+    bodies_.append(job.request.body, item);
     if (cache_) {
       job.cache_key = cache_key_from_lines(identity_line_, job.request.body);
       job.request_sha256 = request_hash_from_line(job.request.body);
@@ -831,6 +863,7 @@ class Dispatch {
   std::string reported_model_;
   std::size_t session_no_;
   std::string identity_line_;  // the server identity's JSON line: part of every cache key
+  RequestBodies bodies_;
   io::AppendFile responses_, errors_;
   std::unique_ptr<ResponseCache> cache_;         // lookups (event loops, under cache_m_)
   std::unique_ptr<ResponseCache> writer_;        // writes (write_cache only)

@@ -147,6 +147,28 @@ struct RunSummary {
 [[nodiscard]] io::Json build_request_body(const WorkItem& item, const RunSettings& settings,
                                           const std::string& model, Api api);
 
+// The request bodies' bytes (io::append_json of build_request_body: what is sent, recorded and
+// hashed into the cache key), for many items: on the chat route, the body of an item without its
+// own sampling or system prompt differs from the others only in the prompt, so it is written as a
+// prefix and a suffix serialized once around the prompt's JSON string; any other item is built
+// as a JSON object.
+class RequestBodies {
+ public:
+  RequestBodies(const RunSettings& settings, std::string model, Api api);
+  // Appends the item's body to `out`.
+  void append(std::string& out, const WorkItem& item) const;
+  // Whether items without their own settings take the template (the chat route, unless
+  // --extra-body holds the template's marker).
+  [[nodiscard]] bool templated() const noexcept { return templated_; }
+
+ private:
+  const RunSettings& settings_;
+  std::string model_;
+  Api api_;
+  bool templated_ = false;
+  std::string before_, after_;
+};
+
 // The sampling the items are sent with (each item's overrides applied to the run's settings), as
 // run.json records it: with no kind field, sampling_json's fields (temperature, top_p, top_k, seed,
 // max_tokens, penalties when set), each the value every item sent, else the sorted distinct values

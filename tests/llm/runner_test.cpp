@@ -18,6 +18,7 @@
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/json_writer.hpp"
 #include "llm/cache.hpp"
 #include "llm/http_backend.hpp"
 #include "llm/runner.hpp"
@@ -897,6 +898,54 @@ TEST_F(RunnerTest, RecordLinesAreTheDomsBytesForAwkwardValues) {
       EXPECT_EQ(j.contains(k), f.contains(k)) << k;
       if (f.contains(k)) {
         EXPECT_EQ(j[k], f[k]) << k;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace numcheck::llm
+
+namespace numcheck::llm {
+namespace {
+
+// The bodies made from the serialized template are the bytes the JSON object gives, for every
+// kind of prompt and setting (they are sent, recorded and hashed into the cache key: a changed
+// byte would make every cached answer a miss).
+TEST(RequestBodies, TemplatedBodiesAreTheDomsBytes) {
+  const std::vector<std::string> prompts = {"How many litres?",
+                                            "",
+                                            "quote \" backslash \\ slash / tab\t newline\n cr\r",
+                                            "ctrl \x01\x1f del \x7f",
+                                            "\xce\xbb \xe2\x82\xac \xf0\x9f\x98\x80",
+                                            "broken \xff\xfe utf-8 \xe2\x82",
+                                            "\x01numcheck request body prompt\x02",
+                                            std::string(5000, 'x')};
+  std::vector<RunSettings> variants(6);
+  variants[1].system_prompt = "Answer with FINAL: \"x\"";
+  variants[2].extra_body = io::Json::parse(R"({"cache_prompt":false,"a":[1,2.5,null],"zz":{"k":"v"}})");
+  variants[3].sampling.frequency_penalty = 0.6;
+  variants[3].sampling.temperature = 0.7;
+  variants[3].sampling.seed = 18446744073709551615ULL;
+  variants[4].extra_body = io::Json::parse(R"({"note":"\u0001numcheck request body prompt\u0002"})");
+  variants[5].system_prompt = "";
+  for (const Api api : {Api::kChat, Api::kCompletions}) {
+    for (const RunSettings& settings : variants) {
+      const RequestBodies bodies(settings, "model \xce\xbb", api);
+      EXPECT_EQ(bodies.templated(), api == Api::kChat && &settings != &variants[4]);
+      for (const std::string& prompt : prompts) {
+        for (int own = 0; own < 3; ++own) {
+          WorkItem item;
+          item.prompt = prompt;
+          if (own == 1) item.sampling.seed = 7;
+          if (own == 2) item.system_prompt = "item's own";
+          std::string fast;
+          bodies.append(fast, item);
+          std::string dom;
+          io::append_json(dom, build_request_body(item, settings, "model \xce\xbb", api));
+          ASSERT_EQ(fast, dom) << prompt;
+          ASSERT_EQ(fast, io::to_line(build_request_body(item, settings, "model \xce\xbb", api)));
+        }
       }
     }
   }
