@@ -720,7 +720,8 @@ class Dispatch {
     stop_.set();
   }
 
-  // Progress counts; writes the cache's queued entries while the threads work.
+  // Progress counts; writes the cache's queued entries while the threads work (a cache that
+  // cannot be written stops the session: see run_lanes).
   std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
     if (cache_ && commit_cache) write_cache();
     std::lock_guard lock(m_);
@@ -1081,12 +1082,18 @@ void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
       std::unique_lock lock(stop.m);
       all_done = stop.cv.wait_for(lock, milliseconds(250), [&] { return stop.workers_done == n_threads; });
     }
-    const auto [answered, failed, cached] = d.counts(!all_done);
-    progress.update(answered, failed, cached);
-    if (d.settings().interrupt != nullptr && d.settings().interrupt->load()) d.interrupt();
-    if (d.settings().fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
-      d.sync_files();
-      last_sync = Clock::now();
+    // An exception must not leave this loop while the threads run (a joinable std::thread would
+    // end the process): it stops the session, and run_items rethrows it after they have ended.
+    try {
+      const auto [answered, failed, cached] = d.counts(!all_done);
+      progress.update(answered, failed, cached);
+      if (d.settings().interrupt != nullptr && d.settings().interrupt->load()) d.interrupt();
+      if (d.settings().fsync && Clock::now() - last_sync >= std::chrono::seconds(1)) {
+        d.sync_files();
+        last_sync = Clock::now();
+      }
+    } catch (...) {
+      d.abort_with(std::current_exception());
     }
   }
   for (auto& t : threads) t.join();
