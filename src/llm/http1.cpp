@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::llm::http1 {
@@ -23,21 +24,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+using ascii::iequals;
+using ascii::trim;
 
 // Calls fn(token) for each comma-separated, trimmed, non-empty token of a header value.
 template <typename Fn>
@@ -897,8 +885,7 @@ std::optional<std::int64_t> parse_http_date(std::string_view text) {
         return std::nullopt;
       }
     } else {
-      std::string low;
-      for (const char c : t) low += lower(c);
+      const std::string low = ascii::lower(t);
       if (low == "gmt" || low == "utc") continue;
       const std::string_view head = std::string_view(low).substr(0, 3);
       if (t.size() == 3 && month < 0 && std::find(kMonths.begin(), kMonths.end(), head) != kMonths.end()) {
