@@ -422,7 +422,7 @@ struct Conn {
 
 struct Endpoint {
   Target target;
-  std::string head;  // request line and headers up to "Content-Length: "
+  std::string head;  // a POST's request line and headers, up to its Content-Length
   std::vector<Address> addresses;
   bool resolved = false;
   std::vector<Conn*> idle;
@@ -689,6 +689,46 @@ struct Client::Impl {
     if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) receive(c);
   }
 
+  // Starts request `tag` on endpoint number `endpoint`: on a kept-alive connection when one is free
+  // (sent at once), else on a new one; write(out, endpoint) puts the request's bytes into out.
+  template <class Write>
+  void begin(std::uint64_t tag, std::size_t endpoint, Write&& write) {
+    const std::size_t e = endpoint % endpoints.size();
+    Endpoint& ep = endpoints[e];
+    Conn* c = nullptr;
+    if (!ep.idle.empty()) {
+      c = ep.idle.back();
+      ep.idle.pop_back();
+    } else {
+      conns.push_back(std::make_unique<Conn>(cfg.max_body));
+      c = conns.back().get();
+      c->endpoint = e;
+    }
+    c->active = true;
+    ++active;
+    c->tag = tag;
+    c->out.clear();
+    write(c->out, static_cast<const Endpoint&>(ep));
+    c->out_off = 0;
+    c->parser.reset();
+    c->fresh_retry = false;
+    c->guard_on = false;
+    c->start = Clock::now();
+    c->deadline = c->start + std::max(cfg.timeout, std::chrono::milliseconds(1));
+    c->connect_deadline =
+        c->start + std::max(std::min(cfg.timeout, cfg.connect_timeout), std::chrono::milliseconds(1));
+    c->address = 0;
+    c->last_errno = 0;
+    if (c->fd >= 0) {
+      c->sending = true;
+      send(*c);
+    } else {
+      c->reused = false;
+      connect(*c);
+    }
+    sweep();
+  }
+
   // Deadlines, connect timeouts and the low-speed guard; returns the next time to look.
   Clock::time_point check_times(Clock::time_point now) {
     Clock::time_point next = Clock::time_point::max();
@@ -734,8 +774,8 @@ Client::Client(ClientConfig config) : impl_(std::make_unique<Impl>()) {
   for (const auto& t : impl_->cfg.endpoints) {
     Endpoint e;
     e.target = t;
-    e.head = fmt::format("{} {}{} HTTP/1.1\r\nHost: {}\r\n{}", impl_->cfg.method, t.path, impl_->cfg.route,
-                         t.host_header, impl_->cfg.extra_headers);
+    e.head = fmt::format("POST {}{} HTTP/1.1\r\nHost: {}\r\n{}", t.path, impl_->cfg.route, t.host_header,
+                         impl_->cfg.extra_headers);
     impl_->endpoints.push_back(std::move(e));
   }
 }
@@ -743,50 +783,14 @@ Client::Client(ClientConfig config) : impl_(std::make_unique<Impl>()) {
 Client::~Client() = default;
 
 void Client::start(std::uint64_t tag, std::size_t endpoint, std::string_view body) {
-  Impl& m = *impl_;
-  const std::size_t e = endpoint % m.endpoints.size();
-  Endpoint& ep = m.endpoints[e];
-  Conn* c = nullptr;
-  if (!ep.idle.empty()) {
-    c = ep.idle.back();
-    ep.idle.pop_back();
-  } else {
-    m.conns.push_back(std::make_unique<Conn>(m.cfg.max_body));
-    c = m.conns.back().get();
-    c->endpoint = e;
-  }
-  c->active = true;
-  ++m.active;
-  c->tag = tag;
-  c->out.clear();
-  c->out.reserve(ep.head.size() + 24 + body.size());
-  c->out.append(ep.head);
-  if (m.cfg.method == "GET") {
-    c->out.append("\r\n");
-  } else {
-    c->out.append("Content-Length: ");
-    c->out.append(std::to_string(body.size()));
-    c->out.append("\r\n\r\n");
-    c->out.append(body);
-  }
-  c->out_off = 0;
-  c->parser.reset();
-  c->fresh_retry = false;
-  c->guard_on = false;
-  c->start = Clock::now();
-  c->deadline = c->start + std::max(m.cfg.timeout, std::chrono::milliseconds(1));
-  c->connect_deadline =
-      c->start + std::max(std::min(m.cfg.timeout, m.cfg.connect_timeout), std::chrono::milliseconds(1));
-  c->address = 0;
-  c->last_errno = 0;
-  if (c->fd >= 0) {
-    c->sending = true;
-    m.send(*c);
-  } else {
-    c->reused = false;
-    m.connect(*c);
-  }
-  m.sweep();
+  impl_->begin(tag, endpoint, [&](std::string& out, const Endpoint& ep) {
+    out.reserve(ep.head.size() + 24 + body.size());
+    out.append(ep.head);
+    out.append("Content-Length: ");
+    out.append(std::to_string(body.size()));
+    out.append("\r\n\r\n");
+    out.append(body);
+  });
 }
 
 std::vector<std::pair<std::uint64_t, Result>> Client::wait(std::chrono::milliseconds timeout) {
@@ -816,14 +820,23 @@ std::size_t Client::in_flight() const { return impl_->active + impl_->finished.s
 Result Client::request(std::size_t endpoint, std::string_view body) {
   if (in_flight() != 0) fail(ErrorCode::kUsage, "http1::Client::request with requests in flight");
   start(0, endpoint, body);
+  return wait_one();
+}
+
+Result Client::get(std::size_t endpoint, std::string_view path) {
+  if (in_flight() != 0) fail(ErrorCode::kUsage, "http1::Client::get with requests in flight");
+  impl_->begin(0, endpoint, [&](std::string& out, const Endpoint& ep) {
+    out = fmt::format("GET {} HTTP/1.1\r\nHost: {}\r\n{}\r\n", path.empty() ? std::string_view("/") : path,
+                      ep.target.host_header, impl_->cfg.extra_headers);
+  });
+  return wait_one();
+}
+
+Result Client::wait_one() {
   for (;;) {
     auto done = wait(std::chrono::milliseconds(1000));
     if (!done.empty()) return std::move(done.front().second);
   }
-}
-
-Result request_once(ClientConfig config, std::string_view body) {
-  return Client(std::move(config)).request(0, body);
 }
 
 namespace {

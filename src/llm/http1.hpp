@@ -118,9 +118,8 @@ struct Result {
 
 struct ClientConfig {
   std::vector<Target> endpoints;
-  std::string method = "POST";  // "POST" (the body is sent) or "GET" (no body)
-  std::string route;            // appended to each endpoint's path ("/chat/completions")
-  std::string extra_headers;    // whole header lines, each ending "\r\n" (Authorization, ...)
+  std::string route;          // appended to each endpoint's path for POSTs ("/chat/completions")
+  std::string extra_headers;  // whole header lines, each ending "\r\n" (Authorization, ...)
   std::chrono::milliseconds timeout{600000};
   std::chrono::milliseconds connect_timeout{10000};
   std::size_t max_body = std::size_t{16} << 20;
@@ -150,17 +149,17 @@ class Client {
   [[nodiscard]] std::vector<std::pair<std::uint64_t, Result>> wait(std::chrono::milliseconds timeout);
   // Requests started and not yet returned by wait().
   [[nodiscard]] std::size_t in_flight() const;
-  // One request, blocking, when none is in flight (the blocking sessions; request_once).
+  // One POST, blocking, when none is in flight (the blocking sessions).
   [[nodiscard]] Result request(std::size_t endpoint, std::string_view body);
+  // One GET of `path` ("/v1/models") on the endpoint's connections, blocking, when none is in
+  // flight (the preflight's probes: one connection carries them all).
+  [[nodiscard]] Result get(std::size_t endpoint, std::string_view path);
 
  private:
+  Result wait_one();  // the one request in flight, when it ends
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// One request, blocking (config.endpoints[0]): the preflight probe's GETs and the blocking
-// sessions' POSTs.
-[[nodiscard]] Result request_once(ClientConfig config, std::string_view body);
 
 // An HTTP-date (RFC 9110: "Sun, 06 Nov 1994 08:49:37 GMT", the obsolete "Sunday, 06-Nov-94
 // 08:49:37 GMT" and asctime's "Sun Nov  6 08:49:37 1994") as seconds since 1970-01-01 UTC;

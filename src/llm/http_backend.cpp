@@ -610,7 +610,7 @@ class HttpBackend : public Backend {
     for (const auto& ep : cfg_.endpoints) {
       const std::string shown = strip_credentials(ep);
       const std::string base = strip_trailing_slash(ep);
-      std::optional<Handle> h;
+      Prober h;
       io::OrderedJson info = io::OrderedJson::object();
       info["endpoint"] = shown;
       // GET /models: the one probe that must work at the connection level.
@@ -694,16 +694,25 @@ class HttpBackend : public Backend {
 
  private:
   // GET of a probe route: over the own client when it carries the run, else over libcurl (`h`).
-  Response probe_get(std::optional<Handle>& h, const std::string& url, std::chrono::milliseconds timeout,
+  // GETs of one endpoint's probe routes, over one connection: numcheck's own client when it
+  // carries the run, else libcurl.
+  struct Prober {
+    std::optional<Handle> curl;
+    std::optional<http1::Client> own;
+  };
+  Response probe_get(Prober& p, const std::string& url, std::chrono::milliseconds timeout,
                      std::size_t limit) const {
     if (own_) {
-      http1::ClientConfig c = client_config(cfg_, {*http1::plain_http_target(url)}, false);
-      c.method = "GET";
-      c.route.clear();
-      c.timeout = timeout;
-      c.max_body = limit;
-      return response_of(http1::request_once(std::move(c), ""), cfg_.api_key);
+      const std::optional<http1::Target> t = http1::plain_http_target(url);
+      if (!p.own) {
+        http1::ClientConfig c = client_config(cfg_, {*t}, false);
+        c.timeout = timeout;
+        c.max_body = std::max<std::size_t>(limit, 4u << 20);
+        p.own.emplace(std::move(c));
+      }
+      return response_of(p.own->get(0, t->path), cfg_.api_key);
     }
+    std::optional<Handle>& h = p.curl;
     if (!h) {
       h.emplace();
       h->set_headers(cfg_.api_key, false);

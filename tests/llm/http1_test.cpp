@@ -15,6 +15,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -412,6 +413,34 @@ TEST(Http1Client, SendsTheRequestAndReusesTheConnection) {
   EXPECT_EQ(seen[0], fmt::format("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n"
                                  "Authorization: Bearer k\r\nContent-Length: 7\r\n\r\n{{\"n\":0}}",
                                  server.port()));
+}
+
+// The preflight's probes: GETs of other paths than the POST route, on one connection.
+TEST(Http1Client, GetsOfAnyPathShareTheConnection) {
+  std::vector<std::string> seen;
+  std::mutex m;
+  ScriptedServer server([&](int fd, int) {
+    for (;;) {
+      std::string req = read_request(fd);
+      if (req.empty()) return;
+      const std::string line = req.substr(0, req.find("\r\n"));
+      {
+        std::lock_guard lock(m);
+        seen.push_back(req);
+      }
+      write_all(fd, ok("got " + line));
+    }
+  });
+  Client client(config(server.port()));
+  EXPECT_EQ(client.get(0, "/v1/models").body, "got GET /v1/models HTTP/1.1");
+  EXPECT_EQ(client.get(0, "/props").body, "got GET /props HTTP/1.1");
+  EXPECT_EQ(client.request(0, "{}").body, "got POST /v1/chat/completions HTTP/1.1");
+  EXPECT_EQ(server.accepted(), 1);
+  std::lock_guard lock(m);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0],
+            fmt::format("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer k\r\n\r\n",
+                        server.port()));
 }
 
 TEST(Http1Client, AnIdleConnectionTheServerClosedIsReplacedWithoutAFailure) {
