@@ -612,7 +612,7 @@ class Dispatch {
         errors_(paths.errors, false),
         summary_(summary) {
     if (settings.use_cache) {
-      cache_ = std::make_unique<ResponseCache>(settings.cache_path);
+      add_readers(1);
       writer_ = std::make_unique<ResponseCache>(settings.cache_path);
     }
   }
@@ -622,24 +622,33 @@ class Dispatch {
   [[nodiscard]] const RunSettings& settings() const { return settings_; }
   StopFlag& stop() { return stop_; }
 
+  // One cache connection for the lookups of each event loop (`lane`), so that the loops never
+  // wait for each other's lookups; called before the loops start.
+  void add_readers(std::size_t lanes) {
+    if (!settings_.use_cache) return;
+    while (readers_.size() < lanes) {
+      readers_.push_back(std::make_unique<Reader>());
+      readers_.back()->cache = std::make_unique<ResponseCache>(settings_.cache_path);
+    }
+  }
+
   // The next pending item's job (with its request index), or nullopt when none is left or the
-  // session stops. Cache hits are recorded here and never returned.
-  std::optional<Job> next_job() {
+  // session stops. Cache hits are recorded here and never returned. `lane`: the calling event
+  // loop's number (its cache connection).
+  std::optional<Job> next_job(std::size_t lane) {
     while (!stop_.is_set()) {
       const std::size_t k = next_.fetch_add(1);
       if (k >= pending_.size()) return std::nullopt;
       Job job = make_job(pending_[k]);
       std::optional<Completion> hit;
-      {
-        std::lock_guard lock(m_);
-        job.request_index = next_request_index_++;
-      }
-      if (cache_) {
-        std::lock_guard lock(cache_m_);
-        hit = cache_->get(job.cache_key, job.request_sha256);
+      job.request_index = next_request_index_.fetch_add(1);
+      if (!readers_.empty()) {
+        Reader& r = *readers_[lane % readers_.size()];
+        std::lock_guard lock(r.m);  // taken by the progress thread only to collect the hits
+        hit = r.cache->get(job.cache_key, job.request_sha256);
         if (hit && settings_.check_answer && !settings_.check_answer(*hit).empty()) {
           hit.reset();  // an entry the caller's check refuses is never served: ask again
-          ++answers_rejected_from_cache_;
+          ++r.refused;
         }
       }
       job.started_at = iso_now();
@@ -663,7 +672,8 @@ class Dispatch {
       responses_.append_line(response_line(s.job, s.last.completion, ep, s.last.latency.count(), s.attempts,
                                            s.attempt_errors, false, s.completed_at));
       std::optional<ResponseCache::Entry> entry;
-      if (cache_) entry = ResponseCache::make_entry(s.job.cache_key, s.job.request_sha256, s.last.completion);
+      if (writer_)
+        entry = ResponseCache::make_entry(s.job.cache_key, s.job.request_sha256, s.last.completion);
       std::string model;
       {
         std::lock_guard lock(m_);
@@ -671,9 +681,9 @@ class Dispatch {
         same_errors_.disarmed = true;
         if (reported_model_.empty() && !s.last.completion.model.empty())
           reported_model_ = s.last.completion.model;
-        if (cache_) model = reported_model_.empty() ? target_.server.model : reported_model_;
+        if (writer_) model = reported_model_.empty() ? target_.server.model : reported_model_;
       }
-      if (cache_) {
+      if (writer_) {
         std::lock_guard lock(puts_m_);
         puts_.push_back(QueuedPut{std::move(*entry), std::move(model)});
       }
@@ -723,7 +733,7 @@ class Dispatch {
   // Progress counts; writes the cache's queued entries while the threads work (a cache that
   // cannot be written stops the session: see run_lanes).
   std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
-    if (cache_ && commit_cache) write_cache();
+    if (writer_ && commit_cache) write_cache();
     std::lock_guard lock(m_);
     return {summary_.answered, summary_.failed, summary_.from_cache};
   }
@@ -736,10 +746,12 @@ class Dispatch {
   // After every thread ended: rethrows a thread's failure, commits the cache, syncs the files.
   std::string close() {
     if (failure_) std::rethrow_exception(failure_);
-    if (cache_) {
+    if (writer_) {
       write_cache();
-      summary_.cache_rejected = cache_->rejected();
-      summary_.cache_refused = answers_rejected_from_cache_;
+      for (const auto& r : readers_) {
+        summary_.cache_rejected += r->cache->rejected();
+        summary_.cache_refused += r->refused;
+      }
     }
     if (settings_.fsync) sync_files();
     return reported_model_;
@@ -756,13 +768,11 @@ class Dispatch {
       std::lock_guard lock(puts_m_);
       puts.swap(puts_);
     }
-    std::vector<std::string> hits;
-    {
-      std::lock_guard lock(cache_m_);
-      hits = cache_->take_hits();
+    for (const auto& r : readers_) {
+      std::lock_guard lock(r->m);
+      writer_->add_hits(r->cache->take_hits());
     }
     for (auto& p : puts) writer_->put_entry(std::move(p.entry), p.model, identity_line_);
-    writer_->add_hits(std::move(hits));
     writer_->commit();
   }
 
@@ -774,7 +784,7 @@ class Dispatch {
     job.request.prompt = item.prompt;
     job.request.sampling = item.sampling.apply(settings_.sampling);
     bodies_.append(job.request.body, item);
-    if (cache_) {
+    if (writer_) {
       job.cache_key = cache_key_from_lines(identity_line_, job.request.body);
       job.request_sha256 = request_hash_from_line(job.request.body);
     }
@@ -852,23 +862,28 @@ class Dispatch {
   const Target& target_;
   const std::vector<std::size_t> pending_;
   std::atomic<std::size_t> next_{0};
-  std::mutex m_;        // summary, request indexes, reported model, failure
-  std::mutex cache_m_;  // the cache's reading connection and answers_rejected_from_cache_
+  std::mutex m_;  // summary, request indexes, reported model, failure
+  // A cache connection for one event loop's lookups; `m` keeps the progress thread's collection
+  // of the hits apart from them.
+  struct Reader {
+    std::mutex m;
+    std::unique_ptr<ResponseCache> cache;
+    std::size_t refused = 0;  // cached answers check_answer refused
+  };
   struct QueuedPut {
     ResponseCache::Entry entry;
     std::string model;
   };
   std::mutex puts_m_;            // puts_
   std::vector<QueuedPut> puts_;  // answers waiting for write_cache
-  std::uint64_t next_request_index_;
+  std::atomic<std::uint64_t> next_request_index_;
   std::string reported_model_;
   std::size_t session_no_;
   std::string identity_line_;  // the server identity's JSON line: part of every cache key
   RequestBodies bodies_;
   io::AppendFile responses_, errors_;
-  std::unique_ptr<ResponseCache> cache_;         // lookups (event loops, under cache_m_)
-  std::unique_ptr<ResponseCache> writer_;        // writes (write_cache only)
-  std::size_t answers_rejected_from_cache_ = 0;  // cached answers check_answer refused (under cache_m_)
+  std::vector<std::unique_ptr<Reader>> readers_;  // lookups, one per event loop (none: no cache)
+  std::unique_ptr<ResponseCache> writer_;         // writes (write_cache only)
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;
@@ -922,7 +937,7 @@ class EventLoop {
   void prepare_ahead(bool stopping) {
     if (ahead_ || ahead_error_ || exhausted_ || stopping || items_.size() < slots_) return;
     try {
-      ahead_ = d_.next_job();
+      ahead_ = d_.next_job(thread_);
       if (!ahead_) exhausted_ = true;
     } catch (...) {
       ahead_error_ = std::current_exception();
@@ -939,7 +954,7 @@ class EventLoop {
         ahead_.reset();
         job->started_at = iso_now();  // when it is sent, not when it was made
       } else {
-        job = d_.next_job();
+        job = d_.next_job(thread_);
       }
       if (!job) {
         exhausted_ = true;
@@ -1143,6 +1158,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   const std::size_t n_endpoints = std::max<std::size_t>(1, target.endpoint_names.size());
   Lanes lanes = open_lanes(
       backend, std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, dispatch.pending())));
+  dispatch.add_readers(lanes.sessions.size());
   Progress progress(settings.progress, dispatch.pending(), settings.progress_interval);
   run_lanes(dispatch, lanes, progress);
   const std::string reported_model = dispatch.close();
