@@ -41,6 +41,8 @@ struct SamplingOverride {
   std::optional<double> frequency_penalty;
   std::optional<double> presence_penalty;
   [[nodiscard]] Sampling apply(Sampling s) const;
+  // Every field compared: SamplingOverride{} is "nothing overridden", whatever fields join later.
+  friend bool operator==(const SamplingOverride&, const SamplingOverride&) = default;
 };
 
 // Which OpenAI route the HTTP backend posts to. kEmbeddings (POST /embeddings, body {"model",

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include <fmt/format.h>
 
@@ -37,6 +39,14 @@ void for_each_token(std::string_view value, Fn fn) {
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
+}
+
+// A whole token as an unsigned number in `base` (no sign, no space, no overflow); nullopt else.
+std::optional<std::uint64_t> whole_number(std::string_view token, int base = 10) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v, base);
+  if (ec != std::errc() || end != token.data() + token.size() || token.empty()) return std::nullopt;
+  return v;
 }
 
 // Printable bytes of a server's line for an error message: at most 60, controls shown as '?'.
@@ -82,14 +92,9 @@ std::optional<Target> plain_http_target(std::string_view url) {
     if (!authority.empty() && authority.back() == ':') return std::nullopt;
     t.port = "80";
   } else {
-    if (port.size() > 5) return std::nullopt;
-    unsigned value = 0;
-    for (const char c : port) {
-      if (c < '0' || c > '9') return std::nullopt;
-      value = value * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (value == 0 || value > 65535) return std::nullopt;
-    t.port = std::to_string(value);
+    const std::optional<std::uint64_t> value = port.size() <= 5 ? whole_number(port) : std::nullopt;
+    if (!value || *value == 0 || *value > 65535) return std::nullopt;
+    t.port = std::to_string(*value);
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   t.path = std::string(path);
@@ -177,15 +182,12 @@ bool ResponseParser::parse_head() {
     fail_with("not an HTTP/1.x response: '" + shown(status_line) + "'");
     return false;
   }
-  int status = 0;
-  for (std::size_t k = 9; k < 12; ++k) {
-    const char c = status_line[k];
-    if (c < '0' || c > '9') {
-      fail_with("not an HTTP/1.x response: '" + shown(status_line) + "'");
-      return false;
-    }
-    status = status * 10 + (c - '0');
+  const std::optional<std::uint64_t> code = whole_number(status_line.substr(9, 3));
+  if (!code) {
+    fail_with("not an HTTP/1.x response: '" + shown(status_line) + "'");
+    return false;
   }
+  const int status = static_cast<int>(*code);
   if (status < 100) {
     fail_with(fmt::format("HTTP status {} is not a status", status));
     return false;
@@ -211,15 +213,10 @@ bool ResponseParser::parse_head() {
     }
     const std::string_view value = trim(raw.substr(colon + 1));
     if (iequals(name, "content-length")) {
-      bool bad = false;
+      bool bad = false;  // repeated values must agree (RFC 9112 6.3)
       for_each_token(value, [&](std::string_view token) {
-        std::uint64_t v = 0;
-        if (token.size() > 18) bad = true;
-        for (const char c : token) {
-          if (c < '0' || c > '9') bad = true;
-          v = v * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        if (!bad && length && *length != v) bad = true;
+        const std::optional<std::uint64_t> v = whole_number(token);
+        bad = bad || !v || (length && *length != *v);
         if (!bad) length = v;
       });
       if (bad || !length) {
@@ -334,22 +331,15 @@ std::size_t ResponseParser::feed_chunked(std::string_view data) {
   const std::string_view line = trim(std::string_view(head_).substr(0, head_.size() - 1));
   switch (chunk_) {
     case Chunk::kSize: {
-      std::uint64_t size = 0;
-      std::size_t digits = 0;
-      for (const char c : line) {
-        int d = -1;
-        if (c >= '0' && c <= '9') d = c - '0';
-        if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        if (d < 0) break;
-        if (++digits > 15) break;
-        size = size * 16 + static_cast<std::uint64_t>(d);
-      }
-      const std::string_view after = trim(line.substr(std::min(digits, line.size())));
-      if (digits == 0 || digits > 15 || !(after.empty() || after.front() == ';')) {
+      // Hexadecimal digits, then nothing or chunk extensions (";name=value").
+      const std::size_t digits = std::min(line.find_first_of("; \t"), line.size());
+      const std::optional<std::uint64_t> parsed = whole_number(line.substr(0, digits), 16);
+      const std::string_view after = trim(line.substr(digits));
+      if (!parsed || !(after.empty() || after.front() == ';')) {
         fail_with("bad chunk size line: '" + shown(line) + "'");
         return take;
       }
+      const std::uint64_t size = *parsed;
       if (size > max_body_ || body_.size() + size > max_body_) {
         too_large_ = true;
         fail_with(fmt::format("response body larger than {} bytes", max_body_));
@@ -839,20 +829,6 @@ Result Client::wait_one() {
   }
 }
 
-namespace {
-
-// Days from 1970-01-01 to year-month-day (proleptic Gregorian; H. Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-}  // namespace
-
 std::optional<std::int64_t> parse_http_date(std::string_view text) {
   // The three forms differ in separators and order; their tokens do not: a weekday, a month name,
   // a day of 1-2 digits, a year of 2 or 4 digits, hh:mm:ss and (except asctime) "GMT".
@@ -868,12 +844,8 @@ std::optional<std::int64_t> parse_http_date(std::string_view text) {
   bool weekday = false;
   std::size_t i = 0;
   const auto digits = [](std::string_view t) {
-    int v = 0;
-    for (const char c : t) {
-      if (c < '0' || c > '9') return -1;
-      v = v * 10 + (c - '0');
-    }
-    return t.empty() ? -1 : v;
+    const std::optional<std::uint64_t> v = t.size() <= 4 ? whole_number(t) : std::nullopt;
+    return v ? static_cast<int>(*v) : -1;
   };
   while (i < text.size()) {
     while (i < text.size() && (text[i] == ' ' || text[i] == ',' || text[i] == '-' || text[i] == '\t')) ++i;
@@ -912,9 +884,14 @@ std::optional<std::int64_t> parse_http_date(std::string_view text) {
   }
   if (month < 0 || day < 1 || day > 31 || year < 1970 || hh > 23 || mm > 59 || ss > 60 || hh < 0)
     return std::nullopt;
-  const std::int64_t seconds_of_day = std::int64_t{hh} * 3600 + std::int64_t{mm} * 60 + ss;
-  return days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
-         seconds_of_day;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hh;
+  tm.tm_min = mm;
+  tm.tm_sec = ss;
+  return static_cast<std::int64_t>(::timegm(&tm));  // UTC, whatever the TZ
 }
 
 }  // namespace numcheck::llm::http1

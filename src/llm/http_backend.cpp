@@ -568,12 +568,13 @@ io::Json parse_or_null(const std::string& body) {
 
 class HttpBackend : public Backend {
  public:
-  // libcurl (about 20 ms to map and relocate with what it pulls in) loads on a thread of its own
-  // while the caller goes on (an orbit run loads its benchmark meanwhile). The first real use of
+  // When numcheck's own client carries every endpoint, libcurl is never loaded. Otherwise libcurl
+  // (about 20 ms to map and relocate with what it pulls in) loads on a thread of its own while the
+  // caller goes on (an orbit run loads its benchmark meanwhile). The first real use of
   // detail::curl() waits for that load if it is still going, or loads the library itself (and
   // reports why it cannot) if the background load failed; the future joins the thread.
-  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)), own_(!own_client_targets(cfg_).empty()) {
-    if (own_) return;  // numcheck's own client carries everything: libcurl is never loaded
+  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)), own_targets_(own_client_targets(cfg_)) {
+    if (!own_targets_.empty()) return;
     curl_preload_ = std::async(std::launch::async, [] {
       try {
         (void)detail::curl();
@@ -590,13 +591,11 @@ class HttpBackend : public Backend {
     return out;
   }
   [[nodiscard]] std::unique_ptr<Session> open_session() override {
-    if (auto targets = own_client_targets(cfg_); !targets.empty())
-      return std::make_unique<Http1Session>(cfg_, std::move(targets));
+    if (!own_targets_.empty()) return std::make_unique<Http1Session>(cfg_, own_targets_);
     return std::make_unique<HttpSession>(cfg_);
   }
   [[nodiscard]] std::unique_ptr<AsyncSession> open_async_session() override {
-    if (auto targets = own_client_targets(cfg_); !targets.empty())
-      return std::make_unique<Http1AsyncSession>(cfg_, std::move(targets));
+    if (!own_targets_.empty()) return std::make_unique<Http1AsyncSession>(cfg_, own_targets_);
     return std::make_unique<HttpAsyncSession>(cfg_);
   }
 
@@ -614,7 +613,7 @@ class HttpBackend : public Backend {
       io::OrderedJson info = io::OrderedJson::object();
       info["endpoint"] = shown;
       // GET /models: the one probe that must work at the connection level.
-      Response models = probe_get(h, base + "/models", probe_timeout, 4u << 20);
+      Response models = probe_get(h, base + "/models", probe_timeout);
       if (models.code != CURLE_OK) {
         fail(ErrorCode::kNetwork, "cannot reach endpoint {}: {}", shown,
              redact(one_line(models.curl_error), cfg_.api_key));
@@ -650,7 +649,7 @@ class HttpBackend : public Backend {
       const std::string root = root_of(base);
       io::Json build;
       io::Json model_path;
-      Response props = probe_get(h, root + "/props", probe_timeout, 4u << 20);
+      Response props = probe_get(h, root + "/props", probe_timeout);
       if (props.code == CURLE_OK && props.status >= 200 && props.status < 300) {
         io::Json p = parse_or_null(props.body);
         if (p.is_object()) {
@@ -660,7 +659,7 @@ class HttpBackend : public Backend {
         }
       }
       if (build.is_null()) {
-        Response ver = probe_get(h, root + "/version", probe_timeout, 1u << 20);
+        Response ver = probe_get(h, root + "/version", probe_timeout);
         if (ver.code == CURLE_OK && ver.status >= 200 && ver.status < 300) {
           io::Json v = parse_or_null(ver.body);
           if (v.is_object()) {
@@ -687,41 +686,40 @@ class HttpBackend : public Backend {
     }
     s.identity = *first_identity;
     s.info["endpoints"] = per;
-    // Which HTTP client carries the run's requests (the probe itself always uses libcurl).
-    s.info["http_client"] = own_ ? "numcheck-http1" : "libcurl";
+    // Which HTTP client carried the probes and carries the run's requests.
+    s.info["http_client"] = own_targets_.empty() ? "libcurl" : "numcheck-http1";
     return s;
   }
 
  private:
-  // GET of a probe route: over the own client when it carries the run, else over libcurl (`h`).
-  // GETs of one endpoint's probe routes, over one connection: numcheck's own client when it
-  // carries the run, else libcurl.
+  // GETs of one endpoint's probe routes (bodies up to 4 MiB), over one connection: numcheck's own
+  // client when it carries the run, else libcurl.
   struct Prober {
     std::optional<Handle> curl;
     std::optional<http1::Client> own;
   };
-  Response probe_get(Prober& p, const std::string& url, std::chrono::milliseconds timeout,
-                     std::size_t limit) const {
-    if (own_) {
+  Response probe_get(Prober& p, const std::string& url, std::chrono::milliseconds timeout) const {
+    constexpr std::size_t kLimit = std::size_t{4} << 20;
+    if (!own_targets_.empty()) {
       const std::optional<http1::Target> t = http1::plain_http_target(url);
       if (!p.own) {
         http1::ClientConfig c = client_config(cfg_, {*t}, false);
         c.timeout = timeout;
-        c.max_body = std::max<std::size_t>(limit, 4u << 20);
+        c.max_body = kLimit;
         p.own.emplace(std::move(c));
       }
       return response_of(p.own->get(0, t->path), cfg_.api_key);
     }
-    std::optional<Handle>& h = p.curl;
-    if (!h) {
-      h.emplace();
-      h->set_headers(cfg_.api_key, false);
+    if (!p.curl) {
+      p.curl.emplace();
+      p.curl->set_headers(cfg_.api_key, false);
     }
-    return h->perform(url, nullptr, timeout, cfg_.connect_timeout, limit);
+    return p.curl->perform(url, nullptr, timeout, cfg_.connect_timeout, kLimit);
   }
 
   HttpConfig cfg_;
-  bool own_;  // plain http:// endpoints on numcheck's own client (own_client_targets)
+  // The own client's endpoints when it carries them all (own_client_targets), else empty: libcurl.
+  std::vector<http1::Target> own_targets_;
   std::future<void> curl_preload_;
 };
 

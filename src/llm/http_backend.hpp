@@ -1,7 +1,9 @@
 #pragma once
-// The OpenAI-compatible HTTP backend on libcurl: POST {base}/chat/completions (or /completions),
-// GET {base}/models, and llama-server's GET {root}/props (and vLLM's GET {root}/version) when
-// present. One libcurl easy handle per endpoint per session, so connections are kept alive.
+// The OpenAI-compatible HTTP backend: POST {base}/chat/completions (or /completions), GET
+// {base}/models, and llama-server's GET {root}/props (and vLLM's GET {root}/version) when present.
+// Plain http:// endpoints go through numcheck's own HTTP/1.1 client (llm/http1.hpp), everything
+// else (https, credentials in the URL, a proxy in the environment) through libcurl; both keep
+// connections alive per endpoint per session and give the same Attempts.
 #include <chrono>
 #include <memory>
 #include <string>

@@ -301,10 +301,9 @@ RequestBodies::RequestBodies(const RunSettings& settings, std::string model, Api
 }
 
 void RequestBodies::append(std::string& out, const WorkItem& item) const {
-  const SamplingOverride& o = item.sampling;
-  const bool own = item.system_prompt || o.temperature || o.top_p || o.top_k || o.seed || o.max_tokens ||
-                   o.frequency_penalty || o.presence_penalty;
-  if (!templated_ || own) {
+  // build_request_body reads an item's prompt, system prompt and sampling overrides: only the
+  // prompt may differ from the template's item.
+  if (!templated_ || item.system_prompt || !(item.sampling == SamplingOverride{})) {
     io::append_json(out, build_request_body(item, settings_, model_, api_));
     return;
   }
@@ -758,10 +757,10 @@ class Dispatch {
   }
 
  private:
-  // Writes the answers queued by finish() and the hits counted by next_job() in one transaction
-  // on the writer's own connection, holding no lock the event loops need: lookups (WAL readers)
-  // and new answers go on while it commits. Called by the thread that shows progress, and by
-  // close() after the event loops have ended; never by two threads at once.
+  // Writes the answers queued by finish() and the hits counted by next_job() in transactions of
+  // at most 256 answers (ResponseCache::put_entry) on the writer's own connection, holding no lock the event
+  // loops need: lookups (WAL readers) and new answers go on while it commits. Called by the thread that shows
+  // progress, and by close() after the event loops have ended; never by two threads at once.
   void write_cache() {
     std::vector<QueuedPut> puts;
     {
@@ -862,7 +861,7 @@ class Dispatch {
   const Target& target_;
   const std::vector<std::size_t> pending_;
   std::atomic<std::size_t> next_{0};
-  std::mutex m_;  // summary, request indexes, reported model, failure
+  std::mutex m_;  // summary, reported model, failure
   // A cache connection for one event loop's lookups; `m` keeps the progress thread's collection
   // of the hits apart from them.
   struct Reader {

@@ -151,7 +151,7 @@ struct RunSummary {
 // hashed into the cache key), for many items: on the chat route, the body of an item without its
 // own sampling or system prompt differs from the others only in the prompt, so it is written as a
 // prefix and a suffix serialized once around the prompt's JSON string; any other item is built
-// as a JSON object.
+// as a JSON object. `settings` must outlive it.
 class RequestBodies {
  public:
   RequestBodies(const RunSettings& settings, std::string model, Api api);

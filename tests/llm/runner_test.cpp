@@ -953,3 +953,55 @@ TEST(RequestBodies, TemplatedBodiesAreTheDomsBytes) {
 
 }  // namespace
 }  // namespace numcheck::llm
+
+namespace numcheck::llm {
+namespace {
+
+// Which client carries a run (docs/runner.md "HTTP clients"): numcheck's own for plain http://,
+// libcurl when NUMCHECK_HTTP_CLIENT says so or a proxy is in the environment (which the own client
+// would ignore: here an unreachable proxy makes libcurl's probe fail, as it must); any other value
+// of NUMCHECK_HTTP_CLIENT is a usage error.
+class HttpClientChoice : public ::testing::Test {
+ protected:
+  void SetUp() override { server_.start(); }
+  void TearDown() override {
+    ::unsetenv("NUMCHECK_HTTP_CLIENT");
+    ::unsetenv("http_proxy");
+    server_.stop();
+  }
+  [[nodiscard]] std::unique_ptr<Backend> backend() const {
+    HttpConfig cfg;
+    cfg.endpoints = {server_.base_url()};
+    cfg.model = "test-model";
+    cfg.timeout = std::chrono::milliseconds(5000);
+    return make_http_backend(cfg);
+  }
+  TestServer server_{testing::ServerOptions{}, SolveFn{}};
+};
+
+TEST_F(HttpClientChoice, PlainHttpTakesTheOwnClientUnlessToldOrProxied) {
+  ::unsetenv("NUMCHECK_HTTP_CLIENT");
+  EXPECT_EQ(backend()->probe().info["http_client"], "numcheck-http1");
+  ::setenv("NUMCHECK_HTTP_CLIENT", "auto", 1);
+  EXPECT_EQ(backend()->probe().info["http_client"], "numcheck-http1");
+  ::setenv("NUMCHECK_HTTP_CLIENT", "libcurl", 1);
+  EXPECT_EQ(backend()->probe().info["http_client"], "libcurl");
+  ::setenv("NUMCHECK_HTTP_CLIENT", "curl", 1);
+  try {
+    (void)backend();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUsage);
+  }
+  ::unsetenv("NUMCHECK_HTTP_CLIENT");
+  ::setenv("http_proxy", "http://127.0.0.1:1", 1);
+  try {
+    (void)backend()->probe();
+    ADD_FAILURE() << "the proxy was not used";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNetwork);
+  }
+}
+
+}  // namespace
+}  // namespace numcheck::llm
