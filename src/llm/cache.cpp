@@ -1,5 +1,6 @@
 #include "llm/cache.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <system_error>
@@ -291,7 +292,7 @@ void ResponseCache::put_entry(Entry entry, const std::string& model, std::string
   p.model = model;
   p.identity = std::move(identity_line);
   pending_.push_back(std::move(p));
-  if (pending_.size() >= 256) commit();
+  if (pending_.size() >= batch_size_) commit();
 }
 
 // Writes the batch in one short transaction: the write lock is held for milliseconds, never
@@ -328,6 +329,54 @@ void ResponseCache::commit() {
   });
   pending_.clear();
   hit_keys_.clear();
+}
+
+KeySnapshot::KeySnapshot(std::vector<std::uint64_t> hashes) : hashes_(std::move(hashes)) {
+  std::sort(hashes_.begin(), hashes_.end());
+  hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
+}
+
+std::uint64_t KeySnapshot::hash(std::string_view key) noexcept { return std::hash<std::string_view>{}(key); }
+
+bool KeySnapshot::may_contain(std::string_view key) const noexcept {
+  return std::binary_search(hashes_.begin(), hashes_.end(), hash(key));
+}
+
+std::optional<KeySnapshot> ResponseCache::key_snapshot(std::uint64_t max_entries) {
+  if (max_entries == 0) return std::nullopt;
+  commit();  // this connection's own batch is part of the cache
+  std::optional<KeySnapshot> out;
+  with_retry([&] {
+    out.reset();
+    // One read transaction, so the bound and the keys describe the same moment.
+    exec(db_of(db_), "BEGIN", path_);
+    try {
+      Stmt bound(db_of(db_), "SELECT COALESCE(MAX(rowid), 0) FROM responses", path_);
+      int rc = sq().step(bound.get());
+      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+      if (rc != SQLITE_ROW)
+        fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
+      if (static_cast<std::uint64_t>(sq().column_int64(bound.get(), 0)) <= max_entries) {
+        std::vector<std::uint64_t> hashes;
+        Stmt keys(db_of(db_), "SELECT key FROM responses WHERE check_sha256 IS NOT NULL", path_);
+        while ((rc = sq().step(keys.get())) == SQLITE_ROW) {
+          const auto* p = reinterpret_cast<const char*>(sq().column_text(keys.get(), 0));
+          if (p != nullptr)
+            hashes.push_back(
+                KeySnapshot::hash({p, static_cast<std::size_t>(sq().column_bytes(keys.get(), 0))}));
+        }
+        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+        if (rc != SQLITE_DONE)
+          fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
+        out.emplace(std::move(hashes));
+      }
+      exec(db_of(db_), "COMMIT", path_);
+    } catch (...) {
+      sq().exec(db_of(db_), "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  });
+  return out;
 }
 
 std::vector<std::string> ResponseCache::take_hits() { return std::exchange(hit_keys_, {}); }

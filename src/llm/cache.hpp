@@ -36,6 +36,20 @@ namespace numcheck::llm {
 [[nodiscard]] std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line);
 [[nodiscard]] std::string request_hash_from_line(std::string_view body_line);
 
+// The keys of a cache's entries at one moment, so that a run can skip the lookups that cannot hit
+// (ResponseCache::key_snapshot). Keeps a 64-bit hash of each key: a collision costs one lookup that
+// misses, never a wrong answer (get() still decides every hit).
+class KeySnapshot {
+ public:
+  explicit KeySnapshot(std::vector<std::uint64_t> hashes);
+  [[nodiscard]] bool may_contain(std::string_view key) const noexcept;
+  [[nodiscard]] std::size_t size() const noexcept { return hashes_.size(); }
+  [[nodiscard]] static std::uint64_t hash(std::string_view key) noexcept;
+
+ private:
+  std::vector<std::uint64_t> hashes_;  // sorted, unique
+};
+
 struct CacheStats {
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;                                       // file size on disk (plus WAL)
@@ -70,6 +84,12 @@ class ResponseCache {
   // put with the entry made and the identity already serialized (io::to_line(identity)).
   void put_entry(Entry entry, const std::string& model, std::string identity_line);
   void commit();
+  // Entries put() holds before it commits by itself (256 unless set; at least 1).
+  void set_batch_size(std::size_t n) noexcept { batch_size_ = n == 0 ? 1 : n; }
+  // The keys of the entries get() could serve (those with a check) when the cache has held at most
+  // `max_entries` rows (judged by the largest rowid, which costs no scan); nullopt when it may hold
+  // more, or when `max_entries` is 0.
+  [[nodiscard]] std::optional<KeySnapshot> key_snapshot(std::uint64_t max_entries);
   // The keys get() served since the last commit (their hit counts are written by commit()), taken
   // out to be counted by another connection: the runner looks entries up on one connection and
   // writes on another, so that no lookup waits for a commit.
@@ -111,6 +131,7 @@ class ResponseCache {
   std::vector<Pending> pending_;
   std::vector<std::string> hit_keys_;
   std::size_t rejected_ = 0;
+  std::size_t batch_size_ = 256;
 };
 
 // Completion <-> JSON: what a cache entry stores, as a DOM (completion_to_json) and as the text

@@ -56,6 +56,14 @@ constexpr const char* kOwnedBodyFields[] = {
     "model", "messages", "prompt",     "temperature",       "top_p",
     "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
 
+// A session reads the cache's keys first (ResponseCache::key_snapshot) when the cache holds at most
+// this many entries per request to make: reading a key costs a small part of a lookup (see
+// docs/runner.md), so below this bound the snapshot is cheaper than the lookups it saves.
+constexpr std::uint64_t kSnapshotEntriesPerRequest = 4;
+// The most answers the cache's writer holds before committing them (it commits at every progress
+// tick, 250 ms, and at the end).
+constexpr std::size_t kWriterBatch = 16384;
+
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
@@ -613,6 +621,10 @@ class Dispatch {
     if (settings.use_cache) {
       add_readers(1);
       writer_ = std::make_unique<ResponseCache>(settings.cache_path);
+      // write_cache commits what arrived since the last tick in one transaction (a smaller batch
+      // rewrites the same pages of the key index more often).
+      writer_->set_batch_size(kWriterBatch);
+      present_ = writer_->key_snapshot(kSnapshotEntriesPerRequest * pending_.size());
     }
   }
 
@@ -641,7 +653,7 @@ class Dispatch {
       Job job = make_job(pending_[k]);
       std::optional<Completion> hit;
       job.request_index = next_request_index_.fetch_add(1);
-      if (!readers_.empty()) {
+      if (!readers_.empty() && (!present_ || present_->may_contain(job.cache_key))) {
         Reader& r = *readers_[lane % readers_.size()];
         std::lock_guard lock(r.m);  // taken by the progress thread only to collect the hits
         hit = r.cache->get(job.cache_key, job.request_sha256);
@@ -882,7 +894,11 @@ class Dispatch {
   RequestBodies bodies_;
   io::AppendFile responses_, errors_;
   std::vector<std::unique_ptr<Reader>> readers_;  // lookups, one per event loop (none: no cache)
-  std::unique_ptr<ResponseCache> writer_;         // writes (write_cache only)
+  // The cache's keys when the session started, when it held few entries for the requests to make
+  // (kSnapshotEntriesPerRequest): a request whose key is not among them is not looked up. An answer
+  // stored by another process (or by this session) after that moment is not served this session.
+  std::optional<KeySnapshot> present_;
+  std::unique_ptr<ResponseCache> writer_;  // writes (write_cache only)
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;

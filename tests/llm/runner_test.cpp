@@ -638,6 +638,56 @@ TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
   EXPECT_EQ(st.hits, 600u);
 }
 
+// The keys a session reads before its first request: exactly the entries get() could serve (the
+// connection's own batch included, rows without a check left out), none when the cache may hold
+// more rows than asked for.
+TEST_F(RunnerTest, CacheKeySnapshotHoldsTheServableKeysUpToItsBound) {
+  const fs::path path = dir_ / "snap" / "responses.sqlite3";
+  ResponseCache cache(path);
+  const io::Json identity = {{"model", "m"}};
+  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
+  ASSERT_TRUE(cache.key_snapshot(10).has_value());
+  EXPECT_EQ(cache.key_snapshot(10)->size(), 0u);
+  EXPECT_FALSE(cache.key_snapshot(0).has_value());
+  Completion c;
+  c.content = "42";
+  for (int i = 0; i < 6; ++i) cache.put(key(i), request_hash(io::Json{{"q", i}}), "m", identity, c);
+  cache.commit();
+  cache.put(key(6), request_hash(io::Json{{"q", 6}}), "m", identity, c);  // still in the batch
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    // A row written before entries carried a check: get() never serves it.
+    ASSERT_EQ(
+        sqlite3_exec(db, ("UPDATE responses SET check_sha256 = NULL WHERE key = '" + key(5) + "'").c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(db);
+  }
+  EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven rows
+  const auto snap = cache.key_snapshot(7);
+  ASSERT_TRUE(snap.has_value());
+  EXPECT_EQ(snap->size(), 6u);
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(snap->may_contain(key(i)), i != 5) << i;
+  EXPECT_FALSE(snap->may_contain(key(7)));
+  EXPECT_FALSE(snap->may_contain(""));
+}
+
+// With more cache entries than the snapshot's bound for the session's requests, every request is
+// looked up as before: the two hits among thirty entries are served, the new one is asked.
+TEST_F(RunnerTest, ALargeCacheIsLookedUpRequestByRequest) {
+  auto s = settings();
+  s.use_cache = true;
+  const auto items = make_items(30);
+  ASSERT_EQ(run(items, s, "a").answered, 30u);
+  const std::vector<WorkItem> few = {items[3], items[17], make_items(31)[30]};
+  const auto before = server_->post_count();
+  const auto sum = run(few, s, "b");
+  EXPECT_EQ(sum.answered, 3u);
+  EXPECT_EQ(sum.from_cache, 2u);
+  EXPECT_EQ(server_->post_count() - before, 1u);
+}
+
 TEST_F(RunnerTest, TwoRunsSharingTheCacheAtOnceBothComplete) {
   auto s = settings();
   s.use_cache = true;

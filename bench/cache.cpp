@@ -1,0 +1,144 @@
+// bench_cache: what the response cache costs a run per request. A lookup that misses and one that
+// hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
+// key); storing answers in commits of 256 and of 16,384 (per answer). The runner reads the keys
+// first when the cache holds at most kSnapshotEntriesPerRequest (4) entries per request to make, and
+// its writer commits once per progress tick: these figures are why (docs/runner.md).
+//
+//   build/release/bench/bench_cache
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "io/json.hpp"
+#include "llm/cache.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace numcheck;
+
+// A fresh cache folder per benchmark, removed at the end.
+struct Folder {
+  fs::path dir;
+  explicit Folder(const std::string& name)
+      : dir(fs::temp_directory_path() / fmt::format("numcheck_bench_cache_{}_{}", name, ::getpid())) {
+    fs::remove_all(dir);
+  }
+  ~Folder() { fs::remove_all(dir); }
+  Folder(const Folder&) = delete;
+  Folder& operator=(const Folder&) = delete;
+};
+
+const io::Json& identity() {
+  static const io::Json id = {{"model", "canned"}, {"build", nullptr}, {"model_path", nullptr}};
+  return id;
+}
+
+// A request body and a completion of the benchmark's size (about 500 and 200 bytes).
+io::Json body(std::size_t i) {
+  return {
+      {"model", "canned"},
+      {"messages",
+       {{{"role", "user"},
+         {"content", fmt::format("A jug holds {}.4 liters of water and a bottle holds 4.4 liters of water. "
+                                 "Both are emptied into a large bucket that was empty before. How many "
+                                 "liters of water are in the bucket?\nReturn exactly one final line in "
+                                 "this form: FINAL: <number> <unit>",
+                                 i)}}}},
+      {"temperature", 0},
+      {"seed", 20260725},
+      {"max_tokens", 512}};
+}
+
+llm::Completion completion() {
+  llm::Completion c;
+  c.content = "The bucket holds 12.8 liters.\nFINAL: 12.8 L";
+  c.finish_reason = "stop";
+  c.model = "canned";
+  c.usage = {{"prompt_tokens", 61}, {"completion_tokens", 17}, {"total_tokens", 78}};
+  return c;
+}
+
+// Fills `cache` with entries 0 .. n-1.
+void fill(llm::ResponseCache& cache, std::size_t n) {
+  cache.set_batch_size(16384);
+  const llm::Completion c = completion();
+  for (std::size_t i = 0; i < n; ++i) {
+    const io::Json b = body(i);
+    cache.put(llm::cache_key(identity(), b), llm::request_hash(b), "canned", identity(), c);
+  }
+  cache.commit();
+}
+
+void BM_CacheLookup(benchmark::State& state, bool hit) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const Folder folder(hit ? "hit" : "miss");
+  llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+  fill(cache, n);
+  // Keys of entries present (hits) or absent (misses), cycled through.
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (std::size_t i = 0; i < 1024; ++i) {
+    const io::Json b = body(hit ? (i * 7919) % n : n + i);
+    keys.emplace_back(llm::cache_key(identity(), b), llm::request_hash(b));
+  }
+  std::size_t k = 0, served = 0;
+  for (auto _ : state) {
+    const auto& [key, req] = keys[k++ % keys.size()];
+    served += cache.get(key, req).has_value() ? 1 : 0;
+  }
+  if (served != (hit ? k : 0)) state.SkipWithError("unexpected hit or miss");
+  state.SetItemsProcessed(static_cast<std::int64_t>(k));
+}
+void BM_CacheLookupMiss(benchmark::State& state) { BM_CacheLookup(state, false); }
+void BM_CacheLookupHit(benchmark::State& state) { BM_CacheLookup(state, true); }
+BENCHMARK(BM_CacheLookupMiss)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CacheLookupHit)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
+// Reading every key of a cache of N entries; items = keys.
+void BM_CacheKeySnapshot(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const Folder folder("snapshot");
+  llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+  fill(cache, n);
+  for (auto _ : state) {
+    auto snap = cache.key_snapshot(n);
+    if (!snap || snap->size() != n) state.SkipWithError("snapshot incomplete");
+    benchmark::DoNotOptimize(snap);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_CacheKeySnapshot)->Arg(8600)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// Storing 8,600 answers into a fresh cache in commits of `batch`; items = answers.
+void BM_CachePut(benchmark::State& state) {
+  const auto batch = static_cast<std::size_t>(state.range(0));
+  constexpr std::size_t kAnswers = 8600;
+  std::vector<llm::ResponseCache::Entry> entries;
+  const llm::Completion c = completion();
+  for (std::size_t i = 0; i < kAnswers; ++i) {
+    const io::Json b = body(i);
+    entries.push_back(llm::ResponseCache::make_entry(llm::cache_key(identity(), b), llm::request_hash(b), c));
+  }
+  const std::string identity_line = io::to_line(identity());
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Folder folder("put");
+    llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+    cache.set_batch_size(batch);
+    auto copy = entries;
+    state.ResumeTiming();
+    for (auto& e : copy) cache.put_entry(std::move(e), "canned", identity_line);
+    cache.commit();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kAnswers));
+}
+BENCHMARK(BM_CachePut)->Arg(256)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
