@@ -12,17 +12,23 @@ namespace numcheck::orbit {
 
 namespace {
 
-using detail::req_rational;
+// The field `key` as an exact rational into `into` (its memory reused), or an error naming the file,
+// line and field: req_rational's rule without the copies.
+void read_rational(const io::LineRecord& r, std::string_view key, num::Rational& into) {
+  const std::string_view s = r.string_view(key);
+  if (!into.assign(s))
+    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+}
 
 }  // namespace
 
 const View* Benchmark::find_view(std::string_view prompt_id) const {
-  auto it = prompt_index.find(std::string(prompt_id));
+  auto it = prompt_index.find(prompt_id);
   return it == prompt_index.end() ? nullptr : &views[it->second];
 }
 
 const Base* Benchmark::find_base(std::string_view base_id) const {
-  auto it = base_index.find(std::string(base_id));
+  auto it = base_index.find(base_id);
   return it == base_index.end() ? nullptr : &bases[it->second];
 }
 
@@ -56,19 +62,25 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   // Both files through the fast reader (simdjson; the same records, rule and errors as read_jsonl).
   (void)io::read_jsonl_fast(bases_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();
-    Base base;
-    base.base_id = j.string("base_id");
-    base.template_id = j.string("template");
-    base.dimension = j.string("dimension");
-    base.canonical_unit = j.string("canonical_unit");
+    // Built in place: a Base holds GMP values, whose move allocates (the moved-from value is
+    // initialised again); a record that fails ends the load, so a half-filled one is never seen.
+    Base& base = b.bases.emplace_back();
+    base.base_id = j.string_view("base_id");
+    base.template_id = j.string_view("template");
+    base.dimension = j.string_view("dimension");
+    base.canonical_unit = j.string_view("canonical_unit");
     const io::LineRecord params = j.object("params");
-    for (const std::string_view name : params.keys())
-      base.params.emplace_back(name, req_rational(params, name));
-    base.answer = req_rational(j, "answer");
+    const auto names = params.keys();
+    base.params.reserve(names.size());
+    for (const std::string_view name : names) {
+      auto& p = base.params.emplace_back();
+      p.first = name;
+      read_rational(params, name, p.second);
+    }
+    read_rational(j, "answer", base.answer);
     base.views = j.strings("views");
-    if (b.base_index.count(base.base_id)) fail("{}: duplicate base_id '{}'", where, base.base_id);
-    b.base_index.emplace(base.base_id, b.bases.size());
-    b.bases.push_back(std::move(base));
+    if (!b.base_index.emplace(base.base_id, b.bases.size() - 1).second)
+      fail("{}: duplicate base_id '{}'", where, base.base_id);
   });
 
   // Every view is listed by its base: the views' count, known before they are read (a View holds a
@@ -80,22 +92,23 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   const auto views_path = dir / "views.jsonl";
   (void)io::read_jsonl_fast(views_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();
-    View v;
-    v.prompt_id = j.string("prompt_id");
-    v.base_id = j.string("base_id");
-    v.template_id = j.string("template");
-    v.view = j.string("view");
+    View& v = b.views.emplace_back();  // in place, as the bases
+    v.prompt_id = j.string_view("prompt_id");
+    v.base_id = j.string_view("base_id");
+    v.template_id = j.string_view("template");
+    v.view = j.string_view("view");
     (void)j.at("family");  // required, may be null
-    if (auto fam = j.opt_string("family")) v.family = std::move(*fam);
-    v.prompt = j.string("prompt");
-    v.expected = req_rational(j, "expected");
-    v.answer_unit = j.string("answer_unit");
-    if (v.prompt_id != v.base_id + ":" + v.view)
+    if (auto fam = j.opt_string_view("family")) v.family = std::string(*fam);
+    v.prompt = j.string_view("prompt");
+    read_rational(j, "expected", v.expected);
+    v.answer_unit = j.string_view("answer_unit");
+    const std::string_view id = v.prompt_id;
+    if (id.size() != v.base_id.size() + 1 + v.view.size() || !id.starts_with(v.base_id) ||
+        id[v.base_id.size()] != ':' || !id.ends_with(v.view))
       fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, v.prompt_id);
-    if (!b.base_index.count(v.base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, v.base_id);
-    if (b.prompt_index.count(v.prompt_id)) fail("{}: duplicate prompt_id '{}'", where, v.prompt_id);
-    b.prompt_index.emplace(v.prompt_id, b.views.size());
-    b.views.push_back(std::move(v));
+    if (!b.base_index.contains(v.base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, v.base_id);
+    if (!b.prompt_index.emplace(v.prompt_id, b.views.size() - 1).second)
+      fail("{}: duplicate prompt_id '{}'", where, v.prompt_id);
   });
 
   for (const char* name : {"bases.jsonl", "views.jsonl"}) b.file_sha256[name] = io::sha256_file(dir / name);
