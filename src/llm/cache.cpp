@@ -295,8 +295,9 @@ void ResponseCache::put_entry(Entry entry, const std::string& model, std::string
   if (pending_.size() >= batch_size_) commit();
 }
 
-// Writes the batch in one short transaction: the write lock is held for milliseconds, never
-// between commits, so concurrent runs sharing the cache take turns instead of starving each other.
+// Writes the batch in one short transaction: the write lock is held for milliseconds (tens of them
+// for the runner's largest batches), never between commits, so concurrent runs sharing the cache
+// take turns instead of starving each other.
 void ResponseCache::commit() {
   if (pending_.empty() && hit_keys_.empty()) return;
   const std::string created = now_iso();

@@ -71,7 +71,7 @@ class ResponseCache {
   // rejected().
   [[nodiscard]] std::optional<Completion> get(const std::string& key, const std::string& request_sha256);
   // Stores a successful completion. Writes (and hit counts) are batched in memory and written by
-  // commit() in one short transaction (automatically every 256 entries).
+  // commit() in one short transaction (automatically every set_batch_size() entries: 256 unless set).
   void put(const std::string& key, const std::string& request_sha256, const std::string& model,
            const io::Json& identity, const Completion& completion);
   // A completion ready to be stored: serialized (completion_line) and its check computed, the

@@ -12,12 +12,10 @@ namespace numcheck::orbit {
 
 namespace {
 
-// The field `key` as an exact rational into `into` (its memory reused), or an error naming the file,
-// line and field: req_rational's rule without the copies.
-void read_rational(const io::LineRecord& r, std::string_view key, num::Rational& into) {
-  const std::string_view s = r.string_view(key);
-  if (!into.assign(s))
-    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+// The field `key` of a line as an exact rational into `into` (detail::read_rational on the line's
+// own text: no copy).
+void exact_into(const io::LineRecord& r, std::string_view key, num::Rational& into) {
+  detail::read_rational(r, r.string_view(key), key, into);
 }
 
 }  // namespace
@@ -75,9 +73,9 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
     for (const std::string_view name : names) {
       auto& p = base.params.emplace_back();
       p.first = name;
-      read_rational(params, name, p.second);
+      exact_into(params, name, p.second);
     }
-    read_rational(j, "answer", base.answer);
+    exact_into(j, "answer", base.answer);
     base.views = j.strings("views");
     if (!b.base_index.emplace(base.base_id, b.bases.size() - 1).second)
       fail("{}: duplicate base_id '{}'", where, base.base_id);
@@ -100,7 +98,7 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
     (void)j.at("family");  // required, may be null
     if (auto fam = j.opt_string_view("family")) v.family = std::string(*fam);
     v.prompt = j.string_view("prompt");
-    read_rational(j, "expected", v.expected);
+    exact_into(j, "expected", v.expected);
     v.answer_unit = j.string_view("answer_unit");
     const std::string_view id = v.prompt_id;
     if (id.size() != v.base_id.size() + 1 + v.view.size() || !id.starts_with(v.base_id) ||

@@ -10,14 +10,21 @@
 
 namespace numcheck::orbit::detail {
 
+// The field `key` of a record, whose text `s` the caller has read (a LineRecord's string_view: no
+// copy), as an exact rational into `into` (its memory reused): req_rational's rule and error.
+template <class Record>
+void read_rational(const Record& r, std::string_view s, std::string_view key, num::Rational& into) {
+  if (!into.assign(s))
+    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+}
+
 // The field `key` of a record as an exact rational ("p/q" or an integer); any other text is an
 // error naming the file, line and field (the record's fail_field).
 template <class Record>
 num::Rational req_rational(const Record& r, std::string_view key) {
-  const std::string s = r.string(key);
-  auto q = num::Rational::from_string(s);
-  if (!q) r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
-  return *q;
+  num::Rational q;
+  read_rational(r, r.string(key), key, q);
+  return q;
 }
 
 // req_rational(r, key).str() (the canonical text), without GMP when the text already is a canonical
