@@ -64,15 +64,30 @@ constexpr std::uint64_t kSnapshotEntriesPerRequest = 4;
 // tick, 250 ms, and at the end).
 constexpr std::size_t kWriterBatch = 16384;
 
+// The current UTC time as "2026-12-02T09:41:05.123Z" (records carry two per request). The part up
+// to the seconds is formatted once per second and thread (gmtime_r and strftime took 3% of a run's
+// CPU when every call made it).
 std::string iso_now() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   const auto ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03}Z", buf, ms);
+  thread_local std::time_t second = -1;
+  thread_local char prefix[40] = {};
+  thread_local std::size_t prefix_length = 0;
+  if (t != second) {
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    prefix_length = std::strftime(prefix, sizeof prefix, "%Y-%m-%dT%H:%M:%S", &tm);
+    second = t;
+  }
+  std::string out(prefix, prefix_length);
+  const auto m = static_cast<int>(ms < 0 ? ms + 1000 : ms);
+  out += '.';
+  out += static_cast<char>('0' + m / 100);
+  out += static_cast<char>('0' + m / 10 % 10);
+  out += static_cast<char>('0' + m % 10);
+  out += 'Z';
+  return out;
 }
 
 struct Job {

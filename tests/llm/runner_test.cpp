@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -520,6 +523,36 @@ TEST_F(RunnerTest, CacheServesOnlyTheSameModelBuildAndBodyAndNeverErrors) {
   EXPECT_EQ(cache.clear("nobody"), 0u);
   EXPECT_EQ(cache.clear("test-model"), 18u);
   EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+// Records carry UTC times to the millisecond ("2026-12-02T09:41:05.123Z"): well formed, between
+// the moments before and after the run, and an answer never completed before it was started
+// (the same text format orders like the times).
+TEST_F(RunnerTest, RecordTimesAreUtcToTheMillisecond) {
+  const auto utc = [](std::chrono::system_clock::time_point at) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(at);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[40];
+    (void)std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return std::string(buf);
+  };
+  auto s = settings();
+  s.concurrency = 4;
+  const std::string before = utc(std::chrono::system_clock::now());
+  ASSERT_EQ(run(make_items(40), s).answered, 40u);
+  const std::string after = utc(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  const std::regex form(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  const auto recs = records(dir_ / "r" / "responses.jsonl");
+  ASSERT_EQ(recs.size(), 40u);
+  for (const auto& r : recs) {
+    const std::string started = r["started_at"], completed = r["completed_at"];
+    EXPECT_TRUE(std::regex_match(started, form)) << started;
+    EXPECT_TRUE(std::regex_match(completed, form)) << completed;
+    EXPECT_LE(before, started);
+    EXPECT_LE(started, completed);
+    EXPECT_LE(completed, after);
+  }
 }
 
 // Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
