@@ -30,16 +30,6 @@ const Base* Benchmark::find_base(std::string_view base_id) const {
   return it == base_index.end() ? nullptr : &bases[it->second];
 }
 
-namespace {
-
-// The lines of a file (0 when it is not a file: its reader then says why).
-std::size_t line_count(const std::filesystem::path& path) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec) ? io::count_file_lines(path) : 0;
-}
-
-}  // namespace
-
 Benchmark load_benchmark(const std::filesystem::path& dir) {
   Benchmark b;
   b.dir = dir;
@@ -53,9 +43,13 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
 
   const auto bases_path = dir / "bases.jsonl";
-  // Room for every line first: a Base holds GMP values, which a growing vector copies (their move
-  // is not noexcept), so growth would copy every base read so far, again and again.
-  b.bases.reserve(line_count(bases_path));
+  // Room for as many bases as the file could hold (a base's record has at least ~100 bytes; memory
+  // reserved and never written is not resident) without reading it twice: a Base holds GMP values,
+  // which a growing vector copies (their move is not noexcept), so growth would copy every base
+  // read so far, again and again.
+  std::error_code ec;
+  const auto bases_bytes = std::filesystem::file_size(bases_path, ec);
+  b.bases.reserve(ec ? 0 : static_cast<std::size_t>(bases_bytes / 100));
   b.base_index.reserve(b.bases.capacity());
   // Both files through the fast reader (simdjson; the same records, rule and errors as read_jsonl).
   (void)io::read_jsonl_fast(bases_path, [&](const io::LineRecord& j, std::size_t) {
