@@ -706,6 +706,30 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheServableKeysUpToItsBound) {
   EXPECT_FALSE(snap->may_contain(""));
 }
 
+// put() commits by itself once set_batch_size() entries wait (the runner's writer sets a large one
+// and commits at its ticks): another connection sees none of a batch before, all of it after.
+TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
+  const fs::path path = dir_ / "batch" / "responses.sqlite3";
+  ResponseCache writer(path);
+  ResponseCache reader(path);
+  writer.set_batch_size(3);
+  const io::Json identity = {{"model", "m"}};
+  Completion c;
+  c.content = "42";
+  const auto put = [&](int i) {
+    writer.put(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}), "m", identity, c);
+  };
+  put(0);
+  put(1);
+  EXPECT_EQ(reader.stats().entries, 0u);
+  put(2);
+  EXPECT_EQ(reader.stats().entries, 3u);
+  put(3);
+  EXPECT_EQ(reader.stats().entries, 3u);
+  writer.commit();
+  EXPECT_EQ(reader.stats().entries, 4u);
+}
+
 // With more cache entries than the snapshot's bound for the session's requests, every request is
 // looked up as before: the two hits among thirty entries are served, the new one is asked.
 TEST_F(RunnerTest, ALargeCacheIsLookedUpRequestByRequest) {
