@@ -784,10 +784,11 @@ class Dispatch {
   }
 
  private:
-  // Writes the answers queued by finish() and the hits counted by next_job() in transactions of
-  // at most 256 answers (ResponseCache::put_entry) on the writer's own connection, holding no lock the event
-  // loops need: lookups (WAL readers) and new answers go on while it commits. Called by the thread that shows
-  // progress, and by close() after the event loops have ended; never by two threads at once.
+  // Writes the answers queued by finish() and the hits counted by next_job() in one transaction (at
+  // most kWriterBatch answers each: ResponseCache::put_entry) on the writer's own connection, holding
+  // no lock the event loops need: lookups (WAL readers) and new answers go on while it commits.
+  // Called by the thread that shows progress, and by close() after the event loops have ended;
+  // never by two threads at once.
   void write_cache() {
     std::vector<QueuedPut> puts;
     {
