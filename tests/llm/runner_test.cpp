@@ -737,6 +737,96 @@ TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
   EXPECT_EQ(reader.stats().entries, 4u);
 }
 
+// A new cache is made with 16 KiB pages; a cache made before (4 KiB, SQLite's default) keeps its
+// own page size and still serves and stores entries.
+TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
+  const auto page_size = [](const fs::path& path) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+    const auto n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+  };
+  const io::Json identity = {{"model", "m"}};
+  Completion c;
+  c.content = "42";
+  const fs::path fresh = dir_ / "fresh" / "responses.sqlite3";
+  {
+    ResponseCache cache(fresh);
+    cache.put(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}}), "m", identity, c);
+  }
+  EXPECT_EQ(page_size(fresh), 16384);
+
+  const fs::path old = dir_ / "old" / "responses.sqlite3";
+  fs::create_directories(old.parent_path());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(old.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA page_size=4096; CREATE TABLE other(x);", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    ResponseCache cache(old);
+    cache.put(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}), "m", identity, c);
+  }
+  EXPECT_EQ(page_size(old), 4096);
+  ResponseCache again(old);
+  const auto hit = again.get(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}));
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->content, "42");
+}
+
+// Closing a cache does not checkpoint its write-ahead log (that copy and its fdatasync were at the
+// end of every run): the log stays beside the database with the entries, and the next connection
+// to open the cache serves every one of them.
+TEST_F(RunnerTest, ClosingACacheKeepsItsLogAndTheNextOpenServesEveryEntry) {
+  const fs::path path = dir_ / "log" / "responses.sqlite3";
+  const io::Json identity = {{"model", "m"}};
+  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
+  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
+  {
+    ResponseCache cache(path);
+    for (int i = 0; i < 50; ++i) {
+      Completion c;
+      c.content = std::to_string(i);
+      cache.put(key(i), req(i), "m", identity, c);
+    }
+  }
+  const fs::path wal(path.string() + "-wal");
+  ASSERT_TRUE(fs::exists(wal));
+  EXPECT_GT(fs::file_size(wal), 0u);
+  ResponseCache cache(path);
+  EXPECT_EQ(cache.stats().entries, 50u);
+  for (int i = 0; i < 50; ++i) {
+    const auto hit = cache.get(key(i), req(i));
+    ASSERT_TRUE(hit.has_value()) << i;
+    EXPECT_EQ(hit->content, std::to_string(i));
+  }
+}
+
+// A run with more answers than the writer holds before committing without its tick (2,048) caches
+// every answer exactly once, and a second run is served all of them from the cache.
+TEST_F(RunnerTest, ARunOfThousandsOfAnswersCachesEachOnce) {
+  auto s = settings();
+  s.use_cache = true;
+  s.concurrency = 8;
+  const auto items = make_items(2600);
+  const auto first = run(items, s, "a");
+  ASSERT_EQ(first.answered, 2600u);
+  EXPECT_EQ(ResponseCache(s.cache_path).stats().entries, 2600u);
+  const auto before = server_->post_count();
+  const auto second = run(items, s, "b");
+  EXPECT_EQ(second.answered, 2600u);
+  EXPECT_EQ(second.from_cache, 2600u);
+  EXPECT_EQ(server_->post_count(), before);
+  EXPECT_EQ(records(dir_ / "b" / "responses.jsonl").size(), 2600u);
+}
+
 // With more cache entries than the snapshot's bound for the session's requests (30 > 4 x 3), the
 // session takes no snapshot and looks every request up: the two hits among thirty entries are
 // served, the new one is asked. (Which path a session takes changes only its cost; the bound is
