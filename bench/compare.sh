@@ -15,7 +15,9 @@
 #                  the same resampling (needs build/release/bench/bench_report to export its input).
 #   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process) vs wrk (5 s) at
 #                  concurrency 1, 16 and 64 against nginx-light serving a canned completion on a
-#                  loopback port (config generated here, started and stopped here).
+#                  loopback port (config generated here, started and stopped here). Also the run's
+#                  rate between its first request and its last answer (the records' own times), in
+#                  parentheses: the whole-process figure less the command's start and finish.
 #   orbit generate and `numcheck --version` vs a C++ hello world (hyperfine).
 # Prints the issue's table with the new figures. Work files go to $WORK (default /tmp/numcheck-compare).
 set -euo pipefail
@@ -176,9 +178,21 @@ EOF
       { echo "compare: orbit run at concurrency $c failed:" >&2; cat "$work/runs/c$c.log" >&2; exit 1; }
     end=$(date +%s.%N)
     ours=$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')
+    # The same run between its first request and its last answer, from the records' own times
+    # (started_at, completed_at; milliseconds): the rate without the command's start and finish.
+    steady=$("$py" - "$work/runs/c$c/responses.jsonl" <<'EOF'
+import datetime, json, sys
+t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+first, last, n = float("inf"), 0.0, 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    first, last, n = min(first, t(r["started_at"])), max(last, t(r["completed_at"])), n + 1
+print(f"{n / max(last - first, 1e-3):.0f}")
+EOF
+)
     theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
       awk '/Requests\/sec/ {printf "%.0f", $2}')
-    rows+=("| \`orbit run\`, concurrency $c | $ours req/s | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") |")
+    rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
   done
 fi
 
