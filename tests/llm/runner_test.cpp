@@ -37,8 +37,7 @@ using testing::TestServer;
 
 fs::path fresh_dir(const std::string& name) {
   static int counter = 0;
-  const fs::path d =
-      fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
+  fs::path d = fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
