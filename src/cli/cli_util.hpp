@@ -87,7 +87,7 @@ extern "C" inline void on_sigint(int /*sig*/) { g_interrupted.store(true); }
 // requests, lets the ones in flight finish and be recorded; a second one kills the process).
 inline llm::RunSummary run_session(const std::vector<llm::WorkItem>& items, llm::RunSettings s,
                                    llm::Backend& backend, const std::string& out) {
-  if (!items.empty()) llm::preflight(backend, s, items.front());
+  if (!items.empty()) s.server = llm::preflight(backend, s, items.front());
   g_interrupted.store(false);
   s.interrupt = &g_interrupted;
   struct sigaction sa {};

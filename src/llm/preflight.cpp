@@ -58,8 +58,9 @@ std::string setup_hint(long status, const std::string& message, const std::strin
   return "";
 }
 
-void preflight(Backend& backend, const RunSettings& settings, const WorkItem& first_item) {
-  if (backend.simulated()) return;
+std::optional<ServerInfo> preflight(Backend& backend, const RunSettings& settings,
+                                    const WorkItem& first_item) {
+  if (backend.simulated()) return std::nullopt;
   const std::vector<std::string> endpoints = backend.endpoints();
   ServerInfo server;
   try {
@@ -135,6 +136,7 @@ void preflight(Backend& backend, const RunSettings& settings, const WorkItem& fi
     fail(ErrorCode::kNetwork, "endpoint {}: POST {}{} failed before the run: {}. {}", endpoints[ep],
          endpoints[ep], route, a.error, hint);
   }
+  return server;
 }
 
 }  // namespace numcheck::llm

@@ -8,6 +8,7 @@
 // and a hint, instead of sending thousands of failing requests. Transient failures (5xx, 429,
 // timeouts) and 400s (which may belong to one prompt) do not stop: the runner retries and counts
 // them. The probe request is not recorded and never cached.
+#include <optional>
 #include <string>
 
 #include "llm/backend.hpp"
@@ -16,8 +17,10 @@
 namespace numcheck::llm {
 
 // Checks the backend (a no-op for the simulated reference system). Throws Error(kNetwork) with
-// "<what happened>: <server message>. Hint: <what to do>" on a set-up mistake.
-void preflight(Backend& backend, const RunSettings& settings, const WorkItem& first_item);
+// "<what happened>: <server message>. Hint: <what to do>" on a set-up mistake. Returns the probe
+// it made (nullopt for the reference system), for RunSettings::server.
+[[nodiscard]] std::optional<ServerInfo> preflight(Backend& backend, const RunSettings& settings,
+                                                  const WorkItem& first_item);
 
 // The hint for an HTTP status on the probe request (exposed for tests): "" when the status is not
 // a set-up mistake. `message` is the server's error message, `endpoint` the base URL.

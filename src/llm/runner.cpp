@@ -1196,7 +1196,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   const bool existing = open_run_dir(paths, settings.resume, lock);
 
   Target target;
-  target.server = backend.probe();
+  target.server = settings.server ? *settings.server : backend.probe();
   target.api = backend.api();
   target.endpoint_names = backend.endpoints();
   target.request_model = settings.model.empty() ? target.server.model : settings.model;

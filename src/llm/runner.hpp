@@ -109,6 +109,9 @@ struct RunSettings {
   ProgressMode progress = ProgressMode::kAuto;
   std::chrono::milliseconds progress_interval{10000};
   bool fsync = true;  // fdatasync responses.jsonl/errors.jsonl at most once a second and at the end
+  // The backend's probe (Backend::probe) when the caller has just made it (the CLI's preflight):
+  // run_items takes the server's identity from it instead of asking the endpoints again.
+  std::optional<ServerInfo> server;
 
   // Caller's settings that must match on --resume (benchmark hashes, plan hash, ...). Together
   // with the runner's own binding settings (backend, model, api, sampling, system prompt, extra

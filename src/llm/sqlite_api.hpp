@@ -15,10 +15,10 @@ namespace numcheck::llm::detail {
   X(changes, sqlite3_changes)               \
   X(clear_bindings, sqlite3_clear_bindings) \
   X(close, sqlite3_close)                   \
-  X(db_config, sqlite3_db_config)           \
   X(column_bytes, sqlite3_column_bytes)     \
   X(column_int64, sqlite3_column_int64)     \
   X(column_text, sqlite3_column_text)       \
+  X(db_config, sqlite3_db_config)           \
   X(errmsg, sqlite3_errmsg)                 \
   X(exec, sqlite3_exec)                     \
   X(finalize, sqlite3_finalize)             \

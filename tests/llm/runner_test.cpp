@@ -24,6 +24,7 @@
 #include "io/json_writer.hpp"
 #include "llm/cache.hpp"
 #include "llm/http_backend.hpp"
+#include "llm/preflight.hpp"
 #include "llm/runner.hpp"
 #include "test_server.hpp"
 
@@ -734,6 +735,31 @@ TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
   EXPECT_EQ(reader.stats().entries, 3u);
   writer.commit();
   EXPECT_EQ(reader.stats().entries, 4u);
+}
+
+// The CLI's preflight probes the endpoints and hands its probe to the session
+// (RunSettings::server): the session asks GET /v1/models no second time, and its records and
+// run.json name the same server identity as a session that probes by itself (the probe's model
+// listing itself carries the server's clock, so only the identity is compared).
+TEST_F(RunnerTest, ASessionTakesThePreflightsProbeInsteadOfProbingAgain) {
+  const auto items = make_items(3);
+  auto b = backend();
+  auto s = settings();
+  const std::size_t before = server_->models_count();
+  s.server = preflight(*b, s, items.front());
+  ASSERT_TRUE(s.server.has_value());
+  EXPECT_EQ(server_->models_count(), before + 1);
+  EXPECT_EQ(run_items(items, s, *b, dir_ / "given").answered, 3u);
+  EXPECT_EQ(server_->models_count(), before + 1);  // not asked again
+
+  auto own = settings();
+  EXPECT_EQ(run_items(items, own, *b, dir_ / "probed").answered, 3u);
+  EXPECT_EQ(server_->models_count(), before + 2);  // without it, the session probes
+  const auto server_of = [](const fs::path& run_json) {
+    const io::Json j = io::Json::parse(io::read_file(run_json));
+    return std::make_pair(j["server"]["endpoints"][0]["identity"], j["model"]);
+  };
+  EXPECT_EQ(server_of(dir_ / "given" / "run.json"), server_of(dir_ / "probed" / "run.json"));
 }
 
 // A new cache is made with 16 KiB pages; a cache made before (4 KiB, SQLite's default) keeps its

@@ -168,7 +168,8 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  im->svr.Get("/v1/models", [im](const httplib::Request& req, httplib::Response& res) {
+  im->svr.Get("/v1/models", [this, im](const httplib::Request& req, httplib::Response& res) {
+    ++models_;
     std::string model;
     bool echo = false;
     {

@@ -109,6 +109,8 @@ class TestServer {
   // Every POST body received (parsed; a non-JSON body is stored as a string), in arrival order.
   [[nodiscard]] std::vector<io::Json> requests() const;
   [[nodiscard]] std::size_t post_count() const { return posts_.load(); }
+  // GET /v1/models requests received (the probes).
+  [[nodiscard]] std::size_t models_count() const { return models_.load(); }
   // Requests that lacked an explicit sampling field (answered with 400).
   [[nodiscard]] std::size_t missing_sampling() const { return missing_sampling_.load(); }
   // Headers of the most recent POST (lower-case names), e.g. to check Authorization.
@@ -119,6 +121,7 @@ class TestServer {
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
   std::atomic<std::size_t> posts_{0};
+  std::atomic<std::size_t> models_{0};
   std::atomic<std::size_t> missing_sampling_{0};
 };
 
