@@ -791,6 +791,10 @@ class Dispatch {
   // A failure of either is thrown once both have ended.
   std::string close() {
     if (failure_) std::rethrow_exception(failure_);
+    if (!writer_) {  // nothing to do beside the sync: no thread
+      if (settings_.fsync) sync_files();
+      return reported_model_;
+    }
     std::exception_ptr sync_error;
     std::thread sync_thread;
     if (settings_.fsync) {
@@ -803,15 +807,13 @@ class Dispatch {
       });
     }
     try {
-      if (writer_) {
-        write_cache();
-        for (const auto& r : readers_) {
-          summary_.cache_rejected += r->cache->rejected();
-          summary_.cache_refused += r->refused;
-        }
-        readers_.clear();
-        writer_.reset();
+      write_cache();
+      for (const auto& r : readers_) {
+        summary_.cache_rejected += r->cache->rejected();
+        summary_.cache_refused += r->refused;
       }
+      readers_.clear();
+      writer_.reset();
     } catch (...) {
       if (sync_thread.joinable()) sync_thread.join();
       throw;

@@ -738,9 +738,9 @@ TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
 }
 
 // The CLI's preflight probes the endpoints and hands its probe to the session
-// (RunSettings::server): the session asks GET /v1/models no second time, and its records and
-// run.json name the same server identity as a session that probes by itself (the probe's model
-// listing itself carries the server's clock, so only the identity is compared).
+// (RunSettings::server): the session asks GET /v1/models no second time, and its run.json names
+// the same server identity and model as that of a session that probes by itself (the probe's
+// model listing carries the server's clock, so only the identity is compared).
 TEST_F(RunnerTest, ASessionTakesThePreflightsProbeInsteadOfProbingAgain) {
   const auto items = make_items(3);
   auto b = backend();
@@ -835,7 +835,9 @@ TEST_F(RunnerTest, ClosingACacheKeepsItsLogAndTheNextOpenServesEveryEntry) {
 }
 
 // A run with more answers than the writer holds before committing without its tick (2,048) caches
-// every answer exactly once, and a second run is served all of them from the cache.
+// every answer exactly once, and a second run is served all of them from the cache. (This checks
+// that early commits lose and repeat nothing; when they happen is a matter of speed, measured in
+// docs/performance.md, not tested.)
 TEST_F(RunnerTest, ARunOfThousandsOfAnswersCachesEachOnce) {
   auto s = settings();
   s.use_cache = true;
