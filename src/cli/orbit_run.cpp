@@ -62,6 +62,7 @@ void setup(CLI::App& app) {
     if (!args->base_ids.empty()) req.selection.base_ids_file = args->base_ids;
     req.options = args->opts;
     req.out = args->out;
+    req.keep_until_exit = true;  // the command ends with this run
     const llm::RunSummary r = run_orbit(req);
     finish_run(args->out, r, "prompts");
     const std::string responses = (std::filesystem::path(args->out) / "responses.jsonl").string();

@@ -48,7 +48,12 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   if (backend->simulated()) solver = llm::benchmark_solver(bench);  // only the reference system solves
   const orbit::Selection sel = orbit::select(*bench, r.selection);
   const std::vector<const orbit::View*> chosen = orbit::selected_views(*bench, sel);
-  std::vector<llm::WorkItem> items;
+  auto owned_items = std::make_shared<std::vector<llm::WorkItem>>();
+  std::vector<llm::WorkItem>& items = *owned_items;
+  if (r.keep_until_exit) {
+    keep_until_exit(bench);
+    keep_until_exit(owned_items);
+  }
   items.reserve(chosen.size());
   for (const orbit::View* v : chosen) {
     llm::WorkItem it;

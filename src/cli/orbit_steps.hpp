@@ -19,6 +19,10 @@ struct OrbitRunRequest {
   std::string out;  // run folder
   // Extra run.json fields (e.g. "system_name" of a study system).
   io::OrderedJson info = io::OrderedJson::object();
+  // The benchmark and the work items are left to the process's exit (cli_util.hpp keep_until_exit)
+  // instead of being freed on return: for a command whose last step this is, not for a caller that
+  // goes on to run more.
+  bool keep_until_exit = false;
 };
 
 // Loads and verifies the benchmark, resolves the selection and runs its prompts through one runner

@@ -6,10 +6,12 @@
 //   is used.
 // - StringPositions indexes the strings of a vector by position: it holds positions, not views,
 //   so the vector and its index can be copied or moved together and stay valid.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,47 @@ struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
+
+// Open addressing over positions, for keys that live elsewhere (a vector of records, a text
+// buffer): a table of 32-bit slots, each 0 (empty) or 1 + the position of a key, a power of two in
+// size and at most half full. `key_of(i)` gives key i's text; the table stores no hash, so a probe
+// compares the text it lands on. `Slots` is any vector of std::uint32_t (std::vector,
+// core::LargeVector). Used by the orbit benchmark's indexes (orbit/benchmark.hpp, orbit/index.hpp:
+// the index cache stores tables built by position_insert, so its placement rule is that file's
+// format).
+template <typename Slots, typename KeyOf>
+[[nodiscard]] std::optional<std::size_t> position_find(const Slots& slots, std::string_view key,
+                                                       std::uint64_t hash, const KeyOf& key_of) {
+  if (slots.empty()) return std::nullopt;
+  const std::size_t mask = slots.size() - 1;
+  for (std::size_t h = hash & mask; slots[h] != 0; h = (h + 1) & mask) {
+    if (key_of(slots[h] - 1) == key) return slots[h] - 1;
+  }
+  return std::nullopt;
+}
+
+// Adds key (hash `hash`) as position `count` (the table holds keys 0..count-1) unless it is there;
+// returns whether it added. Grows at half full, re-placing keys 0..count-1 in order with their
+// `hash_of(key)`. Positions are 32-bit: the caller keeps count below 2^32 - 1.
+template <typename Slots, typename KeyOf, typename HashOf>
+bool position_insert(Slots& slots, std::size_t count, std::string_view key, std::uint64_t hash,
+                     const KeyOf& key_of, const HashOf& hash_of) {
+  if (position_find(slots, key, hash, key_of)) return false;
+  if ((count + 1) * 2 > slots.size()) {
+    slots.assign(std::max(detail::table_capacity(count + 1), slots.size() * 2), 0);
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::size_t h = hash_of(key_of(i)) & mask;
+      while (slots[h] != 0) h = (h + 1) & mask;
+      slots[h] = static_cast<std::uint32_t>(i + 1);
+    }
+  }
+  const std::size_t mask = slots.size() - 1;
+  std::size_t h = hash & mask;
+  while (slots[h] != 0) h = (h + 1) & mask;
+  slots[h] = static_cast<std::uint32_t>(count + 1);
+  return true;
+}
 
 class StringViewSet {
  public:

@@ -19,6 +19,7 @@
 
 #include "core/error.hpp"
 #include "core/prng.hpp"
+#include "core/string_set.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/json_writer.hpp"
@@ -200,6 +201,11 @@ io::OrderedJson group_as_sent(const std::vector<Sampling>& g) {
 io::OrderedJson sampling_as_sent(const std::vector<WorkItem>& items, const RunSettings& settings) {
   if (items.empty()) return sampling_json(settings.sampling);
   if (settings.sampling_kind_field.empty()) {
+    // Every call sent the run's sampling unless an item overrides it: one summary of one value
+    // (what the summary of thousands of equal values is, without sorting them).
+    if (std::all_of(items.begin(), items.end(),
+                    [](const WorkItem& it) { return it.sampling == SamplingOverride{}; }))
+      return group_as_sent({settings.sampling});
     std::vector<Sampling> all;
     all.reserve(items.size());
     for (const auto& it : items) all.push_back(it.sampling.apply(settings.sampling));
@@ -357,12 +363,11 @@ namespace {
 void check_items(const std::vector<WorkItem>& items, const RunSettings& settings) {
   if (settings.concurrency == 0) fail(ErrorCode::kUsage, "--concurrency must be at least 1");
   if (settings.id_field.empty()) fail(ErrorCode::kUsage, "run settings: empty id field");
-  std::unordered_set<std::string> ids;
-  ids.reserve(items.size());
+  StringViewSet ids(items.size());  // views of the items' ids, which outlive it
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];
     if (it.item_id.empty()) fail("work item {} has an empty id", i + 1);
-    if (!ids.insert(it.item_id).second) fail("work item id '{}' occurs twice", it.item_id);
+    if (!ids.insert(it.item_id)) fail("work item id '{}' occurs twice", it.item_id);
     if (!it.fields.is_object()) fail("work item '{}': fields must be a JSON object", it.item_id);
     for (auto f = it.fields.begin(); f != it.fields.end(); ++f) {
       bool clash = f.key() == settings.id_field;
@@ -1210,7 +1215,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   summary.torn_bytes_repaired = prior.torn_bytes;
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (prior.answered.count(items[i].item_id) != 0) {
+    if (!prior.answered.empty() && prior.answered.count(items[i].item_id) != 0) {
       ++summary.answered_before;
     } else {
       pending.push_back(i);

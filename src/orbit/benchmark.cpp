@@ -1,6 +1,9 @@
 #include "orbit/benchmark.hpp"
 
+#include <exception>
+#include <limits>
 #include <set>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -20,14 +23,61 @@ void exact_into(const io::LineRecord& r, std::string_view key, num::Rational& in
 
 }  // namespace
 
+std::optional<std::size_t> Benchmark::view_position(std::string_view prompt_id) const {
+  return position_find(view_slots_, prompt_id, short_string_hash(prompt_id),
+                       [this](std::size_t i) -> std::string_view { return views[i].prompt_id; });
+}
+
+std::optional<std::size_t> Benchmark::base_position(std::string_view base_id) const {
+  return position_find(base_slots_, base_id, short_string_hash(base_id),
+                       [this](std::size_t i) -> std::string_view { return bases[i].base_id; });
+}
+
 const View* Benchmark::find_view(std::string_view prompt_id) const {
-  auto it = prompt_index.find(prompt_id);
-  return it == prompt_index.end() ? nullptr : &views[it->second];
+  const auto i = view_position(prompt_id);
+  return i ? &views[*i] : nullptr;
 }
 
 const Base* Benchmark::find_base(std::string_view base_id) const {
-  auto it = base_index.find(base_id);
-  return it == base_index.end() ? nullptr : &bases[it->second];
+  const auto i = base_position(base_id);
+  return i ? &bases[*i] : nullptr;
+}
+
+namespace {
+// position_insert's precondition (32-bit positions).
+void check_positions(std::size_t i, const char* what) {
+  if (i >= std::numeric_limits<std::uint32_t>::max() - 1)
+    fail("the benchmark has too many {} to index", what);
+}
+}  // namespace
+
+bool Benchmark::index_base(std::size_t i) {
+  check_positions(i, "bases");
+  return position_insert(
+      base_slots_, i, bases.at(i).base_id, short_string_hash(bases[i].base_id),
+      [this](std::size_t k) -> std::string_view { return bases[k].base_id; }, &short_string_hash);
+}
+
+bool Benchmark::index_view(std::size_t i) {
+  check_positions(i, "views");
+  return position_insert(
+      view_slots_, i, views.at(i).prompt_id, short_string_hash(views[i].prompt_id),
+      [this](std::size_t k) -> std::string_view { return views[k].prompt_id; }, &short_string_hash);
+}
+
+void Benchmark::reserve_index(std::size_t n_bases, std::size_t n_views) {
+  if (base_slots_.empty()) base_slots_.assign(numcheck::detail::table_capacity(n_bases), 0);
+  if (view_slots_.empty()) view_slots_.assign(numcheck::detail::table_capacity(n_views), 0);
+}
+
+void Benchmark::reindex() {
+  base_slots_.clear();
+  view_slots_.clear();
+  reserve_index(bases.size(), views.size());
+  for (std::size_t i = 0; i < bases.size(); ++i)
+    if (!index_base(i)) fail("duplicate base_id '{}'", bases[i].base_id);
+  for (std::size_t i = 0; i < views.size(); ++i)
+    if (!index_view(i)) fail("duplicate prompt_id '{}'", views[i].prompt_id);
 }
 
 Benchmark load_benchmark(const std::filesystem::path& dir) {
@@ -42,6 +92,18 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   b.manifest_json = io::read_file(manifest_path);
   (void)io::Record::of(io::parse_json(b.manifest_json, manifest_path.string()), manifest_path.string());
 
+  // The two files' SHA-256 on a thread of their own while they are parsed here (reading them twice
+  // costs the page cache, not the disk); joined before the load returns or throws.
+  std::map<std::string, std::string> hashes;
+  std::exception_ptr hash_error;
+  std::jthread hasher([&dir, &hashes, &hash_error] {
+    try {
+      for (const char* name : {"bases.jsonl", "views.jsonl"}) hashes[name] = io::sha256_file(dir / name);
+    } catch (...) {
+      hash_error = std::current_exception();
+    }
+  });
+
   const auto bases_path = dir / "bases.jsonl";
   // Room for as many bases as the file could hold (a base's record has at least ~100 bytes; memory
   // reserved and never written is not resident) without reading it twice: a Base holds GMP values,
@@ -50,7 +112,6 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   std::error_code ec;
   const auto bases_bytes = std::filesystem::file_size(bases_path, ec);
   b.bases.reserve(ec ? 0 : static_cast<std::size_t>(bases_bytes / 100));
-  b.base_index.reserve(b.bases.capacity());
   // Both files through the fast reader (simdjson; the same records, rule and errors as read_jsonl).
   (void)io::read_jsonl_fast(bases_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();
@@ -71,8 +132,7 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
     }
     exact_into(j, "answer", base.answer);
     base.views = j.strings("views");
-    if (!b.base_index.emplace(base.base_id, b.bases.size() - 1).second)
-      fail("{}: duplicate base_id '{}'", where, base.base_id);
+    if (!b.index_base(b.bases.size() - 1)) fail("{}: duplicate base_id '{}'", where, base.base_id);
   });
 
   // Every view is listed by its base: the views' count, known before they are read (a View holds a
@@ -80,7 +140,7 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   std::size_t listed = 0;
   for (const auto& base : b.bases) listed += base.views.size();
   b.views.reserve(listed);
-  b.prompt_index.reserve(listed);
+  b.reserve_index(0, listed);
   const auto views_path = dir / "views.jsonl";
   (void)io::read_jsonl_fast(views_path, [&](const io::LineRecord& j, std::size_t) {
     const std::string_view where = j.where();
@@ -98,12 +158,13 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
     if (id.size() != v.base_id.size() + 1 + v.view.size() || !id.starts_with(v.base_id) ||
         id[v.base_id.size()] != ':' || !id.ends_with(v.view))
       fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, v.prompt_id);
-    if (!b.base_index.contains(v.base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, v.base_id);
-    if (!b.prompt_index.emplace(v.prompt_id, b.views.size() - 1).second)
-      fail("{}: duplicate prompt_id '{}'", where, v.prompt_id);
+    if (!b.base_position(v.base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, v.base_id);
+    if (!b.index_view(b.views.size() - 1)) fail("{}: duplicate prompt_id '{}'", where, v.prompt_id);
   });
 
-  for (const char* name : {"bases.jsonl", "views.jsonl"}) b.file_sha256[name] = io::sha256_file(dir / name);
+  hasher.join();
+  if (hash_error) std::rethrow_exception(hash_error);
+  b.file_sha256 = std::move(hashes);
   return b;
 }
 

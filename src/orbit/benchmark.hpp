@@ -2,11 +2,11 @@
 // The orbit benchmark as files: bases.jsonl, views.jsonl and manifest.json in one directory
 // (written by `numcheck orbit generate`, see docs/orbit.md). This header is the shared data model
 // that generation, validation, scoring, running and reporting all use.
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/string_set.hpp"
@@ -41,12 +41,8 @@ struct View {
 
 struct Benchmark {
   std::filesystem::path dir;
-  std::vector<Base> bases;  // file order
-  std::vector<View> views;  // file order
-  // Looked up by std::string_view too (no std::string built per lookup).
-  using Index = std::unordered_map<std::string, std::size_t, StringHash, std::equal_to<>>;
-  Index base_index;                                // base_id -> index in bases
-  Index prompt_index;                              // prompt_id -> index in views
+  std::vector<Base> bases;                         // file order
+  std::vector<View> views;                         // file order
   std::string manifest_json;                       // manifest.json as written
   std::map<std::string, std::string> file_sha256;  // "bases.jsonl" -> hex (as read now)
   // null for the whole benchmark; for a subset made by orbit::restrict (orbit/selection.hpp) the
@@ -55,6 +51,25 @@ struct Benchmark {
 
   [[nodiscard]] const View* find_view(std::string_view prompt_id) const;
   [[nodiscard]] const Base* find_base(std::string_view base_id) const;
+  // The position of a prompt id in views, of a base id in bases.
+  [[nodiscard]] std::optional<std::size_t> view_position(std::string_view prompt_id) const;
+  [[nodiscard]] std::optional<std::size_t> base_position(std::string_view base_id) const;
+
+  // The lookups above read two hash tables of positions (core/string_set.hpp's position_insert):
+  // index_base(i) / index_view(i) add bases[i] / views[i], every earlier one being indexed already,
+  // and return false, adding nothing, when its id is taken. reindex() indexes both vectors anew
+  // (a benchmark built or changed by hand) and throws Error on a repeated id. reserve_index sizes
+  // an empty index for that many ids, so that adding them never grows a table (does nothing to a
+  // non-empty one).
+  bool index_base(std::size_t i);
+  bool index_view(std::size_t i);
+  void reindex();
+  void reserve_index(std::size_t n_bases, std::size_t n_views);
+
+ private:
+  // 1 + a position (0: empty); the ids stay in bases and views, so copying a Benchmark copies a
+  // valid index.
+  std::vector<std::uint32_t> base_slots_, view_slots_;
 };
 
 // Loads a benchmark directory; throws Error naming the file and line of any malformed record.

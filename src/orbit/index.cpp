@@ -55,43 +55,8 @@ std::string_view BenchmarkIndex::base_at(std::size_t b) const {
 
 std::uint64_t BenchmarkIndex::hash_id(std::string_view id) noexcept { return short_string_hash(id); }
 
-template <typename KeyOf>
-bool BenchmarkIndex::find_or_insert(core::LargeVector<std::uint32_t>& slots, std::size_t count,
-                                    std::string_view key, std::uint64_t hash, const KeyOf& key_of) {
-  if (find_slot(slots, key, hash, key_of)) return false;
-  if ((count + 1) * 2 > slots.size()) {
-    // Grow, then re-place keys 0..count-1 in order (their text is read front to back).
-    slots.assign(std::max(numcheck::detail::table_capacity(count + 1), slots.size() * 2), 0);
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = 0; i < count; ++i) {
-      std::size_t h = hash_id(key_of(i)) & mask;
-      while (slots[h] != 0) h = (h + 1) & mask;
-      slots[h] = static_cast<std::uint32_t>(i + 1);
-    }
-  }
-  const std::size_t mask = slots.size() - 1;
-  std::size_t h = hash & mask;
-  while (slots[h] != 0) h = (h + 1) & mask;
-  slots[h] = static_cast<std::uint32_t>(count + 1);
-  return true;
-}
-
-template <typename KeyOf>
-std::optional<std::size_t> BenchmarkIndex::find_slot(const core::LargeVector<std::uint32_t>& slots,
-                                                     std::string_view key, std::uint64_t hash,
-                                                     const KeyOf& key_of) {
-  if (slots.empty()) return std::nullopt;
-  const std::size_t mask = slots.size() - 1;
-  std::size_t h = hash & mask;
-  while (slots[h] != 0) {
-    if (key_of(slots[h] - 1) == key) return slots[h] - 1;
-    h = (h + 1) & mask;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::size_t> BenchmarkIndex::find(std::string_view id) const {
-  return find_slot(view_slots_, id, hash_id(id), [this](std::size_t i) { return prompt_id(i); });
+  return position_find(view_slots_, id, hash_id(id), [this](std::size_t i) { return prompt_id(i); });
 }
 
 std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t hint) const {
@@ -103,7 +68,8 @@ std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t
 }
 
 bool BenchmarkIndex::has_base(std::string_view id) const {
-  return find_slot(base_slots_, id, hash_id(id), [this](std::size_t b) { return base_at(b); }).has_value();
+  return position_find(base_slots_, id, hash_id(id), [this](std::size_t b) { return base_at(b); })
+      .has_value();
 }
 
 std::uint16_t BenchmarkIndex::intern(Interned& table, std::string_view s, const char* what) {
@@ -121,8 +87,9 @@ bool BenchmarkIndex::add_base(std::string_view id, std::optional<std::uint64_t> 
       base_offsets_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     fail("the benchmark has too many bases for the index (4 GB of base ids)");
   }
-  if (!find_or_insert(base_slots_, base_offsets_.size(), id, hash ? *hash : hash_id(id),
-                      [this](std::size_t b) { return base_at(b); })) {
+  if (!position_insert(
+          base_slots_, base_offsets_.size(), id, hash ? *hash : hash_id(id),
+          [this](std::size_t b) { return base_at(b); }, &hash_id)) {
     return false;
   }
   base_offsets_.push_back(static_cast<std::uint32_t>(base_text_.size()));
@@ -142,8 +109,9 @@ bool BenchmarkIndex::add_view(std::string_view id, std::string_view view,
       views_.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
     fail("the benchmark has too many prompts for the index (4 GB of prompt ids and answers)");
   }
-  if (!find_or_insert(view_slots_, views_.size(), id, hash ? *hash : hash_id(id),
-                      [this](std::size_t i) { return prompt_id(i); })) {
+  if (!position_insert(
+          view_slots_, views_.size(), id, hash ? *hash : hash_id(id),
+          [this](std::size_t i) { return prompt_id(i); }, &hash_id)) {
     return false;
   }
   Entry e{};

@@ -113,17 +113,6 @@ class BenchmarkIndex {
   [[nodiscard]] std::string_view text(std::size_t offset, std::size_t length) const {
     return std::string_view(text_.data(), text_.size()).substr(offset, length);
   }
-  // Finds `key` (hash `hash`) in an open-addressing table of `count` keys, else inserts `count` as
-  // its index (growing the table at half full: keys 0..count-1 re-placed in order); returns
-  // whether it inserted.
-  template <typename KeyOf>
-  static bool find_or_insert(core::LargeVector<std::uint32_t>& slots, std::size_t count, std::string_view key,
-                             std::uint64_t hash, const KeyOf& key_of);
-  template <typename KeyOf>
-  [[nodiscard]] static std::optional<std::size_t> find_slot(const core::LargeVector<std::uint32_t>& slots,
-                                                            std::string_view key, std::uint64_t hash,
-                                                            const KeyOf& key_of);
-
   // The large arrays in 2 MiB pages, sized without zero-filling (core/large_array.hpp).
   core::LargeVector<char> text_;  // prompt ids and expected answers
   core::LargeVector<Entry> views_;
@@ -131,7 +120,8 @@ class BenchmarkIndex {
   std::string base_text_;
   core::LargeVector<std::uint32_t>
       base_offsets_;  // base b is base_text_[base_offsets_[b], base_offsets_[b + 1])
-  // Open-addressing hash tables of indices + 1 (0: empty), sizes powers of two.
+  // Open-addressing hash tables of indices + 1 (0: empty), sizes powers of two (position_insert,
+  // core/string_set.hpp).
   core::LargeVector<std::uint32_t> view_slots_, base_slots_;
 };
 

@@ -216,8 +216,8 @@ Chosen choose(const Benchmark& bench, const Selection& s) {
   }
   for (const auto& v : bench.views) {
     if (views.count(v.view) == 0) continue;
-    const auto b = bench.base_index.find(v.base_id);
-    if (b == bench.base_index.end() || kept[b->second] == 0) continue;
+    const auto b = bench.base_position(v.base_id);
+    if (!b || kept[*b] == 0) continue;
     c.views.push_back(&v);
   }
   return c;
@@ -345,14 +345,11 @@ Benchmark restrict(const Benchmark& bench, const Selection& s) {
   for (const std::size_t b : c.bases) {
     Base copy = bench.bases[b];
     std::erase_if(copy.views, [&](const std::string& v) { return views.count(v) == 0; });
-    r.base_index.emplace(copy.base_id, r.bases.size());
     r.bases.push_back(std::move(copy));
   }
   r.views.reserve(c.views.size());
-  for (const View* v : c.views) {
-    r.prompt_index.emplace(v->prompt_id, r.views.size());
-    r.views.push_back(*v);
-  }
+  for (const View* v : c.views) r.views.push_back(*v);
+  r.reindex();
   if (!s.whole()) r.selection = selection_record(s, bench.bases.size(), r.bases.size(), r.views.size());
   return r;
 }

@@ -135,9 +135,9 @@ OrbitLayout make_layout(const orbit::Benchmark& bench) {
   for (std::size_t v = 0; v < bench.views.size(); ++v) {
     const auto& view = bench.views[v];
     if (!is_orbit_view(view.view)) continue;
-    auto it = bench.base_index.find(view.base_id);
-    if (it == bench.base_index.end()) fail("view {} names an unknown base", view.prompt_id);
-    auto& bv = layout.bases[it->second];
+    const auto b = bench.base_position(view.base_id);
+    if (!b) fail("view {} names an unknown base", view.prompt_id);
+    auto& bv = layout.bases[*b];
     if (view.view == "canonical") {
       bv.canonical = v;
     } else {

@@ -125,12 +125,10 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const L
   const auto where = rec.where();
   ++sys.records;
   const std::string_view pid = rec.string_view("prompt_id");
-  auto it = bench.prompt_index.find(pid);
-  if (it == bench.prompt_index.end()) {
-    fail("{}: prompt_id '{}' is not in the benchmark at {}", where, pid, bench.dir.string());
-  }
-  const orbit::View& view = bench.views[it->second];
-  ScoredPrompt& sp = sys.by_view[it->second];
+  const auto at = bench.view_position(pid);
+  if (!at) fail("{}: prompt_id '{}' is not in the benchmark at {}", where, pid, bench.dir.string());
+  const orbit::View& view = bench.views[*at];
+  ScoredPrompt& sp = sys.by_view[*at];
   if (sp.present) fail("{}: duplicate record for prompt_id '{}' (first at line {})", where, pid, sp.line);
   check_matches(rec, "base_id", view.base_id);
   check_matches(rec, "view", view.view);
@@ -221,9 +219,9 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
     // one is never shown, since that many failures with text come before it.
     std::map<std::string, std::vector<std::pair<std::size_t, std::string>>, std::less<>> kept;
     (void)io::read_jsonl_fast(*rpath, [&](const LR& rec, std::size_t) {
-      auto it = bench.prompt_index.find(rec.string_view("prompt_id"));
-      if (it == bench.prompt_index.end()) return;  // not ours to judge here; `score` checks it
-      const std::size_t i = it->second;
+      const auto at = bench.view_position(rec.string_view("prompt_id"));
+      if (!at) return;  // not ours to judge here; `score` checks it
+      const std::size_t i = *at;
       if (const io::FlatValue* r = rec.find("response"); r != nullptr && !r->is_null()) {
         if (!r->is_string()) rec.fail_field("response", "must be a string or null");
         has_text[i] = true;

@@ -46,13 +46,12 @@ orbit::Benchmark small_bench(const std::vector<std::string>& templates, int per,
         view.prompt = fmt::format("prompt of {} <{}>", base.base_id, v);
         view.expected = base.answer;
         view.answer_unit = base.canonical_unit;
-        b.prompt_index[view.prompt_id] = b.views.size();
         b.views.push_back(view);
       }
-      b.base_index[base.base_id] = b.bases.size();
       b.bases.push_back(base);
     }
   }
+  b.reindex();
   b.file_sha256 = {{"bases.jsonl", "aa"}, {"views.jsonl", "bb"}};
   return b;
 }

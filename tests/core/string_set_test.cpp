@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@ namespace {
 
 TEST(StringViewSet, AgreesWithStdSetThroughGrowth) {
   std::vector<std::string> keys;
+  keys.reserve(3000 + 1);
   for (int i = 0; i < 3000; ++i) keys.push_back("k" + std::to_string(i % 1000) + std::string(i % 3, 'x'));
   keys.emplace_back("");
   StringViewSet s;  // default room: grows many times
@@ -33,6 +37,7 @@ TEST(StringViewSet, AgreesWithStdSetThroughGrowth) {
 // views).
 TEST(StringPositions, FindsFirstPositionsAndSurvivesCopies) {
   std::vector<std::string> keys;
+  keys.reserve(3000 + 1);
   for (int i = 0; i < 3000; ++i) keys.push_back("k" + std::to_string(i % 2500));  // 500 repeats
   keys.emplace_back("");
   StringPositions ix;
@@ -51,6 +56,41 @@ TEST(StringPositions, FindsFirstPositionsAndSurvivesCopies) {
   EXPECT_EQ(ix2.find(keys2, ""), 3001U);
   StringPositions empty;
   EXPECT_EQ(empty.find(keys2, "k7"), 0U);
+}
+
+// position_insert / position_find: a table of positions into a vector of keys agrees with a map
+// of first positions through many growths (a repeated key is refused and the table unchanged),
+// and a table sized up front for every key finds the same positions without growing.
+TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
+  std::vector<std::string> keys;
+  keys.reserve(5000 + 1);
+  for (int i = 0; i < 5000; ++i) keys.push_back("CV-" + std::to_string(i % 4000) + ":unit");
+  keys.emplace_back("");
+  const auto hash = [](std::string_view s) { return short_string_hash(s); };
+  std::vector<std::string> stored;  // the keys the table holds, by position
+  const auto key_of = [&stored](std::size_t i) -> std::string_view { return stored[i]; };
+  std::vector<std::uint32_t> grown;
+  std::map<std::string, std::size_t> first;
+  for (const auto& k : keys) {
+    const bool fresh = first.emplace(k, stored.size()).second;
+    ASSERT_EQ(position_insert(grown, stored.size(), k, hash(k), key_of, hash), fresh) << k;
+    if (fresh) stored.push_back(k);
+  }
+  ASSERT_EQ(stored.size(), first.size());
+  EXPECT_EQ(grown.size(), detail::table_capacity(stored.size()));
+  std::vector<std::uint32_t> presized(detail::table_capacity(stored.size()), 0);
+  for (std::size_t i = 0; i < stored.size(); ++i)
+    ASSERT_TRUE(position_insert(presized, i, stored[i], hash(stored[i]), key_of, hash));
+  EXPECT_EQ(presized.size(), grown.size());  // never grew
+  for (const auto& [k, pos] : first) {
+    EXPECT_EQ(position_find(grown, k, hash(k), key_of), pos) << k;
+    EXPECT_EQ(position_find(presized, k, hash(k), key_of), pos) << k;
+  }
+  for (const char* k : {"CV-4000:unit", "CV-1", "CV-1:uni", "x"}) {
+    EXPECT_EQ(position_find(grown, k, hash(k), key_of), std::nullopt) << k;
+  }
+  const std::vector<std::uint32_t> empty;
+  EXPECT_EQ(position_find(empty, "CV-1:unit", hash("CV-1:unit"), key_of), std::nullopt);
 }
 
 }  // namespace

@@ -64,5 +64,17 @@ TEST(SamplingAsSent, ManyDistinctValuesAreARange) {
   EXPECT_EQ(j["temperature"], 0.0);
 }
 
+// One item that overrides among many that do not: the override is recorded (the run's settings
+// alone would hide it).
+TEST(SamplingAsSent, OneOverrideAmongManyIsRecorded) {
+  RunSettings s;
+  std::vector<WorkItem> items;
+  for (int i = 0; i < 100; ++i) items.push_back(item("i" + std::to_string(i), "x"));
+  items.back().sampling.temperature = 0.7;
+  const io::OrderedJson j = sampling_as_sent(items, s);
+  EXPECT_EQ(io::to_line(j["temperature"]), "[0.0,0.7]");
+  EXPECT_EQ(io::to_line(j["max_tokens"]), "1024");
+}
+
 }  // namespace
 }  // namespace numcheck::llm

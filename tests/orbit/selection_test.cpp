@@ -73,7 +73,7 @@ TEST(Selection, BasesSampleIsStratifiedDeterministicAndNested) {
   // Deterministic: the same spec gives the same bases; in benchmark order.
   EXPECT_EQ(select(bench(), spec).base_ids, s20.base_ids);
   std::vector<std::size_t> idx;
-  for (const auto& id : s20.base_ids) idx.push_back(bench().base_index.at(id));
+  for (const auto& id : s20.base_ids) idx.push_back(*bench().base_position(id));
   EXPECT_TRUE(std::is_sorted(idx.begin(), idx.end()));
   // Nested: the sample for 21 contains the sample for 20.
   spec.bases = 21;
@@ -109,7 +109,7 @@ TEST(Selection, RestrictKeepsWholeOrbitsOfTheSelectedViews) {
   }
   EXPECT_EQ(r.views.size(), expected_prompts);
   for (std::size_t i = 0; i < r.views.size(); ++i) {
-    EXPECT_EQ(r.prompt_index.at(r.views[i].prompt_id), i);
+    EXPECT_EQ(r.view_position(r.views[i].prompt_id), i);
     EXPECT_TRUE(selected(s, r.views[i]));
   }
   EXPECT_EQ(r.file_sha256, bench().file_sha256);

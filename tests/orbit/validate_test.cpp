@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -211,6 +214,34 @@ TEST_F(ValidateTest, LoadedBenchmarkIndexesEveryRecord) {
   EXPECT_EQ(v->expected, base->answer);
   EXPECT_EQ(b.find_view("RL-0042:scientific"), nullptr);
   EXPECT_EQ(b.file_sha256.at("views.jsonl"), io::sha256_hex(generated().views_jsonl));
+}
+
+// The benchmark's two indexes: every base and view found at its position (what a scan finds), a
+// copy's index valid with the original gone (positions, not pointers), reindex refusing a
+// repeated id by name and index_view refusing to add one.
+TEST_F(ValidateTest, BenchmarkIndexesFindEveryIdAtItsPositionAndSurviveCopies) {
+  auto original = std::make_unique<Benchmark>(load_benchmark(dir_));
+  const Benchmark b = *original;
+  original.reset();
+  for (std::size_t i = 0; i < b.bases.size(); ++i) ASSERT_EQ(b.base_position(b.bases[i].base_id), i);
+  for (std::size_t i = 0; i < b.views.size(); ++i) ASSERT_EQ(b.view_position(b.views[i].prompt_id), i);
+  EXPECT_EQ(b.view_position("RL-0042:scientific"), std::nullopt);
+  EXPECT_EQ(b.base_position("RL-0042:words"), std::nullopt);
+  EXPECT_EQ(b.base_position(""), std::nullopt);
+
+  Benchmark edited = b;
+  edited.views.push_back(edited.views[7]);
+  EXPECT_FALSE(edited.index_view(edited.views.size() - 1));
+  try {
+    edited.reindex();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "duplicate prompt_id '" + b.views[7].prompt_id + "'");
+  }
+  edited.views.back().prompt_id = "ZZ-1:canonical";
+  edited.reindex();
+  EXPECT_EQ(edited.view_position("ZZ-1:canonical"), b.views.size());
+  EXPECT_EQ(edited.view_position(b.views[7].prompt_id), 7u);
 }
 
 }  // namespace

@@ -141,9 +141,9 @@ TEST(ScoresExamples, BoundedTextsAreTheOnesTheExamplesShow) {
       EXPECT_EQ(shown_all.size(), std::min<std::size_t>(k, 5)) << k << " " << v;
     }
   }
-  ASSERT_TRUE(all.by_view[bench.prompt_index.at("CV-0003:canonical")].response);
-  EXPECT_EQ(*all.by_view[bench.prompt_index.at("CV-0003:canonical")].response, "second text");
-  EXPECT_EQ(*all.by_view[bench.prompt_index.at("CV-0001:fraction")].response, "record text");
+  ASSERT_TRUE(all.by_view[*bench.view_position("CV-0003:canonical")].response);
+  EXPECT_EQ(*all.by_view[*bench.view_position("CV-0003:canonical")].response, "second text");
+  EXPECT_EQ(*all.by_view[*bench.view_position("CV-0001:fraction")].response, "record text");
   std::filesystem::remove_all(dir);
 }
 
