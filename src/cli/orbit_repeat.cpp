@@ -15,6 +15,7 @@
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
+#include "cli/orbit_steps.hpp"
 #include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
@@ -205,9 +206,7 @@ void setup(CLI::App& app) {
              (run / "responses.jsonl").string());
       }
       extra = e;
-      it.fields["base_id"] = v->base_id;
-      it.fields["template"] = v->template_id;
-      it.fields["view"] = v->view;
+      set_orbit_fields(it, *v);
       items.push_back(std::move(it));
     }
     s.extra_body = extra.value_or(io::Json::object());

@@ -25,6 +25,10 @@ struct OrbitRunRequest {
   bool keep_until_exit = false;
 };
 
+// The fields an orbit prompt's records carry after its prompt_id: base_id, template, view, in that
+// order (replacing what `it.fields` held; `orbit run` and `orbit repeat`).
+void set_orbit_fields(llm::WorkItem& it, const orbit::View& v);
+
 // Loads and verifies the benchmark, resolves the selection and runs its prompts through one runner
 // session (preflight, Ctrl-C handling: cli_util.hpp run_session). Throws Error on set-up mistakes.
 [[nodiscard]] llm::RunSummary run_orbit(const OrbitRunRequest& r);

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <ctime>
 #include <exception>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -363,16 +364,20 @@ namespace {
 void check_items(const std::vector<WorkItem>& items, const RunSettings& settings) {
   if (settings.concurrency == 0) fail(ErrorCode::kUsage, "--concurrency must be at least 1");
   if (settings.id_field.empty()) fail(ErrorCode::kUsage, "run settings: empty id field");
-  StringViewSet ids(items.size());  // views of the items' ids, which outlive it
+  StringViewSet ids(items.size());   // views of the items' ids, which outlive it
+  std::vector<std::string> allowed;  // field names found not to be reserved
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];
     if (it.item_id.empty()) fail("work item {} has an empty id", i + 1);
     if (!ids.insert(it.item_id)) fail("work item id '{}' occurs twice", it.item_id);
     if (!it.fields.is_object()) fail("work item '{}': fields must be a JSON object", it.item_id);
     for (auto f = it.fields.begin(); f != it.fields.end(); ++f) {
+      // Items share their field names: each name is checked against the reserved ones once.
+      if (std::find(allowed.begin(), allowed.end(), f.key()) != allowed.end()) continue;
       bool clash = f.key() == settings.id_field;
       for (const char* r : kRecordFields) clash = clash || f.key() == r;
       if (clash) fail("work item '{}': field '{}' is reserved for the runner", it.item_id, f.key());
+      allowed.push_back(f.key());
     }
   }
   if (!settings.extra_body.is_object()) fail(ErrorCode::kUsage, "--extra-body must be a JSON object");
@@ -628,9 +633,10 @@ struct SameErrors {
 
 class Dispatch {
  public:
+  // `first_reader`: the cache connection opened ahead (run_items), or null to open it here.
   Dispatch(const std::vector<WorkItem>& items, const RunSettings& settings, const Target& target,
            std::vector<std::size_t> pending, const Prior& prior, std::size_t session_no,
-           const RunPaths& paths, RunSummary& summary)
+           const RunPaths& paths, RunSummary& summary, std::unique_ptr<ResponseCache> first_reader)
       : items_(items),
         settings_(settings),
         target_(target),
@@ -644,6 +650,10 @@ class Dispatch {
         errors_(paths.errors, false),
         summary_(summary) {
     if (settings.use_cache) {
+      if (first_reader) {
+        readers_.push_back(std::make_unique<Reader>());
+        readers_.back()->cache = std::move(first_reader);
+      }
       add_readers(1);
       writer_ = std::make_unique<ResponseCache>(settings.cache_path);
       // write_cache commits what arrived since the last tick in one transaction (a smaller batch
@@ -1198,6 +1208,14 @@ void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
 RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& settings, Backend& backend,
                      const fs::path& out_dir) {
   check_items(items, settings);
+  // A new cache's database takes several fdatasyncs to make: its first connection is opened on a
+  // thread while the run folder, the binding and the manifest are prepared here (the future waits
+  // for it whatever happens).
+  std::future<std::unique_ptr<ResponseCache>> first_reader;
+  if (settings.use_cache) {
+    first_reader = std::async(std::launch::async,
+                              [&settings] { return std::make_unique<ResponseCache>(settings.cache_path); });
+  }
   const RunPaths paths(out_dir);
   io::FileLock lock;  // held until run_items returns
   const bool existing = open_run_dir(paths, settings.resume, lock);
@@ -1233,7 +1251,8 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   sessions.push_back(session);
   manifest.write(summary, prior.reported_model, sessions, false);
 
-  Dispatch dispatch(items, settings, target, std::move(pending), prior, sessions.size(), paths, summary);
+  Dispatch dispatch(items, settings, target, std::move(pending), prior, sessions.size(), paths, summary,
+                    first_reader.valid() ? first_reader.get() : nullptr);
   const std::size_t n_endpoints = std::max<std::size_t>(1, target.endpoint_names.size());
   Lanes lanes = open_lanes(
       backend, std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, dispatch.pending())));

@@ -557,6 +557,34 @@ TEST_F(RunnerTest, RecordTimesAreUtcToTheMillisecond) {
 
 // Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
 // here on the same file stands in for the other process: flock locks conflict between open files).
+// The work items are checked before anything is sent or written: a repeated id, and a field that
+// is reserved for the runner's records or the id (on any item, after items whose fields are
+// allowed), each refused by name.
+TEST_F(RunnerTest, ItemsWithARepeatedIdOrAReservedFieldAreRefusedBeforeTheRun) {
+  const auto refusal = [&](const std::vector<WorkItem>& items) {
+    try {
+      (void)run(items, settings());
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  auto items = make_items(50);
+  items[40].item_id = items[7].item_id;
+  EXPECT_EQ(refusal(items), "work item id 'q-007' occurs twice");
+  for (const char* reserved : {"latency_ms", "completed_at", "http_status", "prompt_id"}) {
+    items = make_items(50);
+    items[30].fields["tier"] = "x";
+    items[41].fields[reserved] = 1;  // "prompt_id": the id field of settings()
+    EXPECT_EQ(refusal(items),
+              fmt::format("work item 'q-041': field '{}' is reserved for the runner", reserved));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "r" / "responses.jsonl"));
+  items = make_items(50);
+  items[30].fields["tier"] = "x";
+  EXPECT_EQ(run(items, settings()).answered, 50u);
+}
+
 TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
   fs::create_directories(dir_ / "r");
   io::FileLock other;
