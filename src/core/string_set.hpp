@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace numcheck {
@@ -57,22 +58,41 @@ struct StringHash {
 };
 
 // Open addressing over positions, for keys that live elsewhere (a vector of records, a text
-// buffer): a table of 32-bit slots, each 0 (empty) or 1 + the position of a key, a power of two in
-// size and at most half full. `key_of(i)` gives key i's text; the table stores no hash, so a probe
-// compares the text it lands on. `Slots` is any vector of std::uint32_t (std::vector,
-// core::LargeVector). Used by the orbit benchmark's indexes (orbit/benchmark.hpp, orbit/index.hpp:
-// the index cache stores tables built by position_insert, so its placement rule is that file's
-// format).
+// buffer): a table of slots, each 0 (empty) or 1 + the position of a key, a power of two in size and
+// at most half full. `key_of(i)` gives key i's text. `Slots` is a vector (std::vector,
+// core::LargeVector) of
+// - std::uint32_t: the position alone; a probe compares the text it lands on. The orbit benchmark
+//   index (orbit/index.hpp) stores such tables in its cache file, so their placement rule is that
+//   file's format.
+// - std::uint64_t: the hash's upper 32 bits beside the position, so that a probe compares text only
+//   when they match (a key's text is often a cache miss away: orbit/benchmark.hpp's indexes).
 template <typename Slots, typename KeyOf>
 [[nodiscard]] std::optional<std::size_t> position_find(const Slots& slots, std::string_view key,
                                                        std::uint64_t hash, const KeyOf& key_of) {
+  using Slot = std::remove_cvref_t<decltype(slots[0])>;
+  static_assert(std::is_same_v<Slot, std::uint32_t> || std::is_same_v<Slot, std::uint64_t>);
   if (slots.empty()) return std::nullopt;
   const std::size_t mask = slots.size() - 1;
   for (std::size_t h = hash & mask; slots[h] != 0; h = (h + 1) & mask) {
-    if (key_of(slots[h] - 1) == key) return slots[h] - 1;
+    if constexpr (std::is_same_v<Slot, std::uint64_t>) {
+      if ((slots[h] >> 32) != (hash >> 32)) continue;
+      const std::size_t pos = static_cast<std::uint32_t>(slots[h]) - 1;
+      if (key_of(pos) == key) return pos;
+    } else {
+      if (key_of(slots[h] - 1) == key) return slots[h] - 1;
+    }
   }
   return std::nullopt;
 }
+
+namespace detail {
+// The slot for position `pos` of a key hashed `hash`.
+template <typename Slot>
+Slot position_slot(std::size_t pos, std::uint64_t hash) {
+  if constexpr (std::is_same_v<Slot, std::uint64_t>) return (hash >> 32 << 32) | (pos + 1);
+  return static_cast<Slot>(pos + 1);
+}
+}  // namespace detail
 
 // Adds key (hash `hash`) as position `count` (the table holds keys 0..count-1) unless it is there;
 // returns whether it added. Grows at half full, re-placing keys 0..count-1 in order with their
@@ -80,20 +100,22 @@ template <typename Slots, typename KeyOf>
 template <typename Slots, typename KeyOf, typename HashOf>
 bool position_insert(Slots& slots, std::size_t count, std::string_view key, std::uint64_t hash,
                      const KeyOf& key_of, const HashOf& hash_of) {
+  using Slot = std::remove_cvref_t<decltype(slots[0])>;
   if (position_find(slots, key, hash, key_of)) return false;
   if ((count + 1) * 2 > slots.size()) {
     slots.assign(std::max(detail::table_capacity(count + 1), slots.size() * 2), 0);
     const std::size_t mask = slots.size() - 1;
     for (std::size_t i = 0; i < count; ++i) {
-      std::size_t h = hash_of(key_of(i)) & mask;
+      const std::uint64_t hi = hash_of(key_of(i));
+      std::size_t h = hi & mask;
       while (slots[h] != 0) h = (h + 1) & mask;
-      slots[h] = static_cast<std::uint32_t>(i + 1);
+      slots[h] = detail::position_slot<Slot>(i, hi);
     }
   }
   const std::size_t mask = slots.size() - 1;
   std::size_t h = hash & mask;
   while (slots[h] != 0) h = (h + 1) & mask;
-  slots[h] = static_cast<std::uint32_t>(count + 1);
+  slots[h] = detail::position_slot<Slot>(count, hash);
   return true;
 }
 

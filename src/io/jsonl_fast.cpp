@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -413,8 +414,11 @@ struct FastReader {
 
   void line(std::string_view text, std::size_t number, bool terminated) {
     stats.lines = number;
-    st.where.clear();
-    fmt::format_to(std::back_inserter(st.where), "{}:{}", name, number);
+    // "<name>:<number>" (fmt through a back_inserter cost about 2% of loading a benchmark).
+    st.where.assign(name);
+    st.where += ':';
+    char digits[24];
+    st.where.append(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
     if (is_blank_line(text)) {
       ++stats.blank_lines;
       return;

@@ -67,9 +67,9 @@ struct Benchmark {
   void reserve_index(std::size_t n_bases, std::size_t n_views);
 
  private:
-  // 1 + a position (0: empty); the ids stay in bases and views, so copying a Benchmark copies a
-  // valid index.
-  std::vector<std::uint32_t> base_slots_, view_slots_;
+  // A hash's upper half and 1 + a position (0: empty); the ids stay in bases and views, so copying
+  // a Benchmark copies a valid index.
+  std::vector<std::uint64_t> base_slots_, view_slots_;
 };
 
 // Loads a benchmark directory; throws Error naming the file and line of any malformed record.

@@ -58,10 +58,12 @@ TEST(StringPositions, FindsFirstPositionsAndSurvivesCopies) {
   EXPECT_EQ(empty.find(keys2, "k7"), 0U);
 }
 
-// position_insert / position_find: a table of positions into a vector of keys agrees with a map
-// of first positions through many growths (a repeated key is refused and the table unchanged),
-// and a table sized up front for every key finds the same positions without growing.
-TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
+// position_insert / position_find, with 32-bit slots (position only) and 64-bit slots (a hash tag
+// beside it): a table of positions into a vector of keys agrees with a map of first positions
+// through many growths (a repeated key is refused and the table unchanged), and a table sized up
+// front for every key finds the same positions without growing.
+template <typename Slot>
+void position_table_agrees_with_a_map() {
   std::vector<std::string> keys;
   keys.reserve(5000 + 1);
   for (int i = 0; i < 5000; ++i) keys.push_back("CV-" + std::to_string(i % 4000) + ":unit");
@@ -69,7 +71,7 @@ TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
   const auto hash = [](std::string_view s) { return short_string_hash(s); };
   std::vector<std::string> stored;  // the keys the table holds, by position
   const auto key_of = [&stored](std::size_t i) -> std::string_view { return stored[i]; };
-  std::vector<std::uint32_t> grown;
+  std::vector<Slot> grown;
   std::map<std::string, std::size_t> first;
   for (const auto& k : keys) {
     const bool fresh = first.emplace(k, stored.size()).second;
@@ -78,7 +80,7 @@ TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
   }
   ASSERT_EQ(stored.size(), first.size());
   EXPECT_EQ(grown.size(), detail::table_capacity(stored.size()));
-  std::vector<std::uint32_t> presized(detail::table_capacity(stored.size()), 0);
+  std::vector<Slot> presized(detail::table_capacity(stored.size()), 0);
   for (std::size_t i = 0; i < stored.size(); ++i)
     ASSERT_TRUE(position_insert(presized, i, stored[i], hash(stored[i]), key_of, hash));
   EXPECT_EQ(presized.size(), grown.size());  // never grew
@@ -89,8 +91,20 @@ TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
   for (const char* k : {"CV-4000:unit", "CV-1", "CV-1:uni", "x"}) {
     EXPECT_EQ(position_find(grown, k, hash(k), key_of), std::nullopt) << k;
   }
-  const std::vector<std::uint32_t> empty;
+  // A key whose hash is another's is still told apart by its text.
+  const auto same_hash = [](std::string_view) { return std::uint64_t{0x1234567800000003}; };
+  std::vector<Slot> colliding;
+  ASSERT_TRUE(position_insert(colliding, 0, stored[0], same_hash(stored[0]), key_of, same_hash));
+  ASSERT_TRUE(position_insert(colliding, 1, stored[1], same_hash(stored[1]), key_of, same_hash));
+  EXPECT_EQ(position_find(colliding, stored[1], same_hash(stored[1]), key_of), 1U);
+  EXPECT_EQ(position_find(colliding, "x", same_hash("x"), key_of), std::nullopt);
+  const std::vector<Slot> empty;
   EXPECT_EQ(position_find(empty, "CV-1:unit", hash("CV-1:unit"), key_of), std::nullopt);
+}
+
+TEST(PositionTable, AgreesWithAMapOfFirstPositionsThroughGrowth) {
+  position_table_agrees_with_a_map<std::uint32_t>();
+  position_table_agrees_with_a_map<std::uint64_t>();
 }
 
 }  // namespace
