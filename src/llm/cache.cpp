@@ -38,6 +38,12 @@ void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
   sq().bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
 
+// bind_text without SQLite's copy of the text: for `v` that outlives the statement's step and its
+// Reset (commit's loops, where seven copies per answer were a fifth of an insert's CPU).
+void bind_text_unowned(sqlite3_stmt* s, int i, const std::string& v) {
+  sq().bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+}
+
 class Stmt {
  public:
   Stmt(sqlite3* db, const char* sql, const fs::path& path) {
@@ -318,19 +324,19 @@ void ResponseCache::commit() {
       for (const auto& p : pending_) {
         sqlite3_stmt* s = prepared(Query::kInsert);
         const Reset reset(s);
-        bind_text(s, 1, p.entry.key);
-        bind_text(s, 2, p.model);
-        bind_text(s, 3, p.identity);
-        bind_text(s, 4, p.entry.completion);
-        bind_text(s, 5, created);
-        bind_text(s, 6, p.entry.request_sha256);
-        bind_text(s, 7, p.entry.check);
+        bind_text_unowned(s, 1, p.entry.key);
+        bind_text_unowned(s, 2, p.model);
+        bind_text_unowned(s, 3, p.identity);
+        bind_text_unowned(s, 4, p.entry.completion);
+        bind_text_unowned(s, 5, created);
+        bind_text_unowned(s, 6, p.entry.request_sha256);
+        bind_text_unowned(s, 7, p.entry.check);
         step_done(s);
       }
       for (const auto& k : hit_keys_) {
         sqlite3_stmt* u = prepared(Query::kHit);
         const Reset reset(u);
-        bind_text(u, 1, k);
+        bind_text_unowned(u, 1, k);
         step_done(u);
       }
       exec(db_of(db_), "COMMIT", path_);
