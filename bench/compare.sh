@@ -13,7 +13,8 @@
 #                  Peak memory (max RSS) from /usr/bin/time.
 #   orbit report   numcheck, 5 systems, 10,000 bootstrap draws vs bench/numpy_bootstrap.py doing
 #                  the same resampling (needs build/release/bench/bench_report to export its input).
-#   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process) vs wrk (5 s) at
+#   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process, N runs with a
+#                  fresh run folder and cache each: the median rate) vs wrk (5 s) at
 #                  concurrency 1, 16 and 64 against nginx-light serving a canned completion on a
 #                  loopback port (config generated here, started and stopped here). Also the run's
 #                  rate between its first request and its last answer (the records' own times), in
@@ -173,17 +174,20 @@ open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
   for c in 1 16 64; do
-    rm -rf "$work/runs/c$c" "$work/runs/cache-c$c"
-    start=$(date +%s.%N)
-    # A failed run would time only its failure: stop the script instead of printing a rate.
-    "$cli" orbit run --bench "$work/small" --out "$work/runs/c$c" --endpoint "http://127.0.0.1:$port/v1" \
-      --model canned --concurrency "$c" --cache-dir "$work/runs/cache-c$c" --progress none >"$work/runs/c$c.log" 2>&1 ||
-      { echo "compare: orbit run at concurrency $c failed:" >&2; cat "$work/runs/c$c.log" >&2; exit 1; }
-    end=$(date +%s.%N)
-    ours=$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')
-    # The same run between its first request and its last answer, from the records' own times
-    # (started_at, completed_at; milliseconds): the rate without the command's start and finish.
-    steady=$("$py" - "$work/runs/c$c/responses.jsonl" <<'EOF'
+    # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
+    wholes=() steadies=()
+    for ((r = 0; r < runs; r++)); do
+      rm -rf "$work/runs/c$c" "$work/runs/cache-c$c"
+      start=$(date +%s.%N)
+      # A failed run would time only its failure: stop the script instead of printing a rate.
+      "$cli" orbit run --bench "$work/small" --out "$work/runs/c$c" --endpoint "http://127.0.0.1:$port/v1" \
+        --model canned --concurrency "$c" --cache-dir "$work/runs/cache-c$c" --progress none >"$work/runs/c$c.log" 2>&1 ||
+        { echo "compare: orbit run at concurrency $c failed:" >&2; cat "$work/runs/c$c.log" >&2; exit 1; }
+      end=$(date +%s.%N)
+      wholes+=("$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')")
+      # The same run between its first request and its last answer, from the records' own times
+      # (started_at, completed_at; milliseconds): the rate without the command's start and finish.
+      steadies+=("$("$py" - "$work/runs/c$c/responses.jsonl" <<'EOF'
 import datetime, json, sys
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 first, last, n = float("inf"), 0.0, 0
@@ -192,7 +196,10 @@ for line in open(sys.argv[1]):
     first, last, n = min(first, t(r["started_at"])), max(last, t(r["completed_at"])), n + 1
 print(f"{n / max(last - first, 1e-3):.0f}")
 EOF
-)
+)")
+    done
+    ours=$(printf '%s\n' "${wholes[@]}" | median)
+    steady=$(printf '%s\n' "${steadies[@]}" | median)
     theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
       awk '/Requests\/sec/ {printf "%.0f", $2}')
     rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
