@@ -109,11 +109,10 @@ TEST(ScoresExamples, BoundedTextsAreTheOnesTheExamplesShow) {
       }
       if (pid == "CV-0001:fraction") {
         s.back().response = "record text";
-        responses = fmt::format("{{\"prompt_id\": \"{}\", \"response\": null}}\n", pid) + responses;
+        responses.insert(0, fmt::format("{{\"prompt_id\": \"{}\", \"response\": null}}\n", pid));
         continue;
       }
-      responses =
-          fmt::format("{{\"prompt_id\": \"{}\", \"response\": \"text of {}\"}}\n", pid, pid) + responses;
+      responses.insert(0, fmt::format("{{\"prompt_id\": \"{}\", \"response\": \"text of {}\"}}\n", pid, pid));
     }
   }
   responses += "{\"prompt_id\": \"CV-0003:canonical\", \"response\": \"second text\"}\n";
