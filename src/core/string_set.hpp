@@ -4,8 +4,9 @@
 // lookup allocates nothing (std::unordered_set allocates a node per key).
 // - StringViewSet stores views: the caller keeps the viewed bytes alive and unchanged while the set
 //   is used.
-// - StringPositions indexes the strings of a vector by position: it holds positions, not views,
-//   so the vector and its index can be copied or moved together and stay valid.
+// - position_insert / position_find index keys that live elsewhere (records, a text buffer) by
+//   position; StringPositions is such a table over a vector of strings. They hold positions, not
+//   views, so the keys and their index can be copied or moved together and stay valid.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -177,33 +178,23 @@ class StringPositions {
  public:
   // Indexes keys; of a repeated key the first position is kept.
   void build(const std::vector<std::string>& keys) {
-    slots_.assign(detail::table_capacity(keys.size()), Slot{});
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const std::size_t h = std::hash<std::string_view>{}(keys[i]);
-      std::size_t j = h & mask;
-      while (slots_[j].pos != 0 && !(slots_[j].hash == h && keys[slots_[j].pos - 1] == keys[i]))
-        j = (j + 1) & mask;
-      if (slots_[j].pos == 0) slots_[j] = {h, i + 1};
-    }
+    // Sized for every key up front, so position_insert never re-places (positions of repeated keys
+    // are skipped, which re-placing 0..count-1 would not allow).
+    slots_.assign(detail::table_capacity(keys.size()), 0);
+    const auto key_of = [&keys](std::size_t i) -> std::string_view { return keys[i]; };
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      (void)position_insert(slots_, i, keys[i], short_string_hash(keys[i]), key_of, &short_string_hash);
   }
 
   // 1 + the position of s in keys (the vector given to build), or 0 when it is not there.
   [[nodiscard]] std::size_t find(const std::vector<std::string>& keys, std::string_view s) const {
-    if (slots_.empty()) return 0;
-    const std::size_t mask = slots_.size() - 1;
-    const std::size_t h = std::hash<std::string_view>{}(s);
-    for (std::size_t j = h & mask; slots_[j].pos != 0; j = (j + 1) & mask)
-      if (slots_[j].hash == h && keys[slots_[j].pos - 1] == s) return slots_[j].pos;
-    return 0;
+    const auto at = position_find(slots_, s, short_string_hash(s),
+                                  [&keys](std::size_t i) -> std::string_view { return keys[i]; });
+    return at ? *at + 1 : 0;
   }
 
  private:
-  struct Slot {
-    std::size_t hash = 0;
-    std::size_t pos = 0;  // 1 + position in keys; 0: empty
-  };
-  std::vector<Slot> slots_;
+  std::vector<std::uint64_t> slots_;  // position_insert's slots: a hash's upper half, 1 + position
 };
 
 }  // namespace numcheck

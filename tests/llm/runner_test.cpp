@@ -555,8 +555,6 @@ TEST_F(RunnerTest, RecordTimesAreUtcToTheMillisecond) {
   }
 }
 
-// Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
-// here on the same file stands in for the other process: flock locks conflict between open files).
 // The work items are checked before anything is sent or written: a repeated id, and a field that
 // is reserved for the runner's records or the id (on any item, after items whose fields are
 // allowed), each refused by name.
@@ -585,6 +583,33 @@ TEST_F(RunnerTest, ItemsWithARepeatedIdOrAReservedFieldAreRefusedBeforeTheRun) {
   EXPECT_EQ(run(items, settings()).answered, 50u);
 }
 
+// The cache's first connection is opened on a thread while the run folder is prepared: a cache
+// that cannot be opened is still one clear error from run_items (kIo, naming the folder), with no
+// request sent and no record file made.
+TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsOneClearErrorAndNothingIsSent) {
+  io::write_file_atomic(dir_ / "not-a-folder", "x");
+  RunSettings s = settings();
+  s.use_cache = true;
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
+  const std::size_t posts_before = server_->post_count();
+  try {
+    (void)run(make_items(5), s);
+    ADD_FAILURE() << "the run ran without its cache";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("cannot create the cache folder " +
+                                         (dir_ / "not-a-folder" / "cache").string()),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(server_->post_count(), posts_before);
+  EXPECT_FALSE(fs::exists(dir_ / "r" / "responses.jsonl"));
+  s.cache_path = dir_ / "cache" / "responses.sqlite3";  // a usable one: the same items run
+  EXPECT_EQ(run(make_items(5), s, "r2").answered, 5u);
+}
+
+// Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
+// here on the same file stands in for the other process: flock locks conflict between open files).
 TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
   fs::create_directories(dir_ / "r");
   io::FileLock other;
