@@ -29,8 +29,16 @@ class AtomicFile {
   // name still changes atomically, but nothing waits for the disk, so after a crash of the machine
   // the file may be missing or torn (its reader must check it).
   enum class Durability { kSynced, kCache };
-  explicit AtomicFile(std::filesystem::path path,
-                      Durability durability = Durability::kSynced);  // creates missing parent folders
+  // kPageCache: writes go through the kernel's page cache (write(2) in 1 MiB slices). kDirect: for
+  // a large output this process does not read again (orbit score's scores): the bytes are gathered
+  // in 4 MiB blocks aligned for the device and written with O_DIRECT by a thread of the file's own
+  // while the caller goes on, so the kernel neither copies them into fresh page-cache pages nor
+  // leaves them all to commit()'s fsync (docs/performance.md, "The scores written past the page
+  // cache"). Where the file system refuses O_DIRECT (or a block is refused as misaligned) the same
+  // blocks go through the page cache; the file's bytes are the same either way.
+  enum class Caching { kPageCache, kDirect };
+  explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSynced,
+                      Caching caching = Caching::kPageCache);  // creates missing parent folders
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();
@@ -44,10 +52,12 @@ class AtomicFile {
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
 
  private:
+  class DirectWrites;
   [[noreturn]] void abort_with(const char* what, int err);
   std::filesystem::path path_, tmp_;
   int fd_ = -1;
   Durability durability_;
+  std::unique_ptr<DirectWrites> direct_;  // kDirect only
 };
 
 // Writes `bytes` with one AtomicFile.

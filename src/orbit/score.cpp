@@ -489,7 +489,9 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   ScoreTally tally;
   // The spool first: it removes the folders it had to create when nothing is written.
   io::SpoolFile spool(out);
-  io::AtomicFile file(out);
+  // Past the page cache: the scores are not read again here, and on a 2-core VM the kernel's copy
+  // into fresh page-cache pages was a fifth of the command's CPU (docs/performance.md).
+  io::AtomicFile file(out, io::AtomicFile::Durability::kSynced, io::AtomicFile::Caching::kDirect);
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   std::string buffer;
   std::optional<io::Sha256> hash(std::in_place);

@@ -108,6 +108,100 @@ TEST(Files, AFailedAtomicWriteLeavesNoTemporaryFile) {
   fs::remove_all(d);
 }
 
+// kDirect gathers the bytes in aligned blocks written by a thread with O_DIRECT: whatever the sizes
+// of the pieces (empty, one byte, across one or several 4 MiB blocks, ending on a block boundary or
+// one byte past it), the committed file holds exactly the bytes written, read_back sees them wherever
+// they are (on the disk or in the block being filled), and reset() starts over. The same holds
+// where the file system refuses O_DIRECT (a tmpfs in /dev/shm, before Linux 6.6): the page cache then.
+TEST(Files, ADirectAtomicFileHoldsExactlyTheBytesWrittenAtEverySize) {
+  constexpr std::size_t kBlock = std::size_t{4} << 20;
+  std::vector<fs::path> dirs{temp_dir("direct")};
+  if (fs::is_directory("/dev/shm")) {
+    dirs.push_back(fs::path("/dev/shm") / fmt::format("numcheck_io_direct_{}", ::getpid()));
+    fs::create_directories(dirs.back());
+  }
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  const auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (const fs::path& d : dirs) {
+    for (const std::size_t total : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4096},
+                                    std::size_t{4097}, kBlock - 1, kBlock, kBlock + 1, 3 * kBlock + 12345}) {
+      SCOPED_TRACE(fmt::format("{} {}", d.string(), total));
+      std::string want(total, '\0');
+      for (auto& c : want) c = static_cast<char>('a' + next() % 26);
+      const fs::path file = d / "scores.jsonl";
+      fs::remove(file);
+      {
+        AtomicFile f(file, AtomicFile::Durability::kSynced, AtomicFile::Caching::kDirect);
+        f.write("something to forget");
+        f.reset();
+        std::size_t at = 0;
+        while (at < total) {
+          const std::size_t piece = std::min<std::size_t>(total - at, next() % 3 == 0 ? next() % 16 : next() % 3000000);
+          f.write(std::string_view(want).substr(at, piece));
+          at += piece;
+          if (at > 0 && next() % 4 == 0) {  // a range that may straddle the disk and the current block
+            const std::uint64_t from = next() % at;
+            const std::size_t length = static_cast<std::size_t>(next() % (at - from + 1));
+            std::string got = "x";
+            f.read_back(from, length, got);
+            ASSERT_EQ(got, "x" + want.substr(static_cast<std::size_t>(from), length));
+          }
+        }
+        f.write("");
+        std::string got;
+        EXPECT_THROW(f.read_back(0, total + 1, got), Error);  // past the end: an error, and the file is gone
+      }
+      EXPECT_FALSE(fs::exists(file));
+      {
+        AtomicFile f(file, AtomicFile::Durability::kSynced, AtomicFile::Caching::kDirect);
+        for (std::size_t at = 0; at < total; at += 1000003)
+          f.write(std::string_view(want).substr(at, std::min<std::size_t>(1000003, total - at)));
+        f.commit();
+      }
+      EXPECT_EQ(fs::file_size(file), total);
+      ASSERT_EQ(read_file(file), want);
+      std::size_t others = 0;
+      for (const auto& e : fs::directory_iterator(d)) others += e.path() == file ? 0 : 1;
+      EXPECT_EQ(others, 0u);
+    }
+    fs::remove_all(d);
+  }
+}
+
+// A direct write that fails (the file size limit again) is an Error at the write or at commit(),
+// whichever comes first after the block in flight fails, and leaves no temporary file.
+TEST(Files, AFailedDirectAtomicWriteLeavesNoTemporaryFile) {
+  const fs::path d = temp_dir("direct_full");
+  write_file_atomic(d / "scores.jsonl", "old");
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old_limit;
+  small.rlim_cur = std::uint64_t{1} << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    AtomicFile f(d / "scores.jsonl", AtomicFile::Durability::kSynced, AtomicFile::Caching::kDirect);
+    for (int i = 0; i < 5; ++i) f.write(std::string(std::size_t{3} << 20, 'y'));
+    f.commit();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(message.find("scores.jsonl"), std::string::npos) << message;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(d)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"scores.jsonl"});
+  EXPECT_EQ(read_file(d / "scores.jsonl"), "old");
+  fs::remove_all(d);
+}
+
 TEST(Files, AnAtomicFileNotCommittedLeavesNothing) {
   const fs::path d = temp_dir("uncommitted");
   {
