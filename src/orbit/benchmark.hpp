@@ -88,6 +88,9 @@ struct Benchmark {
 void verify_benchmark(const Benchmark& bench);
 
 namespace detail {  // the three above on a benchmark's parts (shared with orbit/index.hpp)
+// <dir>/manifest.json as written, checked to be a JSON object (Error otherwise, kIo when the folder
+// or the file is missing).
+[[nodiscard]] std::string read_manifest(const std::filesystem::path& dir);
 [[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const std::filesystem::path& dir,
                                                                       const std::string& manifest_json);
 [[nodiscard]] io::OrderedJson generator_provenance(const std::filesystem::path& dir,

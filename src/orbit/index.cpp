@@ -198,16 +198,6 @@ struct IndexBlock {
 
 namespace {
 
-// manifest.json as written, checked to be a JSON object.
-std::string read_manifest(const fs::path& dir) {
-  if (!fs::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
-  const auto manifest_path = dir / "manifest.json";
-  if (!fs::exists(manifest_path)) fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());
-  std::string manifest = io::read_file(manifest_path);
-  (void)io::Record::of(io::parse_json(manifest, manifest_path.string()), manifest_path.string());
-  return manifest;
-}
-
 // The index from bases.jsonl and views.jsonl.
 BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::size_t threads) {
   BenchmarkIndex b;
@@ -319,7 +309,7 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
 }  // namespace
 
 BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, const IndexCache& cache) {
-  std::string manifest = read_manifest(dir);
+  std::string manifest = detail::read_manifest(dir);
   if (cache.folder.empty()) return build_index(dir, std::move(manifest), threads);
   // Stamped before the files are read: a file changed while it is read does not match next time.
   const auto stamps = detail::stamps_of(dir);

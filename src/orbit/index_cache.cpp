@@ -20,8 +20,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <functional>
 #include <future>
+#include <optional>
 #include <system_error>
 #include <type_traits>
 
@@ -36,17 +40,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// SHA-256 (hex) of `size` bytes of a descriptor from `offset` on; throws Error (kIo).
-std::string sha256_range(int fd, std::uint64_t offset, std::uint64_t size) {
+// SHA-256 (hex) of `size` bytes of a descriptor from `offset` on, or of the whole file from
+// offset 0 (size: nullopt); nullopt when it cannot be read or `stop` was set before the end.
+std::optional<std::string> sha256_of(int fd, std::uint64_t offset, std::optional<std::uint64_t> size,
+                                     const std::atomic<bool>& stop) {
   io::Sha256 h;
   std::string buf(std::size_t{1} << 20, '\0');
-  while (size > 0) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size, buf.size()));
-    if (io::pread_exact(fd, offset, buf.data(), n) != 0)
-      fail(ErrorCode::kIo, "cannot read the index cache file");
+  for (;;) {
+    if (stop.load(std::memory_order_relaxed)) return std::nullopt;
+    std::size_t n = buf.size();
+    if (size) {
+      if (*size == 0) break;
+      n = static_cast<std::size_t>(std::min<std::uint64_t>(*size, n));
+      if (io::pread_exact(fd, offset, buf.data(), n) != 0) return std::nullopt;
+      *size -= n;
+    } else {
+      const ssize_t got = ::pread(fd, buf.data(), n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return std::nullopt;
+      if (got == 0) break;
+      n = static_cast<std::size_t>(got);
+    }
     h.update(std::string_view(buf.data(), n));
     offset += n;
-    size -= n;
   }
   return h.hex_digest();
 }
@@ -56,31 +72,37 @@ std::string sha256_range(int fd, std::uint64_t offset, std::uint64_t size) {
 class IndexCacheCheck {
  public:
   // Hashes the benchmark's files (`expected`: name -> hex) and the cache file's body (`fd`, owned
-  // from here on: the very file that was read) on threads of their own.
+  // from here on: the very file that is read) on threads of their own. Started as soon as the
+  // cache's head is read, so that the hashing runs beside the reading of its tables.
   IndexCacheCheck(const fs::path& dir, const std::map<std::string, std::string>& expected, int fd,
                   std::uint64_t body_offset, std::uint64_t body_size, std::string body_sha256)
       : fd_(fd) {
-    checks_.push_back(
-        std::async(std::launch::async, [this, body_offset, body_size, want = std::move(body_sha256)] {
-          try {
-            return sha256_range(fd_, body_offset, body_size) == want;
-          } catch (...) {
-            return false;
-          }
-        }).share());
-    for (const auto& [name, hash] : expected) {
-      checks_.push_back(std::async(std::launch::async, [path = dir / name, want = hash] {
-                          try {
-                            return io::sha256_file(path) == want;
-                          } catch (...) {  // unreadable now: not confirmed (the files say why)
-                            return false;
-                          }
-                        }).share());
+    try {
+      checks_.push_back(
+          std::async(std::launch::async, [this, body_offset, body_size, want = std::move(body_sha256)] {
+            return sha256_of(fd_, body_offset, body_size, stop_) == want;
+          }).share());
+      for (const auto& [name, hash] : expected) {
+        checks_.push_back(std::async(std::launch::async, [this, path = dir / name, want = hash] {
+                            const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+                            if (file < 0) return false;  // unreadable now: not confirmed (the files say why)
+                            const bool same = sha256_of(file, 0, std::nullopt, stop_) == want;
+                            ::close(file);
+                            return same;
+                          }).share());
+      }
+    } catch (...) {  // no thread: the ones started stop; `fd` stays the caller's, who reads the files instead
+      stop_ = true;
+      for (const auto& c : checks_) c.wait();
+      throw;
     }
   }
   IndexCacheCheck(const IndexCacheCheck&) = delete;
   IndexCacheCheck& operator=(const IndexCacheCheck&) = delete;
+  // Stops the hashing that nobody waited for (a cache refused after its head, a command that ended
+  // in an error).
   ~IndexCacheCheck() {
+    stop_ = true;
     for (const auto& c : checks_) c.wait();
     ::close(fd_);
   }
@@ -90,6 +112,7 @@ class IndexCacheCheck {
 
  private:
   int fd_;
+  std::atomic<bool> stop_{false};
   std::vector<std::shared_future<bool>> checks_;
 };
 
@@ -257,14 +280,16 @@ class IndexCacheFile {
     s.finish();
   }
 
-  // The index from the body (Source positioned at it), or BadCache.
-  static BenchmarkIndex read(Source& s, const detail::IndexStamps& stamps,
-                             const std::string& manifest_sha256) {
+  // The index from the body (Source positioned at it), or BadCache. `on_head`, when set, is called
+  // with the files' recorded hashes once the head matched, before the tables are read.
+  static BenchmarkIndex read(Source& s, const detail::IndexStamps& stamps, const std::string& manifest_sha256,
+                             const std::function<void(const std::map<std::string, std::string>&)>& on_head = {}) {
     if (s.str() != kVersion || s.str() != stamps.dir || s.str() != manifest_sha256) throw BadCache{};
     BenchmarkIndex b;
     b.file_sha256["bases.jsonl"] = s.str();
     b.file_sha256["views.jsonl"] = s.str();
     if (!(read_stamp(s) == stamps.bases) || !(read_stamp(s) == stamps.views)) throw BadCache{};
+    if (on_head) on_head(b.file_sha256);
     for (auto* t : {&b.views_names_, &b.families_, &b.templates_, &b.units_}) {
       const std::size_t n = s.count(8);
       if (n >= BenchmarkIndex::kNone) throw BadCache{};
@@ -355,12 +380,18 @@ std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::p
   if (body_size != file_size - sizeof kMagic - kTrailer) return std::nullopt;
   try {
     Source s(fd.get(), sizeof kMagic, body_size);
-    BenchmarkIndex b = IndexCacheFile::read(s, stamps, io::sha256_hex(manifest_json));
+    std::shared_ptr<IndexCacheCheck> check;
+    BenchmarkIndex b = IndexCacheFile::read(
+        s, stamps, io::sha256_hex(manifest_json), [&](const std::map<std::string, std::string>& hashes) {
+          // The hashing starts now, beside the reading of the tables (most of the time of a read
+          // on a machine where fresh memory is dear); a table refused below stops it.
+          check = std::make_shared<IndexCacheCheck>(dir, hashes, fd.get(), sizeof kMagic, body_size,
+                                                    std::string(trailer + 8, 64));
+          (void)fd.release();  // the check's now; `s` reads through it while `check` lives
+        });
     b.dir = dir;
     b.manifest_json = std::move(manifest_json);
-    b.cache_check = std::make_shared<IndexCacheCheck>(dir, b.file_sha256, fd.get(), sizeof kMagic, body_size,
-                                                      std::string(trailer + 8, 64));
-    (void)fd.release();  // the check's now
+    b.cache_check = std::move(check);
     return b;
   } catch (const BadCache&) {
     return std::nullopt;
