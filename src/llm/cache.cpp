@@ -103,7 +103,13 @@ std::string column_text(sqlite3_stmt* s, int i) {
 
 std::string ResponseCache::entry_check(const std::string& key, const std::string& request_sha256,
                                        const std::string& completion) {
-  return io::sha256_hex(key + "\n" + request_sha256 + "\n" + completion);
+  io::Sha256 h;  // of key + "\n" + request_sha256 + "\n" + completion, without the copy
+  h.update(key);
+  h.update("\n");
+  h.update(request_sha256);
+  h.update("\n");
+  h.update(completion);
+  return h.hex_digest();
 }
 
 std::string request_hash(const io::Json& request_body) {
@@ -117,15 +123,15 @@ fs::path default_cache_path(const fs::path& dir) {
 std::string request_hash_from_line(std::string_view body_line) { return io::sha256_hex(body_line); }
 
 std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line) {
-  // The dump of {"identity": identity, "request": body} (keys sorted: "identity" < "request").
-  std::string k;
-  k.reserve(identity_line.size() + body_line.size() + 26);
-  k += R"({"identity":)";
-  k += identity_line;
-  k += R"(,"request":)";
-  k += body_line;
-  k += '}';
-  return io::sha256_hex(k);
+  // The dump of {"identity": identity, "request": body} (keys sorted: "identity" < "request"),
+  // hashed in pieces.
+  io::Sha256 h;
+  h.update(R"({"identity":)");
+  h.update(identity_line);
+  h.update(R"(,"request":)");
+  h.update(body_line);
+  h.update("}");
+  return h.hex_digest();
 }
 
 std::string cache_key(const io::Json& identity, const io::Json& request_body) {

@@ -4,6 +4,7 @@
 // (and a different prompt, sampling setting or extra field is a different key). Only successful
 // completions are stored; error responses never are. Safe to share between processes (WAL mode,
 // busy timeout); one ResponseCache object is used from one thread.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -83,6 +84,8 @@ class ResponseCache {
                                         const Completion& completion);
   // put with the entry made and the identity already serialized (io::to_line(identity)).
   void put_entry(Entry entry, const std::string& model, std::string identity_line);
+  // Room for `n` more put_entry calls before the next commit (no reallocation while they come).
+  void reserve(std::size_t n) { pending_.reserve(pending_.size() + std::min(n, batch_size_)); }
   void commit();
   // Entries put() holds before it commits by itself (256 unless set; at least 1).
   void set_batch_size(std::size_t n) noexcept { batch_size_ = n == 0 ? 1 : n; }

@@ -854,6 +854,7 @@ class Dispatch {
       std::lock_guard lock(r->m);
       writer_->add_hits(r->cache->take_hits());
     }
+    writer_->reserve(puts.size());
     for (auto& p : puts) writer_->put_entry(std::move(p.entry), p.model, identity_line_);
     writer_->commit();
   }
