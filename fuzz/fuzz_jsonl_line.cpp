@@ -1,8 +1,7 @@
 // Fuzz target for the fast JSONL reader (io/json.hpp read_jsonl_fast, simdjson with nlohmann as
 // the fallback). Besides "no crash, no hang, no leak" it aborts when the two readers disagree:
 // - per line: the simdjson walk accepts only lines nlohmann parses into an object, with the same
-//   values (strings, numbers as nlohmann classifies them, key order); so does the walk of the whole
-//   text as one document (tabs and line breaks between tokens: a manifest);
+//   values (strings, numbers as nlohmann classifies them, key order);
 // - per text: read_jsonl_fast_text and read_jsonl_text give the same records (line, place,
 //   values), the same bad-line errors, the same stats, or throw the same error, under both
 //   torn-tail rules.
@@ -88,15 +87,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io::flatten(*j, slow);
     if (!(fast == slow) || describe(fast) != describe(slow))
       violated("the walk read other values than nlohmann");
-  }
-
-  // The whole text as one document (a manifest: line breaks and tabs between tokens), the same rule.
-  if (parser.walk(text, fast, true)) {
-    const auto o = io::try_parse_ordered_json(text, "x");
-    if (!o.ok() || !o.value->is_object()) violated("the document walk accepted a text nlohmann refuses");
-    io::flatten(*o.value, slow);
-    if (!(fast == slow) || describe(fast) != describe(slow))
-      violated("the document walk read other values than nlohmann");
   }
 
   // Per text.

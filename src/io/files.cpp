@@ -45,7 +45,7 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
 class AtomicFile::DirectWrites {
  public:
   static constexpr std::size_t kAlign = 4096;
-  static constexpr std::size_t kBlock = std::size_t{4} << 20;
+  static constexpr std::size_t kBlock = std::size_t{2} << 20;
 
   DirectWrites(int fd, fs::path path) : fd_(fd), path_(std::move(path)) {
     for (auto& b : blocks_) {

@@ -31,7 +31,7 @@ class AtomicFile {
   enum class Durability { kSynced, kCache };
   // kPageCache: writes go through the kernel's page cache (write(2) in 1 MiB slices). kDirect: for
   // a large output this process does not read again (orbit score's scores): the bytes are gathered
-  // in 4 MiB blocks aligned for the device and written with O_DIRECT by a thread of the file's own
+  // in 2 MiB blocks aligned for the device and written with O_DIRECT by a thread of the file's own
   // while the caller goes on, so the kernel neither copies them into fresh page-cache pages nor
   // leaves them all to commit()'s fsync (docs/performance.md, "The scores written past the page
   // cache"). Where the file system refuses O_DIRECT (or a block is refused as misaligned) the same

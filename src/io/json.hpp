@@ -347,9 +347,7 @@ class FastLineParser {
   ~FastLineParser();
   FastLineParser(const FastLineParser&) = delete;
   FastLineParser& operator=(const FastLineParser&) = delete;
-  // `document`: a whole JSON text (a manifest) whose tokens may be separated by tabs and line
-  // breaks; a line otherwise (any control byte: false).
-  [[nodiscard]] bool walk(std::string_view line, std::vector<FlatValue>& out, bool document = false);
+  [[nodiscard]] bool walk(std::string_view line, std::vector<FlatValue>& out);
 
  private:
   struct Impl;

@@ -205,29 +205,6 @@ bool has_duplicate_keys(const std::vector<FlatValue>& v, std::size_t object,
   return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
-// True when the text's bytes below 0x20 are all tabs, line feeds and carriage returns outside its
-// strings (JSON's whitespace between tokens). A string is from an unescaped '"' to the next one.
-bool whitespace_between_tokens_only(std::string_view text) noexcept {
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped byte (a control byte there is caught by simdjson's string check)
-      } else if (c == '"') {
-        in_string = false;
-      } else if (c < 0x20) {
-        return false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      return false;
-    }
-  }
-  return true;
-}
-
 // True when the text holds a byte below 0x20, eight bytes at a time (Anderson's "determine if a
 // word has a byte less than n", exact for n <= 128).
 bool has_control_byte(std::string_view text) noexcept {
@@ -316,12 +293,11 @@ struct FastLineParser::Impl {
 FastLineParser::FastLineParser() : impl_(std::make_unique<Impl>()) {}
 FastLineParser::~FastLineParser() = default;
 
-bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out, bool document) {
+bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out) {
   out.clear();
   // What the walk leaves to nlohmann: control bytes (JSON allows none inside strings, and simdjson
-  // does not check) and surrogate escapes (nlohmann refuses unpaired ones, simdjson may not). A
-  // document may have tabs and line breaks between its tokens, none inside its strings.
-  if (has_control_byte(line) && !(document && whitespace_between_tokens_only(line))) return false;
+  // does not check) and surrogate escapes (nlohmann refuses unpaired ones, simdjson may not).
+  if (has_control_byte(line)) return false;  // tabs between tokens too: rare
   for (std::size_t p = line.find("\\u"); p != std::string_view::npos; p = line.find("\\u", p + 2)) {
     if (p + 2 < line.size() && (line[p + 2] == 'd' || line[p + 2] == 'D')) return false;
   }

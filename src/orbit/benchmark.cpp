@@ -1,11 +1,9 @@
 #include "orbit/benchmark.hpp"
 
 #include <exception>
-#include <initializer_list>
 #include <limits>
 #include <set>
 #include <thread>
-#include <vector>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -163,35 +161,6 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
   return b;
 }
 
-namespace {
-
-// The top-level members `keys` of a manifest (those it has). The manifest of a large benchmark is
-// over a megabyte (its spec and counts), and nlohmann took 15 ms to parse it each time: simdjson's
-// walk (io::FastLineParser) reads it, and only the members asked for become Json. Text the walk
-// does not accept (a duplicate key, invalid JSON, not an object) goes to nlohmann as before, which
-// gives the same values or the same error.
-io::Json manifest_members(const std::filesystem::path& dir, const std::string& manifest_json,
-                          std::initializer_list<const char*> keys) {
-  io::Json out = io::Json::object();
-  io::FastLineParser parser;
-  std::vector<io::FlatValue> values;
-  if (parser.walk(manifest_json, values, true) && !values.empty() && values[0].is_object()) {
-    const io::LineRecord record(values, 0, "");
-    for (const char* key : keys) {
-      if (const io::FlatValue* v = record.find(key))
-        out[key] = io::unflatten(values, static_cast<std::size_t>(v - values.data()));
-    }
-    return out;
-  }
-  const io::Json m = io::parse_json(manifest_json, (dir / "manifest.json").string());
-  for (const char* key : keys) {
-    if (auto it = m.find(key); it != m.end()) out[key] = *it;
-  }
-  return out;
-}
-
-}  // namespace
-
 namespace detail {
 
 std::string read_manifest(const std::filesystem::path& dir) {
@@ -200,18 +169,14 @@ std::string read_manifest(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(manifest_path))
     fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());
   std::string manifest = io::read_file(manifest_path);
-  io::FastLineParser parser;
-  std::vector<io::FlatValue> values;
-  if (!parser.walk(manifest, values, true) || values.empty() || !values[0].is_object()) {  // nlohmann's error
-    (void)io::Record::of(io::parse_json(manifest, manifest_path.string()), manifest_path.string());
-  }
+  (void)io::Record::of(io::parse_json(manifest, manifest_path.string()), manifest_path.string());
   return manifest;
 }
 
 std::map<std::string, std::string> manifest_file_hashes(const std::filesystem::path& dir,
                                                         const std::string& manifest_json) {
   std::map<std::string, std::string> out;
-  const io::Json m = manifest_members(dir, manifest_json, {"files"});
+  const io::Json m = io::parse_json(manifest_json, (dir / "manifest.json").string());
   auto files = m.find("files");
   if (files == m.end() || !files->is_object()) return out;
   for (const auto& [name, entry] : files->items()) {
@@ -226,7 +191,7 @@ std::map<std::string, std::string> manifest_file_hashes(const std::filesystem::p
 
 io::OrderedJson generator_provenance(const std::filesystem::path& dir, const std::string& manifest_json) {
   if (manifest_json.empty()) return io::OrderedJson::object();  // built in memory: no manifest
-  const io::Json m = manifest_members(dir, manifest_json, {"generator_version", "prompt_version", "seed", "spec_sha256"});
+  const io::Json m = io::parse_json(manifest_json, (dir / "manifest.json").string());
   io::OrderedJson out = io::OrderedJson::object();
   for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"}) {
     if (auto it = m.find(key); it != m.end()) out[key] = *it;

@@ -109,12 +109,12 @@ TEST(Files, AFailedAtomicWriteLeavesNoTemporaryFile) {
 }
 
 // kDirect gathers the bytes in aligned blocks written by a thread with O_DIRECT: whatever the sizes
-// of the pieces (empty, one byte, across one or several 4 MiB blocks, ending on a block boundary or
+// of the pieces (empty, one byte, across one or several 2 MiB blocks, ending on a block boundary or
 // one byte past it), the committed file holds exactly the bytes written, read_back sees them wherever
 // they are (on the disk or in the block being filled), and reset() starts over. The same holds
 // where the file system refuses O_DIRECT (a tmpfs in /dev/shm, before Linux 6.6): the page cache then.
 TEST(Files, ADirectAtomicFileHoldsExactlyTheBytesWrittenAtEverySize) {
-  constexpr std::size_t kBlock = std::size_t{4} << 20;
+  constexpr std::size_t kBlock = std::size_t{2} << 20;
   std::vector<fs::path> dirs{temp_dir("direct")};
   if (fs::is_directory("/dev/shm")) {
     dirs.push_back(fs::path("/dev/shm") / fmt::format("numcheck_io_direct_{}", ::getpid()));

@@ -13,9 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
-#include <vector>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
@@ -192,71 +190,6 @@ TEST_F(IndexTest, RefusesWhatLoadBenchmarkRefusesWithTheSameMessage) {
 
 // The index is read on several threads; it is the same for any number of them (and its file hashes
 // are those of the files).
-// The manifest's members are read by simdjson's walk, with nlohmann for what the walk refuses: the
-// hashes and provenance are nlohmann's values for every text (pretty or on one line, escapes, the
-// largest integers, floats, the older "name": "hex" form of a file entry, a duplicate key: the last
-// one, as nlohmann keeps), and a manifest that is not a JSON object is refused with nlohmann's error.
-TEST_F(IndexTest, ManifestMembersAreNlohmannsValuesWhateverTheText) {
-  const fs::path d = *dir_ / "manifests";
-  fs::create_directories(d);
-  const auto reference = [&](const std::string& text) {
-    const io::Json m = io::parse_json(text, "manifest");
-    std::map<std::string, std::string> hashes;
-    io::OrderedJson provenance = io::OrderedJson::object();
-    if (auto files = m.find("files"); files != m.end() && files->is_object()) {
-      for (const auto& [name, entry] : files->items()) {
-        if (entry.is_object() && entry.contains("sha256") && entry["sha256"].is_string())
-          hashes[name] = entry["sha256"].get<std::string>();
-        else if (entry.is_string())
-          hashes[name] = entry.get<std::string>();
-      }
-    }
-    for (const char* key : {"generator_version", "prompt_version", "seed", "spec_sha256"})
-      if (auto it = m.find(key); it != m.end()) provenance[key] = *it;
-    return std::make_pair(hashes, provenance);
-  };
-  const std::vector<std::string> texts = {
-      io::read_file(bench_dir() / "manifest.json"),
-      R"({"files":{"bases.jsonl":{"sha256":"ab\u0063"},"v\u00e9ws.jsonl":"0123","x":{"sha256":7},"y":[1]},)"
-      R"("seed":18446744073709551615,"generator_version":1.5,"prompt_version":null,"spec_sha256":"\"q\""})",
-      "{\n  \"seed\": -9223372036854775808,\n  \"files\": {},\n  \"prompt_version\": [1, {\"a\": true}]\n}\n",
-      R"({"seed":1,"files":{"a":"1"},"seed":2,"files":{"b":"2"}})",
-      R"({"spec": {"deep": [[[[{"x": 1e308}]]]]}, "generator_version": "1.0.0"})",
-      "{\r\n\t\"spec_sha256\": \"x\\\\\",\r\n\t\"seed\": 3\r\n}",
-  };
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    const std::string& text = texts[i];
-    SCOPED_TRACE(text.substr(0, 80));
-    io::FastLineParser walk;  // the path taken: the walk for all but the duplicate key
-    std::vector<io::FlatValue> values;
-    EXPECT_EQ(walk.walk(text, values, true), i != 3);
-    io::write_file_atomic(d / "manifest.json", text);
-    EXPECT_EQ(detail::read_manifest(d), text);
-    const auto [hashes, provenance] = reference(text);
-    EXPECT_EQ(detail::manifest_file_hashes(d, text), hashes);
-    EXPECT_EQ(detail::generator_provenance(d, text).dump(), provenance.dump());
-  }
-  // Not objects, not JSON, a line break or another control byte inside a string (after an escaped
-  // quote too), a control byte between tokens that is not whitespace.
-  for (const std::string text : {"[1, 2]", "{\"a\": ", "\"manifest\"", "{\"a\": 1} {\"b\": 2}", "{\"a\": \"x\ny\"}",
-                                 "{\"a\": \"x\\\"\ny\"}", "{\"a\":\x01 1}", "{\"a\": \"\x1f\"}"}) {
-    io::write_file_atomic(d / "manifest.json", text);
-    std::string want;
-    try {
-      (void)io::Record::of(io::parse_json(text, (d / "manifest.json").string()), (d / "manifest.json").string());
-    } catch (const Error& e) {
-      want = e.what();
-    }
-    ASSERT_FALSE(want.empty()) << text;
-    try {
-      (void)detail::read_manifest(d);
-      ADD_FAILURE() << "accepted " << text;
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()), want);
-    }
-  }
-}
-
 TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameIndex) {
   const Benchmark b = load_benchmark(bench_dir());
   for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
