@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <new>
@@ -227,15 +228,14 @@ AtomicFile::AtomicFile(fs::path path, Durability durability, Caching caching)
     if (fd_ >= 0) {
       try {
         direct_ = std::make_unique<DirectWrites>(fd_, tmp_);
-      } catch (...) {
+        return;
+      } catch (const std::exception&) {  // no memory or no thread for it: the page cache instead
         ::close(fd_);
-        std::error_code ec;
-        fs::remove(tmp_, ec);
-        throw;
+        fd_ = -1;
       }
-      return;
+    } else if (errno != EINVAL) {
+      fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(errno));
     }
-    if (errno != EINVAL) fail(ErrorCode::kIo, "cannot write {}: {}", path_.string(), std::strerror(errno));
     // EINVAL: the file system does not take O_DIRECT (tmpfs before Linux 6.6); the page cache then.
   }
   fd_ = ::open(tmp_.c_str(), kFlags, 0644);
