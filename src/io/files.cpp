@@ -201,10 +201,10 @@ class AtomicFile::DirectWrites {
   fs::path path_;
   int read_fd_ = -1;
   std::unique_ptr<char, Free> blocks_[2];
-  unsigned cur_ = 0;           // the block being filled
-  std::size_t fill_ = 0;       // bytes in it
-  std::uint64_t handed_ = 0;   // bytes handed to the thread (the file offset of the block being filled)
-  bool direct_ = true;         // the thread's: O_DIRECT still set on fd_
+  unsigned cur_ = 0;          // the block being filled
+  std::size_t fill_ = 0;      // bytes in it
+  std::uint64_t handed_ = 0;  // bytes handed to the thread (the file offset of the block being filled)
+  bool direct_ = true;        // the thread's: O_DIRECT still set on fd_
   std::mutex m_;
   std::condition_variable cv_;
   Job job_;
@@ -340,7 +340,8 @@ void AtomicFile::commit() {
     if (const int err = direct_->finish(); err != 0) abort_with("write", err);
     const std::uint64_t size = direct_->size();
     direct_.reset();
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) abort_with("write", errno);  // the last block's padding
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
+      abort_with("write", errno);  // the last block's padding
   }
   if (durability_ == Durability::kSynced && ::fsync(fd_) != 0) abort_with("write", errno);
   if (::close(fd_) != 0) {

@@ -164,7 +164,8 @@ Benchmark load_benchmark(const std::filesystem::path& dir) {
 namespace detail {
 
 std::string read_manifest(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
+  if (!std::filesystem::is_directory(dir))
+    fail(ErrorCode::kIo, "{}: not a benchmark directory", dir.string());
   const auto manifest_path = dir / "manifest.json";
   if (!std::filesystem::exists(manifest_path))
     fail(ErrorCode::kIo, "{}: file not found", manifest_path.string());

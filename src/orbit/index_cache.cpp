@@ -282,8 +282,9 @@ class IndexCacheFile {
 
   // The index from the body (Source positioned at it), or BadCache. `on_head`, when set, is called
   // with the files' recorded hashes once the head matched, before the tables are read.
-  static BenchmarkIndex read(Source& s, const detail::IndexStamps& stamps, const std::string& manifest_sha256,
-                             const std::function<void(const std::map<std::string, std::string>&)>& on_head = {}) {
+  static BenchmarkIndex read(
+      Source& s, const detail::IndexStamps& stamps, const std::string& manifest_sha256,
+      const std::function<void(const std::map<std::string, std::string>&)>& on_head = {}) {
     if (s.str() != kVersion || s.str() != stamps.dir || s.str() != manifest_sha256) throw BadCache{};
     BenchmarkIndex b;
     b.file_sha256["bases.jsonl"] = s.str();

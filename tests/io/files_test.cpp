@@ -141,7 +141,8 @@ TEST(Files, ADirectAtomicFileHoldsExactlyTheBytesWrittenAtEverySize) {
         f.reset();
         std::size_t at = 0;
         while (at < total) {
-          const std::size_t piece = std::min<std::size_t>(total - at, next() % 3 == 0 ? next() % 16 : next() % 3000000);
+          const std::size_t piece =
+              std::min<std::size_t>(total - at, next() % 3 == 0 ? next() % 16 : next() % 3000000);
           f.write(std::string_view(want).substr(at, piece));
           at += piece;
           if (at > 0 && next() % 4 == 0) {  // a range that may straddle the disk and the current block
