@@ -214,24 +214,38 @@ std::string sha256_hex(std::string_view bytes) {
   return h.hex_digest();
 }
 
-std::string sha256_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
+int sha256_fd(int fd, std::uint64_t offset, std::optional<std::uint64_t> size, std::string& out,
+              const std::atomic<bool>* stop) {
   Sha256 h;
   std::string buf(std::size_t{1} << 20, '\0');
   for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) return ECANCELED;
+    if (size && *size == 0) break;
+    const std::size_t want = size ? static_cast<std::size_t>(std::min<std::uint64_t>(*size, buf.size())) : buf.size();
+    const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      fail(ErrorCode::kIo, "error while reading {}: {}", path.string(), std::strerror(e));
+    if (n < 0) return errno;
+    if (n == 0) {
+      if (size) return EIO;  // shorter than asked
+      break;
     }
-    if (n == 0) break;
-    h.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+    const auto got = static_cast<std::size_t>(n);
+    h.update(std::string_view(buf.data(), got));
+    offset += got;
+    if (size) *size -= got;
   }
+  out = h.hex_digest();
+  return 0;
+}
+
+std::string sha256_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
+  std::string hex;
+  const int err = sha256_fd(fd, 0, std::nullopt, hex);
   ::close(fd);
-  return h.hex_digest();
+  if (err != 0) fail(ErrorCode::kIo, "error while reading {}: {}", path.string(), std::strerror(err));
+  return hex;
 }
 
 }  // namespace numcheck::io

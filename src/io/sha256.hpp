@@ -5,9 +5,11 @@
 // (docs/performance.md, "Start-up"); tests/io/sha256_test.cpp checks both block functions against
 // the standard's examples and libcrypto (linked into that test only).
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,12 @@ namespace numcheck::io {
 [[nodiscard]] std::string sha256_hex(std::string_view bytes);
 // Streams the file; throws Error (kIo) when it cannot be read.
 [[nodiscard]] std::string sha256_file(const std::filesystem::path& path);
+// The same over a descriptor, from `offset`: `size` bytes, or to the end of the file when nullopt
+// (pread, in 1 MiB pieces, so the descriptor's position is left alone). 0 with the hex in `out`,
+// or an errno: EIO for a file shorter than `size`, ECANCELED when `stop` was set before the end
+// (checked between pieces: a hash nobody waits for any more ends early).
+[[nodiscard]] int sha256_fd(int fd, std::uint64_t offset, std::optional<std::uint64_t> size, std::string& out,
+                            const std::atomic<bool>* stop = nullptr);
 
 // Incremental hashing for data written in pieces. No allocation.
 class Sha256 {

@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -38,37 +37,6 @@ namespace numcheck::orbit {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// SHA-256 (hex) of `size` bytes of a descriptor from `offset` on, or of the whole file from
-// offset 0 (size: nullopt); nullopt when it cannot be read or `stop` was set before the end.
-std::optional<std::string> sha256_of(int fd, std::uint64_t offset, std::optional<std::uint64_t> size,
-                                     const std::atomic<bool>& stop) {
-  io::Sha256 h;
-  std::string buf(std::size_t{1} << 20, '\0');
-  for (;;) {
-    if (stop.load(std::memory_order_relaxed)) return std::nullopt;
-    std::size_t n = buf.size();
-    if (size) {
-      if (*size == 0) break;
-      n = static_cast<std::size_t>(std::min<std::uint64_t>(*size, n));
-      if (io::pread_exact(fd, offset, buf.data(), n) != 0) return std::nullopt;
-      *size -= n;
-    } else {
-      const ssize_t got = ::pread(fd, buf.data(), n, static_cast<off_t>(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return std::nullopt;
-      if (got == 0) break;
-      n = static_cast<std::size_t>(got);
-    }
-    h.update(std::string_view(buf.data(), n));
-    offset += n;
-  }
-  return h.hex_digest();
-}
-
-}  // namespace
-
 class IndexCacheCheck {
  public:
   // Hashes the benchmark's files (`expected`: name -> hex) and the cache file's body (`fd`, owned
@@ -80,15 +48,17 @@ class IndexCacheCheck {
     try {
       checks_.push_back(
           std::async(std::launch::async, [this, body_offset, body_size, want = std::move(body_sha256)] {
-            return sha256_of(fd_, body_offset, body_size, stop_) == want;
+            std::string hex;
+            return io::sha256_fd(fd_, body_offset, body_size, hex, &stop_) == 0 && hex == want;
           }).share());
       for (const auto& [name, hash] : expected) {
         checks_.push_back(std::async(std::launch::async, [this, path = dir / name, want = hash] {
                             const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
                             if (file < 0) return false;  // unreadable now: not confirmed (the files say why)
-                            const bool same = sha256_of(file, 0, std::nullopt, stop_) == want;
+                            std::string hex;
+                            const int err = io::sha256_fd(file, 0, std::nullopt, hex, &stop_);
                             ::close(file);
-                            return same;
+                            return err == 0 && hex == want;
                           }).share());
       }
     } catch (...) {  // no thread: the ones started stop; `fd` stays the caller's, who reads the files instead

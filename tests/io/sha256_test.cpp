@@ -2,14 +2,22 @@
 // (portable and SHA extensions) against each other and against OpenSSL's libcrypto (linked into
 // this test only, as the oracle) on random messages of every length around the block and padding
 // boundaries, in random pieces.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <openssl/evp.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/prng.hpp"
 #include "io/sha256.hpp"
 
@@ -107,6 +115,45 @@ TEST(Sha256, DigestIsTheHexDigestsBytes) {
   std::string hex;
   for (const auto c : bytes) hex += fmt::format("{:02x}", c);
   EXPECT_EQ(hex, b.hex_digest());
+}
+
+// sha256_fd hashes a range of a descriptor (or the rest of the file) as sha256_hex hashes those
+// bytes, across its 1 MiB pieces, leaves the descriptor's position alone, reports a file shorter
+// than the range as EIO, and stops with ECANCELED once `stop` is set (the index cache's check,
+// which nobody may wait for any more); sha256_file is the whole file.
+TEST(Sha256, DescriptorRangesAndCancellation) {
+  Rng rng(7);
+  const std::string data = random_bytes(rng, (std::size_t{5} << 20) / 2 + 77);  // 2.5 MiB + 77
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / fmt::format("numcheck_sha256_fd_{}", ::getpid());
+  {
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(data.data(), 1, data.size(), f), data.size());
+    std::fclose(f);
+  }
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::string hex;
+  for (const auto& [offset, size] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {0, 0}, {0, 1}, {3, (std::size_t{1} << 20) - 3}, {1, std::size_t{1} << 20}, {12345, 2100000},
+           {0, data.size()}, {data.size(), 0}}) {
+    ASSERT_EQ(sha256_fd(fd, offset, size, hex), 0) << offset << " " << size;
+    EXPECT_EQ(hex, sha256_hex(std::string_view(data).substr(offset, size))) << offset << " " << size;
+  }
+  ASSERT_EQ(sha256_fd(fd, 999, std::nullopt, hex), 0);
+  EXPECT_EQ(hex, sha256_hex(std::string_view(data).substr(999)));
+  EXPECT_EQ(::lseek(fd, 0, SEEK_CUR), 0);
+  EXPECT_EQ(sha256_fd(fd, 10, data.size(), hex), EIO);
+  std::atomic<bool> stop{true};
+  EXPECT_EQ(sha256_fd(fd, 0, std::nullopt, hex, &stop), ECANCELED);
+  stop = false;
+  ASSERT_EQ(sha256_fd(fd, 0, std::nullopt, hex, &stop), 0);
+  EXPECT_EQ(hex, sha256_file(file));
+  EXPECT_EQ(hex, openssl_sha256(data));
+  ::close(fd);
+  std::filesystem::remove(file);
+  EXPECT_THROW((void)sha256_file(file), Error);
 }
 
 }  // namespace
