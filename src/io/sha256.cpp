@@ -221,7 +221,8 @@ int sha256_fd(int fd, std::uint64_t offset, std::optional<std::uint64_t> size, s
   for (;;) {
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) return ECANCELED;
     if (size && *size == 0) break;
-    const std::size_t want = size ? static_cast<std::size_t>(std::min<std::uint64_t>(*size, buf.size())) : buf.size();
+    const std::size_t want =
+        size ? static_cast<std::size_t>(std::min<std::uint64_t>(*size, buf.size())) : buf.size();
     const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;

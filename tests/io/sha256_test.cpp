@@ -4,8 +4,8 @@
 // boundaries, in random pieces.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -135,9 +135,14 @@ TEST(Sha256, DescriptorRangesAndCancellation) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   std::string hex;
-  for (const auto& [offset, size] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
-           {0, 0}, {0, 1}, {3, (std::size_t{1} << 20) - 3}, {1, std::size_t{1} << 20}, {12345, 2100000},
-           {0, data.size()}, {data.size(), 0}}) {
+  for (const auto& [offset, size] :
+       std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0},
+                                                            {0, 1},
+                                                            {3, (std::size_t{1} << 20) - 3},
+                                                            {1, std::size_t{1} << 20},
+                                                            {12345, 2100000},
+                                                            {0, data.size()},
+                                                            {data.size(), 0}}) {
     ASSERT_EQ(sha256_fd(fd, offset, size, hex), 0) << offset << " " << size;
     EXPECT_EQ(hex, sha256_hex(std::string_view(data).substr(offset, size))) << offset << " " << size;
   }
