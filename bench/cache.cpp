@@ -1,6 +1,7 @@
 // bench_cache: what the response cache costs a run per request. A lookup that misses and one that
 // hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
-// key); storing answers in commits of 256 and of 16,384 (per answer). The runner reads the keys
+// key); storing answers in commits of 256 and of 16,384 (per answer), and 172,000 answers in commits
+// of 2,048 into a cache that grows with them. The runner reads the keys
 // first when the cache holds at most kSnapshotEntriesPerRequest (4) entries per request to make, and
 // its writer commits once per progress tick: these figures are why (docs/runner.md).
 //
@@ -138,6 +139,34 @@ void BM_CachePut(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kAnswers));
 }
 BENCHMARK(BM_CachePut)->Arg(256)->Arg(16384)->Unit(benchmark::kMillisecond);
+
+// A large run's answers (20 times the default benchmark's prompts) into a fresh cache, in commits
+// of 2,048 (the runner's early writes): what a run pays as the cache grows. Each commit of random
+// keys rewrites the key index's pages it lands on, so the index's size decides the cost here.
+void BM_CachePutMany(benchmark::State& state) {
+  const auto answers = static_cast<std::size_t>(state.range(0));
+  const auto batch = static_cast<std::size_t>(state.range(1));
+  std::vector<llm::ResponseCache::Entry> entries;
+  entries.reserve(answers);
+  const llm::Completion c = completion();
+  for (std::size_t i = 0; i < answers; ++i) {
+    const io::Json b = body(i);
+    entries.push_back(llm::ResponseCache::make_entry(llm::cache_key(identity(), b), llm::request_hash(b), c));
+  }
+  const std::string identity_line = io::to_line(identity());
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Folder folder("put_many");
+    llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+    cache.set_batch_size(batch);
+    auto copy = entries;
+    state.ResumeTiming();
+    for (auto& e : copy) cache.put_entry(std::move(e), "canned", identity_line);
+    cache.commit();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(answers));
+}
+BENCHMARK(BM_CachePutMany)->Args({172000, 2048})->Iterations(3)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

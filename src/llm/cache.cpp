@@ -99,7 +99,78 @@ std::string column_text(sqlite3_stmt* s, int i) {
                                     static_cast<std::size_t>(sq().column_bytes(s, i)));
 }
 
+// Reads the rows of a cache made before the entries table (a `responses` table keyed by the key's
+// text) into `entries`, and drops the old table, in one transaction; rows without a check (never
+// served) are dropped with it. Called with no transaction open; a second process that opens the same
+// old cache waits for the first's transaction and then finds no old table.
+void migrate_old_table(sqlite3* db, const fs::path& path, sqlite3_stmt* insert) {
+  exec(db, "BEGIN IMMEDIATE", path);
+  try {
+    bool old = false, has_check = false;
+    {
+      Stmt t(db, "PRAGMA table_info(responses)", path);
+      while (sq().step(t.get()) == SQLITE_ROW) {
+        old = true;
+        has_check = has_check || column_text(t.get(), 1) == "check_sha256";
+      }
+    }
+    if (old && has_check) {
+      Stmt rows(db,
+                "SELECT key, model, identity, completion, created, hits, request_sha256, check_sha256 "
+                "FROM responses WHERE check_sha256 IS NOT NULL ORDER BY rowid",
+                path);
+      int rc = 0;
+      while ((rc = sq().step(rows.get())) == SQLITE_ROW) {
+        const Reset reset(insert);
+        const std::string key = column_text(rows.get(), 0);
+        sq().bind_int64(insert, 1, ResponseCache::key_prefix(key));
+        bind_text(insert, 2, key);
+        // Column i of the old row is parameter i + 2 of the insert (after key_prefix and key).
+        for (int i = 1; i < 8; ++i) {
+          if (i == 5) {  // hits
+            sq().bind_int64(insert, i + 2, sq().column_int64(rows.get(), i));
+          } else {
+            bind_text(insert, i + 2, column_text(rows.get(), i));
+          }
+        }
+        const int step = sq().step(insert);
+        if (step == SQLITE_BUSY || step == SQLITE_LOCKED) throw ResponseCache::Busy{};
+        if (step != SQLITE_DONE)
+          fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sq().errmsg(db));
+      }
+      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw ResponseCache::Busy{};
+      if (rc != SQLITE_DONE) fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sq().errmsg(db));
+    }
+    if (old) exec(db, "DROP TABLE responses", path);
+    exec(db, "COMMIT", path);
+  } catch (...) {
+    sq().exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
 }  // namespace
+
+std::int64_t ResponseCache::key_prefix(std::string_view key) noexcept {
+  // The first 16 hex digits of a key (every key cache_key makes), else the first 8 bytes of the
+  // key's SHA-256: stable across machines and versions, since caches keep it.
+  std::uint64_t v = 0;
+  bool hex = key.size() >= 16;
+  for (std::size_t i = 0; hex && i < 16; ++i) {
+    const char c = key[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) hex = false;
+    v = (v << 4) | static_cast<std::uint64_t>(d < 0 ? 0 : d);
+  }
+  if (!hex) {
+    io::Sha256 h;
+    h.update(key);
+    const auto digest = h.digest();
+    v = 0;
+    for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | digest[i];
+  }
+  return static_cast<std::int64_t>(v);
+}
 
 std::string ResponseCache::entry_check(const std::string& key, const std::string& request_sha256,
                                        const std::string& completion) {
@@ -225,26 +296,31 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
       exec(db, "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", path_);
     });
     with_retry([&] {
+      // One row per entry, in the order entries arrive (the rowid), found by the key's first 64
+      // bits (key_prefix, a unique integer index) rather than by the key's 64-character text: a
+      // commit of answers whose keys are random rewrites the index pages they land on, and an
+      // index of 8-byte integers has a fifth of the pages of one of texts (docs/performance.md).
       exec(db,
-           "CREATE TABLE IF NOT EXISTS responses ("
-           " key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL, completion TEXT NOT NULL,"
-           " created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0, request_sha256 TEXT, check_sha256 TEXT);"
-           "CREATE INDEX IF NOT EXISTS responses_model ON responses(model);",
+           "CREATE TABLE IF NOT EXISTS entries ("
+           " key_prefix INTEGER NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, identity TEXT NOT NULL,"
+           " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0,"
+           " request_sha256 TEXT, check_sha256 TEXT);"
+           "CREATE UNIQUE INDEX IF NOT EXISTS entries_key_prefix ON entries(key_prefix);"
+           "CREATE INDEX IF NOT EXISTS entries_model ON entries(model);",
            path_);
-      // Caches written before entries carried their request hash: add the columns (old rows have
-      // none, so they are misses and get replaced).
-      bool has_check = false;
-      Stmt t(db, "PRAGMA table_info(responses)", path_);
-      while (sq().step(t.get()) == SQLITE_ROW)
-        has_check = has_check || column_text(t.get(), 1) == "check_sha256";
-      if (!has_check) {
-        exec(db,
-             "ALTER TABLE responses ADD COLUMN request_sha256 TEXT; ALTER TABLE responses ADD COLUMN "
-             "check_sha256 TEXT;",
-             path_);
-      }
     });
+    // A cache made before holds its entries in a `responses` table keyed by the key's text: they
+    // move into `entries` once, the first time a numcheck with this schema opens it.
+    bool old = false;
+    with_retry([&] {
+      Stmt t(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'responses'", path_);
+      const int rc = sq().step(t.get());
+      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+      old = rc == SQLITE_ROW;
+    });
+    if (old) with_retry([&] { migrate_old_table(db, path_, prepared(Query::kInsert)); });
   } catch (...) {
+    finalize_prepared();
     sq().close(db);
     db_ = nullptr;
     throw;
@@ -267,10 +343,12 @@ std::optional<Completion> ResponseCache::get(const std::string& key, const std::
   with_retry([&] {
     sqlite3_stmt* s = prepared(Query::kGet);
     const Reset reset(s);
-    bind_text(s, 1, key);
+    sq().bind_int64(s, 1, key_prefix(key));
     const int rc = sq().step(s);
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
-    found = rc == SQLITE_ROW;
+    // Another key with the same first 64 bits is a plain miss (and is replaced when this key's
+    // answer is stored).
+    found = rc == SQLITE_ROW && column_text(s, 3) == key;
     if (found) {
       completion = column_text(s, 0);
       stored_request = column_text(s, 1);
@@ -330,19 +408,22 @@ void ResponseCache::commit() {
       for (const auto& p : pending_) {
         sqlite3_stmt* s = prepared(Query::kInsert);
         const Reset reset(s);
-        bind_text_unowned(s, 1, p.entry.key);
-        bind_text_unowned(s, 2, p.model);
-        bind_text_unowned(s, 3, p.identity);
-        bind_text_unowned(s, 4, p.entry.completion);
-        bind_text_unowned(s, 5, created);
-        bind_text_unowned(s, 6, p.entry.request_sha256);
-        bind_text_unowned(s, 7, p.entry.check);
+        sq().bind_int64(s, 1, key_prefix(p.entry.key));
+        bind_text_unowned(s, 2, p.entry.key);
+        bind_text_unowned(s, 3, p.model);
+        bind_text_unowned(s, 4, p.identity);
+        bind_text_unowned(s, 5, p.entry.completion);
+        bind_text_unowned(s, 6, created);
+        sq().bind_int64(s, 7, 0);
+        bind_text_unowned(s, 8, p.entry.request_sha256);
+        bind_text_unowned(s, 9, p.entry.check);
         step_done(s);
       }
       for (const auto& k : hit_keys_) {
         sqlite3_stmt* u = prepared(Query::kHit);
         const Reset reset(u);
-        bind_text_unowned(u, 1, k);
+        sq().bind_int64(u, 1, key_prefix(k));
+        bind_text_unowned(u, 2, k);
         step_done(u);
       }
       exec(db_of(db_), "COMMIT", path_);
@@ -360,7 +441,9 @@ KeySnapshot::KeySnapshot(std::vector<std::uint64_t> hashes) : hashes_(std::move(
   hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
 }
 
-std::uint64_t KeySnapshot::hash(std::string_view key) noexcept { return std::hash<std::string_view>{}(key); }
+std::uint64_t KeySnapshot::hash(std::string_view key) noexcept {
+  return static_cast<std::uint64_t>(ResponseCache::key_prefix(key));
+}
 
 bool KeySnapshot::may_contain(std::string_view key) const noexcept {
   return std::binary_search(hashes_.begin(), hashes_.end(), hash(key));
@@ -375,20 +458,17 @@ std::optional<KeySnapshot> ResponseCache::key_snapshot(std::uint64_t max_entries
     // One read transaction, so the bound and the keys describe the same moment.
     exec(db_of(db_), "BEGIN", path_);
     try {
-      Stmt bound(db_of(db_), "SELECT COALESCE(MAX(rowid), 0) FROM responses", path_);
+      Stmt bound(db_of(db_), "SELECT COALESCE(MAX(rowid), 0) FROM entries", path_);
       int rc = sq().step(bound.get());
       if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
       if (rc != SQLITE_ROW)
         fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
       if (static_cast<std::uint64_t>(sq().column_int64(bound.get(), 0)) <= max_entries) {
         std::vector<std::uint64_t> hashes;
-        Stmt keys(db_of(db_), "SELECT key FROM responses WHERE check_sha256 IS NOT NULL", path_);
-        while ((rc = sq().step(keys.get())) == SQLITE_ROW) {
-          const auto* p = reinterpret_cast<const char*>(sq().column_text(keys.get(), 0));
-          if (p != nullptr)
-            hashes.push_back(
-                KeySnapshot::hash({p, static_cast<std::size_t>(sq().column_bytes(keys.get(), 0))}));
-        }
+        // The prefixes straight from the index (KeySnapshot::hash is key_prefix), without the keys.
+        Stmt keys(db_of(db_), "SELECT key_prefix FROM entries WHERE check_sha256 IS NOT NULL", path_);
+        while ((rc = sq().step(keys.get())) == SQLITE_ROW)
+          hashes.push_back(static_cast<std::uint64_t>(sq().column_int64(keys.get(), 0)));
         if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
         if (rc != SQLITE_DONE)
           fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
@@ -421,11 +501,12 @@ sqlite3_stmt* ResponseCache::prepared(Query q) {
   sqlite3_stmt** slot = q == Query::kGet ? &get_stmt_ : q == Query::kInsert ? &insert_stmt_ : &hit_stmt_;
   if (*slot != nullptr) return *slot;
   const char* sql =
-      q == Query::kGet ? "SELECT completion, request_sha256, check_sha256 FROM responses WHERE key = ?1"
+      q == Query::kGet
+          ? "SELECT completion, request_sha256, check_sha256, key FROM entries WHERE key_prefix = ?1"
       : q == Query::kInsert
-          ? "INSERT OR REPLACE INTO responses (key, model, identity, completion, created, hits, "
-            "request_sha256, check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7)"
-          : "UPDATE responses SET hits = hits + 1 WHERE key = ?1";
+          ? "INSERT OR REPLACE INTO entries (key_prefix, key, model, identity, completion, created, hits, "
+            "request_sha256, check_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+          : "UPDATE entries SET hits = hits + 1 WHERE key_prefix = ?1 AND key = ?2";
   const int rc = sq().prepare_v3(db_of(db_), sql, -1, SQLITE_PREPARE_PERSISTENT, slot, nullptr);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
   if (rc != SQLITE_OK) fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db_of(db_)));
@@ -445,7 +526,7 @@ CacheStats ResponseCache::stats() {
   {
     Stmt s(db_of(db_),
            "SELECT COUNT(*), COALESCE(SUM(hits), 0), COALESCE(MIN(created), ''), COALESCE(MAX(created), '') "
-           "FROM responses",
+           "FROM entries",
            path_);
     if (sq().step(s.get()) == SQLITE_ROW) {
       st.entries = static_cast<std::uint64_t>(sq().column_int64(s.get(), 0));
@@ -455,7 +536,7 @@ CacheStats ResponseCache::stats() {
     }
   }
   {
-    Stmt s(db_of(db_), "SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model", path_);
+    Stmt s(db_of(db_), "SELECT model, COUNT(*) FROM entries GROUP BY model ORDER BY model", path_);
     while (sq().step(s.get()) == SQLITE_ROW) {
       st.per_model.emplace_back(column_text(s.get(), 0),
                                 static_cast<std::uint64_t>(sq().column_int64(s.get(), 1)));
@@ -474,9 +555,9 @@ std::uint64_t ResponseCache::clear(const std::string& model) {
   std::uint64_t n = 0;
   with_retry([&] {
     if (model.empty()) {
-      exec(db_of(db_), "DELETE FROM responses", path_);
+      exec(db_of(db_), "DELETE FROM entries", path_);
     } else {
-      Stmt s(db_of(db_), "DELETE FROM responses WHERE model = ?1", path_);
+      Stmt s(db_of(db_), "DELETE FROM entries WHERE model = ?1", path_);
       s.text(1, model);
       step_done(s.get());
     }

@@ -3,7 +3,9 @@
 // build plus the full request body, so one model's answers can never be served for another's
 // (and a different prompt, sampling setting or extra field is a different key). Only successful
 // completions are stored; error responses never are. Safe to share between processes (WAL mode,
-// busy timeout); one ResponseCache object is used from one thread.
+// busy timeout); one ResponseCache object is used from one thread. Entries are found by their key's
+// first 64 bits (key_prefix, a unique index) and served only when the whole key matches: two keys
+// that share a prefix cost a miss (the later one replaces the earlier), never a wrong answer.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -38,8 +40,9 @@ namespace numcheck::llm {
 [[nodiscard]] std::string request_hash_from_line(std::string_view body_line);
 
 // The keys of a cache's entries at one moment, so that a run can skip the lookups that cannot hit
-// (ResponseCache::key_snapshot). Keeps a 64-bit hash of each key: a collision costs one lookup that
-// misses, never a wrong answer (get() still decides every hit).
+// (ResponseCache::key_snapshot). Keeps each key's first 64 bits (ResponseCache::key_prefix, what the
+// cache's index holds): a collision costs one lookup that misses, never a wrong answer (get() still
+// decides every hit).
 class KeySnapshot {
  public:
   explicit KeySnapshot(std::vector<std::uint64_t> hashes);
@@ -107,6 +110,11 @@ class ResponseCache {
 
   // Thrown inside with_retry when SQLite reports the database busy or locked.
   struct Busy {};
+
+  // The key's first 64 bits as stored in the cache's index: its first 16 hex digits (every key
+  // cache_key makes is hex), else the first 8 bytes of the key's SHA-256. Stable across machines
+  // and versions, since caches keep it.
+  [[nodiscard]] static std::int64_t key_prefix(std::string_view key) noexcept;
 
  private:
   struct Pending {

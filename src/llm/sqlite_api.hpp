@@ -10,6 +10,7 @@
 namespace numcheck::llm::detail {
 
 #define NUMCHECK_SQLITE3_FUNCTIONS(X)       \
+  X(bind_int64, sqlite3_bind_int64)         \
   X(bind_text, sqlite3_bind_text)           \
   X(busy_timeout, sqlite3_busy_timeout)     \
   X(changes, sqlite3_changes)               \

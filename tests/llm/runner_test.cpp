@@ -639,8 +639,8 @@ TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
     ASSERT_EQ(
         sqlite3_exec(
             db,
-            "UPDATE responses SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
-            "(SELECT rowid FROM responses LIMIT 2)",
+            "UPDATE entries SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
+            "(SELECT rowid FROM entries LIMIT 2)",
             nullptr, nullptr, nullptr),
         SQLITE_OK);
     sqlite3_close(db);
@@ -745,7 +745,7 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheServableKeysUpToItsBound) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     // A row written before entries carried a check: get() never serves it.
     ASSERT_EQ(
-        sqlite3_exec(db, ("UPDATE responses SET check_sha256 = NULL WHERE key = '" + key(5) + "'").c_str(),
+        sqlite3_exec(db, ("UPDATE entries SET check_sha256 = NULL WHERE key = '" + key(5) + "'").c_str(),
                      nullptr, nullptr, nullptr),
         SQLITE_OK);
     sqlite3_close(db);
@@ -857,6 +857,130 @@ TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
   const auto hit = again.get(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}));
   ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->content, "42");
+}
+
+// A cache made before the entries table (a `responses` table keyed by the key's text) is moved
+// into `entries` the first time it is opened: its servable rows are served with their hit counts,
+// rows without a check (never servable) are dropped, the old table is gone, and opening it again
+// moves nothing twice. A cache from before entries carried checks loses only unservable rows.
+TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries) {
+  const io::Json identity = {{"model", "m"}};
+  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
+  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
+  const auto sql = [](const fs::path& path, const std::string& statements) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  };
+  const auto count = [](const fs::path& path, const char* query) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+    const auto n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+  };
+  const auto quote = [](const std::string& v) {
+    std::string out = "'";
+    for (const char ch : v) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return out + "'";
+  };
+  const std::string identity_line = io::to_line(identity);
+
+  const fs::path path = dir_ / "old-schema" / "responses.sqlite3";
+  fs::create_directories(path.parent_path());
+  std::string rows =
+      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
+      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0,"
+      " request_sha256 TEXT, check_sha256 TEXT);"
+      "CREATE INDEX responses_model ON responses(model);";
+  for (int i = 0; i < 3; ++i) {
+    Completion c;
+    c.content = "answer " + std::to_string(i);
+    const auto e = ResponseCache::make_entry(key(i), req(i), c);
+    rows += "INSERT INTO responses VALUES (" + quote(e.key) + ", 'm', " + quote(identity_line) + ", " +
+            quote(e.completion) + ", '2026-11-01T00:00:00Z', " + std::to_string(i + 1) + ", " +
+            quote(e.request_sha256) + ", " + (i == 2 ? std::string("NULL") : quote(e.check)) + ");";
+  }
+  sql(path, rows);
+  {
+    ResponseCache cache(path);
+    const auto st = cache.stats();
+    EXPECT_EQ(st.entries, 2u);  // the row without a check is dropped
+    EXPECT_EQ(st.hits, 3u);     // 1 + 2
+    EXPECT_EQ(st.oldest, "2026-11-01T00:00:00Z");
+    for (int i = 0; i < 2; ++i) {
+      const auto hit = cache.get(key(i), req(i));
+      ASSERT_TRUE(hit.has_value()) << i;
+      EXPECT_EQ(hit->content, "answer " + std::to_string(i));
+    }
+    EXPECT_FALSE(cache.get(key(2), req(2)).has_value());
+    EXPECT_EQ(cache.rejected(), 0u);
+    Completion c;
+    c.content = "new";
+    cache.put(key(3), req(3), "m", identity, c);
+  }
+  EXPECT_EQ(count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+  ResponseCache again(path);
+  EXPECT_EQ(again.stats().entries, 3u);
+  ASSERT_TRUE(again.get(key(3), req(3)).has_value());
+  ASSERT_TRUE(again.get(key(0), req(0)).has_value());
+
+  // Older still: no request hash or check columns. Nothing there could be served; the table goes.
+  const fs::path older = dir_ / "older-schema" / "responses.sqlite3";
+  fs::create_directories(older.parent_path());
+  sql(older,
+      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
+      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
+      "INSERT INTO responses VALUES ('k', 'm', '{}', '{}', '2026-01-01T00:00:00Z', 0);");
+  ResponseCache oldest(older);
+  EXPECT_EQ(oldest.stats().entries, 0u);
+  EXPECT_EQ(count(older, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+}
+
+// Entries are found by their key's first 64 bits; two keys that share them are told apart by the
+// whole key: a lookup of the other key misses (never the wrong answer), and storing it replaces
+// the first. A key that is not hex (cache_key always makes hex) still has a stable prefix.
+TEST_F(RunnerTest, KeysSharingTheirFirst64BitsAreMissesNeverWrongAnswers) {
+  const fs::path path = dir_ / "prefix" / "responses.sqlite3";
+  const std::string a = "0123456789abcdef" + std::string(48, 'a');
+  const std::string b = "0123456789abcdef" + std::string(48, 'b');
+  ASSERT_EQ(ResponseCache::key_prefix(a), ResponseCache::key_prefix(b));
+  EXPECT_EQ(ResponseCache::key_prefix(a), 0x0123456789abcdefLL);
+  EXPECT_EQ(ResponseCache::key_prefix("ffffffffffffffff"), -1);
+  EXPECT_EQ(ResponseCache::key_prefix("not a hex key"), ResponseCache::key_prefix("not a hex key"));
+  EXPECT_NE(ResponseCache::key_prefix("not a hex key"), ResponseCache::key_prefix("not a hex kez"));
+  const io::Json identity = {{"model", "m"}};
+  Completion ca, cb;
+  ca.content = "A";
+  cb.content = "B";
+  ResponseCache cache(path);
+  cache.put(a, "ra", "m", identity, ca);
+  cache.commit();
+  EXPECT_FALSE(cache.get(b, "ra").has_value());
+  EXPECT_EQ(cache.rejected(), 0u);
+  ASSERT_TRUE(cache.get(a, "ra").has_value());
+  cache.put(b, "rb", "m", identity, cb);
+  cache.commit();
+  EXPECT_FALSE(cache.get(a, "ra").has_value());
+  const auto hit = cache.get(b, "rb");
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->content, "B");
+  EXPECT_EQ(cache.stats().entries, 1u);
+  cache.put("not a hex key", "rc", "m", identity, ca);
+  cache.commit();
+  ASSERT_TRUE(cache.get("not a hex key", "rc").has_value());
+  const auto snap = cache.key_snapshot(10);
+  ASSERT_TRUE(snap.has_value());
+  EXPECT_TRUE(snap->may_contain("not a hex key"));
+  EXPECT_TRUE(snap->may_contain(b));
+  EXPECT_FALSE(snap->may_contain("0123456789abcdee" + std::string(48, 'a')));
 }
 
 // Closing a cache does not checkpoint its write-ahead log (that copy and its fdatasync were at the
