@@ -18,7 +18,9 @@
 #                  concurrency 1, 16 and 64 against nginx-light serving a canned completion on a
 #                  loopback port (config generated here, started and stopped here). Also the run's
 #                  rate between its first request and its last answer (the records' own times), in
-#                  parentheses: the whole-process figure less the command's start and finish.
+#                  parentheses: the whole-process figure less the command's start and finish. And a
+#                  long run at concurrency 16 and 64: 20 copies of the default benchmark (172,000
+#                  prompts, about wrk's 5 s), whole process, against the same wrk rates.
 #   orbit generate and `numcheck --version` vs a C++ hello world (hyperfine).
 # Prints the issue's table with the new figures. Work files go to $WORK (default /tmp/numcheck-compare).
 set -euo pipefail
@@ -173,6 +175,7 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
+  declare -A wrk_rate
   for c in 1 16 64; do
     # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
     wholes=() steadies=()
@@ -203,6 +206,35 @@ EOF
     theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
       awk '/Requests\/sec/ {printf "%.0f", $2}')
     rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
+    wrk_rate[$c]=$theirs
+  done
+  # A long run: 20 copies of the default benchmark (172,000 prompts, about as long as wrk's 5 s), so
+  # that the command's fixed start and end weigh little and the response cache holds what a large
+  # run leaves in it; whole process, the median of $runs runs, against wrk's rate above.
+  [[ -f "$work/long/views.jsonl" ]] || {
+    "$py" - "$root/data/orbit/default_spec.json" "$work/spec20.json" 20 <<'EOF'
+import copy, json, sys
+spec = json.load(open(sys.argv[1]))
+spec["templates"] = [dict(copy.deepcopy(t), id=f"{t['id']}{k}" if k else t["id"])
+                     for k in range(int(sys.argv[3])) for t in spec["templates"]]
+json.dump(spec, open(sys.argv[2], "w"))
+EOF
+    "$cli" orbit generate --spec "$work/spec20.json" --out "$work/long" >/dev/null
+  }
+  long=$(wc -l <"$work/long/views.jsonl")
+  for c in 16 64; do
+    wholes=()
+    for ((r = 0; r < runs; r++)); do
+      rm -rf "$work/runs/long$c" "$work/runs/cache-long$c"
+      start=$(date +%s.%N)
+      "$cli" orbit run --bench "$work/long" --out "$work/runs/long$c" --endpoint "http://127.0.0.1:$port/v1" \
+        --model canned --concurrency "$c" --cache-dir "$work/runs/cache-long$c" --progress none >"$work/runs/long$c.log" 2>&1 ||
+        { echo "compare: the long orbit run at concurrency $c failed:" >&2; cat "$work/runs/long$c.log" >&2; exit 1; }
+      end=$(date +%s.%N)
+      wholes+=("$(awk -v n="$long" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')")
+    done
+    ours=$(printf '%s\n' "${wholes[@]}" | median)
+    rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
   done
 fi
 
