@@ -57,12 +57,9 @@ measure() {
   echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median)"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
-
-echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures on a shared machine are noisy)"
-
-# ---- orbit score vs the Python grader --------------------------------------------------------
-echo "== orbit score: $scale copies of the default benchmark"
-"$py" - "$root/data/orbit/default_spec.json" "$work/spec.json.new" "$scale" <<'EOF'
+# copies_spec K OUT: the default spec with its templates K times (ids of copy k > 0 end in k).
+copies_spec() {
+  "$py" - "$root/data/orbit/default_spec.json" "$2" "$1" <<'EOF'
 import copy, json, sys
 spec = json.load(open(sys.argv[1]))
 out = []
@@ -75,6 +72,13 @@ for k in range(int(sys.argv[3])):
 spec["templates"] = out
 json.dump(spec, open(sys.argv[2], "w"))
 EOF
+}
+
+echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures on a shared machine are noisy)"
+
+# ---- orbit score vs the Python grader --------------------------------------------------------
+echo "== orbit score: $scale copies of the default benchmark"
+copies_spec "$scale" "$work/spec.json.new"
 # The spec replaced only when it changed, so that an earlier run's benchmark and responses (minutes
 # to make at 1M prompts) are reused by the next one.
 if cmp -s "$work/spec.json.new" "$work/spec.json"; then rm "$work/spec.json.new"; else mv "$work/spec.json.new" "$work/spec.json"; fi
@@ -175,19 +179,26 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
+  # timed_run BENCH NAME C: one run of BENCH into $work/runs/NAME at concurrency C, with a fresh run
+  # folder and cache; prints its whole-process rate (prompts a second). A failed run would time only
+  # its failure: the script stops instead of printing a rate.
+  timed_run() {
+    local n start end
+    n=$(wc -l <"$1/views.jsonl")
+    rm -rf "$work/runs/$2" "$work/runs/cache-$2"
+    start=$(date +%s.%N)
+    "$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned \
+      --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none >"$work/runs/$2.log" 2>&1 ||
+      { echo "compare: orbit run $2 (concurrency $3) failed:" >&2; cat "$work/runs/$2.log" >&2; exit 1; }
+    end=$(date +%s.%N)
+    awk -v n="$n" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}'
+  }
   declare -A wrk_rate
   for c in 1 16 64; do
     # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
     wholes=() steadies=()
     for ((r = 0; r < runs; r++)); do
-      rm -rf "$work/runs/c$c" "$work/runs/cache-c$c"
-      start=$(date +%s.%N)
-      # A failed run would time only its failure: stop the script instead of printing a rate.
-      "$cli" orbit run --bench "$work/small" --out "$work/runs/c$c" --endpoint "http://127.0.0.1:$port/v1" \
-        --model canned --concurrency "$c" --cache-dir "$work/runs/cache-c$c" --progress none >"$work/runs/c$c.log" 2>&1 ||
-        { echo "compare: orbit run at concurrency $c failed:" >&2; cat "$work/runs/c$c.log" >&2; exit 1; }
-      end=$(date +%s.%N)
-      wholes+=("$(awk -v n="$small" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')")
+      wholes+=("$(timed_run "$work/small" "c$c" "$c")")
       # The same run between its first request and its last answer, from the records' own times
       # (started_at, completed_at; milliseconds): the rate without the command's start and finish.
       steadies+=("$("$py" - "$work/runs/c$c/responses.jsonl" <<'EOF'
@@ -212,27 +223,13 @@ EOF
   # that the command's fixed start and end weigh little and the response cache holds what a large
   # run leaves in it; whole process, the median of $runs runs, against wrk's rate above.
   [[ -f "$work/long/views.jsonl" ]] || {
-    "$py" - "$root/data/orbit/default_spec.json" "$work/spec20.json" 20 <<'EOF'
-import copy, json, sys
-spec = json.load(open(sys.argv[1]))
-spec["templates"] = [dict(copy.deepcopy(t), id=f"{t['id']}{k}" if k else t["id"])
-                     for k in range(int(sys.argv[3])) for t in spec["templates"]]
-json.dump(spec, open(sys.argv[2], "w"))
-EOF
+    copies_spec 20 "$work/spec20.json"
     "$cli" orbit generate --spec "$work/spec20.json" --out "$work/long" >/dev/null
   }
   long=$(wc -l <"$work/long/views.jsonl")
   for c in 16 64; do
     wholes=()
-    for ((r = 0; r < runs; r++)); do
-      rm -rf "$work/runs/long$c" "$work/runs/cache-long$c"
-      start=$(date +%s.%N)
-      "$cli" orbit run --bench "$work/long" --out "$work/runs/long$c" --endpoint "http://127.0.0.1:$port/v1" \
-        --model canned --concurrency "$c" --cache-dir "$work/runs/cache-long$c" --progress none >"$work/runs/long$c.log" 2>&1 ||
-        { echo "compare: the long orbit run at concurrency $c failed:" >&2; cat "$work/runs/long$c.log" >&2; exit 1; }
-      end=$(date +%s.%N)
-      wholes+=("$(awk -v n="$long" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}')")
-    done
+    for ((r = 0; r < runs; r++)); do wholes+=("$(timed_run "$work/long" "long$c" "$c")"); done
     ours=$(printf '%s\n' "${wholes[@]}" | median)
     rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
   done
