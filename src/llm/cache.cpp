@@ -318,7 +318,18 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
       if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
       old = rc == SQLITE_ROW;
     });
-    if (old) with_retry([&] { migrate_old_table(db, path_, prepared(Query::kInsert)); });
+    if (old) {
+      with_retry([&] { migrate_old_table(db, path_, prepared(Query::kInsert)); });
+      // The move wrote every entry again through the log, in one transaction, and left the old
+      // table's pages free: the file and its log would hold the cache about twice (204 MiB for
+      // 172,000 entries that took 111 MB before). Rewrite the database without the free pages and
+      // cut the log back (1.73 s -> 2.00 s for the move of those 172,000 entries; 98 MiB after).
+      // Best effort, once: when another connection is reading, SQLite reports busy after its
+      // timeout and the cache stays as it is (the log is reused from its start by later commits,
+      // the free pages by new entries; `numcheck cache clear` vacuums too).
+      for (const char* sql : {"PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"})
+        (void)sq().exec(db, sql, nullptr, nullptr, nullptr);
+    }
   } catch (...) {
     finalize_prepared();
     sq().close(db);

@@ -927,6 +927,7 @@ TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries
     cache.put(key(3), req(3), "m", identity, c);
   }
   EXPECT_EQ(count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+  EXPECT_EQ(count(path, "PRAGMA freelist_count"), 0);  // the old table's pages given back (VACUUM)
   ResponseCache again(path);
   EXPECT_EQ(again.stats().entries, 3u);
   ASSERT_TRUE(again.get(key(3), req(3)).has_value());
