@@ -859,6 +859,57 @@ TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
   EXPECT_EQ(hit->content, "42");
 }
 
+// Test helpers for caches made before the entries table: SQL run on a database file, a count read
+// from one, and the old schema with entries 0 .. n-1 (identity {"model": "m"}, request {"q": i},
+// completion "answer i", created 2026-11-01, i + 1 hits; entries in `no_check` have no check).
+void run_sql(const fs::path& path, const std::string& statements) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+std::int64_t sql_count(const fs::path& path, const char* query) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const auto n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+void write_old_cache(const fs::path& path, int n, const std::set<int>& no_check = {}) {
+  const auto quote = [](const std::string& v) {
+    std::string out = "'";
+    for (const char ch : v) out += ch == '\'' ? std::string("''") : std::string(1, ch);
+    return out + "'";
+  };
+  const io::Json identity = {{"model", "m"}};
+  const std::string identity_line = io::to_line(identity);
+  fs::create_directories(path.parent_path());
+  std::string rows =
+      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
+      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0,"
+      " request_sha256 TEXT, check_sha256 TEXT);"
+      "CREATE INDEX responses_model ON responses(model);BEGIN;";
+  for (int i = 0; i < n; ++i) {
+    Completion c;
+    c.content = "answer " + std::to_string(i);
+    const auto e = ResponseCache::make_entry(cache_key(identity, io::Json{{"q", i}}),
+                                             request_hash(io::Json{{"q", i}}), c);
+    rows += "INSERT INTO responses VALUES (" + quote(e.key) + ", 'm', " + quote(identity_line) + ", " +
+            quote(e.completion) + ", '2026-11-01T00:00:00Z', " + std::to_string(i + 1) + ", " +
+            quote(e.request_sha256) + ", " + (no_check.count(i) != 0 ? std::string("NULL") : quote(e.check)) +
+            ");";
+  }
+  run_sql(path, rows + "COMMIT;");
+}
+
 // A cache made before the entries table (a `responses` table keyed by the key's text) is moved
 // into `entries` the first time it is opened: its servable rows are served with their hit counts,
 // rows without a check (never servable) are dropped, the old table is gone, and opening it again
@@ -867,48 +918,8 @@ TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries
   const io::Json identity = {{"model", "m"}};
   const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
   const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
-  const auto sql = [](const fs::path& path, const std::string& statements) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(db);
-  };
-  const auto count = [](const fs::path& path, const char* query) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-    const auto n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
-  };
-  const auto quote = [](const std::string& v) {
-    std::string out = "'";
-    for (const char ch : v) out += ch == '\'' ? std::string("''") : std::string(1, ch);
-    return out + "'";
-  };
-  const std::string identity_line = io::to_line(identity);
-
   const fs::path path = dir_ / "old-schema" / "responses.sqlite3";
-  fs::create_directories(path.parent_path());
-  std::string rows =
-      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
-      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0,"
-      " request_sha256 TEXT, check_sha256 TEXT);"
-      "CREATE INDEX responses_model ON responses(model);";
-  for (int i = 0; i < 3; ++i) {
-    Completion c;
-    c.content = "answer " + std::to_string(i);
-    const auto e = ResponseCache::make_entry(key(i), req(i), c);
-    rows += "INSERT INTO responses VALUES (" + quote(e.key) + ", 'm', " + quote(identity_line) + ", " +
-            quote(e.completion) + ", '2026-11-01T00:00:00Z', " + std::to_string(i + 1) + ", " +
-            quote(e.request_sha256) + ", " + (i == 2 ? std::string("NULL") : quote(e.check)) + ");";
-  }
-  sql(path, rows);
+  write_old_cache(path, 3, {2});
   {
     ResponseCache cache(path);
     const auto st = cache.stats();
@@ -926,8 +937,8 @@ TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries
     c.content = "new";
     cache.put(key(3), req(3), "m", identity, c);
   }
-  EXPECT_EQ(count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
-  EXPECT_EQ(count(path, "PRAGMA freelist_count"), 0);  // the old table's pages given back (VACUUM)
+  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+  EXPECT_EQ(sql_count(path, "PRAGMA freelist_count"), 0);  // the old table's pages given back (VACUUM)
   ResponseCache again(path);
   EXPECT_EQ(again.stats().entries, 3u);
   ASSERT_TRUE(again.get(key(3), req(3)).has_value());
@@ -936,13 +947,48 @@ TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries
   // Older still: no request hash or check columns. Nothing there could be served; the table goes.
   const fs::path older = dir_ / "older-schema" / "responses.sqlite3";
   fs::create_directories(older.parent_path());
-  sql(older,
-      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
-      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
-      "INSERT INTO responses VALUES ('k', 'm', '{}', '{}', '2026-01-01T00:00:00Z', 0);");
+  run_sql(older,
+          "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
+          " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
+          "INSERT INTO responses VALUES ('k', 'm', '{}', '{}', '2026-01-01T00:00:00Z', 0);");
   ResponseCache oldest(older);
   EXPECT_EQ(oldest.stats().entries, 0u);
-  EXPECT_EQ(count(older, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+  EXPECT_EQ(sql_count(older, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+}
+
+// Several processes may open the same old cache at once (here: connections on threads, as
+// separate as processes to SQLite): one moves it, the others wait for its transaction and find
+// nothing left to move; every one serves every entry, none twice, and none fails.
+TEST_F(RunnerTest, AnOldCacheOpenedByManyAtOnceIsMovedOnce) {
+  const fs::path path = dir_ / "old-shared" / "responses.sqlite3";
+  constexpr int kEntries = 400;
+  write_old_cache(path, kEntries);
+  const io::Json identity = {{"model", "m"}};
+  constexpr int kOpeners = 4;
+  std::vector<int> served(kOpeners, 0);
+  std::vector<std::string> errors(kOpeners);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kOpeners; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        ResponseCache cache(path);
+        for (int i = 0; i < kEntries; ++i) {
+          const auto hit =
+              cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}));
+          if (hit && hit->content == "answer " + std::to_string(i)) ++served[static_cast<std::size_t>(t)];
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kOpeners; ++t) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(t)], "") << t;
+    EXPECT_EQ(served[static_cast<std::size_t>(t)], kEntries) << t;
+  }
+  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM entries"), kEntries);
+  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
 }
 
 // Entries are found by their key's first 64 bits; two keys that share them are told apart by the
