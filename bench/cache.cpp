@@ -2,7 +2,7 @@
 // hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
 // key); storing answers in commits of 256 and of 16,384 (per answer), and 172,000 answers in commits
 // of 2,048 into a cache that grows with them. The runner reads the keys
-// first when the cache holds at most kSnapshotEntriesPerRequest (4) entries per request to make, and
+// first when the cache holds at most kSnapshotEntriesPerRequest (16) entries per request to make, and
 // its writer commits once per progress tick: these figures are why (docs/runner.md).
 //
 //   build/release/bench/bench_cache

@@ -92,9 +92,9 @@ class ResponseCache {
   void commit();
   // Entries put() holds before it commits by itself (256 unless set; at least 1).
   void set_batch_size(std::size_t n) noexcept { batch_size_ = n == 0 ? 1 : n; }
-  // The keys of the entries get() could serve (those with a check) when the cache has held at most
-  // `max_entries` rows (judged by the largest rowid, which costs no scan); nullopt when it may hold
-  // more, or when `max_entries` is 0.
+  // The keys of the stored entries (read from the key index alone: every entry get() could serve,
+  // and rows it refuses as well) when the cache has held at most `max_entries` rows (judged by the
+  // largest rowid, which costs no scan); nullopt when it may hold more, or when `max_entries` is 0.
   [[nodiscard]] std::optional<KeySnapshot> key_snapshot(std::uint64_t max_entries);
   // The keys get() served since the last commit (their hit counts are written by commit()), taken
   // out to be counted by another connection: the runner looks entries up on one connection and

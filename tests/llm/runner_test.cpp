@@ -724,10 +724,11 @@ TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
   EXPECT_EQ(st.hits, 600u);
 }
 
-// The keys a session reads before its first request: exactly the entries get() could serve (the
-// connection's own batch included, rows without a check left out), none when the cache may hold
-// more rows than asked for.
-TEST_F(RunnerTest, CacheKeySnapshotHoldsTheServableKeysUpToItsBound) {
+// The keys a session reads before its first request: every stored entry's (the connection's own
+// batch included), so every entry get() could serve; a row without a check is in it too and still
+// a miss (the snapshot only spares lookups, get() decides). None when the cache may hold more rows
+// than asked for.
+TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
   const fs::path path = dir_ / "snap" / "responses.sqlite3";
   ResponseCache cache(path);
   const io::Json identity = {{"model", "m"}};
@@ -753,8 +754,10 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheServableKeysUpToItsBound) {
   EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven rows
   const auto snap = cache.key_snapshot(7);
   ASSERT_TRUE(snap.has_value());
-  EXPECT_EQ(snap->size(), 6u);
-  for (int i = 0; i < 7; ++i) EXPECT_EQ(snap->may_contain(key(i)), i != 5) << i;
+  EXPECT_EQ(snap->size(), 7u);
+  for (int i = 0; i < 7; ++i) EXPECT_TRUE(snap->may_contain(key(i))) << i;
+  EXPECT_FALSE(cache.get(key(5), request_hash(io::Json{{"q", 5}})).has_value());
+  EXPECT_TRUE(cache.get(key(4), request_hash(io::Json{{"q", 4}})).has_value());
   EXPECT_FALSE(snap->may_contain(key(7)));
   EXPECT_FALSE(snap->may_contain(""));
 
@@ -1078,16 +1081,16 @@ TEST_F(RunnerTest, ARunOfThousandsOfAnswersCachesEachOnce) {
   EXPECT_EQ(records(dir_ / "b" / "responses.jsonl").size(), 2600u);
 }
 
-// With more cache entries than the snapshot's bound for the session's requests (30 > 4 x 3), the
-// session takes no snapshot and looks every request up: the two hits among thirty entries are
+// With more cache entries than the snapshot's bound for the session's requests (60 > 16 x 3), the
+// session takes no snapshot and looks every request up: the two hits among sixty entries are
 // served, the new one is asked. (Which path a session takes changes only its cost; the bound is
 // tested above, this checks that the path without a snapshot still serves.)
 TEST_F(RunnerTest, ALargeCacheStillServesItsHits) {
   auto s = settings();
   s.use_cache = true;
-  const auto items = make_items(30);
-  ASSERT_EQ(run(items, s, "a").answered, 30u);
-  const std::vector<WorkItem> few = {items[3], items[17], make_items(31)[30]};
+  const auto items = make_items(60);
+  ASSERT_EQ(run(items, s, "a").answered, 60u);
+  const std::vector<WorkItem> few = {items[3], items[47], make_items(61)[60]};
   const auto before = server_->post_count();
   const auto sum = run(few, s, "b");
   EXPECT_EQ(sum.answered, 3u);
