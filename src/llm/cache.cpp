@@ -22,6 +22,9 @@ namespace {
 
 sqlite3* db_of(void* p) { return static_cast<sqlite3*>(p); }
 
+// How long SQLite waits for another connection's lock before it reports the database busy.
+constexpr int kBusyTimeoutMs = 5000;
+
 const detail::SqliteApi& sq() { return detail::sqlite(); }
 
 std::string now_iso() {
@@ -99,56 +102,6 @@ std::string column_text(sqlite3_stmt* s, int i) {
                                     static_cast<std::size_t>(sq().column_bytes(s, i)));
 }
 
-// Reads the rows of a cache made before the entries table (a `responses` table keyed by the key's
-// text) into `entries`, and drops the old table, in one transaction; rows without a check (never
-// served) are dropped with it. Called with no transaction open; a second process that opens the same
-// old cache waits for the first's transaction and then finds no old table.
-void migrate_old_table(sqlite3* db, const fs::path& path, sqlite3_stmt* insert) {
-  exec(db, "BEGIN IMMEDIATE", path);
-  try {
-    bool old = false, has_check = false;
-    {
-      Stmt t(db, "PRAGMA table_info(responses)", path);
-      while (sq().step(t.get()) == SQLITE_ROW) {
-        old = true;
-        has_check = has_check || column_text(t.get(), 1) == "check_sha256";
-      }
-    }
-    if (old && has_check) {
-      Stmt rows(db,
-                "SELECT key, model, identity, completion, created, hits, request_sha256, check_sha256 "
-                "FROM responses WHERE check_sha256 IS NOT NULL ORDER BY rowid",
-                path);
-      int rc = 0;
-      while ((rc = sq().step(rows.get())) == SQLITE_ROW) {
-        const Reset reset(insert);
-        const std::string key = column_text(rows.get(), 0);
-        sq().bind_int64(insert, 1, ResponseCache::key_prefix(key));
-        bind_text(insert, 2, key);
-        // Column i of the old row is parameter i + 2 of the insert (after key_prefix and key).
-        for (int i = 1; i < 8; ++i) {
-          if (i == 5) {  // hits
-            sq().bind_int64(insert, i + 2, sq().column_int64(rows.get(), i));
-          } else {
-            bind_text(insert, i + 2, column_text(rows.get(), i));
-          }
-        }
-        const int step = sq().step(insert);
-        if (step == SQLITE_BUSY || step == SQLITE_LOCKED) throw ResponseCache::Busy{};
-        if (step != SQLITE_DONE)
-          fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sq().errmsg(db));
-      }
-      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw ResponseCache::Busy{};
-      if (rc != SQLITE_DONE) fail(ErrorCode::kIo, "response cache {}: {}", path.string(), sq().errmsg(db));
-    }
-    if (old) exec(db, "DROP TABLE responses", path);
-    exec(db, "COMMIT", path);
-  } catch (...) {
-    sq().exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-}
-
 }  // namespace
 
 std::int64_t ResponseCache::key_prefix(std::string_view key) noexcept {
@@ -170,6 +123,69 @@ std::int64_t ResponseCache::key_prefix(std::string_view key) noexcept {
     for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | digest[i];
   }
   return static_cast<std::int64_t>(v);
+}
+
+// Reads the rows of a cache made before the entries table (a `responses` table keyed by the key's
+// text) into `entries`, and drops the old table, in one transaction; rows without a check (never
+// served) are dropped with it. Called with no transaction open; a second process that opens the same
+// old cache waits for the first's transaction and then finds no old table.
+void ResponseCache::migrate_old_table() {
+  sqlite3* db = db_of(db_);
+  bool moved = false;
+  exec(db, "BEGIN IMMEDIATE", path_);
+  try {
+    bool old = false, has_check = false;
+    {
+      Stmt t(db, "PRAGMA table_info(responses)", path_);
+      while (sq().step(t.get()) == SQLITE_ROW) {
+        old = true;
+        has_check = has_check || column_text(t.get(), 1) == "check_sha256";
+      }
+    }
+    if (old && has_check) {
+      Stmt rows(db,
+                "SELECT key, model, identity, completion, created, hits, request_sha256, check_sha256 "
+                "FROM responses WHERE check_sha256 IS NOT NULL ORDER BY rowid",
+                path_);
+      int rc = 0;
+      while ((rc = sq().step(rows.get())) == SQLITE_ROW) {
+        sqlite3_stmt* insert = prepared(Query::kInsert);
+        const Reset reset(insert);
+        const std::string key = column_text(rows.get(), 0);
+        sq().bind_int64(insert, 1, key_prefix(key));
+        bind_text(insert, 2, key);
+        // Column i of the old row is parameter i + 2 of the insert (after key_prefix and key).
+        for (int i = 1; i < 8; ++i) {
+          if (i == 5) {  // hits
+            sq().bind_int64(insert, i + 2, sq().column_int64(rows.get(), i));
+          } else {
+            bind_text(insert, i + 2, column_text(rows.get(), i));
+          }
+        }
+        step_done(insert);
+      }
+      if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
+      if (rc != SQLITE_DONE) fail(ErrorCode::kIo, "response cache {}: {}", path_.string(), sq().errmsg(db));
+    }
+    if (old) exec(db, "DROP TABLE responses", path_);
+    exec(db, "COMMIT", path_);
+    moved = old;
+  } catch (...) {
+    sq().exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  // The move wrote every entry again through the log, in one transaction, and left the old table's
+  // pages free: the file and its log would hold the cache about twice (204 MiB for 172,000 entries
+  // that took 111 MB before). Rewrite the database without the free pages and cut the log back
+  // (1.73 s -> 2.00 s for the move of those 172,000 entries; 98 MiB after). Best effort, once, and
+  // without waiting: while another connection reads, SQLite reports busy at once (busy timeout 0)
+  // and the cache stays as it is (the log is reused from its start by later commits, the free pages
+  // by new entries; `numcheck cache clear` vacuums too).
+  if (!moved) return;
+  sq().busy_timeout(db, 0);
+  for (const char* sql : {"PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"})
+    (void)sq().exec(db, sql, nullptr, nullptr, nullptr);
+  sq().busy_timeout(db, kBusyTimeoutMs);
 }
 
 std::string ResponseCache::entry_check(const std::string& key, const std::string& request_sha256,
@@ -281,7 +297,7 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
     fail(ErrorCode::kIo, "cannot open the response cache {}: {}", path.string(), msg);
   }
   db_ = db;
-  sq().busy_timeout(db, 5000);
+  sq().busy_timeout(db, kBusyTimeoutMs);
   try {
     // Closing a connection does not checkpoint: the write-ahead log stays beside the database
     // (responses.sqlite3-wal, with its index -shm) and the next connection to open the cache reads
@@ -318,18 +334,7 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path) {
       if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) throw Busy{};
       old = rc == SQLITE_ROW;
     });
-    if (old) {
-      with_retry([&] { migrate_old_table(db, path_, prepared(Query::kInsert)); });
-      // The move wrote every entry again through the log, in one transaction, and left the old
-      // table's pages free: the file and its log would hold the cache about twice (204 MiB for
-      // 172,000 entries that took 111 MB before). Rewrite the database without the free pages and
-      // cut the log back (1.73 s -> 2.00 s for the move of those 172,000 entries; 98 MiB after).
-      // Best effort, once: when another connection is reading, SQLite reports busy after its
-      // timeout and the cache stays as it is (the log is reused from its start by later commits,
-      // the free pages by new entries; `numcheck cache clear` vacuums too).
-      for (const char* sql : {"PRAGMA wal_checkpoint(TRUNCATE)", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"})
-        (void)sq().exec(db, sql, nullptr, nullptr, nullptr);
-    }
+    if (old) with_retry([&] { migrate_old_table(); });
   } catch (...) {
     finalize_prepared();
     sq().close(db);

@@ -124,6 +124,8 @@ class ResponseCache {
   [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
                                                const std::string& completion);
   void step_done(sqlite3_stmt* s);
+  // Moves the entries of a cache made before the entries table into it (cache.cpp), once.
+  void migrate_old_table();
   // The statements every get, put and hit uses, prepared once per connection (a prepare costs more
   // than the lookup itself); each use binds, steps and resets its statement.
   enum class Query : std::uint8_t { kGet, kInsert, kHit };
