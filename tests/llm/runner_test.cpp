@@ -626,6 +626,29 @@ TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
   EXPECT_EQ(run(make_items(3), settings()).answered, 3u);
 }
 
+// SQL run on a cache's database file directly (what a user or another tool could do to it), and a
+// number read from one.
+void run_sql(const fs::path& path, const std::string& statements) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+std::int64_t sql_count(const fs::path& path, const char* query) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const auto n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
 // A cache entry must belong to its request: rows whose completions were swapped by hand are
 // misses (asked again, counted), never served.
 TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
@@ -633,18 +656,9 @@ TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
   s.use_cache = true;
   const auto items = make_items(4);
   ASSERT_EQ(run(items, s, "a").answered, 4u);
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(s.cache_path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(
-            db,
-            "UPDATE entries SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
-            "(SELECT rowid FROM entries LIMIT 2)",
-            nullptr, nullptr, nullptr),
-        SQLITE_OK);
-    sqlite3_close(db);
-  }
+  run_sql(s.cache_path,
+          "UPDATE entries SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
+          "(SELECT rowid FROM entries LIMIT 2)");
   const auto before = server_->post_count();
   const auto sum = run(items, s, "b");
   EXPECT_EQ(sum.answered, 4u);
@@ -741,16 +755,8 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
   for (int i = 0; i < 6; ++i) cache.put(key(i), request_hash(io::Json{{"q", i}}), "m", identity, c);
   cache.commit();
   cache.put(key(6), request_hash(io::Json{{"q", 6}}), "m", identity, c);  // still in the batch
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    // A row written before entries carried a check: get() never serves it.
-    ASSERT_EQ(
-        sqlite3_exec(db, ("UPDATE entries SET check_sha256 = NULL WHERE key = '" + key(5) + "'").c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK);
-    sqlite3_close(db);
-  }
+  // A row written before entries carried a check: get() never serves it.
+  run_sql(path, "UPDATE entries SET check_sha256 = NULL WHERE key = '" + key(5) + "'");
   EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven rows
   const auto snap = cache.key_snapshot(7);
   ASSERT_TRUE(snap.has_value());
@@ -821,17 +827,7 @@ TEST_F(RunnerTest, ASessionTakesThePreflightsProbeInsteadOfProbingAgain) {
 // A new cache is made with 16 KiB pages; a cache made before (4 KiB, SQLite's default) keeps its
 // own page size and still serves and stores entries.
 TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
-  const auto page_size = [](const fs::path& path) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr), SQLITE_OK);
-    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-    const auto n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
-  };
+  const auto page_size = [](const fs::path& path) { return sql_count(path, "PRAGMA page_size"); };
   const io::Json identity = {{"model", "m"}};
   Completion c;
   c.content = "42";
@@ -844,13 +840,7 @@ TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
 
   const fs::path old = dir_ / "old" / "responses.sqlite3";
   fs::create_directories(old.parent_path());
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(old.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "PRAGMA page_size=4096; CREATE TABLE other(x);", nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(db);
-  }
+  run_sql(old, "PRAGMA page_size=4096; CREATE TABLE other(x);");
   {
     ResponseCache cache(old);
     cache.put(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}), "m", identity, c);
@@ -862,30 +852,9 @@ TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
   EXPECT_EQ(hit->content, "42");
 }
 
-// Test helpers for caches made before the entries table: SQL run on a database file, a count read
-// from one, and the old schema with entries 0 .. n-1 (identity {"model": "m"}, request {"q": i},
-// completion "answer i", created 2026-11-01, i + 1 hits; entries in `no_check` have no check).
-void run_sql(const fs::path& path, const std::string& statements) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(db);
-}
-
-std::int64_t sql_count(const fs::path& path, const char* query) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-  const auto n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return n;
-}
-
+// An old-schema cache with entries 0 .. n-1 (identity {"model": "m"}, request {"q": i},
+// completion "answer i", created 2026-11-01, i + 1 hits; entries in `no_check` have no check), as
+// numcheck wrote caches before the entries table.
 void write_old_cache(const fs::path& path, int n, const std::set<int>& no_check = {}) {
   const auto quote = [](const std::string& v) {
     std::string out = "'";
