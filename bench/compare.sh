@@ -165,7 +165,6 @@ EOF
   trap 'nginx -c "$ndir/nginx.conf" -p "$ndir" -s stop 2>/dev/null || true' EXIT
   sleep 0.5
   [[ -f "$work/small/views.jsonl" ]] || "$cli" orbit generate --out "$work/small" >/dev/null
-  small=$(wc -l <"$work/small/views.jsonl")
   # wrk posts a body of the runner's size and shape (bench/wrk_post.lua with __BODY__ filled in, as
   # a Lua long string so that the JSON needs no escaping).
   "$py" - "$root/bench/wrk_post.lua" "$work/wrk_post.lua" <<'EOF'
