@@ -74,16 +74,17 @@ void BM_LoadIndexFromCache(benchmark::State& state) {
 BENCHMARK(BM_LoadIndexFromCache)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The whole benchmark as `orbit run` loads it (orbit/benchmark.hpp: every base and view with its
-// exact values, both indexes, the files' hashes), for comparison with the compact index above.
+// exact values, both indexes, the files' hashes), for comparison with the compact index above, on
+// 1 or 2 threads (`orbit run` uses one per core).
 void BM_LoadBenchmark(benchmark::State& state) {
   const Fixture& f = fixture();
   for (auto _ : state) {
-    const orbit::Benchmark b = orbit::load_benchmark(f.bench);
+    const orbit::Benchmark b = orbit::load_benchmark(f.bench, static_cast<std::size_t>(state.range(0)));
     benchmark::DoNotOptimize(b.views.size());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * f.prompts));
 }
-BENCHMARK(BM_LoadBenchmark)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoadBenchmark)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

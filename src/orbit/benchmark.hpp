@@ -72,8 +72,10 @@ struct Benchmark {
   std::vector<std::uint64_t> base_slots_, view_slots_;
 };
 
-// Loads a benchmark directory; throws Error naming the file and line of any malformed record.
-[[nodiscard]] Benchmark load_benchmark(const std::filesystem::path& dir);
+// Loads a benchmark directory; throws Error naming the file and line of any malformed record (the
+// first in file order). `threads` check and build records side by side (0: one per core); the
+// benchmark and the errors do not depend on it.
+[[nodiscard]] Benchmark load_benchmark(const std::filesystem::path& dir, std::size_t threads = 0);
 
 // The file hashes manifest.json recorded at generation ("files": {"bases.jsonl": {"sha256": ...}}),
 // when present.

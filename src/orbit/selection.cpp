@@ -206,19 +206,30 @@ struct Chosen {
 
 Chosen choose(const Benchmark& bench, const Selection& s) {
   Chosen c;
-  const std::unordered_set<std::string_view> ids(s.base_ids.begin(), s.base_ids.end());
+  std::unordered_set<std::string_view> ids;  // not needed (nor built) when every base is selected
+  if (!s.all_bases) ids.insert(s.base_ids.begin(), s.base_ids.end());
   const std::set<std::string, std::less<>> views(s.views.begin(), s.views.end());
   std::vector<char> kept(bench.bases.size(), 0);
+  c.bases.reserve(bench.bases.size());
   for (std::size_t b = 0; b < bench.bases.size(); ++b) {
     if (!s.all_bases && ids.count(bench.bases[b].base_id) == 0) continue;
     kept[b] = 1;
     c.bases.push_back(b);
   }
+  // A base's views follow one another in a generated benchmark: the previous view's base (and
+  // whether it was kept) is reused instead of looked up again.
+  std::string_view last_base;
+  bool last_kept = false;
+  bool have_last = false;
   for (const auto& v : bench.views) {
     if (views.count(v.view) == 0) continue;
-    const auto b = bench.base_position(v.base_id);
-    if (!b || kept[*b] == 0) continue;
-    c.views.push_back(&v);
+    if (!have_last || v.base_id != last_base) {
+      const auto b = bench.base_position(v.base_id);
+      last_base = v.base_id;
+      last_kept = b && kept[*b] != 0;
+      have_last = true;
+    }
+    if (last_kept) c.views.push_back(&v);
   }
   return c;
 }

@@ -169,21 +169,28 @@ TEST_F(IndexTest, RefusesWhatLoadBenchmarkRefusesWithTheSameMessage) {
   };
   for (const auto& [name, edit] : cases) {
     const fs::path d = edited(name, edit);
-    std::string a, b;
+    std::string a;
     try {
-      (void)load_benchmark(d);
+      (void)load_benchmark(d, 1);
     } catch (const Error& e) {
       a = e.what();
     }
     EXPECT_FALSE(a.empty()) << name;
     for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
-      std::string b;
+      std::string b, c;
       try {
         (void)load_benchmark_index(d, threads);
       } catch (const Error& e) {
         b = e.what();
       }
       EXPECT_EQ(a, b) << name << " threads " << threads;
+      if (threads == 1) continue;
+      try {
+        (void)load_benchmark(d, threads);  // the benchmark itself on several threads: the same error
+      } catch (const Error& e) {
+        c = e.what();
+      }
+      EXPECT_EQ(a, c) << name << " load_benchmark, threads " << threads;
     }
   }
 }
@@ -197,6 +204,46 @@ TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameIndex) {
     expect_same(x, b);
     EXPECT_EQ(x.file_sha256, b.file_sha256) << threads;
     for (std::size_t i = 0; i < x.size(); i += 97) EXPECT_EQ(x.find(x.prompt_id(i)), i);
+  }
+}
+
+// load_benchmark reads on several threads too: the same benchmark for any number of them (bases
+// with their exact parameters and answers, views with their prompts and expected values, the
+// lookups, the file hashes). The default benchmark's views.jsonl is several of the reader's blocks.
+TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameBenchmark) {
+  const Benchmark a = load_benchmark(bench_dir(), 1);
+  ASSERT_GT(fs::file_size(bench_dir() / "views.jsonl"), std::size_t{2} << 20);
+  for (const std::size_t threads : {std::size_t{0}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+    const Benchmark b = load_benchmark(bench_dir(), threads);
+    ASSERT_EQ(b.bases.size(), a.bases.size()) << threads;
+    for (std::size_t k = 0; k < a.bases.size(); ++k) {
+      const Base &x = a.bases[k], &y = b.bases[k];
+      ASSERT_EQ(y.base_id, x.base_id) << k;
+      ASSERT_EQ(y.template_id, x.template_id) << k;
+      ASSERT_EQ(y.dimension, x.dimension) << k;
+      ASSERT_EQ(y.canonical_unit, x.canonical_unit) << k;
+      ASSERT_EQ(y.params, x.params) << k;
+      ASSERT_EQ(y.answer, x.answer) << k;
+      ASSERT_EQ(y.views, x.views) << k;
+      ASSERT_EQ(b.base_position(x.base_id), k);
+    }
+    ASSERT_EQ(b.views.size(), a.views.size()) << threads;
+    for (std::size_t i = 0; i < a.views.size(); ++i) {
+      const View &x = a.views[i], &y = b.views[i];
+      ASSERT_EQ(y.prompt_id, x.prompt_id) << i;
+      ASSERT_EQ(y.base_id, x.base_id) << i;
+      ASSERT_EQ(y.template_id, x.template_id) << i;
+      ASSERT_EQ(y.view, x.view) << i;
+      ASSERT_EQ(y.family, x.family) << i;
+      ASSERT_EQ(y.prompt, x.prompt) << i;
+      ASSERT_EQ(y.expected, x.expected) << i;
+      ASSERT_EQ(y.answer_unit, x.answer_unit) << i;
+      ASSERT_EQ(b.view_position(x.prompt_id), i);
+    }
+    EXPECT_EQ(b.file_sha256, a.file_sha256);
+    EXPECT_EQ(b.file_sha256.at("views.jsonl"), io::sha256_file(bench_dir() / "views.jsonl"));
+    EXPECT_EQ(b.file_sha256.at("bases.jsonl"), io::sha256_file(bench_dir() / "bases.jsonl"));
+    EXPECT_EQ(b.manifest_json, a.manifest_json);
   }
 }
 
