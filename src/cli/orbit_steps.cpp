@@ -58,7 +58,8 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   orbit::verify_benchmark(*bench);
   if (backend->simulated()) solver = llm::benchmark_solver(bench);  // only the reference system solves
   const orbit::Selection sel = orbit::select(*bench, r.selection);
-  const std::vector<const orbit::View*> chosen = orbit::selected_views(*bench, sel);
+  const orbit::AskedViews asked = orbit::asked_views(*bench, sel);
+  const std::vector<const orbit::View*>& chosen = asked.views;
   auto owned_items = std::make_shared<std::vector<llm::WorkItem>>();
   std::vector<llm::WorkItem>& items = *owned_items;
   if (r.keep_until_exit) {
@@ -83,8 +84,7 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   s.info["benchmark"] = orbit::generator_provenance(*bench);
   io::OrderedJson selection = io::OrderedJson::object();
   selection["benchmark_dir"] = r.bench_dir;
-  const io::OrderedJson recorded = orbit::to_json(sel, *bench);
-  for (const auto& [k, v] : recorded.items()) selection[k] = v;
+  for (const auto& [k, v] : asked.record.items()) selection[k] = v;
   s.info["selection"] = selection;
   for (const auto& [k, v] : r.info.items()) s.info[k] = v;
   if (backend->simulated()) {

@@ -245,6 +245,14 @@ std::vector<const View*> selected_views(const Benchmark& bench, const Selection&
   return choose(bench, s).views;
 }
 
+AskedViews asked_views(const Benchmark& bench, const Selection& s) {
+  Chosen c = choose(bench, s);
+  AskedViews a;
+  a.record = selection_record(s, bench.bases.size(), c.bases.size(), c.views.size());
+  a.views = std::move(c.views);
+  return a;
+}
+
 namespace {
 
 // selection_from_json on what it needs of a benchmark: its distinct view names in order of first

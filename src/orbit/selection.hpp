@@ -88,5 +88,12 @@ struct Selection {
 // The views restrict(bench, s) keeps, in benchmark order, without copying them (`orbit run` asks
 // exactly these prompts).
 [[nodiscard]] std::vector<const View*> selected_views(const Benchmark& bench, const Selection& s);
+// Both selected_views(bench, s) and to_json(s, bench) from one pass over the benchmark (what
+// `orbit run` needs; each of the two alone makes that pass).
+struct AskedViews {
+  std::vector<const View*> views;
+  io::OrderedJson record;
+};
+[[nodiscard]] AskedViews asked_views(const Benchmark& bench, const Selection& s);
 
 }  // namespace numcheck::orbit

@@ -120,6 +120,12 @@ TEST(Selection, RestrictKeepsWholeOrbitsOfTheSelectedViews) {
   for (std::size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i]->prompt_id, r.views[i].prompt_id);
   EXPECT_EQ(selected_views(bench(), select(bench(), SelectionSpec{})).size(),
             restrict(bench(), select(bench(), SelectionSpec{})).views.size());
+  // asked_views gives both in one pass: the same views and the same record.
+  for (const Selection& sel : {s, select(bench(), SelectionSpec{})}) {
+    const AskedViews both = asked_views(bench(), sel);
+    EXPECT_EQ(both.views, selected_views(bench(), sel));
+    EXPECT_EQ(both.record, to_json(sel, bench()));
+  }
   ASSERT_TRUE(r.selection.is_object());
   EXPECT_EQ(r.selection["bases"], 12);
   EXPECT_EQ(r.selection["of_bases"], 3600);
