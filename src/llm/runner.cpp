@@ -660,6 +660,8 @@ class Dispatch {
       // rewrites the same pages of the key index more often).
       writer_->set_batch_size(kWriterBatch);
       present_ = writer_->key_snapshot(kSnapshotEntriesPerRequest * pending_.size());
+      puts_.reserve(std::min(kEarlyWrite, pending_.size()));
+      spare_puts_.reserve(puts_.capacity());
     }
   }
 
@@ -845,10 +847,14 @@ class Dispatch {
   // Called by the thread that shows progress, and by close() after the event loops have ended;
   // never by two threads at once.
   void write_cache() {
+    // The queue is handed over with the empty vector kept from the previous batch, and this one's
+    // is kept in turn: a queue that grew from nothing every batch reallocated and moved its answers
+    // into fresh memory again and again (a quarter of a run's page faults with the cache).
     std::vector<QueuedPut> puts;
     {
       std::lock_guard lock(puts_m_);
       puts.swap(puts_);
+      puts_.swap(spare_puts_);
     }
     for (const auto& r : readers_) {
       std::lock_guard lock(r->m);
@@ -856,6 +862,11 @@ class Dispatch {
     }
     writer_->reserve(puts.size());
     for (auto& p : puts) writer_->put_entry(std::move(p.entry), p.model, identity_line_);
+    puts.clear();
+    {
+      std::lock_guard lock(puts_m_);
+      if (puts.capacity() > spare_puts_.capacity()) spare_puts_.swap(puts);
+    }
     writer_->commit();
   }
 
@@ -957,8 +968,9 @@ class Dispatch {
     ResponseCache::Entry entry;
     std::string model;
   };
-  std::mutex puts_m_;            // puts_
-  std::vector<QueuedPut> puts_;  // answers waiting for write_cache
+  std::mutex puts_m_;                  // puts_, spare_puts_
+  std::vector<QueuedPut> puts_;        // answers waiting for write_cache
+  std::vector<QueuedPut> spare_puts_;  // empty; the capacity write_cache hands puts_ next
   std::atomic<std::uint64_t> next_request_index_;
   std::string reported_model_;
   std::size_t session_no_;

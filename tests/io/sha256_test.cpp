@@ -118,7 +118,7 @@ TEST(Sha256, DigestIsTheHexDigestsBytes) {
 }
 
 // sha256_fd hashes a range of a descriptor (or the rest of the file) as sha256_hex hashes those
-// bytes, across its 1 MiB pieces, leaves the descriptor's position alone, reports a file shorter
+// bytes, across its 256 KiB pieces, leaves the descriptor's position alone, reports a file shorter
 // than the range as EIO, and stops with ECANCELED once `stop` is set (the index cache's check,
 // which nobody may wait for any more); sha256_file is the whole file.
 TEST(Sha256, DescriptorRangesAndCancellation) {
@@ -139,6 +139,8 @@ TEST(Sha256, DescriptorRangesAndCancellation) {
        std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0},
                                                             {0, 1},
                                                             {3, (std::size_t{1} << 20) - 3},
+                                                            {5, (std::size_t{256} << 10) - 5},
+                                                            {(std::size_t{256} << 10) - 1, 2},
                                                             {1, std::size_t{1} << 20},
                                                             {12345, 2100000},
                                                             {0, data.size()},
