@@ -26,6 +26,7 @@ struct Base {
   std::vector<std::pair<std::string, num::Rational>> params;  // in the spec's parameter order
   num::Rational answer;
   std::vector<std::string> views;  // view names in rendering order, "canonical" first
+  bool operator==(const Base&) const = default;
 };
 
 struct View {
@@ -37,6 +38,7 @@ struct View {
   std::string prompt;
   num::Rational expected;
   std::string answer_unit;  // canonical unit the question asks for ("" for dimensionless)
+  bool operator==(const View&) const = default;
 };
 
 struct Benchmark {
