@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
@@ -588,23 +590,41 @@ void AppendFile::close() {
   }
 }
 
-void AppendFile::append_line(std::string_view line) {
+void AppendFile::write_all(std::string_view a, std::string_view b) {
   if (fd_ < 0) fail(ErrorCode::kIo, "append to a closed file");
-  std::string rec;
-  rec.reserve(line.size() + 1);
-  rec.append(line);
-  rec.push_back('\n');
-  std::size_t off = 0;
-  while (off < rec.size()) {
-    const ssize_t n = ::write(fd_, rec.data() + off, rec.size() - off);
+  // a and b in one writev (O_APPEND: the kernel appends them whole, never between another thread's
+  // bytes); what a short write leaves (a signal, a full disk) follows in further calls.
+  const auto piece = [](std::string_view s) {
+    return iovec{const_cast<char*>(s.data()), s.size()};  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  };
+  std::size_t done = 0;
+  const std::size_t total = a.size() + b.size();
+  while (done < total) {
+    std::array<iovec, 2> v{};
+    int n_iov = 1;
+    if (done < a.size()) {
+      v[0] = piece(a.substr(done));
+      v[1] = piece(b);
+      n_iov = b.empty() ? 1 : 2;
+    } else {
+      v[0] = piece(b.substr(done - a.size()));
+    }
+    const ssize_t n = ::writev(fd_, v.data(), n_iov);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail(ErrorCode::kIo, "cannot append to {}: {}", path_.string(), std::strerror(errno));
     }
-    off += static_cast<std::size_t>(n);
+    done += static_cast<std::size_t>(n);
   }
   dirty_.store(true);
   if (durable_) sync();
+}
+
+void AppendFile::append_line(std::string_view line) { write_all(line, "\n"); }
+
+void AppendFile::append_lines(std::string_view lines) {
+  if (lines.empty()) return;
+  write_all(lines, lines.back() == '\n' ? std::string_view() : std::string_view("\n"));
 }
 
 void AppendFile::sync() {

@@ -1,6 +1,7 @@
 #include "llm/cache.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <system_error>
@@ -107,15 +108,23 @@ std::string column_text(sqlite3_stmt* s, int i) {
 std::int64_t ResponseCache::key_prefix(std::string_view key) noexcept {
   // The first 16 hex digits of a key (every key cache_key makes), else the first 8 bytes of the
   // key's SHA-256: stable across machines and versions, since caches keep it.
+  // Each byte's hex digit, 16 for any other byte: one lookup a digit, no branch (every lookup and
+  // every stored answer pays for this).
+  static constexpr auto kDigit = [] {
+    std::array<std::uint8_t, 256> t{};
+    t.fill(16);
+    for (int c = '0'; c <= '9'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::uint8_t>(c - 'a' + 10);
+    return t;
+  }();
   std::uint64_t v = 0;
-  bool hex = key.size() >= 16;
-  for (std::size_t i = 0; hex && i < 16; ++i) {
-    const char c = key[i];
-    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (d < 0) hex = false;
-    v = (v << 4) | static_cast<std::uint64_t>(d < 0 ? 0 : d);
+  unsigned bad = key.size() >= 16 ? 0 : 16;
+  for (std::size_t i = 0; bad == 0 && i < 16; ++i) {
+    const std::uint8_t d = kDigit[static_cast<unsigned char>(key[i])];
+    bad |= d & 16U;
+    v = (v << 4) | (d & 15U);
   }
-  if (!hex) {
+  if (bad != 0) {
     io::Sha256 h;
     h.update(key);
     const auto digest = h.digest();
@@ -209,16 +218,23 @@ fs::path default_cache_path(const fs::path& dir) {
 
 std::string request_hash_from_line(std::string_view body_line) { return io::sha256_hex(body_line); }
 
-std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line) {
+CacheKeyHasher::CacheKeyHasher(std::string_view identity_line) {
   // The dump of {"identity": identity, "request": body} (keys sorted: "identity" < "request"),
-  // hashed in pieces.
-  io::Sha256 h;
-  h.update(R"({"identity":)");
-  h.update(identity_line);
-  h.update(R"(,"request":)");
+  // hashed in pieces: everything before the body here, the body and the closing brace in key().
+  prefix_.update(R"({"identity":)");
+  prefix_.update(identity_line);
+  prefix_.update(R"(,"request":)");
+}
+
+std::string CacheKeyHasher::key(std::string_view body_line) const {
+  io::Sha256 h = prefix_;
   h.update(body_line);
   h.update("}");
   return h.hex_digest();
+}
+
+std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line) {
+  return CacheKeyHasher(identity_line).key(body_line);
 }
 
 std::string cache_key(const io::Json& identity, const io::Json& request_body) {
@@ -403,12 +419,11 @@ ResponseCache::Entry ResponseCache::make_entry(std::string key, std::string requ
   return e;
 }
 
-void ResponseCache::put_entry(Entry entry, const std::string& model, std::string identity_line) {
-  Pending p;
-  p.entry = std::move(entry);
-  p.model = model;
-  p.identity = std::move(identity_line);
-  pending_.push_back(std::move(p));
+void ResponseCache::put_entry(Entry entry, std::string_view model, std::string_view identity_line) {
+  // A batch's entries almost always share one model and identity: each is kept once.
+  if (sources_.empty() || sources_.back().first != model || sources_.back().second != identity_line)
+    sources_.emplace_back(model, identity_line);
+  pending_.push_back(Pending{std::move(entry), sources_.size() - 1});
   if (pending_.size() >= batch_size_) commit();
 }
 
@@ -426,8 +441,8 @@ void ResponseCache::commit() {
         const Reset reset(s);
         sq().bind_int64(s, 1, key_prefix(p.entry.key));
         bind_text_unowned(s, 2, p.entry.key);
-        bind_text_unowned(s, 3, p.model);
-        bind_text_unowned(s, 4, p.identity);
+        bind_text_unowned(s, 3, sources_[p.source].first);
+        bind_text_unowned(s, 4, sources_[p.source].second);
         bind_text_unowned(s, 5, p.entry.completion);
         bind_text_unowned(s, 6, created);
         sq().bind_int64(s, 7, 0);
@@ -449,6 +464,7 @@ void ResponseCache::commit() {
     }
   });
   pending_.clear();
+  sources_.clear();
   hit_keys_.clear();
 }
 

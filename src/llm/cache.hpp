@@ -12,9 +12,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/json.hpp"
+#include "io/sha256.hpp"
 #include "llm/backend.hpp"
 
 struct sqlite3_stmt;
@@ -37,6 +39,17 @@ namespace numcheck::llm {
 // cache_key(identity, body) and request_hash(body) for identity_line = to_line(identity) and
 // body_line = to_line(body).
 [[nodiscard]] std::string cache_key_from_lines(std::string_view identity_line, std::string_view body_line);
+// cache_key_from_lines for many bodies and one identity: the hash of what comes before the body
+// (the same for every request to one server) is made once, and each key goes on from a copy of it.
+class CacheKeyHasher {
+ public:
+  explicit CacheKeyHasher(std::string_view identity_line);
+  [[nodiscard]] std::string key(
+      std::string_view body_line) const;  // cache_key_from_lines(identity_line, body_line)
+
+ private:
+  io::Sha256 prefix_;
+};
 [[nodiscard]] std::string request_hash_from_line(std::string_view body_line);
 
 // The keys of a cache's entries at one moment, so that a run can skip the lookups that cannot hit
@@ -86,7 +99,7 @@ class ResponseCache {
   [[nodiscard]] static Entry make_entry(std::string key, std::string request_sha256,
                                         const Completion& completion);
   // put with the entry made and the identity already serialized (io::to_line(identity)).
-  void put_entry(Entry entry, const std::string& model, std::string identity_line);
+  void put_entry(Entry entry, std::string_view model, std::string_view identity_line);
   // Room for `n` more put_entry calls before the next commit (no reallocation while they come).
   void reserve(std::size_t n) { pending_.reserve(pending_.size() + std::min(n, batch_size_)); }
   void commit();
@@ -119,7 +132,7 @@ class ResponseCache {
  private:
   struct Pending {
     Entry entry;
-    std::string model, identity;
+    std::size_t source = 0;  // its model and identity: sources_[source]
   };
   [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
                                                const std::string& completion);
@@ -142,6 +155,7 @@ class ResponseCache {
   sqlite3_stmt* insert_stmt_ = nullptr;
   sqlite3_stmt* hit_stmt_ = nullptr;
   std::vector<Pending> pending_;
+  std::vector<std::pair<std::string, std::string>> sources_;  // (model, identity line) of pending_
   std::vector<std::string> hit_keys_;
   std::size_t rejected_ = 0;
   std::size_t batch_size_ = 256;

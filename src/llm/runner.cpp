@@ -633,6 +633,12 @@ struct SameErrors {
 
 class Dispatch {
  public:
+  // An answer waiting for the cache's writer (write_cache), with the model it is stored under.
+  struct QueuedPut {
+    ResponseCache::Entry entry;
+    std::string model;
+  };
+
   // `first_reader`: the cache connection opened ahead (run_items), or null to open it here.
   Dispatch(const std::vector<WorkItem>& items, const RunSettings& settings, const Target& target,
            std::vector<std::size_t> pending, const Prior& prior, std::size_t session_no,
@@ -645,6 +651,7 @@ class Dispatch {
         reported_model_(prior.reported_model),
         session_no_(session_no),
         identity_line_(io::to_line(target.server.identity)),
+        key_hasher_(identity_line_),
         bodies_(settings, target.request_model, target.api),
         responses_(paths.responses, false),
         errors_(paths.errors, false),
@@ -711,43 +718,10 @@ class Dispatch {
     return std::nullopt;
   }
 
-  // Records a finished item: the line is formatted and appended outside the locks (one O_APPEND
-  // write per line: concurrent appends never interleave), and the cache entry made outside them;
-  // then the counts under m_, and the entry queued for the cache's writer (write_cache).
-  void finish(const ItemAttempts& s) {
+  // Records an item that failed for good: its line appended to the errors file (one O_APPEND write),
+  // then the counts and the stopping rules under m_.
+  void finish_failed(const ItemAttempts& s) {
     const std::string& ep = target_.endpoint_names[s.endpoint % target_.endpoint_names.size()];
-    if (s.last.status == Attempt::Status::kOk) {
-      responses_.append_line(response_line(s.job, s.last.completion, ep, s.last.latency.count(), s.attempts,
-                                           s.attempt_errors, false, s.completed_at));
-      std::optional<ResponseCache::Entry> entry;
-      if (writer_)
-        entry = ResponseCache::make_entry(s.job.cache_key, s.job.request_sha256, s.last.completion);
-      std::string model;
-      {
-        std::lock_guard lock(m_);
-        ++summary_.answered;
-        same_errors_.disarmed = true;
-        if (reported_model_.empty() && !s.last.completion.model.empty())
-          reported_model_ = s.last.completion.model;
-        if (writer_) model = reported_model_.empty() ? target_.server.model : reported_model_;
-      }
-      if (writer_) {
-        bool due = false;
-        {
-          std::lock_guard lock(puts_m_);
-          puts_.push_back(QueuedPut{std::move(*entry), std::move(model)});
-          due = puts_.size() == kEarlyWrite;
-        }
-        if (due) {
-          {
-            std::lock_guard lock(stop_.m);
-            stop_.write_due = true;
-          }
-          stop_.cv.notify_all();
-        }
-      }
-      return;
-    }
     errors_.append_line(error_line(s, ep));
     std::lock_guard lock(m_);
     ++summary_.failed;
@@ -765,6 +739,56 @@ class Dispatch {
                                            settings_.stop_after_same_errors, s.last.error);
       }
       stop_.set();
+    }
+  }
+
+  // Records the answers one event loop received together (every one answered: EventLoop::take):
+  // their lines appended in one write (AppendFile::append_lines: the same guarantee as a write per
+  // line, every line in the kernel before the loop waits again), their cache entries made outside
+  // the locks and queued under one lock, the counts under one. `lines` and `puts`: the loop's
+  // buffers, kept between calls.
+  void finish_answered(const std::vector<ItemAttempts>& answered, std::string& lines,
+                       std::vector<QueuedPut>& puts) {
+    if (answered.empty()) return;
+    lines.clear();
+    puts.clear();
+    for (const auto& s : answered) {
+      const std::string& ep = target_.endpoint_names[s.endpoint % target_.endpoint_names.size()];
+      append_response_line(lines, s.job, s.last.completion, ep, s.last.latency.count(), s.attempts,
+                           s.attempt_errors, false, s.completed_at);
+      lines.push_back('\n');
+    }
+    responses_.append_lines(lines);
+    if (writer_) {
+      for (const auto& s : answered) {
+        puts.push_back(QueuedPut{
+            ResponseCache::make_entry(s.job.cache_key, s.job.request_sha256, s.last.completion), {}});
+      }
+    }
+    {
+      std::lock_guard lock(m_);
+      summary_.answered += answered.size();
+      same_errors_.disarmed = true;
+      for (std::size_t i = 0; i < answered.size(); ++i) {
+        const Completion& c = answered[i].last.completion;
+        if (reported_model_.empty() && !c.model.empty()) reported_model_ = c.model;
+        if (writer_) puts[i].model = reported_model_.empty() ? target_.server.model : reported_model_;
+      }
+    }
+    if (!writer_) return;
+    bool due = false;
+    {
+      std::lock_guard lock(puts_m_);
+      const std::size_t before = puts_.size();
+      for (auto& p : puts) puts_.push_back(std::move(p));
+      due = before < kEarlyWrite && puts_.size() >= kEarlyWrite;
+    }
+    if (due) {
+      {
+        std::lock_guard lock(stop_.m);
+        stop_.write_due = true;
+      }
+      stop_.cv.notify_all();
     }
   }
 
@@ -841,7 +865,7 @@ class Dispatch {
   }
 
  private:
-  // Writes the answers queued by finish() and the hits counted by next_job() in one transaction (at
+  // Writes the answers queued by finish_answered() and the hits counted by next_job() in one transaction (at
   // most kWriterBatch answers each: ResponseCache::put_entry) on the writer's own connection, holding
   // no lock the event loops need: lookups (WAL readers) and new answers go on while it commits.
   // Called by the thread that shows progress, and by close() after the event loops have ended;
@@ -879,7 +903,7 @@ class Dispatch {
     job.request.sampling = item.sampling.apply(settings_.sampling);
     bodies_.append(job.request.body, item);
     if (writer_) {
-      job.cache_key = cache_key_from_lines(identity_line_, job.request.body);
+      job.cache_key = key_hasher_.key(job.request.body);
       job.request_sha256 = request_hash_from_line(job.request.body);
     }
     return job;
@@ -906,9 +930,18 @@ class Dispatch {
   std::string response_line(const Job& job, const Completion& c, const std::string& endpoint,
                             std::int64_t latency_ms, int attempts, const io::OrderedJson& attempt_errors,
                             bool cached, const std::string& completed_at) const {
-    using namespace io::literals;
     std::string line;
     line.reserve(job.request.body.size() + c.content.size() + 640);
+    append_response_line(line, job, c, endpoint, latency_ms, attempts, attempt_errors, cached, completed_at);
+    return line;
+  }
+
+  // response_line's bytes appended to `line` (without a "\n").
+  void append_response_line(std::string& line, const Job& job, const Completion& c,
+                            const std::string& endpoint, std::int64_t latency_ms, int attempts,
+                            const io::OrderedJson& attempt_errors, bool cached,
+                            const std::string& completed_at) const {
+    using namespace io::literals;
     io::JsonWriter w(line);
     begin_record(w, job, cached ? nullptr : &endpoint);
     w.key("response"_key).value(c.content);
@@ -927,7 +960,6 @@ class Dispatch {
     w.key("completed_at"_key).value(completed_at);
     w.key("session"_key).value(static_cast<std::uint64_t>(session_no_));
     w.end_object();
-    return line;
   }
 
   std::string error_line(const ItemAttempts& s, const std::string& endpoint) const {
@@ -964,10 +996,6 @@ class Dispatch {
     std::unique_ptr<ResponseCache> cache;
     std::size_t refused = 0;  // cached answers check_answer refused
   };
-  struct QueuedPut {
-    ResponseCache::Entry entry;
-    std::string model;
-  };
   std::mutex puts_m_;                  // puts_, spare_puts_
   std::vector<QueuedPut> puts_;        // answers waiting for write_cache
   std::vector<QueuedPut> spare_puts_;  // empty; the capacity write_cache hands puts_ next
@@ -975,6 +1003,7 @@ class Dispatch {
   std::string reported_model_;
   std::size_t session_no_;
   std::string identity_line_;  // the server identity's JSON line: part of every cache key
+  CacheKeyHasher key_hasher_;  // the keys' hash up to the request body (after identity_line_)
   RequestBodies bodies_;
   io::AppendFile responses_, errors_;
   std::vector<std::unique_ptr<Reader>> readers_;  // lookups, one per event loop (none: no cache)
@@ -1113,7 +1142,7 @@ class EventLoop {
       if (it->second.last.status == Attempt::Status::kOk) {
         answered.push_back(std::move(it->second));
       } else {
-        d_.finish(it->second);
+        d_.finish_failed(it->second);
       }
       items_.erase(it);
     }
@@ -1127,10 +1156,10 @@ class EventLoop {
       if (!d_.stop().is_set()) fill();
       session_.send_started();
     } catch (...) {
-      for (const auto& s : answered) d_.finish(s);
+      d_.finish_answered(answered, lines_, puts_);
       throw;
     }
-    for (const auto& s : answered) d_.finish(s);
+    d_.finish_answered(answered, lines_, puts_);
   }
 
   Dispatch& d_;
@@ -1142,6 +1171,8 @@ class EventLoop {
   std::vector<std::pair<std::uint64_t, Attempt>> failed_starts_;
   std::uint64_t next_tag_ = 0;
   bool exhausted_ = false;
+  std::string lines_;                      // the answers' lines (finish_answered), kept between calls
+  std::vector<Dispatch::QueuedPut> puts_;  // their cache entries (finish_answered), kept between calls
   std::optional<Job> ahead_;        // the next item's job, made while every slot was busy (prepare_ahead)
   std::exception_ptr ahead_error_;  // what making it threw, for fill() to throw
 };

@@ -7,6 +7,8 @@
 #include <csignal>
 
 #include <filesystem>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -215,6 +217,67 @@ TEST(Files, TornTailIsRepairedAndLinesAreNumbered) {
   EXPECT_EQ(repair_torn_tail(f), 12u);
   EXPECT_EQ(repair_torn_tail(f), 0u);
   EXPECT_EQ(read_file(f), "{\"a\":1}\n{\"a\":2}\n");
+}
+
+// Several answers that arrived together are appended in one write: each batch lands whole, in its
+// order, and never between another thread's lines; a last line without its "\n" gets one, and an
+// empty batch writes nothing.
+TEST(AppendFile, BatchesOfLinesLandWholeAndNeverInterleave) {
+  const fs::path d = temp_dir("batches");
+  const fs::path f = d / "r.jsonl";
+  constexpr int kThreads = 4, kBatches = 300;
+  {
+    AppendFile a(f, false);
+    std::vector<std::thread> threads;
+    threads.reserve(kThreads);
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&a, t] {
+        std::string lines;
+        for (int b = 0; b < kBatches; ++b) {
+          lines.clear();
+          const int n = 1 + (b * 7 + t) % 9;  // 1 to 9 lines, some long enough to span pages
+          for (int i = 0; i < n; ++i) {
+            lines += fmt::format(R"({{"t":{},"b":{},"i":{},"n":{},"pad":"{}"}})", t, b, i, n,
+                                 std::string(static_cast<std::size_t>((b % 5) * 900), 'x'));
+            lines.push_back('\n');
+          }
+          a.append_lines(lines);
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    a.append_lines("");
+    a.append_lines(R"({"t":9,"b":0,"i":0,"n":1,"pad":""})");  // no "\n": one is added
+    a.append_line(R"({"t":9,"b":1,"i":0,"n":1,"pad":""})");
+  }
+  std::vector<int> next_batch(kThreads + 1, 0);
+  int t = -1, b = -1, expect_i = 0, n = 0;
+  std::size_t lines = 0;
+  for_each_line(f, [&](const Line& l) {
+    ASSERT_TRUE(l.terminated) << l.number;
+    const Json j = Json::parse(l.text);
+    ++lines;
+    if (expect_i == n) {  // a batch starts: its thread's next one
+      t = j["t"].get<int>();
+      b = j["b"].get<int>();
+      n = j["n"].get<int>();
+      expect_i = 0;
+      const int slot = t == 9 ? kThreads : t;
+      EXPECT_EQ(b, next_batch[static_cast<std::size_t>(slot)]) << "line " << l.number;
+      ++next_batch[static_cast<std::size_t>(slot)];
+    }
+    EXPECT_EQ(j["t"].get<int>(), t) << "line " << l.number << ": another thread's line inside a batch";
+    EXPECT_EQ(j["b"].get<int>(), b) << "line " << l.number;
+    EXPECT_EQ(j["i"].get<int>(), expect_i) << "line " << l.number;
+    ++expect_i;
+  });
+  EXPECT_EQ(expect_i, n);
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(next_batch[static_cast<std::size_t>(i)], kBatches) << i;
+  EXPECT_EQ(next_batch[kThreads], 2);
+  std::size_t want = 2;
+  for (int th = 0; th < kThreads; ++th)
+    for (int bb = 0; bb < kBatches; ++bb) want += static_cast<std::size_t>(1 + (bb * 7 + th) % 9);
+  EXPECT_EQ(lines, want);
 }
 
 TEST(Json, ErrorsNameTheLine) {

@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json_writer.hpp"
+#include "io/sha256.hpp"
 #include "llm/cache.hpp"
 #include "llm/http_backend.hpp"
 #include "llm/preflight.hpp"
@@ -708,6 +709,66 @@ TEST(CacheKeys, FromLinesEqualFromValues) {
             cache_key_from_lines(io::to_line(io::Json{{"model", "n"}}), io::to_line(bodies[1])));
 }
 
+// The runner hashes the part of every key before the request body once (CacheKeyHasher) and goes on
+// from a copy of it for each body: the same keys as cache_key for identities of every length (the
+// part before the body ending at every place in a 64-byte block), one hasher used again and again.
+TEST(CacheKeys, OneHasherForManyBodiesGivesTheSameKeys) {
+  std::vector<io::Json> bodies;
+  bodies.reserve(6);
+  for (int i = 0; i < 6; ++i) {
+    bodies.push_back(
+        {{"model", "m"},
+         {"messages", {{{"role", "user"}, {"content", std::string(static_cast<std::size_t>(i * 29), 'q')}}}},
+         {"seed", i}});
+  }
+  for (std::size_t len = 0; len < 140; ++len) {
+    const io::Json identity = {{"model", std::string(len, 'm')}, {"build", nullptr}};
+    const CacheKeyHasher hasher(io::to_line(identity));
+    for (int round = 0; round < 2; ++round) {
+      for (const auto& body : bodies) {
+        ASSERT_EQ(hasher.key(io::to_line(body)), cache_key(identity, body)) << "identity of " << len;
+      }
+    }
+  }
+}
+
+// key_prefix reads a key's first 16 hex digits through a table: the same as reading them one by
+// one, and the SHA-256 fallback for anything else (a capital letter, a byte next to a digit range,
+// a short key), on keys made to put every kind of byte at every place.
+TEST(CacheKeys, PrefixMatchesADigitByDigitReading) {
+  const auto reference = [](std::string_view key) {
+    std::uint64_t v = 0;
+    bool hex = key.size() >= 16;
+    for (std::size_t i = 0; hex && i < 16; ++i) {
+      const char c = key[i];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) hex = false;
+      v = (v << 4) | static_cast<std::uint64_t>(d < 0 ? 0 : d);
+    }
+    if (!hex) {
+      io::Sha256 h;
+      h.update(key);
+      const auto digest = h.digest();
+      v = 0;
+      for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | digest[i];
+    }
+    return static_cast<std::int64_t>(v);
+  };
+  const std::string odd = std::string("/:@`gAFGz\x00\x7f\x80\xff", 13);
+  const std::string hex = "0123456789abcdef";
+  for (std::size_t pos = 0; pos < 17; ++pos) {
+    for (const char c : odd + hex) {
+      std::string key = "fedcba9876543210" + std::string(48, '7');
+      if (pos < 16) key[pos] = c;
+      ASSERT_EQ(ResponseCache::key_prefix(key), reference(key)) << pos << " " << static_cast<int>(c);
+    }
+  }
+  for (std::size_t len = 0; len < 20; ++len) {
+    const std::string key = std::string("0123456789abcdef0123").substr(0, len);
+    EXPECT_EQ(ResponseCache::key_prefix(key), reference(key)) << len;
+  }
+}
+
 // Prepared statements are reused across gets, puts and commits: many rounds on one object stay
 // consistent (every entry readable, hits counted, a wrong request hash still refused).
 TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
@@ -961,6 +1022,40 @@ TEST_F(RunnerTest, AnOldCacheOpenedByManyAtOnceIsMovedOnce) {
   }
   EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM entries"), kEntries);
   EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+}
+
+// One commit may hold answers stored under different models and server identities (a server that
+// changed its reported model mid-run): each row keeps its own, and each is served back.
+TEST_F(RunnerTest, OneCommitKeepsEachEntrysModelAndIdentity) {
+  const fs::path path = dir_ / "sources" / "responses.sqlite3";
+  const std::vector<std::pair<std::string, std::string>> sources = {{"m1", R"({"model":"m1"})"},
+                                                                    {"m1", R"({"model":"m1"})"},
+                                                                    {"m2", R"({"model":"m1"})"},
+                                                                    {"m2", R"({"build":"b","model":"m2"})"},
+                                                                    {"m1", R"({"model":"m1"})"}};
+  {
+    ResponseCache cache(path);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      Completion c;
+      c.content = fmt::format("answer {}", i);
+      const std::string key = io::sha256_hex(fmt::format("key {}", i));
+      cache.put_entry(ResponseCache::make_entry(key, fmt::format("r{}", i), c), sources[i].first,
+                      sources[i].second);
+    }
+    cache.commit();
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const auto hit = cache.get(io::sha256_hex(fmt::format("key {}", i)), fmt::format("r{}", i));
+      ASSERT_TRUE(hit.has_value()) << i;
+      EXPECT_EQ(hit->content, fmt::format("answer {}", i));
+    }
+  }
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string q = fmt::format(
+        "SELECT COUNT(*) FROM entries WHERE completion LIKE '%answer {}%' AND model = '{}' AND identity = "
+        "'{}'",
+        i, sources[i].first, sources[i].second);
+    EXPECT_EQ(sql_count(path, q.c_str()), 1) << i;
+  }
 }
 
 // Entries are found by their key's first 64 bits; two keys that share them are told apart by the
