@@ -1,14 +1,17 @@
 // bench_cache: what the response cache costs a run per request. A lookup that misses and one that
 // hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
 // key); storing answers in commits of 256 and of 16,384 (per answer), and 172,000 answers in commits
-// of 2,048 into a cache that grows with them. The runner reads the keys
-// first when the cache holds at most kSnapshotEntriesPerRequest (16) entries per request to make, and
+// of 2,048 into a cache that grows with them; the hashing every entry needs before it is stored,
+// and, for scale, the same entries appended to a plain file (the floor of any store). The runner reads the
+// keys first when the cache holds at most kSnapshotEntriesPerRequest (16) entries per request to make, and
 // its writer commits once per progress tick: these figures are why (docs/runner.md).
 //
 //   build/release/bench/bench_cache
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -151,6 +154,90 @@ void BM_CachePutMany(benchmark::State& state) {
   put_answers(state, static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
 }
 BENCHMARK(BM_CachePutMany)->Args({172000, 2048})->Iterations(3)->Unit(benchmark::kMillisecond);
+
+// The work a cache entry needs before any storage, per answer, as the runner does it: the key (the
+// identity's part hashed once, CacheKeyHasher), the request hash, and the entry (the completion's
+// line and the check over key, request hash and completion): three SHA-256s over about 1.3 KB.
+// Any cache keyed and checked this way pays it, whatever stores the entries.
+void BM_CacheEntryWork(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<std::string> bodies;
+  bodies.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) bodies.push_back(io::to_line(body(i)));
+  const llm::Completion c = completion();
+  const llm::CacheKeyHasher hasher(io::to_line(identity()));
+  for (auto _ : state) {
+    for (const auto& b : bodies) {
+      auto e = llm::ResponseCache::make_entry(hasher.key(b), llm::request_hash_from_line(b), c);
+      benchmark::DoNotOptimize(e);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_CacheEntryWork)->Arg(8600)->Unit(benchmark::kMillisecond);
+
+// For scale: the floor of any durable store of the same entries, without SQLite. Each entry's
+// bytes (key, request hash, check, model, identity, completion, creation time: about 560) appended
+// to a plain file in a fresh folder, one write(2) per 2,048 entries (the runner's early writes),
+// with an in-memory index of (key prefix, offset) pairs sorted at the end. Not a cache (no lookup
+// structure on disk, no sharing between processes, no crash recovery): what one would save at most
+// by replacing SQLite (docs/performance.md, sixteenth round).
+void BM_CacheAppendFloor(benchmark::State& state) {
+  const auto answers = static_cast<std::size_t>(state.range(0));
+  std::vector<llm::ResponseCache::Entry> entries;
+  entries.reserve(answers);
+  const llm::Completion c = completion();
+  for (std::size_t i = 0; i < answers; ++i) {
+    const io::Json b = body(i);
+    entries.push_back(llm::ResponseCache::make_entry(llm::cache_key(identity(), b), llm::request_hash(b), c));
+  }
+  const std::string identity_line = io::to_line(identity());
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Folder folder("floor");
+    fs::create_directories(folder.dir);
+    const int fd =
+        ::open((folder.dir / "entries.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      state.SkipWithError("cannot create the log");
+      break;
+    }
+    state.ResumeTiming();
+    std::vector<std::pair<std::int64_t, std::uint64_t>> index;
+    index.reserve(answers);
+    std::string buf;
+    std::uint64_t offset = 0;
+    const auto flush = [&] {
+      if (::write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+        state.SkipWithError("short write");
+      offset += buf.size();
+      buf.clear();
+    };
+    for (std::size_t i = 0; i < answers; ++i) {
+      const auto& e = entries[i];
+      index.emplace_back(llm::ResponseCache::key_prefix(e.key), offset + buf.size());
+      buf += e.key;
+      buf += '\t';
+      buf += e.request_sha256;
+      buf += '\t';
+      buf += e.check;
+      buf += "\tcanned\t";
+      buf += identity_line;
+      buf += '\t';
+      buf += e.completion;
+      buf += "\t2026-12-03T00:00:00Z\n";
+      if ((i + 1) % 2048 == 0) flush();
+    }
+    flush();
+    std::sort(index.begin(), index.end());
+    benchmark::DoNotOptimize(index);
+    state.PauseTiming();
+    ::close(fd);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(answers));
+}
+BENCHMARK(BM_CacheAppendFloor)->Arg(8600)->Arg(172000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

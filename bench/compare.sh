@@ -20,7 +20,9 @@
 #                  rate between its first request and its last answer (the records' own times), in
 #                  parentheses: the whole-process figure less the command's start and finish. And a
 #                  long run at concurrency 16 and 64: 20 copies of the default benchmark (172,000
-#                  prompts, about wrk's 5 s), whole process, against the same wrk rates.
+#                  prompts, about wrk's 5 s), whole process, against the same wrk rates. At
+#                  concurrency 16 and 64 the same runs again with --no-cache (interleaved with the
+#                  cached ones): the runner without the response cache's storing of every answer.
 #   orbit generate and `numcheck --version` vs a C++ hello world (hyperfine).
 # Prints the issue's table with the new figures. Work files go to $WORK (default /tmp/numcheck-compare).
 set -euo pipefail
@@ -178,29 +180,24 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
-  # timed_run BENCH NAME C: one run of BENCH into $work/runs/NAME at concurrency C, with a fresh run
-  # folder and cache; prints its whole-process rate (prompts a second). A failed run would time only
-  # its failure: the script stops instead of printing a rate.
+  # timed_run BENCH NAME C [OPTION...]: one run of BENCH into $work/runs/NAME at concurrency C, with
+  # a fresh run folder and cache, and the options given; prints its whole-process rate (prompts a
+  # second). A failed run would time only its failure: the script stops instead of printing a rate.
   timed_run() {
     local n start end
     n=$(wc -l <"$1/views.jsonl")
     rm -rf "$work/runs/$2" "$work/runs/cache-$2"
     start=$(date +%s.%N)
     "$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned \
-      --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none >"$work/runs/$2.log" 2>&1 ||
+      --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none "${@:4}" >"$work/runs/$2.log" 2>&1 ||
       { echo "compare: orbit run $2 (concurrency $3) failed:" >&2; cat "$work/runs/$2.log" >&2; exit 1; }
     end=$(date +%s.%N)
     awk -v n="$n" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}'
   }
-  declare -A wrk_rate
-  for c in 1 16 64; do
-    # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
-    wholes=() steadies=()
-    for ((r = 0; r < runs; r++)); do
-      wholes+=("$(timed_run "$work/small" "c$c" "$c")")
-      # The same run between its first request and its last answer, from the records' own times
-      # (started_at, completed_at; milliseconds): the rate without the command's start and finish.
-      steadies+=("$("$py" - "$work/runs/c$c/responses.jsonl" <<'EOF'
+  # steady_rate NAME: the rate of run NAME between its first request and its last answer, from the
+  # records' own times (started_at, completed_at; milliseconds): without the command's start and finish.
+  steady_rate() {
+    "$py" - "$work/runs/$1/responses.jsonl" <<'EOF'
 import datetime, json, sys
 t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 first, last, n = float("inf"), 0.0, 0
@@ -209,13 +206,30 @@ for line in open(sys.argv[1]):
     first, last, n = min(first, t(r["started_at"])), max(last, t(r["completed_at"])), n + 1
 print(f"{n / max(last - first, 1e-3):.0f}")
 EOF
-)")
+  }
+  declare -A wrk_rate
+  for c in 1 16 64; do
+    # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
+    # At 16 and 64 each run is followed by one with --no-cache.
+    wholes=() steadies=() nc_wholes=() nc_steadies=()
+    for ((r = 0; r < runs; r++)); do
+      wholes+=("$(timed_run "$work/small" "c$c" "$c")")
+      steadies+=("$(steady_rate "c$c")")
+      if ((c > 1)); then
+        nc_wholes+=("$(timed_run "$work/small" "nc$c" "$c" --no-cache)")
+        nc_steadies+=("$(steady_rate "nc$c")")
+      fi
     done
     ours=$(printf '%s\n' "${wholes[@]}" | median)
     steady=$(printf '%s\n' "${steadies[@]}" | median)
     theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
       awk '/Requests\/sec/ {printf "%.0f", $2}')
     rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
+    if ((c > 1)); then
+      ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
+      steady=$(printf '%s\n' "${nc_steadies[@]}" | median)
+      rows+=("| \`orbit run --no-cache\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
+    fi
     wrk_rate[$c]=$theirs
   done
   # A long run: 20 copies of the default benchmark (172,000 prompts, about as long as wrk's 5 s), so
@@ -227,10 +241,15 @@ EOF
   }
   long=$(wc -l <"$work/long/views.jsonl")
   for c in 16 64; do
-    wholes=()
-    for ((r = 0; r < runs; r++)); do wholes+=("$(timed_run "$work/long" "long$c" "$c")"); done
+    wholes=() nc_wholes=()
+    for ((r = 0; r < runs; r++)); do
+      wholes+=("$(timed_run "$work/long" "long$c" "$c")")
+      nc_wholes+=("$(timed_run "$work/long" "longnc$c" "$c" --no-cache)")
+    done
     ours=$(printf '%s\n' "${wholes[@]}" | median)
     rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
+    ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
+    rows+=("| \`orbit run --no-cache\`, concurrency $c, $long prompts | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
   done
 fi
 
