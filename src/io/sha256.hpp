@@ -19,7 +19,7 @@ namespace numcheck::io {
 // Streams the file; throws Error (kIo) when it cannot be read.
 [[nodiscard]] std::string sha256_file(const std::filesystem::path& path);
 // The same over a descriptor, from `offset`: `size` bytes, or to the end of the file when nullopt
-// (pread, in 1 MiB pieces, so the descriptor's position is left alone). 0 with the hex in `out`,
+// (pread, in 256 KiB pieces, so the descriptor's position is left alone). 0 with the hex in `out`,
 // or an errno: EIO for a file shorter than `size`, ECANCELED when `stop` was set before the end
 // (checked between pieces: a hash nobody waits for any more ends early).
 [[nodiscard]] int sha256_fd(int fd, std::uint64_t offset, std::optional<std::uint64_t> size, std::string& out,
