@@ -118,15 +118,21 @@ void BM_CacheKeySnapshot(benchmark::State& state) {
 }
 BENCHMARK(BM_CacheKeySnapshot)->Arg(8600)->Arg(100000)->Unit(benchmark::kMillisecond);
 
-// Storing `answers` answers into a fresh cache in commits of `batch`; items = answers.
-void put_answers(benchmark::State& state, std::size_t answers, std::size_t batch) {
+// The entries of answers 0 .. n-1, made as the runner makes them.
+std::vector<llm::ResponseCache::Entry> make_entries(std::size_t n) {
   std::vector<llm::ResponseCache::Entry> entries;
-  entries.reserve(answers);
+  entries.reserve(n);
   const llm::Completion c = completion();
-  for (std::size_t i = 0; i < answers; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     const io::Json b = body(i);
     entries.push_back(llm::ResponseCache::make_entry(llm::cache_key(identity(), b), llm::request_hash(b), c));
   }
+  return entries;
+}
+
+// Storing `answers` answers into a fresh cache in commits of `batch`; items = answers.
+void put_answers(benchmark::State& state, std::size_t answers, std::size_t batch) {
+  const std::vector<llm::ResponseCache::Entry> entries = make_entries(answers);
   const std::string identity_line = io::to_line(identity());
   for (auto _ : state) {
     state.PauseTiming();
@@ -184,13 +190,7 @@ BENCHMARK(BM_CacheEntryWork)->Arg(8600)->Unit(benchmark::kMillisecond);
 // by replacing SQLite (docs/performance.md, sixteenth round).
 void BM_CacheAppendFloor(benchmark::State& state) {
   const auto answers = static_cast<std::size_t>(state.range(0));
-  std::vector<llm::ResponseCache::Entry> entries;
-  entries.reserve(answers);
-  const llm::Completion c = completion();
-  for (std::size_t i = 0; i < answers; ++i) {
-    const io::Json b = body(i);
-    entries.push_back(llm::ResponseCache::make_entry(llm::cache_key(identity(), b), llm::request_hash(b), c));
-  }
+  const std::vector<llm::ResponseCache::Entry> entries = make_entries(answers);
   const std::string identity_line = io::to_line(identity());
   for (auto _ : state) {
     state.PauseTiming();

@@ -736,23 +736,21 @@ TEST(CacheKeys, OneHasherForManyBodiesGivesTheSameKeys) {
 // one, and the SHA-256 fallback for anything else (a capital letter, a byte next to a digit range,
 // a short key), on keys made to put every kind of byte at every place.
 TEST(CacheKeys, PrefixMatchesADigitByDigitReading) {
+  // A key's first 16 characters read as hex when they all are lowercase hex digits, else the first
+  // 16 hex digits of its SHA-256 (its first 8 bytes).
   const auto reference = [](std::string_view key) {
-    std::uint64_t v = 0;
-    bool hex = key.size() >= 16;
-    for (std::size_t i = 0; hex && i < 16; ++i) {
-      const char c = key[i];
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) hex = false;
-      v = (v << 4) | static_cast<std::uint64_t>(d < 0 ? 0 : d);
-    }
-    if (!hex) {
-      io::Sha256 h;
-      h.update(key);
-      const auto digest = h.digest();
-      v = 0;
-      for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | digest[i];
-    }
-    return static_cast<std::int64_t>(v);
+    const auto read = [](std::string_view digits) {
+      std::uint64_t v = 0;
+      for (const char c : digits) {
+        if (std::string_view("0123456789abcdef").find(c) == std::string_view::npos)
+          return std::optional<std::uint64_t>();
+        v = v * 16 + static_cast<std::uint64_t>(std::string_view("0123456789abcdef").find(c));
+      }
+      return std::optional<std::uint64_t>(v);
+    };
+    const auto direct = key.size() >= 16 ? read(key.substr(0, 16)) : std::nullopt;
+    return static_cast<std::int64_t>(direct ? *direct
+                                            : *read(std::string_view(io::sha256_hex(key)).substr(0, 16)));
   };
   const std::string odd = std::string("/:@`gAFGz\x00\x7f\x80\xff", 13);
   const std::string hex = "0123456789abcdef";
