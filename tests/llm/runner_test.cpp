@@ -740,11 +740,12 @@ TEST(CacheKeys, PrefixMatchesADigitByDigitReading) {
   // 16 hex digits of its SHA-256 (its first 8 bytes).
   const auto reference = [](std::string_view key) {
     const auto read = [](std::string_view digits) {
+      constexpr std::string_view kHex = "0123456789abcdef";
       std::uint64_t v = 0;
       for (const char c : digits) {
-        if (std::string_view("0123456789abcdef").find(c) == std::string_view::npos)
-          return std::optional<std::uint64_t>();
-        v = v * 16 + static_cast<std::uint64_t>(std::string_view("0123456789abcdef").find(c));
+        const std::size_t d = kHex.find(c);
+        if (d == std::string_view::npos) return std::optional<std::uint64_t>();
+        v = v * 16 + d;
       }
       return std::optional<std::uint64_t>(v);
     };
