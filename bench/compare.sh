@@ -23,6 +23,11 @@
 #                  prompts, about wrk's 5 s), whole process, against the same wrk rates. At
 #                  concurrency 16 and 64 the same runs again with --no-cache (interleaved with the
 #                  cached ones): the runner without the response cache's storing of every answer.
+#                  Then the CPU budget of those runs: the CPU time a request costs numcheck (user +
+#                  system, /usr/bin/time) and nginx's worker (/proc), against wrk's and nginx's under
+#                  wrk, and the rate the machine's cores allow numcheck at that cost (cores / the CPU a
+#                  request costs client and server together), as a fraction of wrk's rate: where that
+#                  bound is below 0.8, the gap is the CPU numcheck spends on a request, not waiting.
 #   orbit generate and `numcheck --version` vs a C++ hello world (hyperfine).
 # Prints the issue's table with the new figures. Work files go to $WORK (default /tmp/numcheck-compare).
 set -euo pipefail
@@ -180,19 +185,38 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
+  # nginx's one worker process (the master's child), whose CPU time the budget rows count.
+  nginx_worker=$(awk -v m="$(cat "$ndir/nginx.pid")" '$2 == "(nginx)" && $4 == m {print $1; exit}' /proc/[0-9]*/stat 2>/dev/null)
+  [[ -n "$nginx_worker" ]] || { echo "compare: cannot find nginx's worker process" >&2; exit 1; }
+  tck=$(getconf CLK_TCK)
+  # nginx_cpu: the worker's CPU time so far (user + system), in seconds.
+  nginx_cpu() { awk -v t="$tck" '{printf "%.2f", ($14 + $15) / t}' "/proc/$nginx_worker/stat"; }
   # timed_run BENCH NAME C [OPTION...]: one run of BENCH into $work/runs/NAME at concurrency C, with
   # a fresh run folder and cache, and the options given; prints its whole-process rate (prompts a
-  # second). A failed run would time only its failure: the script stops instead of printing a rate.
+  # second). Leaves in $work/runs/NAME.cpu the CPU microseconds a prompt cost numcheck (user +
+  # system) and nginx's worker. A failed run would time only its failure: the script stops instead
+  # of printing a rate.
   timed_run() {
-    local n start end
+    local n start end n0 n1
     n=$(wc -l <"$1/views.jsonl")
     rm -rf "$work/runs/$2" "$work/runs/cache-$2"
+    n0=$(nginx_cpu)
     start=$(date +%s.%N)
-    "$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned \
+    /usr/bin/time -f "%U %S" -o "$work/runs/$2.time" \
+      "$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned \
       --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none "${@:4}" >"$work/runs/$2.log" 2>&1 ||
       { echo "compare: orbit run $2 (concurrency $3) failed:" >&2; cat "$work/runs/$2.log" >&2; exit 1; }
     end=$(date +%s.%N)
+    n1=$(nginx_cpu)
+    awk -v n="$n" -v a="$n0" -v b="$n1" '{printf "%.2f %.2f\n", ($1 + $2) * 1e6 / n, (b - a) * 1e6 / n}' \
+      "$work/runs/$2.time" >"$work/runs/$2.cpu"
     awk -v n="$n" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}'
+  }
+  # us_median NAME...: the medians of the two columns of $work/runs/NAME.cpu over the given runs.
+  us_median() {
+    local f
+    echo "$(for f in "$@"; do cut -d' ' -f1 "$work/runs/$f.cpu"; done | median)" \
+      "$(for f in "$@"; do cut -d' ' -f2 "$work/runs/$f.cpu"; done | median)"
   }
   # steady_rate NAME: the rate of run NAME between its first request and its last answer, from the
   # records' own times (started_at, completed_at; milliseconds): without the command's start and finish.
@@ -207,7 +231,7 @@ for line in open(sys.argv[1]):
 print(f"{n / max(last - first, 1e-3):.0f}")
 EOF
   }
-  declare -A wrk_rate
+  declare -A wrk_rate wrk_us nginx_wrk_us
   for c in 1 16 64; do
     # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
     # At 16 and 64 each run is followed by one with --no-cache.
@@ -222,8 +246,15 @@ EOF
     done
     ours=$(printf '%s\n' "${wholes[@]}" | median)
     steady=$(printf '%s\n' "${steadies[@]}" | median)
-    theirs=$(wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" |
-      awk '/Requests\/sec/ {printf "%.0f", $2}')
+    n0=$(nginx_cpu)
+    /usr/bin/time -f "%U %S" -o "$work/wrk.time" \
+      wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" >"$work/wrk.out"
+    n1=$(nginx_cpu)
+    theirs=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$work/wrk.out")
+    # wrk's and nginx's CPU microseconds a request ("N requests in 5.00s").
+    wn=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+    wrk_us[$c]=$(awk -v n="$wn" '{printf "%.2f", ($1 + $2) * 1e6 / n}' "$work/wrk.time")
+    nginx_wrk_us[$c]=$(awk -v n="$wn" -v a="$n0" -v b="$n1" 'BEGIN {printf "%.2f", (b - a) * 1e6 / n}')
     rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
     if ((c > 1)); then
       ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
@@ -240,16 +271,37 @@ EOF
     "$cli" orbit generate --spec "$work/spec20.json" --out "$work/long" >/dev/null
   }
   long=$(wc -l <"$work/long/views.jsonl")
+  # budget_rows C: the CPU budget row of the long runs at concurrency C. numcheck's and nginx's CPU
+  # microseconds a prompt (medians of the runs), wrk's and nginx's under wrk; then the most the
+  # machine's cores allow numcheck at that cost, cores * 1e6 / (numcheck + nginx) requests a second,
+  # as a fraction of wrk's rate, and the CPU a request may cost numcheck for 0.8 of wrk.
+  budget_rows() {
+    local c=$1 names=() nc_names=() cu nu ncu nnu cores
+    for ((r = 0; r < runs; r++)); do names+=("long$c-$r"); nc_names+=("longnc$c-$r"); done
+    read -r cu nu < <(us_median "${names[@]}")
+    read -r ncu nnu < <(us_median "${nc_names[@]}")
+    cores=$(nproc)
+    local bound nc_bound allowed
+    bound=$(awk -v k="$cores" -v a="$cu" -v b="$nu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
+    nc_bound=$(awk -v k="$cores" -v a="$ncu" -v b="$nnu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
+    allowed=$(awk -v k="$cores" -v b="$nu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.1f", k * 1e6 / (0.8 * w) - b}')
+    rows+=("| CPU a request, concurrency $c, $long prompts ($cores cores) | numcheck $cu us + nginx $nu us (\`--no-cache\`: $ncu + $nnu us) | wrk ${wrk_us[$c]} us + nginx ${nginx_wrk_us[$c]} us | cores allow $bound (\`--no-cache\`: $nc_bound); 0.8 needs numcheck <= $allowed us |")
+  }
   for c in 16 64; do
     wholes=() nc_wholes=()
     for ((r = 0; r < runs; r++)); do
       wholes+=("$(timed_run "$work/long" "long$c" "$c")")
+      cp "$work/runs/long$c.cpu" "$work/runs/long$c-$r.cpu"
       nc_wholes+=("$(timed_run "$work/long" "longnc$c" "$c" --no-cache)")
+      cp "$work/runs/longnc$c.cpu" "$work/runs/longnc$c-$r.cpu"
     done
     ours=$(printf '%s\n' "${wholes[@]}" | median)
     rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
     ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
     rows+=("| \`orbit run --no-cache\`, concurrency $c, $long prompts | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
+    # The CPU budget of the long runs (the runs above: they were interleaved, so each name holds the
+    # last run's figures; the medians come from the .cpu files kept per run below).
+    budget_rows "$c"
   done
 fi
 
