@@ -185,8 +185,15 @@ lua = open(sys.argv[1]).read().replace('"__BODY__"', "[[" + body + "]]")
 open(sys.argv[2], "w").write(lua)
 EOF
   mkdir -p "$work/runs"  # the run logs go here (the redirect below needs the folder)
-  # nginx's one worker process (the master's child), whose CPU time the budget rows count.
-  nginx_worker=$(awk -v m="$(cat "$ndir/nginx.pid")" '$2 == "(nginx)" && $4 == m {print $1; exit}' /proc/[0-9]*/stat 2>/dev/null)
+  # nginx's one worker process (the master's child), whose CPU time the budget rows count. Read in
+  # the shell, process by process: a process that ends meanwhile is skipped (mawk would stop).
+  nginx_master=$(cat "$ndir/nginx.pid") nginx_worker=
+  for f in /proc/[0-9]*/stat; do
+    read -r st 2>/dev/null <"$f" || continue
+    rest=${st##*) }  # the fields after the command's name, which may hold spaces
+    read -r _ ppid _ <<<"$rest"
+    if [[ "$ppid" == "$nginx_master" && "$st" == *"(nginx)"* ]]; then nginx_worker=${st%% *}; break; fi
+  done
   [[ -n "$nginx_worker" ]] || { echo "compare: cannot find nginx's worker process" >&2; exit 1; }
   tck=$(getconf CLK_TCK)
   # nginx_cpu: the worker's CPU time so far (user + system), in seconds.
