@@ -306,8 +306,8 @@ EOF
     rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
     ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
     rows+=("| \`orbit run --no-cache\`, concurrency $c, $long prompts | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
-    # The CPU budget of the long runs (the runs above: they were interleaved, so each name holds the
-    # last run's figures; the medians come from the .cpu files kept per run below).
+    # The CPU budget of these long runs, from the .cpu file each run left (copied per run in the
+    # loop above, since a run's name is reused).
     budget_rows "$c"
   done
 fi

@@ -1110,8 +1110,8 @@ TEST_F(RunnerTest, WithinOneCommitTheLaterOfTwoKeysSharingTheirFirst64BitsWins) 
   };
   ResponseCache cache(path);
   cache.set_batch_size(1000);
-  // Three keys with the same first 64 bits, between keys that sort before and after them; the
-  // keys come in falling order of their first 64 bits.
+  // Three keys that share their first 64 bits, put among keys of other first bits, and a hundred
+  // more whose keys come in falling order.
   const std::string shared = "8000000000000000";
   cache.put("f000000000000000" + std::string(48, '0'), "r-high", "m", identity, completion("high"));
   cache.put(shared + std::string(48, 'a'), "r-a", "m", identity, completion("A"));
@@ -1130,8 +1130,12 @@ TEST_F(RunnerTest, WithinOneCommitTheLaterOfTwoKeysSharingTheirFirst64BitsWins) 
   EXPECT_EQ(b->content, "B");
   EXPECT_FALSE(cache.get(shared + std::string(48, 'a'), "r-a").has_value());
   EXPECT_FALSE(cache.get(shared + std::string(48, 'c'), "r-c").has_value());
-  EXPECT_EQ(cache.get("f000000000000000" + std::string(48, '0'), "r-high")->content, "high");
-  EXPECT_EQ(cache.get("0000000000000001" + std::string(48, '0'), "r-low")->content, "low");
+  const auto high = cache.get("f000000000000000" + std::string(48, '0'), "r-high");
+  ASSERT_TRUE(high.has_value());
+  EXPECT_EQ(high->content, "high");
+  const auto low = cache.get("0000000000000001" + std::string(48, '0'), "r-low");
+  ASSERT_TRUE(low.has_value());
+  EXPECT_EQ(low->content, "low");
   for (int i = 0; i < 100; ++i) {
     const io::Json body = {{"q", i}};
     const auto hit = cache.get(fmt::format("{:02x}", 0x20 + i) + std::string(62, 'e'), request_hash(body));
