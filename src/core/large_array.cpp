@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -34,6 +36,63 @@ void* map_large(std::size_t bytes) {
 }
 
 void unmap_large(void* p, std::size_t bytes) noexcept { (void)::munmap(p, bytes); }
+
+void huge_page_thread_heap() noexcept {
+#if defined(__GLIBC__) && NUMCHECK_OWN_HEAP
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  void* const probe = std::malloc(64);
+  if (probe == nullptr) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(probe);
+  std::free(probe);
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  // The mapping holding the block (anonymous, writable), then the reserved rest right after it.
+  std::uintptr_t from = 0;
+  std::uintptr_t to = 0;
+  char line[4096];  // a longer line (a long path) is read in parts: they do not parse and are skipped
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long start = 0;  // NOLINT(google-runtime-int): sscanf's %lx
+    unsigned long end = 0;    // NOLINT(google-runtime-int)
+    char perms[5] = {};
+    unsigned long offset = 0;  // NOLINT(google-runtime-int)
+    unsigned long inode = 0;   // NOLINT(google-runtime-int)
+    char dev[16] = {};
+    if (std::sscanf(line, "%lx-%lx %4s %lx %15s %lu", &start, &end, perms, &offset, dev, &inode) != 6) continue;
+    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr && std::strchr(line, '[') == nullptr;
+    if (to == 0) {
+      if (at >= start && at < end && anonymous && perms[0] == 'r' && perms[1] == 'w') {
+        from = start;
+        to = end;
+      }
+    } else {
+      if (start == to && anonymous && std::strncmp(perms, "---", 3) == 0) to = end;
+      break;
+    }
+  }
+  std::fclose(maps);
+  // Nothing found: the block came from the main heap ("[heap]": huge_page_heap's business).
+  if (to == 0) return;
+  advise_huge_pages(reinterpret_cast<const void*>(from), to - from);  // NOLINT(performance-no-int-to-ptr)
+  // glibc makes an arena's mapping writable only as far as each allocation needs (a 4 KiB mprotect
+  // at a time: thousands of calls for a large load), and a 2 MiB page is only given to a fault
+  // whose whole 2 MiB are writable. One block just below the mapping threshold (huge_page_heap:
+  // 32 MiB), freed at once, makes 31 MiB writable in one call; no memory until touched, and freed
+  // memory is kept (the trim threshold huge_page_heap set).
+  if (void* grow = std::malloc(std::size_t{31} << 20)) std::free(grow);
+#endif
+}
+
+void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  if (p == nullptr || bytes < 2 * kHuge || begin > ~std::uintptr_t{0} - bytes) return;
+  const std::uintptr_t from = (begin + kHuge - 1) / kHuge * kHuge;
+  const std::uintptr_t to = (begin + bytes) / kHuge * kHuge;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): the block's own address, rounded to its 2 MiB pages
+  if (to > from) (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+}
 
 void huge_page_heap(std::size_t bytes) noexcept {
 #if defined(__GLIBC__) && NUMCHECK_OWN_HEAP

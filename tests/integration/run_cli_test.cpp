@@ -265,6 +265,16 @@ TEST_F(RunCli, HttpRunKilledMidwayResumesToTheUninterruptedResult) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const auto b = orbit::load_benchmark(bench());
+  // Each request carried its own prompt's text (the run hands the loaded benchmark's prompts over
+  // to its work items instead of copying them).
+  for (const auto& rec : read_jsonl(whole / "responses.jsonl")) {
+    const orbit::View* v = b.find_view(rec["prompt_id"].get<std::string>());
+    ASSERT_NE(v, nullptr);
+    const auto& messages = rec["request"]["messages"];
+    ASSERT_TRUE(messages.is_array() && !messages.empty()) << rec["request"];
+    EXPECT_EQ(messages.back()["role"], "user");
+    EXPECT_EQ(messages.back()["content"], v->prompt) << rec["prompt_id"];
+  }
   const auto g_whole = graded(b, whole);
   const auto g_cut = graded(b, cut);
   ASSERT_EQ(g_whole.size(), n);
