@@ -87,7 +87,7 @@ void huge_page_thread_heap() noexcept {
 void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = reinterpret_cast<std::uintptr_t>(p);
-  if (p == nullptr || bytes < 2 * kHuge || begin > ~std::uintptr_t{0} - bytes) return;
+  if (p == nullptr || begin > ~std::uintptr_t{0} - bytes) return;
   const std::uintptr_t from = (begin + kHuge - 1) / kHuge * kHuge;
   const std::uintptr_t to = (begin + bytes) / kHuge * kHuge;
   // NOLINTNEXTLINE(performance-no-int-to-ptr): the block's own address, rounded to its 2 MiB pages
@@ -115,10 +115,7 @@ void huge_page_heap(std::size_t bytes) noexcept {
   if (probe == nullptr || reinterpret_cast<std::uintptr_t>(before) == ~std::uintptr_t{0} || after <= before)
     return;
   // The whole 2 MiB pages between the old and the new end of the heap.
-  char* const from = before + (kHuge - reinterpret_cast<std::uintptr_t>(before) % kHuge) % kHuge;
-  if (after - from >= static_cast<std::ptrdiff_t>(kHuge)) {
-    (void)::madvise(from, static_cast<std::size_t>(after - from) / kHuge * kHuge, MADV_HUGEPAGE);
-  }
+  advise_huge_pages(before, static_cast<std::size_t>(after - before));
 #else
   (void)bytes;
 #endif

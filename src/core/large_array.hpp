@@ -34,16 +34,16 @@ void huge_page_heap(std::size_t bytes) noexcept;
 // writable 4 KiB at a time as the arena grows (one mprotect each), and a fault only gets a 2 MiB
 // page whose whole 2 MiB are writable. This advises that mapping MADV_HUGEPAGE (found in
 // /proc/self/maps: the anonymous one holding a block this thread allocates, with the reserved rest
-// after it) and makes 31 MiB of it writable at once (one block allocated and freed; huge_page_heap's
-// trim threshold keeps it). Once per thread; for the workers of a parallel benchmark load, which
+// after it) and makes 31 MiB of it writable at once (one block allocated and freed: call it after
+// huge_page_heap, whose mapping and trim thresholds keep that block in the arena). Once per thread; for the workers of a parallel benchmark load, which
 // build most of a large benchmark's objects. A hint: where the block comes from the main heap or
 // anything fails, nothing changes.
 void huge_page_thread_heap() noexcept;
 
 // Advises the whole 2 MiB pages inside [p, p + bytes) MADV_HUGEPAGE: for a large block that malloc
 // mapped and nothing has touched yet (a vector just reserved), so that filling it takes one fault
-// per 2 MiB instead of one per 4 KiB. A hint: does nothing for a block under 4 MiB or where it
-// fails.
+// per 2 MiB instead of one per 4 KiB. A hint: does nothing for a block that holds no whole 2 MiB
+// page, or where it fails.
 void advise_huge_pages(const void* p, std::size_t bytes) noexcept;
 
 // An allocator whose resize leaves new elements uninitialized (default-initialized): a large

@@ -130,12 +130,12 @@ bool advised(const void* p) {
 }
 
 // advise_huge_pages marks the whole 2 MiB pages inside a block and nothing outside them; a block
-// smaller than two such pages is left alone.
+// that holds no whole page is left alone.
 TEST(AdviseHugePages, TheWhole2MiBPagesInsideTheBlockAndNothingElse) {
   if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage"))
     GTEST_SKIP() << "this kernel has no transparent huge pages";
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  constexpr std::size_t kBytes = std::size_t{12} << 20;
+  constexpr std::size_t kBytes = std::size_t{16} << 20;  // room for every block below after a 2 MiB boundary
   void* const map = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   auto* const base = static_cast<char*>(map);
@@ -150,8 +150,9 @@ TEST(AdviseHugePages, TheWhole2MiBPagesInsideTheBlockAndNothingElse) {
   EXPECT_TRUE(advised(begin - 1 + kHuge)) << vm_flags_of(begin - 1 + kHuge);
   EXPECT_TRUE(advised(begin - 1 + 3 * kHuge - 1)) << vm_flags_of(begin - 1 + 3 * kHuge - 1);
   EXPECT_FALSE(advised(begin - 1 + 3 * kHuge)) << "the page the block ends in is not whole in it";
-  // Too small for one whole page (and for the rule of two): nothing.
+  // A block of 1.5 pages that holds no whole one: nothing.
   char* const small = begin - 1 + 4 * kHuge + 5;
+  ASSERT_LE(small + kHuge + kHuge / 2, base + kBytes);
   advise_huge_pages(small, kHuge + kHuge / 2);
   EXPECT_FALSE(advised(small + kHuge)) << vm_flags_of(small + kHuge);
   advise_huge_pages(nullptr, kBytes);  // no block: nothing, no crash
