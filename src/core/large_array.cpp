@@ -59,8 +59,10 @@ void huge_page_thread_heap() noexcept {
     unsigned long offset = 0;  // NOLINT(google-runtime-int)
     unsigned long inode = 0;   // NOLINT(google-runtime-int)
     char dev[16] = {};
-    if (std::sscanf(line, "%lx-%lx %4s %lx %15s %lu", &start, &end, perms, &offset, dev, &inode) != 6) continue;
-    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr && std::strchr(line, '[') == nullptr;
+    if (std::sscanf(line, "%lx-%lx %4s %lx %15s %lu", &start, &end, perms, &offset, dev, &inode) != 6)
+      continue;
+    const bool anonymous =
+        inode == 0 && std::strchr(line, '/') == nullptr && std::strchr(line, '[') == nullptr;
     if (to == 0) {
       if (at >= start && at < end && anonymous && perms[0] == 'r' && perms[1] == 'w') {
         from = start;

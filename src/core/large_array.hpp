@@ -35,9 +35,9 @@ void huge_page_heap(std::size_t bytes) noexcept;
 // page whose whole 2 MiB are writable. This advises that mapping MADV_HUGEPAGE (found in
 // /proc/self/maps: the anonymous one holding a block this thread allocates, with the reserved rest
 // after it) and makes 31 MiB of it writable at once (one block allocated and freed: call it after
-// huge_page_heap, whose mapping and trim thresholds keep that block in the arena). Once per thread; for the workers of a parallel benchmark load, which
-// build most of a large benchmark's objects. A hint: where the block comes from the main heap or
-// anything fails, nothing changes.
+// huge_page_heap, whose mapping and trim thresholds keep that block in the arena). Once per
+// thread; for the workers of a parallel benchmark load, which build most of a large benchmark's
+// objects. A hint: where the block comes from the main heap or anything fails, nothing changes.
 void huge_page_thread_heap() noexcept;
 
 // Advises the whole 2 MiB pages inside [p, p + bytes) MADV_HUGEPAGE: for a large block that malloc

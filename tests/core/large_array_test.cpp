@@ -189,7 +189,8 @@ TEST(HugePageThreadHeap, AThreadsArenaIsAdvisedAndWritableAheadAndMallocStillWor
     huge_page_thread_heap();  // a second call does nothing more
     std::vector<std::string> strings;
     strings.reserve(100000);
-    for (int i = 0; i < 100000; ++i) strings.push_back(std::string(40 + i % 64, static_cast<char>('a' + i % 26)));
+    for (int i = 0; i < 100000; ++i)
+      strings.push_back(std::string(40 + i % 64, static_cast<char>('a' + i % 26)));
     const Mapping after = mapping_of(strings.back().data());
     EXPECT_EQ(after.name, "");
     EXPECT_TRUE(advised(strings.back().data())) << vm_flags_of(strings.back().data());
