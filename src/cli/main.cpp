@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
   using namespace numcheck;
   // The main heap in 2 MiB pages (see core/large_array.hpp): loading the default benchmark and
   // running it take a quarter less CPU on the development machine, whose page faults are dear.
-  // 512 MiB of address space (memory only where touched): a run of 172,000 prompts builds about
-  // 250 MB before its first request, which the first 64 MiB left mostly in 4 KiB pages.
+  // 512 MiB of address space (memory only where touched): a run of 172,000 prompts allocates about
+  // 240 MB before its first request, which the first 64 MiB left mostly in 4 KiB pages.
   core::huge_page_heap(std::size_t{512} << 20);
   CLI::App app{"numcheck: exact, reproducible measurement of how language systems handle numbers"};
   app.set_version_flag("--version", std::string("numcheck ") + kVersion);
