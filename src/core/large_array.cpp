@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -53,13 +54,14 @@ void huge_page_thread_heap() noexcept {
   std::uintptr_t to = 0;
   char line[4096];  // a longer line (a long path) is read in parts: they do not parse and are skipped
   while (std::fgets(line, sizeof line, maps) != nullptr) {
-    unsigned long start = 0;  // NOLINT(google-runtime-int): sscanf's %lx
-    unsigned long end = 0;    // NOLINT(google-runtime-int)
+    std::uintptr_t start = 0;
+    std::uintptr_t end = 0;
     char perms[5] = {};
-    unsigned long offset = 0;  // NOLINT(google-runtime-int)
-    unsigned long inode = 0;   // NOLINT(google-runtime-int)
+    std::uint64_t offset = 0;
     char dev[16] = {};
-    if (std::sscanf(line, "%lx-%lx %4s %lx %15s %lu", &start, &end, perms, &offset, dev, &inode) != 6)
+    std::uint64_t inode = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %" SCNx64 " %15s %" SCNu64, &start, &end, perms,
+                    &offset, dev, &inode) != 6)
       continue;
     const bool anonymous =
         inode == 0 && std::strchr(line, '/') == nullptr && std::strchr(line, '[') == nullptr;
