@@ -35,7 +35,9 @@ class AtomicFile {
   // while the caller goes on, so the kernel neither copies them into fresh page-cache pages nor
   // leaves them all to commit()'s fsync (docs/performance.md, "The scores written past the page
   // cache"). Where the file system refuses O_DIRECT (or a block is refused as misaligned) the same
-  // blocks go through the page cache; the file's bytes are the same either way.
+  // blocks go through the page cache; the file's bytes are the same either way. With kSynced, the
+  // file is also flushed (fdatasync) every 32 MiB along the way by a thread of its own, so that
+  // commit()'s fsync finds little left to flush.
   enum class Caching { kPageCache, kDirect };
   explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSynced,
                       Caching caching = Caching::kPageCache);  // creates missing parent folders
@@ -50,6 +52,9 @@ class AtomicFile {
   void reset();
   void commit();  // throws Error (kIo) likewise; afterwards `path` is the new file
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
+  // kDirect and kSynced: the flushes (fdatasync) started while the file was written, before
+  // commit()'s fsync; known after commit() (for the tests).
+  [[nodiscard]] std::size_t syncs_ahead() const noexcept { return syncs_ahead_; }
 
  private:
   class DirectWrites;
@@ -58,6 +63,7 @@ class AtomicFile {
   int fd_ = -1;
   Durability durability_;
   std::unique_ptr<DirectWrites> direct_;  // kDirect only
+  std::size_t syncs_ahead_ = 0;
 };
 
 // Writes `bytes` with one AtomicFile.

@@ -1,10 +1,13 @@
 #include "io/files.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstring>
 
 #include <filesystem>
 #include <string>
@@ -184,6 +187,42 @@ TEST(Files, ADirectAtomicFileHoldsExactlyTheBytesWrittenAtEverySize) {
     }
     fs::remove_all(d);
   }
+}
+
+TEST(Files, ADirectSyncedFileIsFlushedAlongTheWayAndACacheFileIsNot) {
+  const fs::path d = temp_dir("sync_ahead");
+  {
+    const int fd = ::open((d / "probe").c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+    if (fd < 0) GTEST_SKIP() << d.string() << " does not take O_DIRECT: the page cache is used instead";
+    ::close(fd);
+    fs::remove(d / "probe");
+  }
+  // 40 MiB in pieces of about 1 MB: past the 32 MiB after which a flush is due, which commit()
+  // waits to see started.
+  constexpr std::size_t kTotal = std::size_t{40} << 20;
+  std::string want(kTotal, '\0');
+  Rng rng(20261204);
+  for (std::size_t i = 0; i < kTotal; i += 8) {
+    const std::uint64_t v = rng.next();
+    std::memcpy(want.data() + i, &v, 8);
+  }
+  for (const auto durability : {AtomicFile::Durability::kSynced, AtomicFile::Durability::kCache}) {
+    const bool synced = durability == AtomicFile::Durability::kSynced;
+    SCOPED_TRACE(synced ? "kSynced" : "kCache");
+    const fs::path file = d / "scores.jsonl";
+    AtomicFile f(file, durability, AtomicFile::Caching::kDirect);
+    for (std::size_t at = 0; at < kTotal; at += 1000003)
+      f.write(std::string_view(want).substr(at, std::min<std::size_t>(1000003, kTotal - at)));
+    f.commit();
+    if (synced) {
+      EXPECT_GE(f.syncs_ahead(), 1u);
+    } else {
+      EXPECT_EQ(f.syncs_ahead(), 0u);
+    }
+    ASSERT_EQ(fs::file_size(file), kTotal);
+    EXPECT_TRUE(read_file(file) == want);
+  }
+  fs::remove_all(d);
 }
 
 TEST(Files, AnAtomicFileNotCommittedLeavesNothing) {
