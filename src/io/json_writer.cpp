@@ -27,6 +27,17 @@ inline bool special(std::uint64_t w) {
   return ((below | quote | backslash | w) & kHighs) != 0;
 }
 
+inline std::uint64_t load8(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline std::uint32_t load4(const char* p) {
+  std::uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
 // The escape of byte c (below 0x20, '"' or '\\'), as nlohmann's serializer writes it.
 void append_escape(std::string& out, unsigned char c) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -62,6 +73,32 @@ void append_escape(std::string& out, unsigned char c) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
+  if (s.size() <= 16) {
+    // Most strings written are short (ids, names, outcomes, values): checked with two loads of a
+    // fixed size that overlap (no copy of a variable length), and appended with one call.
+    const char* p = s.data();
+    const std::size_t n = s.size();
+    bool plain = false;
+    if (n >= 8) {
+      plain = !special(load8(p)) && !special(load8(p + n - 8));
+    } else if (n >= 4) {
+      plain = !special((std::uint64_t{load4(p)} << 32) | load4(p + n - 4));
+    } else {  // 0 to 3 bytes: each of them among the first, middle and last, after plain 'a's
+      std::uint64_t v = kOnes * 'a';
+      if (n > 0) {
+        v = (v << 8) | static_cast<unsigned char>(p[0]);
+        v = (v << 8) | static_cast<unsigned char>(p[n / 2]);
+        v = (v << 8) | static_cast<unsigned char>(p[n - 1]);
+      }
+      plain = !special(v);
+    }
+    if (plain) {
+      const std::size_t at = out.size();
+      out.append(n + 2, '"');
+      if (n > 0) std::memcpy(out.data() + at + 1, p, n);
+      return;
+    }
+  }
   {
     // Most strings need no escape and are ASCII: checked 8 bytes at a time (the tail padded with a
     // plain byte), then appended at once.

@@ -26,11 +26,14 @@ TEST(JsonWriter, EveryByteAloneAndInsideAsciiMatchesToLine) {
   for (int c = 0; c < 256; ++c) {
     const std::string one(1, static_cast<char>(c));
     EXPECT_EQ(literal(one), dom(one)) << "byte " << c;
-    // At every position of a 17-byte string, across the 8-byte words the writer scans.
-    for (std::size_t at = 0; at < 17; ++at) {
-      std::string s(17, 'x');
-      s[at] = static_cast<char>(c);
-      EXPECT_EQ(literal(s), dom(s)) << "byte " << c << " at " << at;
+    // At every position of a string of every length up to 17: the short strings' overlapping
+    // loads (up to 16 bytes) and the 8-byte words the writer scans in longer ones.
+    for (std::size_t n = 1; n <= 17; ++n) {
+      for (std::size_t at = 0; at < n; ++at) {
+        std::string s(n, 'x');
+        s[at] = static_cast<char>(c);
+        EXPECT_EQ(literal(s), dom(s)) << "byte " << c << " at " << at << " of " << n;
+      }
     }
   }
 }
