@@ -191,6 +191,11 @@ class AppendFile {
   void sync();
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
   void close();
+  // Not durable: each time the file passes another kWritebackStep bytes, the disk writes of the
+  // bytes before are started (sync_file_range, a hint: durability is still sync()'s), so that the
+  // next sync finds little left to write. The number of times so far (for the tests).
+  static constexpr std::uint64_t kWritebackStep = std::uint64_t{1} << 20;
+  [[nodiscard]] std::uint64_t writebacks_started() const noexcept { return writebacks_.load(); }
 
  private:
   void write_all(std::string_view a, std::string_view b);
@@ -198,6 +203,8 @@ class AppendFile {
   int fd_ = -1;
   bool durable_ = false;
   std::atomic<bool> dirty_{false};
+  std::atomic<std::uint64_t> end_{0};  // the file's size, as far as this object appended to it
+  std::atomic<std::uint64_t> writebacks_{0};
   std::filesystem::path path_;
 };
 

@@ -265,6 +265,7 @@ TEST(AppendFile, BatchesOfLinesLandWholeAndNeverInterleave) {
   const fs::path d = temp_dir("batches");
   const fs::path f = d / "r.jsonl";
   constexpr int kThreads = 4, kBatches = 300;
+  std::uint64_t writebacks = 0;
   {
     AppendFile a(f, false);
     std::vector<std::thread> threads;
@@ -288,7 +289,11 @@ TEST(AppendFile, BatchesOfLinesLandWholeAndNeverInterleave) {
     a.append_lines("");
     a.append_lines(R"({"t":9,"b":0,"i":0,"n":1,"pad":""})");  // no "\n": one is added
     a.append_line(R"({"t":9,"b":1,"i":0,"n":1,"pad":""})");
+    writebacks = a.writebacks_started();
   }
+  // About 10 MB appended: the disk writes were started along the way, once per MiB passed.
+  EXPECT_GE(fs::file_size(f) / AppendFile::kWritebackStep, 8u);
+  EXPECT_EQ(writebacks, fs::file_size(f) / AppendFile::kWritebackStep);
   std::vector<int> next_batch(kThreads + 1, 0);
   int t = -1, b = -1, expect_i = 0, n = 0;
   std::size_t lines = 0;
@@ -317,6 +322,28 @@ TEST(AppendFile, BatchesOfLinesLandWholeAndNeverInterleave) {
   for (int th = 0; th < kThreads; ++th)
     for (int bb = 0; bb < kBatches; ++bb) want += static_cast<std::size_t>(1 + (bb * 7 + th) % 9);
   EXPECT_EQ(lines, want);
+
+  {
+    // Appending to the file again counts from its size: the next MiB boundary is passed once.
+    AppendFile again(f, false);
+    const std::uint64_t size = fs::file_size(f);
+    // A line of `to_next - 1` bytes and its "\n" end just before the boundary (a boundary right
+    // after one byte: the line goes to the one after it).
+    std::uint64_t to_next = AppendFile::kWritebackStep - size % AppendFile::kWritebackStep;
+    if (to_next < 2) to_next += AppendFile::kWritebackStep;
+    again.append_line(std::string(static_cast<std::size_t>(to_next) - 2, 'y'));
+    EXPECT_EQ(again.writebacks_started(), to_next > AppendFile::kWritebackStep ? 1u : 0u);
+    again.append_line("z");  // passes it
+    EXPECT_EQ(again.writebacks_started(), to_next > AppendFile::kWritebackStep ? 2u : 1u);
+    AppendFile durable(d / "durable.jsonl", true);  // synced every line: no hint needed
+    durable.append_line(std::string(static_cast<std::size_t>(AppendFile::kWritebackStep) + 5, 'w'));
+    EXPECT_EQ(durable.writebacks_started(), 0u);
+  }
+  std::vector<std::string> tail;
+  for_each_line(f, [&](const Line& l) { tail.emplace_back(l.text); });
+  ASSERT_GE(tail.size(), 2u);
+  EXPECT_EQ(tail.back(), "z");
+  EXPECT_EQ(tail[tail.size() - 2].find_first_not_of('y'), std::string::npos);
 }
 
 TEST(Json, ErrorsNameTheLine) {
