@@ -1249,17 +1249,38 @@ void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
 
 }  // namespace
 
+struct CacheOpening::State {
+  std::future<std::unique_ptr<ResponseCache>> cache;
+};
+
+CacheOpening::CacheOpening(fs::path path) : path_(std::move(path)), state_(std::make_unique<State>()) {
+  state_->cache = std::async(std::launch::async, [p = path_] { return std::make_unique<ResponseCache>(p); });
+}
+
+CacheOpening::~CacheOpening() = default;  // the future waits for the opening
+
+std::unique_ptr<ResponseCache> CacheOpening::take() {
+  if (!state_->cache.valid()) return nullptr;
+  return state_->cache.get();
+}
+
+std::shared_ptr<CacheOpening> open_cache_ahead(const fs::path& path) {
+  return std::make_shared<CacheOpening>(path);
+}
+
 RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& settings, Backend& backend,
                      const fs::path& out_dir) {
-  check_items(items, settings);
   // A new cache's database takes several fdatasyncs to make: its first connection is opened on a
-  // thread while the run folder, the binding and the manifest are prepared here (the future waits
-  // for it whatever happens).
-  std::future<std::unique_ptr<ResponseCache>> first_reader;
+  // thread (unless the caller started it earlier: RunSettings::cache_ahead) while the items are
+  // checked and the run folder, the binding and the manifest are prepared here (the opening is
+  // waited for whatever happens).
+  std::shared_ptr<CacheOpening> first_reader;
   if (settings.use_cache) {
-    first_reader = std::async(std::launch::async,
-                              [&settings] { return std::make_unique<ResponseCache>(settings.cache_path); });
+    first_reader = settings.cache_ahead && settings.cache_ahead->path() == settings.cache_path
+                       ? settings.cache_ahead
+                       : open_cache_ahead(settings.cache_path);
   }
+  check_items(items, settings);
   const RunPaths paths(out_dir);
   io::FileLock lock;  // held until run_items returns
   const bool existing = open_run_dir(paths, settings.resume, lock);
@@ -1296,7 +1317,7 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   manifest.write(summary, prior.reported_model, sessions, false);
 
   Dispatch dispatch(items, settings, target, std::move(pending), prior, sessions.size(), paths, summary,
-                    first_reader.valid() ? first_reader.get() : nullptr);
+                    first_reader ? first_reader->take() : nullptr);
   const std::size_t n_endpoints = std::max<std::size_t>(1, target.endpoint_names.size());
   Lanes lanes = open_lanes(
       backend, std::min(settings.concurrency * n_endpoints, std::max<std::size_t>(1, dispatch.pending())));

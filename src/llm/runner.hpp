@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@
 #include "llm/backend.hpp"
 
 namespace numcheck::llm {
+
+class ResponseCache;  // llm/cache.hpp
+class CacheOpening;   // below
 
 // One unit of work: one prompt to send, one record to get back.
 struct WorkItem {
@@ -105,7 +109,10 @@ struct RunSettings {
   std::function<std::string(const Completion&)> check_answer;
   bool use_cache = true;
   std::filesystem::path cache_path;  // SQLite file (see llm/cache.hpp default_cache_path)
-  bool resume = false;               // continue an existing run dir (fresh dir: just start)
+  // The cache's first connection, when the caller started opening it early (open_cache_ahead):
+  // run_items takes it if it is for cache_path, else opens its own.
+  std::shared_ptr<CacheOpening> cache_ahead;
+  bool resume = false;  // continue an existing run dir (fresh dir: just start)
   ProgressMode progress = ProgressMode::kAuto;
   std::chrono::milliseconds progress_interval{10000};
   bool fsync = true;  // fdatasync responses.jsonl/errors.jsonl at most once a second and at the end
@@ -138,6 +145,28 @@ struct RunSummary {
   std::size_t cache_refused = 0;        // cached answers RunSettings::check_answer refused (asked again)
   std::string model;                    // model id as the server reported it
 };
+
+// The response cache's first connection, opened on a thread of its own: a new cache's database
+// takes several fdatasyncs to make (7 ms on the development machine), which a caller that knows
+// the cache's path before it has its items (the CLI, before the benchmark loads) overlaps with
+// its own work by starting it early and handing it to run_items in RunSettings::cache_ahead. An
+// error opening it is run_items' error, as without it.
+class CacheOpening {
+ public:
+  explicit CacheOpening(std::filesystem::path path);
+  CacheOpening(const CacheOpening&) = delete;
+  CacheOpening& operator=(const CacheOpening&) = delete;
+  ~CacheOpening();  // waits for the opening, if nobody took it
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  // The connection (or the opening's error), once; nullptr when already taken.
+  [[nodiscard]] std::unique_ptr<ResponseCache> take();
+
+ private:
+  std::filesystem::path path_;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+[[nodiscard]] std::shared_ptr<CacheOpening> open_cache_ahead(const std::filesystem::path& path);
 
 // Runs the items into out_dir (created if missing). Throws Error for a mismatching resume, an
 // existing run dir without resume, unreadable/corrupt records, duplicate item ids, or a backend

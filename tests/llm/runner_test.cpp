@@ -609,6 +609,40 @@ TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsOneClearErrorAndNothingIsSent) {
   EXPECT_EQ(run(make_items(5), s, "r2").answered, 5u);
 }
 
+// A cache opened ahead by the caller (RunSettings::cache_ahead) is the run's first connection when
+// it is for the run's cache_path: taken once, the answers stored through it. One for another path
+// is left alone (the run opens its own), and one whose opening failed is run_items' error.
+TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
+  RunSettings s = settings();
+  s.use_cache = true;
+  s.cache_ahead = open_cache_ahead(s.cache_path);
+  EXPECT_EQ(run(make_items(4), s).answered, 4u);
+  EXPECT_EQ(s.cache_ahead->take(), nullptr);  // taken by the run
+  const std::size_t posts = server_->post_count();
+  RunSummary again = run(make_items(4), s, "r2");  // taken already: the run opens its own
+  EXPECT_EQ(again.from_cache, 4u);
+  EXPECT_EQ(server_->post_count(), posts);
+
+  const fs::path other = dir_ / "other-cache" / "responses.sqlite3";
+  s.cache_ahead = open_cache_ahead(other);
+  EXPECT_EQ(run(make_items(4), s, "r3").from_cache, 4u);
+  auto untouched = s.cache_ahead->take();  // not the run's path: never taken
+  ASSERT_NE(untouched, nullptr);
+  EXPECT_EQ(untouched->stats().entries, 0u);  // nothing went into it
+
+  io::write_file_atomic(dir_ / "not-a-folder", "x");
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
+  s.cache_ahead = open_cache_ahead(s.cache_path);
+  try {
+    (void)run(make_items(2), s, "r4");
+    ADD_FAILURE() << "the run ran without its cache";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("cannot create the cache folder"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "r4" / "responses.jsonl"));
+}
+
 // Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
 // here on the same file stands in for the other process: flock locks conflict between open files).
 TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
