@@ -23,17 +23,45 @@ void append_json(std::string& out, const nlohmann::json& j);
 void append_json(std::string& out, const nlohmann::ordered_json& j);
 
 // A member name known when compiling to need no escape (printable ASCII without `"` and `\`),
-// written as it is: w.key("prompt_id"_key). A literal that would need one does not compile.
+// written as it is: w.key("prompt_id"_key). A literal that would need one does not compile. Its
+// text is the member's whole lead-in, made when compiling: `,"prompt_id":` (an object's first
+// member drops the comma), so that JsonWriter::key appends it in one piece.
 struct JsonKey {
   std::string_view text;
 };
-namespace literals {
-consteval JsonKey operator""_key(const char* s, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') throw "a _key literal must need no JSON escape";
+namespace detail {
+template <std::size_t N>
+struct KeyLiteral {
+  char name[N]{};                             // the literal with its terminating NUL
+  consteval KeyLiteral(const char (&s)[N]) {  // implicit: the literal operator takes a string literal
+    for (std::size_t i = 0; i < N; ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (i + 1 < N && (c < 0x20 || c >= 0x7F || c == '"' || c == '\\'))
+        throw "a _key literal must need no JSON escape";
+      name[i] = s[i];
+    }
   }
-  return JsonKey{std::string_view(s, n)};
+};
+template <std::size_t N>
+struct KeyText {
+  char s[N + 3];  // , " the N - 1 characters " :
+};
+template <KeyLiteral L>
+inline constexpr KeyText<sizeof(L.name)> kKeyText = [] {
+  constexpr std::size_t kLength = sizeof(L.name) - 1;
+  KeyText<sizeof(L.name)> t{};
+  t.s[0] = ',';
+  t.s[1] = '"';
+  for (std::size_t i = 0; i < kLength; ++i) t.s[2 + i] = L.name[i];
+  t.s[kLength + 2] = '"';
+  t.s[kLength + 3] = ':';
+  return t;
+}();
+}  // namespace detail
+namespace literals {
+template <detail::KeyLiteral L>
+constexpr JsonKey operator""_key() {
+  return JsonKey{std::string_view(detail::kKeyText<L>.s, sizeof(L.name) + 3)};
 }
 }  // namespace literals
 
@@ -79,10 +107,7 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& key(JsonKey k) {
-    comma();
-    out_->push_back('"');
-    out_->append(k.text);
-    out_->append("\":", 2);
+    out_->append(first_ ? k.text.substr(1) : k.text);
     first_ = true;
     return *this;
   }

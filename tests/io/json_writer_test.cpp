@@ -174,6 +174,40 @@ J random_value(Rng& rng, int depth, const std::vector<std::string>& strings) {
   }
 }
 
+// Key literals carry their lead-in (`,"name":`) made when compiling: the comma is dropped for the
+// first member of every object, nested or in an array, whatever wrote the member before.
+TEST(JsonWriter, KeyLiteralsWriteWhatRuntimeKeysWrite) {
+  using literals::operator""_key;
+  std::string with_literals, with_views;
+  for (const bool literal : {true, false}) {
+    std::string& line = literal ? with_literals : with_views;
+    JsonWriter w(line);
+    const auto key = [&](JsonKey k, std::string_view name) -> JsonWriter& {
+      EXPECT_EQ(k.text, "," + to_line(Json(std::string(name))) + ":");
+      return literal ? w.key(k) : w.key(name);
+    };
+    w.begin_object();
+    key("prompt_id"_key, "prompt_id").value("p-1");
+    key("strict"_key, "strict").begin_object();
+    key("outcome"_key, "outcome").value("correct");
+    key("value"_key, "value").null();
+    w.end_object();
+    w.key("runtime").value(std::uint64_t{3});  // a runtime key between literal ones
+    key("rules"_key, "rules").begin_array();
+    w.begin_object();
+    key("a"_key, "a").value(true);
+    key(""_key, "").value(false);
+    w.end_object().begin_object();
+    key("b"_key, "b").begin_object().end_object();
+    w.end_object().end_array();
+    key("last"_key, "last").value(-1);
+    w.end_object();
+  }
+  EXPECT_EQ(with_literals, with_views);
+  EXPECT_EQ(with_literals, R"({"prompt_id":"p-1","strict":{"outcome":"correct","value":null},"runtime":3,)"
+                           R"("rules":[{"a":true,"":false},{"b":{}}],"last":-1})");
+}
+
 TEST(JsonWriter, AppendJsonMatchesToLineOnRandomValues) {
   const std::vector<std::string> strings = {"",     "a",    "key",  "\"",       "\\",
                                             "\n\t", "\x01", "\x7f", "\xc3\xa9", "\xf0\x9f\x98\x80",
