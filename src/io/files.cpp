@@ -51,9 +51,9 @@ std::string read_file(const fs::path& path, std::size_t max_bytes) {
 // writer has put another kSyncStep bytes on the disk. An O_DIRECT write is on the device but may
 // still sit in its volatile cache (a virtual disk's host, a drive's cache) until a flush; left to
 // commit()'s fsync, the flush of a 378 MB output took 145-240 ms at the end of the command, against
-// 15-17 ms with the flushes made along the way (docs/performance.md, "The scores' flushes along the
-// way"). A failed flush is the file's write error: its error is reported once per descriptor, so
-// commit()'s own fsync would not see it again.
+// 15-17 ms with the flushes made along the way (docs/performance.md, "The ends of `orbit score`
+// and `orbit run` flushed along the way"). A failed flush is the file's write error: its error is
+// reported once per descriptor, so commit()'s own fsync would not see it again.
 class AtomicFile::DirectWrites {
  public:
   static constexpr std::size_t kAlign = 4096;
@@ -693,8 +693,8 @@ void AppendFile::write_all(std::string_view a, std::string_view b) {
   // Past another kWritebackStep: the disk writes of the steps this append completed are started.
   // Without it, a run's records waited in the page cache for the next sync (the runner's, once a
   // second and at the end): the last one took 12-22 ms for an 8,600-prompt run's 7 MB, after the
-  // last answer (docs/performance.md, "The records' disk writes started as they grow"). Another
-  // thread's bytes may lie in the range: a hint, whatever the order.
+  // last answer (docs/performance.md, "The ends of `orbit score` and `orbit run` flushed along the
+  // way"). Another thread's bytes may lie in the range: a hint, whatever the order.
   const std::uint64_t after = end_.fetch_add(total) + total;
   const std::uint64_t before = after - total;
   if (after / kWritebackStep != before / kWritebackStep) {
