@@ -29,7 +29,8 @@ function(numcheck_test_suite name label)
     add_dependencies(${name} numcheck)
   endif()
   # The tests' cache folder (model responses, benchmark indexes) is the build's, not the user's.
-  gtest_discover_tests(${name} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60
-                       ENVIRONMENT "NUMCHECK_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+  # (ENVIRONMENT is a test property: outside PROPERTIES gtest_discover_tests ignores it.)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS ${label} ENVIRONMENT "NUMCHECK_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
                        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
 endfunction()
