@@ -1,0 +1,66 @@
+// How CTest runs the tests: every test gets the build's cache folder, never the user's, and the
+// runner tests' "libcurl." copies get the libcurl client. Both are test properties, which
+// gtest_discover_tests once dropped without a word (given outside PROPERTIES): the tests then wrote
+// their caches into ~/.cache/numcheck, and the libcurl copies ran numcheck's own client again.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "io/json.hpp"
+
+namespace numcheck {
+namespace {
+
+// The values of property `name` of one test in `ctest --show-only=json-v1`.
+std::vector<std::string> property(const io::Json& test, const std::string& name) {
+  std::vector<std::string> out;
+  if (!test.contains("properties")) return out;
+  for (const auto& p : test["properties"]) {
+    if (p.value("name", "") != name) continue;
+    if (p["value"].is_array()) {
+      for (const auto& v : p["value"]) out.push_back(v.get<std::string>());
+    } else if (p["value"].is_string()) {
+      out.push_back(p["value"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+bool has(const std::vector<std::string>& values, const std::string& want) {
+  for (const auto& v : values)
+    if (v == want) return true;
+  return false;
+}
+
+TEST(CtestSetup, EveryTestHasTheBuildsCacheFolderAndTheLibcurlCopiesLibcurl) {
+  const std::string cmd =
+      fmt::format("ctest --test-dir '{}' --show-only=json-v1 2>/dev/null", NUMCHECK_BINARY_DIR);
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  char buf[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  ASSERT_EQ(::pclose(p), 0) << cmd;
+  const io::Json j = io::Json::parse(text);
+  const std::string cache = fmt::format("NUMCHECK_CACHE_DIR={}/test-cache", NUMCHECK_BINARY_DIR);
+  std::size_t tests = 0, libcurl = 0;
+  for (const auto& t : j["tests"]) {
+    const std::string name = t.value("name", "");
+    ++tests;
+    EXPECT_TRUE(has(property(t, "ENVIRONMENT"), cache)) << name << " would use the user's cache folder";
+    if (name.rfind("libcurl.", 0) == 0) {
+      ++libcurl;
+      EXPECT_TRUE(has(property(t, "ENVIRONMENT_MODIFICATION"), "NUMCHECK_HTTP_CLIENT=set:libcurl"))
+          << name << " would not run on libcurl";
+    }
+  }
+  EXPECT_GT(tests, 100u);
+  EXPECT_GT(libcurl, 10u);
+}
+
+}  // namespace
+}  // namespace numcheck
