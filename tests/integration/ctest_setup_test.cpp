@@ -2,6 +2,7 @@
 // runner tests' "libcurl." copies get the libcurl client. Both are test properties, which
 // gtest_discover_tests once dropped without a word (given outside PROPERTIES): the tests then wrote
 // their caches into ~/.cache/numcheck, and the libcurl copies ran numcheck's own client again.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -30,9 +31,7 @@ std::vector<std::string> property(const io::Json& test, const std::string& name)
 }
 
 bool has(const std::vector<std::string>& values, const std::string& want) {
-  for (const auto& v : values)
-    if (v == want) return true;
-  return false;
+  return std::find(values.begin(), values.end(), want) != values.end();
 }
 
 TEST(CtestSetup, EveryTestHasTheBuildsCacheFolderAndTheLibcurlCopiesLibcurl) {
