@@ -370,6 +370,18 @@ int pread_exact(int fd, std::uint64_t offset, void* out, std::size_t length) noe
   return 0;
 }
 
+int pwrite_exact(int fd, std::uint64_t offset, std::string_view bytes) noexcept {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 namespace {
 
 // Appends the `length` bytes at `offset` of fd to `out`; on failure `out` is as it was and the

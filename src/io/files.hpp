@@ -72,6 +72,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 // Reads exactly `length` bytes at `offset` of fd into `out` (pread, EINTR retried): 0, or the errno
 // (EIO for a file shorter than asked; `out` then holds a part).
 [[nodiscard]] int pread_exact(int fd, std::uint64_t offset, void* out, std::size_t length) noexcept;
+// Writes all of `bytes` at `offset` of fd (pwrite, EINTR retried, short writes continued): 0, or
+// the errno (`bytes` may then be partly written).
+[[nodiscard]] int pwrite_exact(int fd, std::uint64_t offset, std::string_view bytes) noexcept;
 
 // A scratch file for records written once and read back in another order (orbit score's spool):
 // "<near>.spool.<pid>" next to `near` (same file system as the output), unlinked as soon as it is
