@@ -1,10 +1,12 @@
 // bench_cache: what the response cache costs a run per request. A lookup that misses and one that
 // hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
-// key); storing answers in commits of 256 and of 16,384 (per answer), and 172,000 answers in commits
-// of 2,048 into a cache that grows with them; the hashing every entry needs before it is stored,
-// and, for scale, the same entries appended to a plain file (the floor of any store). The runner reads the
-// keys first when the cache holds at most kSnapshotEntriesPerRequest (16) entries per request to make, and
-// its writer commits once per progress tick: these figures are why (docs/runner.md).
+// key), on an open connection and on a new one (which reads the store's index); storing answers in
+// commits of 256 and of 16,384 (per answer), and 172,000 answers in commits of 2,048 into a cache
+// that grows with them; the hashing every entry needs before it is stored, and, for scale, the same
+// entries appended to a plain file (the floor of any store, which the append-only store is close
+// to). The runner reads the keys first when the cache holds at most kSnapshotEntriesPerRequest (16)
+// entries per request to make, and its writer commits once per progress tick: these figures are
+// why (docs/runner.md).
 //
 //   build/release/bench/bench_cache
 #include <benchmark/benchmark.h>
@@ -82,7 +84,7 @@ void fill(llm::ResponseCache& cache, std::size_t n) {
 void BM_CacheLookup(benchmark::State& state, bool hit) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const Folder folder(hit ? "hit" : "miss");
-  llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+  llm::ResponseCache cache(folder.dir / "responses.cache");
   fill(cache, n);
   // Keys of entries present (hits) or absent (misses), cycled through.
   std::vector<std::pair<std::string, std::string>> keys;
@@ -107,7 +109,7 @@ BENCHMARK(BM_CacheLookupHit)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicroseco
 void BM_CacheKeySnapshot(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const Folder folder("snapshot");
-  llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+  llm::ResponseCache cache(folder.dir / "responses.cache");
   fill(cache, n);
   for (auto _ : state) {
     auto snap = cache.key_snapshot(n);
@@ -117,6 +119,25 @@ void BM_CacheKeySnapshot(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_CacheKeySnapshot)->Arg(8600)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// A new connection to a cache of N entries reading its keys (the runner's first step with a cache):
+// opening the store's files and reading its index into memory; items = keys.
+void BM_CacheOpenAndReadKeys(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const Folder folder("open");
+  {
+    llm::ResponseCache cache(folder.dir / "responses.cache");
+    fill(cache, n);
+  }
+  for (auto _ : state) {
+    llm::ResponseCache cache(folder.dir / "responses.cache");
+    auto snap = cache.key_snapshot(n);
+    if (!snap || snap->size() != n) state.SkipWithError("snapshot incomplete");
+    benchmark::DoNotOptimize(snap);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_CacheOpenAndReadKeys)->Arg(8600)->Arg(172000)->Unit(benchmark::kMillisecond);
 
 // The entries of answers 0 .. n-1, made as the runner makes them.
 std::vector<llm::ResponseCache::Entry> make_entries(std::size_t n) {
@@ -137,7 +158,7 @@ void put_answers(benchmark::State& state, std::size_t answers, std::size_t batch
   for (auto _ : state) {
     state.PauseTiming();
     const Folder folder("put");
-    llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+    llm::ResponseCache cache(folder.dir / "responses.cache");
     cache.set_batch_size(batch);
     auto copy = entries;
     state.ResumeTiming();
@@ -154,8 +175,8 @@ void BM_CachePut(benchmark::State& state) {
 BENCHMARK(BM_CachePut)->Arg(256)->Arg(16384)->Unit(benchmark::kMillisecond);
 
 // A large run's answers (20 times the default benchmark's prompts) in commits of 2,048 (the
-// runner's early writes): what a run pays as the cache grows. Each commit of random keys rewrites
-// the key index's pages it lands on, so the index's size decides the cost here.
+// runner's early writes): what a run pays as the cache grows. (With SQLite, each commit of random
+// keys rewrote the key index's pages it landed on; the append-only store writes each entry once.)
 void BM_CachePutMany(benchmark::State& state) {
   put_answers(state, static_cast<std::size_t>(state.range(0)), static_cast<std::size_t>(state.range(1)));
 }
@@ -182,12 +203,12 @@ void BM_CacheEntryWork(benchmark::State& state) {
 }
 BENCHMARK(BM_CacheEntryWork)->Arg(8600)->Unit(benchmark::kMillisecond);
 
-// For scale: the floor of any durable store of the same entries, without SQLite. Each entry's
-// bytes (key, request hash, check, model, identity, completion, creation time: about 560) appended
-// to a plain file in a fresh folder, one write(2) per 2,048 entries (the runner's early writes),
-// with an in-memory index of (key prefix, offset) pairs sorted at the end. Not a cache (no lookup
-// structure on disk, no sharing between processes, no crash recovery): what one would save at most
-// by replacing SQLite (docs/performance.md, sixteenth round).
+// For scale: the floor of any store of the same entries. Each entry's bytes (key, request hash,
+// check, model, identity, completion, creation time: about 560) appended to a plain file in a fresh
+// folder, one write(2) per 2,048 entries (the runner's early writes), with an in-memory index of
+// (key prefix, offset) pairs sorted at the end. Not a cache (no index on disk, no lock, no framing
+// or recovery): what BM_CachePutMany's store adds to the bare writes (docs/performance.md,
+// sixteenth and twentieth rounds).
 void BM_CacheAppendFloor(benchmark::State& state) {
   const auto answers = static_cast<std::size_t>(state.range(0));
   const std::vector<llm::ResponseCache::Entry> entries = make_entries(answers);

@@ -1,14 +1,15 @@
 #pragma once
-// The response cache: SQLite, one table, keyed by SHA-256 over the server's model identity and
-// build plus the full request body, so one model's answers can never be served for another's
-// (and a different prompt, sampling setting or extra field is a different key). Only successful
-// completions are stored; error responses never are. Safe to share between processes (WAL mode,
-// busy timeout); one ResponseCache object is used from one thread. Entries are found by their key's
-// first 64 bits (key_prefix, a unique index) and served only when the whole key matches: two keys
+// The response cache: answers keyed by SHA-256 over the server's model identity and build plus the
+// full request body, so one model's answers can never be served for another's (and a different
+// prompt, sampling setting or extra field is a different key). Only successful completions are
+// stored; error responses never are. Safe to share between processes (an append-only store with a
+// lock for its writers, below); one ResponseCache object is used from one thread. Entries are found
+// by their key's first 64 bits (key_prefix) and served only when the whole key matches: two keys
 // that share a prefix cost a miss (the later one replaces the earlier), never a wrong answer.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,11 +20,9 @@
 #include "io/sha256.hpp"
 #include "llm/backend.hpp"
 
-struct sqlite3_stmt;
-
 namespace numcheck::llm {
 
-// responses.sqlite3 in the user's cache folder (io::user_cache_dir: $NUMCHECK_CACHE_DIR, else
+// responses.cache in the user's cache folder (io::user_cache_dir: $NUMCHECK_CACHE_DIR, else
 // $XDG_CACHE_HOME/numcheck, else $HOME/.cache/numcheck). `dir` overrides when not empty.
 [[nodiscard]] std::filesystem::path default_cache_path(const std::filesystem::path& dir = {});
 
@@ -69,15 +68,36 @@ class KeySnapshot {
 
 struct CacheStats {
   std::uint64_t entries = 0;
-  std::uint64_t bytes = 0;                                       // file size on disk (plus WAL)
+  std::uint64_t bytes = 0;                                       // the store's two files on disk
   std::uint64_t hits = 0;                                        // total times entries were served
   std::vector<std::pair<std::string, std::uint64_t>> per_model;  // model -> entries
   std::string oldest, newest;  // ISO-8601 UTC creation times ("" when empty)
 };
 
+// An entry get() served, to be counted by the connection that writes (take_hits, add_hits).
+struct CacheHit {
+  std::uint64_t prefix = 0;  // the entry's key_prefix
+  std::uint64_t offset = 0;  // where its record starts in the entries file
+};
+
+// The store (docs/runner.md, "The response cache"): two files written once, append only.
+//   <path>        the entries: a 16-byte header, then one record per stored answer (key, request
+//                 hash, check, model, identity, creation time, completion), each framed by a magic
+//                 number and its length;
+//   <path>.index  32 bytes per entry (its key's first 64 bits, where its record is, its length) or
+//                 per count of hits, each sealed by a 64-bit mix of its fields;
+//   <path>.lock   what writers take (flock) while they append, and readers while they read the
+//                 index: nothing else is in it.
+// A connection keeps the index in memory (a hash table of key prefix -> record) and reads a record
+// only for the entry a lookup finds. A commit appends its records, then their index lines, in two
+// writes under the lock: another process sees all of a commit or none of it. Nothing is fsync'd: an
+// answer lost with the machine is a miss, and a damaged record fails its check and is never served.
+// `clear` rewrites the files (new files renamed over the old, which other connections notice).
+// A SQLite cache that earlier numcheck versions kept beside it (<path> with extension .sqlite3) is
+// copied into a new store once, when the store is made; the SQLite file is left as it was.
 class ResponseCache {
  public:
-  // Opens (creating folder, file and schema when missing). Throws Error (kIo) naming the path.
+  // Opens (creating folder and files when missing). Throws Error (kIo) naming the path.
   explicit ResponseCache(const std::filesystem::path& path);
   ~ResponseCache();
   ResponseCache(const ResponseCache&) = delete;
@@ -88,7 +108,7 @@ class ResponseCache {
   // rejected().
   [[nodiscard]] std::optional<Completion> get(const std::string& key, const std::string& request_sha256);
   // Stores a successful completion. Writes (and hit counts) are batched in memory and written by
-  // commit() in one short transaction (automatically every set_batch_size() entries: 256 unless set).
+  // commit() (automatically every set_batch_size() entries: 256 unless set).
   void put(const std::string& key, const std::string& request_sha256, const std::string& model,
            const io::Json& identity, const Completion& completion);
   // A completion ready to be stored: serialized (completion_line) and its check computed, the
@@ -105,24 +125,21 @@ class ResponseCache {
   void commit();
   // Entries put() holds before it commits by itself (256 unless set; at least 1).
   void set_batch_size(std::size_t n) noexcept { batch_size_ = n == 0 ? 1 : n; }
-  // The keys of the stored entries (read from the key index alone: every entry get() could serve,
-  // and rows it refuses as well) when the cache has held at most `max_entries` rows (judged by the
-  // largest rowid, which costs no scan); nullopt when it may hold more, or when `max_entries` is 0.
+  // The keys of the stored entries (every entry get() could serve, and records it would refuse as
+  // well) when the index holds at most `max_entries` lines (which costs no read); nullopt when it
+  // may hold more, or when `max_entries` is 0.
   [[nodiscard]] std::optional<KeySnapshot> key_snapshot(std::uint64_t max_entries);
-  // The keys get() served since the last commit (their hit counts are written by commit()), taken
-  // out to be counted by another connection: the runner looks entries up on one connection and
-  // writes on another, so that no lookup waits for a commit.
-  [[nodiscard]] std::vector<std::string> take_hits();
-  void add_hits(std::vector<std::string> keys);
+  // The entries get() served since the last commit (their hits are written by commit()), taken out
+  // to be counted by another connection: the runner looks entries up on one connection per event
+  // loop and writes on another.
+  [[nodiscard]] std::vector<CacheHit> take_hits();
+  void add_hits(std::vector<CacheHit> hits);
   // Entries refused by get() because they failed their check.
   [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
   [[nodiscard]] CacheStats stats();
   // Removes every entry (model empty) or the entries of one model; returns how many.
   std::uint64_t clear(const std::string& model = {});
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
-  // Thrown inside with_retry when SQLite reports the database busy or locked.
-  struct Busy {};
 
   // The key's first 64 bits as stored in the cache's index: its first 16 hex digits (every key
   // cache_key makes is hex), else the first 8 bytes of the key's SHA-256. Stable across machines
@@ -134,29 +151,15 @@ class ResponseCache {
     Entry entry;
     std::size_t source = 0;  // its model and identity: sources_[source]
   };
-  [[nodiscard]] static std::string entry_check(const std::string& key, const std::string& request_sha256,
-                                               const std::string& completion);
-  void step_done(sqlite3_stmt* s);
-  // Moves the entries of a cache made before the entries table into it (cache.cpp), once.
-  void migrate_old_table();
-  // The statements every get, put and hit uses, prepared once per connection (a prepare costs more
-  // than the lookup itself); each use binds, steps and resets its statement.
-  enum class Query : std::uint8_t { kGet, kInsert, kHit };
-  sqlite3_stmt* prepared(Query q);
-  void finalize_prepared() noexcept;
-  // Runs fn, again after a pause while SQLite reports the database busy (another process holds
-  // the write lock beyond the busy timeout), for up to about two minutes in all.
-  template <class Fn>
-  void with_retry(Fn&& fn);
+  struct Store;  // the open files and the in-memory index (cache.cpp)
+  [[nodiscard]] static std::string entry_check(std::string_view key, std::string_view request_sha256,
+                                               std::string_view completion);
 
   std::filesystem::path path_;
-  void* db_ = nullptr;
-  sqlite3_stmt* get_stmt_ = nullptr;
-  sqlite3_stmt* insert_stmt_ = nullptr;
-  sqlite3_stmt* hit_stmt_ = nullptr;
+  std::unique_ptr<Store> store_;
   std::vector<Pending> pending_;
   std::vector<std::pair<std::string, std::string>> sources_;  // (model, identity line) of pending_
-  std::vector<std::string> hit_keys_;
+  std::vector<CacheHit> hits_;
   std::size_t rejected_ = 0;
   std::size_t batch_size_ = 256;
 };

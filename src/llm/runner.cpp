@@ -663,8 +663,8 @@ class Dispatch {
       }
       add_readers(1);
       writer_ = std::make_unique<ResponseCache>(settings.cache_path);
-      // write_cache commits what arrived since the last tick in one transaction (a smaller batch
-      // rewrites the same pages of the key index more often).
+      // write_cache commits what arrived since the last tick in one commit: two writes under the
+      // store's lock, whatever the batch's size.
       writer_->set_batch_size(kWriterBatch);
       present_ = writer_->key_snapshot(kSnapshotEntriesPerRequest * pending_.size());
       puts_.reserve(std::min(kEarlyWrite, pending_.size()));
@@ -828,7 +828,8 @@ class Dispatch {
 
   // After every thread ended: rethrows a thread's failure, then writes the cache's last answers and
   // closes it while another thread syncs the record files. The two are independent and both wait
-  // (for SQLite's commit, for the disk), so the shorter one no longer adds to the end of every run.
+  // (for the cache's last writes, for the disk), so the shorter one no longer adds to the end of
+  // every run.
   // A failure of either is thrown once both have ended.
   std::string close() {
     if (failure_) std::rethrow_exception(failure_);
@@ -865,9 +866,10 @@ class Dispatch {
   }
 
  private:
-  // Writes the answers queued by finish_answered() and the hits counted by next_job() in one transaction (at
+  // Writes the answers queued by finish_answered() and the hits counted by next_job() in one commit (at
   // most kWriterBatch answers each: ResponseCache::put_entry) on the writer's own connection, holding
-  // no lock the event loops need: lookups (WAL readers) and new answers go on while it commits.
+  // no lock the event loops need: lookups (each loop's own connection) and new answers go on while it
+  // commits.
   // Called by the thread that shows progress, and by close() after the event loops have ended;
   // never by two threads at once.
   void write_cache() {

@@ -108,7 +108,7 @@ struct RunSettings {
   // is never served: the item is asked again (counted in RunSummary::cache_refused).
   std::function<std::string(const Completion&)> check_answer;
   bool use_cache = true;
-  std::filesystem::path cache_path;  // SQLite file (see llm/cache.hpp default_cache_path)
+  std::filesystem::path cache_path;  // the store's entries file (llm/cache.hpp default_cache_path)
   // The cache's first connection, when the caller started opening it early (open_cache_ahead):
   // run_items takes it if it is for cache_path, else opens its own.
   std::shared_ptr<CacheOpening> cache_ahead;

@@ -373,7 +373,7 @@ TEST(Relevance, WrongDimensionOrModelIsNeverUsedAndResumeCompletes) {
   opt.endpoints = {server.base_url()};
   opt.model = "hash-bow-64";
   opt.run_dir = dir / "run";
-  opt.cache_path = dir / "cache.sqlite3";
+  opt.cache_path = dir / "responses.cache";
   opt.retries = 2;
   opt.retry_base_s = 0.001;
   claims::QuestionQuality q;

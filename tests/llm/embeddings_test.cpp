@@ -40,7 +40,7 @@ struct EmbedFixture : ::testing::Test {
     o.endpoints = {server.base_url()};
     o.model = "hash-bow-64";
     o.run_dir = dir / run;
-    o.cache_path = dir / "cache.sqlite3";
+    o.cache_path = dir / "responses.cache";
     o.retries = 3;
     o.retry_base_s = 0.001;
     o.concurrency = 2;

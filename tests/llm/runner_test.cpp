@@ -84,7 +84,7 @@ class RunnerTest : public ::testing::Test {
     s.retry.retries = 3;
     s.progress = ProgressMode::kNone;
     s.use_cache = false;
-    s.cache_path = dir_ / "cache" / "responses.sqlite3";
+    s.cache_path = dir_ / "cache" / "responses.cache";
     s.fsync = false;
     return s;
   }
@@ -591,7 +591,7 @@ TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsOneClearErrorAndNothingIsSent) {
   io::write_file_atomic(dir_ / "not-a-folder", "x");
   RunSettings s = settings();
   s.use_cache = true;
-  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.cache";
   const std::size_t posts_before = server_->post_count();
   try {
     (void)run(make_items(5), s);
@@ -605,7 +605,7 @@ TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsOneClearErrorAndNothingIsSent) {
   }
   EXPECT_EQ(server_->post_count(), posts_before);
   EXPECT_FALSE(fs::exists(dir_ / "r" / "responses.jsonl"));
-  s.cache_path = dir_ / "cache" / "responses.sqlite3";  // a usable one: the same items run
+  s.cache_path = dir_ / "cache" / "responses.cache";  // a usable one: the same items run
   EXPECT_EQ(run(make_items(5), s, "r2").answered, 5u);
 }
 
@@ -623,7 +623,7 @@ TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   EXPECT_EQ(again.from_cache, 4u);
   EXPECT_EQ(server_->post_count(), posts);
 
-  const fs::path other = dir_ / "other-cache" / "responses.sqlite3";
+  const fs::path other = dir_ / "other-cache" / "responses.cache";
   s.cache_ahead = open_cache_ahead(other);
   EXPECT_EQ(run(make_items(4), s, "r3").from_cache, 4u);
   auto untouched = s.cache_ahead->take();  // not the run's path: never taken
@@ -631,7 +631,7 @@ TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   EXPECT_EQ(untouched->stats().entries, 0u);  // nothing went into it
 
   io::write_file_atomic(dir_ / "not-a-folder", "x");
-  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.cache";
   s.cache_ahead = open_cache_ahead(s.cache_path);
   try {
     (void)run(make_items(2), s, "r4");
@@ -661,8 +661,8 @@ TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
   EXPECT_EQ(run(make_items(3), settings()).answered, 3u);
 }
 
-// SQL run on a cache's database file directly (what a user or another tool could do to it), and a
-// number read from one.
+// SQL run on a SQLite database file directly (how the tests make the caches of earlier numcheck
+// versions, which a store imports), and a number read from one.
 void run_sql(const fs::path& path, const std::string& statements) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -684,16 +684,74 @@ std::int64_t sql_count(const fs::path& path, const char* query) {
   return n;
 }
 
-// A cache entry must belong to its request: rows whose completions were swapped by hand are
+// One record of a store's entries file, read with the format as docs/runner.md describes it (a
+// check of that description as much as a tool for the tests): a little-endian magic number
+// "CNR1", the length of the rest, then seven fields of a length and bytes each.
+struct StoredRecord {
+  std::uint64_t offset = 0;
+  std::vector<std::string> fields;  // key, request hash, check, model, identity, created, completion
+};
+
+std::uint32_t le32(const std::string& b, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+std::vector<StoredRecord> read_entries_file(const fs::path& path) {
+  const std::string b = io::read_file(path);
+  EXPECT_EQ(b.substr(0, 16), "numcheck-cache1\n");
+  std::vector<StoredRecord> out;
+  std::size_t at = 16;
+  while (at + 8 <= b.size()) {
+    EXPECT_EQ(b.substr(at, 4), "CNR1") << at;
+    StoredRecord r;
+    r.offset = at;
+    const std::size_t end = at + 8 + le32(b, at + 4);
+    std::size_t f = at + 8;
+    for (int i = 0; i < 7; ++i) {
+      const std::size_t n = le32(b, f);
+      r.fields.push_back(b.substr(f + 4, n));
+      f += 4 + n;
+    }
+    EXPECT_EQ(f, end) << at;
+    out.push_back(std::move(r));
+    at = end;
+  }
+  EXPECT_EQ(at, b.size());
+  return out;
+}
+
+// Writes `bytes` over a file's bytes at `offset` (what a damaged disk or a hand edit does).
+void overwrite(const fs::path& path, std::uint64_t offset, std::string_view bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void append_bytes(const fs::path& path, std::string_view bytes) {
+  std::ofstream f(path, std::ios::app | std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+fs::path index_of(const fs::path& cache) { return fs::path(cache.string() + ".index"); }
+std::uint64_t index_lines(const fs::path& cache) { return (fs::file_size(index_of(cache)) - 16) / 32; }
+
+// A cache entry must belong to its request: records whose completions were changed by hand are
 // misses (asked again, counted), never served.
 TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
   auto s = settings();
   s.use_cache = true;
   const auto items = make_items(4);
   ASSERT_EQ(run(items, s, "a").answered, 4u);
-  run_sql(s.cache_path,
-          "UPDATE entries SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
-          "(SELECT rowid FROM entries LIMIT 2)");
+  const std::string text = io::read_file(s.cache_path);
+  std::size_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    at = text.find("You asked", at + 1);
+    ASSERT_NE(at, std::string::npos);
+    overwrite(s.cache_path, at, "You said ");
+  }
   const auto before = server_->post_count();
   const auto sum = run(items, s, "b");
   EXPECT_EQ(sum.answered, 4u);
@@ -704,10 +762,10 @@ TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
     EXPECT_EQ(r["response"], "You asked: " + r["request"]["messages"][0]["content"].get<std::string>());
 }
 
-// Concurrent runs share the cache: a writer never holds SQLite's write lock between commits, so
-// another process's commit never waits for it (it used to wait 10 s, then "database is locked").
+// Concurrent runs share the cache: a writer holds the store's lock only while it appends a commit,
+// so another connection's commit never waits for it between commits.
 TEST_F(RunnerTest, CacheWritersNeverHoldTheLockBetweenCommits) {
-  const fs::path path = dir_ / "shared" / "responses.sqlite3";
+  const fs::path path = dir_ / "shared" / "responses.cache";
   ResponseCache a(path);
   ResponseCache b(path);
   Completion c;
@@ -802,10 +860,10 @@ TEST(CacheKeys, PrefixMatchesADigitByDigitReading) {
   }
 }
 
-// Prepared statements are reused across gets, puts and commits: many rounds on one object stay
-// consistent (every entry readable, hits counted, a wrong request hash still refused).
+// Many rounds of gets, puts and commits on one object stay consistent (every entry readable, hits
+// counted, a wrong request hash still refused).
 TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
-  ResponseCache cache(dir_ / "rounds" / "responses.sqlite3");
+  ResponseCache cache(dir_ / "rounds" / "responses.cache");
   const io::Json identity = {{"model", "m"}};
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 300; ++i) {
@@ -833,11 +891,11 @@ TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
 }
 
 // The keys a session reads before its first request: every stored entry's (the connection's own
-// batch included), so every entry get() could serve; a row without a check is in it too and still
-// a miss (the snapshot only spares lookups, get() decides). None when the cache may hold more rows
-// than asked for.
+// batch included), so every entry get() could serve; a record with a damaged check is in it too and
+// still a miss (the snapshot only spares lookups, get() decides). None when the cache holds more
+// entries than asked for.
 TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
-  const fs::path path = dir_ / "snap" / "responses.sqlite3";
+  const fs::path path = dir_ / "snap" / "responses.cache";
   ResponseCache cache(path);
   const io::Json identity = {{"model", "m"}};
   const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
@@ -849,9 +907,10 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
   for (int i = 0; i < 6; ++i) cache.put(key(i), request_hash(io::Json{{"q", i}}), "m", identity, c);
   cache.commit();
   cache.put(key(6), request_hash(io::Json{{"q", 6}}), "m", identity, c);  // still in the batch
-  // A row written before entries carried a check: get() never serves it.
-  run_sql(path, "UPDATE entries SET check_sha256 = NULL WHERE key = '" + key(5) + "'");
-  EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven rows
+  // A record whose check was damaged: get() never serves it.
+  for (const auto& r : read_entries_file(path))
+    if (r.fields[0] == key(5)) overwrite(path, r.offset + 8 + 4 + 64 + 4 + 64 + 4, "x");
+  EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven entries
   const auto snap = cache.key_snapshot(7);
   ASSERT_TRUE(snap.has_value());
   EXPECT_EQ(snap->size(), 7u);
@@ -872,7 +931,7 @@ TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
 // put() commits by itself once set_batch_size() entries wait (the runner's writer sets a large one
 // and commits at its ticks): another connection sees none of a batch before, all of it after.
 TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
-  const fs::path path = dir_ / "batch" / "responses.sqlite3";
+  const fs::path path = dir_ / "batch" / "responses.cache";
   ResponseCache writer(path);
   ResponseCache reader(path);
   writer.set_batch_size(3);
@@ -918,32 +977,54 @@ TEST_F(RunnerTest, ASessionTakesThePreflightsProbeInsteadOfProbingAgain) {
   EXPECT_EQ(server_of(dir_ / "given" / "run.json"), server_of(dir_ / "probed" / "run.json"));
 }
 
-// A new cache is made with 16 KiB pages; a cache made before (4 KiB, SQLite's default) keeps its
-// own page size and still serves and stores entries.
-TEST_F(RunnerTest, ANewCacheHasLargePagesAndAnOldOneKeepsItsOwn) {
-  const auto page_size = [](const fs::path& path) { return sql_count(path, "PRAGMA page_size"); };
+// A SQLite cache of the numcheck versions before the store (its `entries` table), found beside a
+// store that does not exist yet, is copied into it once: its entries served with their hit counts,
+// rows without a check left out. The SQLite file is left as it was, and a row added to it later is
+// not copied again.
+TEST_F(RunnerTest, ASqliteCacheBesideANewStoreIsCopiedInOnce) {
   const io::Json identity = {{"model", "m"}};
-  Completion c;
-  c.content = "42";
-  const fs::path fresh = dir_ / "fresh" / "responses.sqlite3";
-  {
-    ResponseCache cache(fresh);
-    cache.put(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}}), "m", identity, c);
+  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
+  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
+  const fs::path db = dir_ / "sqlite" / "responses.sqlite3";
+  fs::create_directories(db.parent_path());
+  std::string rows =
+      "CREATE TABLE entries (key_prefix INTEGER NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL,"
+      " identity TEXT NOT NULL, completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL"
+      " DEFAULT 0, request_sha256 TEXT, check_sha256 TEXT);";
+  for (int i = 0; i < 4; ++i) {
+    Completion c;
+    c.content = "answer " + std::to_string(i);
+    const auto e = ResponseCache::make_entry(key(i), req(i), c);
+    rows += fmt::format(
+        "INSERT INTO entries VALUES ({}, '{}', 'm{}', '{{\"model\":\"m\"}}', '{}', '2026-10-0{}T00:00:00Z', "
+        "{}, '{}', {});",
+        ResponseCache::key_prefix(e.key), e.key, i % 2, e.completion, i + 1, i * 2, e.request_sha256,
+        i == 3 ? std::string("NULL") : "'" + e.check + "'");
   }
-  EXPECT_EQ(page_size(fresh), 16384);
-
-  const fs::path old = dir_ / "old" / "responses.sqlite3";
-  fs::create_directories(old.parent_path());
-  run_sql(old, "PRAGMA page_size=4096; CREATE TABLE other(x);");
+  run_sql(db, rows);
+  const std::string before = io::read_file(db);
+  const fs::path path = dir_ / "sqlite" / "responses.cache";
   {
-    ResponseCache cache(old);
-    cache.put(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}), "m", identity, c);
+    ResponseCache cache(path);
+    const auto st = cache.stats();
+    EXPECT_EQ(st.entries, 3u);  // the row without a check is left out
+    EXPECT_EQ(st.hits, 6u);     // 0 + 2 + 4
+    EXPECT_EQ(st.oldest, "2026-10-01T00:00:00Z");
+    EXPECT_EQ(st.newest, "2026-10-03T00:00:00Z");
+    EXPECT_EQ(st.per_model, (std::vector<std::pair<std::string, std::uint64_t>>{{"m0", 2}, {"m1", 1}}));
+    for (int i = 0; i < 3; ++i) {
+      const auto hit = cache.get(key(i), req(i));
+      ASSERT_TRUE(hit.has_value()) << i;
+      EXPECT_EQ(hit->content, "answer " + std::to_string(i));
+    }
+    EXPECT_FALSE(cache.get(key(3), req(3)).has_value());
+    EXPECT_EQ(cache.rejected(), 0u);
   }
-  EXPECT_EQ(page_size(old), 4096);
-  ResponseCache again(old);
-  const auto hit = again.get(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}));
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->content, "42");
+  EXPECT_EQ(io::read_file(db), before);
+  run_sql(db, "UPDATE entries SET check_sha256 = 'x' WHERE check_sha256 IS NULL");
+  ResponseCache again(path);
+  EXPECT_EQ(again.stats().entries, 3u);
+  EXPECT_EQ(again.stats().hits, 9u);  // and the three served above
 }
 
 // An old-schema cache with entries 0 .. n-1 (identity {"model": "m"}, request {"q": i},
@@ -976,16 +1057,16 @@ void write_old_cache(const fs::path& path, int n, const std::set<int>& no_check 
   run_sql(path, rows + "COMMIT;");
 }
 
-// A cache made before the entries table (a `responses` table keyed by the key's text) is moved
-// into `entries` the first time it is opened: its servable rows are served with their hit counts,
-// rows without a check (never servable) are dropped, the old table is gone, and opening it again
-// moves nothing twice. A cache from before entries carried checks loses only unservable rows.
-TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries) {
+// A SQLite cache made before the entries table (a `responses` table keyed by the key's text) is
+// copied into a new store as well: its servable rows are served with their hit counts, rows
+// without a check (never servable) are left out, and opening the store again copies nothing twice.
+// A cache from before entries carried checks has nothing servable: the store starts empty.
+TEST_F(RunnerTest, AnOlderSqliteCacheIsCopiedInOnceAndServesItsEntries) {
   const io::Json identity = {{"model", "m"}};
   const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
   const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
-  const fs::path path = dir_ / "old-schema" / "responses.sqlite3";
-  write_old_cache(path, 3, {2});
+  const fs::path path = dir_ / "old-schema" / "responses.cache";
+  write_old_cache(dir_ / "old-schema" / "responses.sqlite3", 3, {2});
   {
     ResponseCache cache(path);
     const auto st = cache.stats();
@@ -1003,32 +1084,31 @@ TEST_F(RunnerTest, ACacheMadeBeforeTheEntriesTableIsMovedOnceAndServesItsEntries
     c.content = "new";
     cache.put(key(3), req(3), "m", identity, c);
   }
-  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
-  EXPECT_EQ(sql_count(path, "PRAGMA freelist_count"), 0);  // the old table's pages given back (VACUUM)
+  EXPECT_EQ(sql_count(dir_ / "old-schema" / "responses.sqlite3", "SELECT COUNT(*) FROM responses"), 3);
   ResponseCache again(path);
   EXPECT_EQ(again.stats().entries, 3u);
   ASSERT_TRUE(again.get(key(3), req(3)).has_value());
   ASSERT_TRUE(again.get(key(0), req(0)).has_value());
 
   // Older still: no request hash or check columns. Nothing there could be served; the table goes.
-  const fs::path older = dir_ / "older-schema" / "responses.sqlite3";
+  const fs::path older = dir_ / "older-schema" / "responses.cache";
   fs::create_directories(older.parent_path());
-  run_sql(older,
+  run_sql(dir_ / "older-schema" / "responses.sqlite3",
           "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
           " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
           "INSERT INTO responses VALUES ('k', 'm', '{}', '{}', '2026-01-01T00:00:00Z', 0);");
   ResponseCache oldest(older);
   EXPECT_EQ(oldest.stats().entries, 0u);
-  EXPECT_EQ(sql_count(older, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
 }
 
-// Several processes may open the same old cache at once (here: connections on threads, as
-// separate as processes to SQLite): one moves it, the others wait for its transaction and find
-// nothing left to move; every one serves every entry, none twice, and none fails.
-TEST_F(RunnerTest, AnOldCacheOpenedByManyAtOnceIsMovedOnce) {
-  const fs::path path = dir_ / "old-shared" / "responses.sqlite3";
+// Several processes may open a new store beside the same SQLite cache at once (here: connections
+// on threads, each with its own files and lock, as separate as processes): one copies it, the
+// others wait for its lock and find the store made; every one serves every entry, none is copied
+// twice, and none fails.
+TEST_F(RunnerTest, ASqliteCacheOpenedByManyAtOnceIsCopiedOnce) {
+  const fs::path path = dir_ / "old-shared" / "responses.cache";
   constexpr int kEntries = 400;
-  write_old_cache(path, kEntries);
+  write_old_cache(dir_ / "old-shared" / "responses.sqlite3", kEntries);
   const io::Json identity = {{"model", "m"}};
   constexpr int kOpeners = 4;
   std::vector<int> served(kOpeners, 0);
@@ -1053,14 +1133,18 @@ TEST_F(RunnerTest, AnOldCacheOpenedByManyAtOnceIsMovedOnce) {
     EXPECT_EQ(errors[static_cast<std::size_t>(t)], "") << t;
     EXPECT_EQ(served[static_cast<std::size_t>(t)], kEntries) << t;
   }
-  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM entries"), kEntries);
-  EXPECT_EQ(sql_count(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'responses'"), 0);
+  // Copied once: one record per entry; in the index one line per entry, one for its hits (i + 1
+  // each), and one for each entry every opener served.
+  EXPECT_EQ(read_entries_file(path).size(), static_cast<std::size_t>(kEntries));
+  EXPECT_EQ(index_lines(path), static_cast<std::uint64_t>(2 * kEntries + kOpeners * kEntries));
+  EXPECT_EQ(ResponseCache(path).stats().hits,
+            static_cast<std::uint64_t>(kEntries) * (kEntries + 1) / 2 + kOpeners * kEntries);
 }
 
 // One commit may hold answers stored under different models and server identities (a server that
-// changed its reported model mid-run): each row keeps its own, and each is served back.
+// changed its reported model mid-run): each record keeps its own, and each is served back.
 TEST_F(RunnerTest, OneCommitKeepsEachEntrysModelAndIdentity) {
-  const fs::path path = dir_ / "sources" / "responses.sqlite3";
+  const fs::path path = dir_ / "sources" / "responses.cache";
   const std::vector<std::pair<std::string, std::string>> sources = {{"m1", R"({"model":"m1"})"},
                                                                     {"m1", R"({"model":"m1"})"},
                                                                     {"m2", R"({"model":"m1"})"},
@@ -1082,12 +1166,14 @@ TEST_F(RunnerTest, OneCommitKeepsEachEntrysModelAndIdentity) {
       EXPECT_EQ(hit->content, fmt::format("answer {}", i));
     }
   }
+  const auto stored = read_entries_file(path);
+  ASSERT_EQ(stored.size(), sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    const std::string q = fmt::format(
-        "SELECT COUNT(*) FROM entries WHERE completion LIKE '%answer {}%' AND model = '{}' AND identity = "
-        "'{}'",
-        i, sources[i].first, sources[i].second);
-    EXPECT_EQ(sql_count(path, q.c_str()), 1) << i;
+    EXPECT_EQ(stored[i].fields[0], io::sha256_hex(fmt::format("key {}", i)));
+    EXPECT_EQ(stored[i].fields[1], fmt::format("r{}", i));
+    EXPECT_EQ(stored[i].fields[3], sources[i].first) << i;
+    EXPECT_EQ(stored[i].fields[4], sources[i].second) << i;
+    EXPECT_NE(stored[i].fields[6].find(fmt::format("answer {}", i)), std::string::npos) << i;
   }
 }
 
@@ -1095,7 +1181,7 @@ TEST_F(RunnerTest, OneCommitKeepsEachEntrysModelAndIdentity) {
 // whole key: a lookup of the other key misses (never the wrong answer), and storing it replaces
 // the first. A key that is not hex (cache_key always makes hex) still has a stable prefix.
 TEST_F(RunnerTest, KeysSharingTheirFirst64BitsAreMissesNeverWrongAnswers) {
-  const fs::path path = dir_ / "prefix" / "responses.sqlite3";
+  const fs::path path = dir_ / "prefix" / "responses.cache";
   const std::string a = "0123456789abcdef" + std::string(48, 'a');
   const std::string b = "0123456789abcdef" + std::string(48, 'b');
   ASSERT_EQ(ResponseCache::key_prefix(a), ResponseCache::key_prefix(b));
@@ -1135,7 +1221,7 @@ TEST_F(RunnerTest, KeysSharingTheirFirst64BitsAreMissesNeverWrongAnswers) {
 // served. (A guard for any change of the order in which a commit writes its entries: writing them
 // in key order was measured in the seventeenth round of issue 16, docs/performance.md.)
 TEST_F(RunnerTest, WithinOneCommitTheLaterOfTwoKeysSharingTheirFirst64BitsWins) {
-  const fs::path path = dir_ / "order" / "responses.sqlite3";
+  const fs::path path = dir_ / "order" / "responses.cache";
   const io::Json identity = {{"model", "m"}};
   const auto completion = [](std::string content) {
     Completion c;
@@ -1179,11 +1265,10 @@ TEST_F(RunnerTest, WithinOneCommitTheLaterOfTwoKeysSharingTheirFirst64BitsWins) 
   EXPECT_EQ(cache.rejected(), 0u);
 }
 
-// Closing a cache does not checkpoint its write-ahead log (that copy and its fdatasync were at the
-// end of every run): the log stays beside the database with the entries, and the next connection
-// to open the cache serves every one of them.
-TEST_F(RunnerTest, ClosingACacheKeepsItsLogAndTheNextOpenServesEveryEntry) {
-  const fs::path path = dir_ / "log" / "responses.sqlite3";
+// A closed cache's entries are served by the next connection to open it, and the store is its
+// three files, nothing left beside them.
+TEST_F(RunnerTest, AClosedCacheIsServedByTheNextOpen) {
+  const fs::path path = dir_ / "log" / "responses.cache";
   const io::Json identity = {{"model", "m"}};
   const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
   const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
@@ -1195,9 +1280,11 @@ TEST_F(RunnerTest, ClosingACacheKeepsItsLogAndTheNextOpenServesEveryEntry) {
       cache.put(key(i), req(i), "m", identity, c);
     }
   }
-  const fs::path wal(path.string() + "-wal");
-  ASSERT_TRUE(fs::exists(wal));
-  EXPECT_GT(fs::file_size(wal), 0u);
+  std::set<std::string> files;
+  for (const auto& f : fs::directory_iterator(path.parent_path())) files.insert(f.path().filename().string());
+  EXPECT_EQ(files,
+            (std::set<std::string>{"responses.cache", "responses.cache.index", "responses.cache.lock"}));
+  EXPECT_EQ(index_lines(path), 50u);
   ResponseCache cache(path);
   EXPECT_EQ(cache.stats().entries, 50u);
   for (int i = 0; i < 50; ++i) {
@@ -1205,6 +1292,162 @@ TEST_F(RunnerTest, ClosingACacheKeepsItsLogAndTheNextOpenServesEveryEntry) {
     ASSERT_TRUE(hit.has_value()) << i;
     EXPECT_EQ(hit->content, std::to_string(i));
   }
+}
+
+// Puts 0 .. n-1 (identity {"model": model}, request {"q": i}, completion "answer i") and commits.
+void fill_cache(ResponseCache& cache, int from, int to, const std::string& model = "m") {
+  const io::Json identity = {{"model", model}};
+  for (int i = from; i < to; ++i) {
+    Completion c;
+    c.content = "answer " + std::to_string(i);
+    cache.put(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}), model, identity, c);
+  }
+  cache.commit();
+}
+
+// How many of from .. to-1 (filled by fill_cache) a new connection serves, with their answers.
+int served(const fs::path& path, int from, int to, const std::string& model = "m") {
+  ResponseCache cache(path);
+  const io::Json identity = {{"model", model}};
+  int n = 0;
+  for (int i = from; i < to; ++i) {
+    const auto hit = cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}));
+    if (hit && hit->content == "answer " + std::to_string(i)) ++n;
+  }
+  return n;
+}
+
+// A process killed in the middle of a commit leaves part of a record at the end of the entries
+// file and part of a line at the end of the index. What was committed before is served; the next
+// commit cuts the torn line off and its entries are found after the torn record, also by an index
+// rebuilt from the entries file.
+TEST_F(RunnerTest, TheTornEndsOfAKilledCommitAreHarmless) {
+  const fs::path path = dir_ / "torn" / "responses.cache";
+  {
+    ResponseCache cache(path);
+    fill_cache(cache, 0, 20);
+  }
+  append_bytes(path, std::string("CNR1\x40\x00\x00\x00\x40\x00\x00\x00"
+                                 "abc",
+                                 15));
+  append_bytes(index_of(path), std::string(13, '\x5a'));
+  EXPECT_EQ(served(path, 0, 20), 20);
+  {
+    ResponseCache cache(path);
+    fill_cache(cache, 20, 25);
+  }
+  EXPECT_EQ((fs::file_size(index_of(path)) - 16) % 32, 0u);
+  EXPECT_EQ(index_lines(path), 20u + 20u + 5u);  // the entries, served()'s hits, the new entries
+  EXPECT_EQ(served(path, 0, 25), 25);
+  EXPECT_EQ(ResponseCache(path).stats().entries, 25u);
+  // An index rebuilt from these entries passes over the torn record to the ones after it.
+  fs::remove(index_of(path));
+  EXPECT_EQ(served(path, 0, 25), 25);
+}
+
+// An index line that was damaged is skipped (its entry becomes a miss, never a wrong answer); a
+// lost index is rebuilt from the entries file when the cache is opened (the hit counts, kept only
+// in the index, start again from 0).
+TEST_F(RunnerTest, ADamagedIndexLineIsSkippedAndALostIndexIsRebuilt) {
+  const fs::path path = dir_ / "index" / "responses.cache";
+  {
+    ResponseCache cache(path);
+    fill_cache(cache, 0, 10);
+    ASSERT_TRUE(
+        cache.get(cache_key(io::Json{{"model", "m"}}, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})));
+  }  // the hit is written when the connection closes
+  EXPECT_EQ(index_lines(path), 11u);
+  overwrite(index_of(path), 16 + 32 * 4 + 9, "\x7f");  // the offset of entry 4
+  EXPECT_EQ(served(path, 0, 10), 9);
+  {
+    ResponseCache cache(path);
+    EXPECT_EQ(cache.stats().entries, 9u);
+    EXPECT_EQ(cache.stats().hits, 10u);  // the hit above and the nine served() just counted
+    EXPECT_EQ(cache.rejected(), 0u);
+  }
+  fs::remove(index_of(path));
+  EXPECT_EQ(served(path, 0, 10), 10);
+  EXPECT_EQ(index_lines(path), 10u + 10u);  // rebuilt, then the ten hits just served
+}
+
+// A file at the cache's path that is not a numcheck cache is an error naming it, and is left as it was.
+TEST_F(RunnerTest, AFileThatIsNotACacheIsAnErrorAndLeftAlone) {
+  const fs::path path = dir_ / "other" / "responses.cache";
+  fs::create_directories(path.parent_path());
+  const std::string text("SQLite format 3\0 and more", 25);
+  io::write_file_atomic(path, text);
+  try {
+    ResponseCache cache(path);
+    FAIL() << "opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find(path.string() + " is not a numcheck response cache"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(io::read_file(path), text);
+}
+
+// Clearing one model's entries rewrites the store without them and keeps the others with their
+// hits. A connection opened before the clear writes into the new files, not the old ones: its
+// commit after the clear is served by a new connection.
+TEST_F(RunnerTest, ClearingOneModelKeepsTheOthersAndAnOpenConnectionWritesOnIntoTheNewFiles) {
+  const fs::path path = dir_ / "clear" / "responses.cache";
+  ResponseCache before(path);
+  fill_cache(before, 0, 3, "a");
+  fill_cache(before, 0, 2, "b");
+  ASSERT_TRUE(
+      before.get(cache_key(io::Json{{"model", "b"}}, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})));
+  before.commit();
+  {
+    ResponseCache cache(path);
+    EXPECT_EQ(cache.clear("a"), 3u);
+    const auto st = cache.stats();
+    EXPECT_EQ(st.entries, 2u);
+    EXPECT_EQ(st.hits, 1u);
+    EXPECT_EQ(st.per_model, (std::vector<std::pair<std::string, std::uint64_t>>{{"b", 2}}));
+  }
+  EXPECT_EQ(served(path, 0, 3, "a"), 0);
+  EXPECT_EQ(served(path, 0, 2, "b"), 2);
+  fill_cache(before, 10, 12, "a");
+  EXPECT_EQ(served(path, 10, 12, "a"), 2);
+  EXPECT_EQ(ResponseCache(path).stats().entries, 4u);
+  {
+    ResponseCache cache(path);
+    EXPECT_EQ(cache.clear(), 4u);
+    EXPECT_EQ(cache.stats().entries, 0u);
+  }
+  EXPECT_EQ(fs::file_size(path), 16u);
+  EXPECT_EQ(index_lines(path), 0u);
+}
+
+// Many connections writing at once (as separate as processes: each has its own files and lock)
+// lose and repeat nothing: every entry is in the index once and served.
+TEST_F(RunnerTest, ManyWritersAtOnceLoseAndRepeatNothing) {
+  const fs::path path = dir_ / "writers" / "responses.cache";
+  constexpr int kWriters = 4;
+  constexpr int kEach = 300;
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kWriters);
+  std::atomic<int> ready{0};
+  for (int t = 0; t < kWriters; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        ResponseCache cache(path);
+        cache.set_batch_size(1);  // a commit per entry: as many chances to collide as there can be
+        ready.fetch_add(1);
+        while (ready.load() < kWriters) std::this_thread::yield();
+        fill_cache(cache, t * kEach, (t + 1) * kEach);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(index_lines(path), static_cast<std::uint64_t>(kWriters * kEach));
+  EXPECT_EQ(read_entries_file(path).size(), static_cast<std::size_t>(kWriters * kEach));
+  EXPECT_EQ(served(path, 0, kWriters * kEach), kWriters * kEach);
 }
 
 // A run with more answers than the writer holds before committing without its tick (2,048) caches
@@ -1301,9 +1544,8 @@ TEST_F(RunnerTest, AKeyEchoedByTheServerIsMaskedEverywhere) {
   EXPECT_EQ(leaky.last_headers()["authorization"], "Bearer " + key);
   const std::string run_json = io::read_file(dir_ / "r" / "run.json");
   EXPECT_NE(run_json.find("[redacted]"), std::string::npos);  // the echo was there, masked
-  for (const fs::path& f :
-       {dir_ / "r" / "run.json", dir_ / "r" / "responses.jsonl", dir_ / "r" / "errors.jsonl", s.cache_path,
-        fs::path(s.cache_path.string() + "-wal")}) {
+  for (const fs::path& f : {dir_ / "r" / "run.json", dir_ / "r" / "responses.jsonl",
+                            dir_ / "r" / "errors.jsonl", s.cache_path, index_of(s.cache_path)}) {
     if (!fs::exists(f)) continue;
     const std::string text = io::read_file(f);
     EXPECT_EQ(text.find("sk-LEAKCH"), std::string::npos) << f;
