@@ -56,6 +56,11 @@ constexpr std::uint64_t kMaxRecord = std::uint64_t{1} << 28;
 // An index line: key prefix (8), record offset (8), record length or hit count (4), kind (4), seal (8).
 constexpr std::uint64_t kLineSize = 32;
 enum Kind : std::uint32_t { kEntryLine = 0, kHitLine = 1 };
+// The index is rewritten (compact_index) when a connection reading it whole finds more than this
+// many lines per live entry, plus kCompactSlack: each cached answer served adds a hit line, so an
+// index would otherwise grow with every run over the same prompts.
+constexpr std::uint64_t kCompactFactor = 4;
+constexpr std::uint64_t kCompactSlack = 65536;  // lines (2 MiB)
 // How long a connection waits for another's lock on the store before it reports the cache busy: a
 // writer holds it for two writes, `cache clear` for a rewrite of the files.
 constexpr auto kLockPatience = std::chrono::seconds(120);
@@ -597,6 +602,26 @@ std::uint64_t import_sqlite(const fs::path& db_path, NewFile& entries, NewFile& 
   return n;
 }
 
+// The live entries of a table, in the order of their records in the entries file.
+std::vector<std::pair<std::uint64_t, Loc>> in_file_order(const LocTable& live) {
+  std::vector<std::pair<std::uint64_t, Loc>> out;
+  out.reserve(live.size());
+  live.for_each([&](std::uint64_t prefix, const Loc& loc) { out.emplace_back(prefix, loc); });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.second.offset < b.second.offset; });
+  return out;
+}
+
+// The lines of an entry in a rewritten index: its line at offset `at`, and a line with the sum of
+// its hits when it has any (`hits_at`, by the offset `was` it had in the index being rewritten).
+void put_entry_lines(std::string& out, std::uint64_t prefix, std::uint64_t was, std::uint32_t length,
+                     const std::unordered_map<std::uint64_t, std::uint64_t>& hits_at, std::uint64_t at) {
+  put_line(out, prefix, at, length, kEntryLine);
+  if (const auto h = hits_at.find(was); h != hits_at.end())
+    put_line(out, prefix, at, static_cast<std::uint32_t>(std::min<std::uint64_t>(h->second, UINT32_MAX)),
+             kHitLine);
+}
+
 }  // namespace
 
 struct ResponseCache::Store {
@@ -698,27 +723,65 @@ struct ResponseCache::Store {
         reopen(LOCK_EX);
       }
     }
-    if (!loaded) {
+    const bool whole = !loaded;
+    if (whole) {
       table.clear();
       index_read = kHeaderSize;
       loaded = true;
     }
     if (file_size(index.get(), index_path) <= index_read) return;
-    const StoreLock sh(lock.get(), LOCK_SH, path);  // no line half written while it is read
-    const std::uint64_t size = file_size(index.get(), index_path);
-    const std::uint64_t end = size - (size - index_read) % kLineSize;
-    std::string buf;
-    while (index_read < end) {
-      const std::uint64_t n = std::min<std::uint64_t>(end - index_read, kLineSize * 32768);
-      buf.resize(static_cast<std::size_t>(n));
-      if (const int err = io::pread_exact(index.get(), index_read, buf.data(), buf.size()); err != 0)
-        fail_io(index_path, "cannot read", err);
-      for (std::size_t at = 0; at < buf.size(); at += kLineSize) {
-        const auto l = read_line(buf.data() + at);
-        if (l && l->kind == kEntryLine) table.put(l->prefix, Loc{l->offset, l->count});
+    {
+      const StoreLock sh(lock.get(), LOCK_SH, path);  // no line half written while it is read
+      const std::uint64_t size = file_size(index.get(), index_path);
+      const std::uint64_t end = size - (size - index_read) % kLineSize;
+      std::string buf;
+      while (index_read < end) {
+        const std::uint64_t n = std::min<std::uint64_t>(end - index_read, kLineSize * 32768);
+        buf.resize(static_cast<std::size_t>(n));
+        if (const int err = io::pread_exact(index.get(), index_read, buf.data(), buf.size()); err != 0)
+          fail_io(index_path, "cannot read", err);
+        for (std::size_t at = 0; at < buf.size(); at += kLineSize) {
+          const auto l = read_line(buf.data() + at);
+          if (l && l->kind == kEntryLine) table.put(l->prefix, Loc{l->offset, l->count});
+        }
+        index_read += n;
       }
-      index_read += n;
     }
+    if (whole && too_many_lines((index_read - kHeaderSize) / kLineSize, table.size())) {
+      compact_index();
+      catch_up();  // the new index, read whole (try_open forgot the table)
+    }
+  }
+
+  // Whether an index of `lines` lines for `entries` live entries has grown enough past them (with
+  // the hit lines of run after run, and entries stored again) to be rewritten.
+  static bool too_many_lines(std::uint64_t lines, std::uint64_t entries) {
+    return lines > kCompactFactor * entries + kCompactSlack;
+  }
+
+  // Rewrites the index with one line per live entry and one with the sum of its hits, under the
+  // exclusive lock (checked again there: another connection may have done it). The entries file is
+  // not touched. Connections that hold the old index see the new one as they see `cache clear`'s.
+  void compact_index() {
+    const StoreLock ex(lock.get(), LOCK_EX, path);
+    if (replaced()) reopen(LOCK_EX);
+    LocTable live;
+    std::unordered_map<std::uint64_t, std::uint64_t> hits_at;
+    read_all(live, hits_at);
+    if (!too_many_lines((file_size(index.get(), index_path) - kHeaderSize) / kLineSize, live.size())) {
+      (void)try_open();
+      return;
+    }
+    NewFile i(index_path);
+    i.append(kIndexHeader);
+    std::string lines;
+    for (const auto& [prefix, loc] : in_file_order(live)) {
+      lines.clear();
+      put_entry_lines(lines, prefix, loc.offset, loc.length, hits_at, loc.offset);
+      i.append(lines);
+    }
+    i.finish();
+    if (!try_open()) make_or_repair();
   }
 
   // Every line of the index, read under the caller's lock: the live entries (the latest line of
@@ -953,10 +1016,7 @@ std::uint64_t ResponseCache::clear(const std::string& model) {
     LocTable live;
     std::unordered_map<std::uint64_t, std::uint64_t> hits_at;
     s.read_all(live, hits_at);
-    std::vector<std::pair<std::uint64_t, Loc>> kept;  // (prefix, where), in the entries file's order
-    live.for_each([&](std::uint64_t prefix, const Loc& loc) { kept.emplace_back(prefix, loc); });
-    std::sort(kept.begin(), kept.end(),
-              [](const auto& a, const auto& b) { return a.second.offset < b.second.offset; });
+    std::vector<std::pair<std::uint64_t, Loc>> kept = in_file_order(live);
     NewFile e(path_), i(s.index_path);
     e.append(kEntriesHeader);
     i.append(kIndexHeader);
@@ -973,10 +1033,7 @@ std::uint64_t ResponseCache::clear(const std::string& model) {
         continue;
       }
       line.clear();
-      put_line(line, prefix, e.size(), loc.length, kEntryLine);
-      if (const auto h = hits_at.find(loc.offset); h != hits_at.end())
-        put_line(line, prefix, e.size(),
-                 static_cast<std::uint32_t>(std::min<std::uint64_t>(h->second, UINT32_MAX)), kHitLine);
+      put_entry_lines(line, prefix, loc.offset, loc.length, hits_at, e.size());
       e.append(rec);
       i.append(line);
     }

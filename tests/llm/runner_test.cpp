@@ -1370,6 +1370,37 @@ TEST_F(RunnerTest, ADamagedIndexLineIsSkippedAndALostIndexIsRebuilt) {
   EXPECT_EQ(index_lines(path), 10u + 10u);  // rebuilt, then the ten hits just served
 }
 
+// Every cached answer served adds a hit line to the index, run after run. A connection that reads
+// an index of more than four lines per entry plus 65,536 rewrites it: one line per entry and one
+// with the sum of its hits, the entries file untouched, every entry still served.
+TEST_F(RunnerTest, AnIndexGrownWithHitsIsRewrittenWithTheirSums) {
+  const fs::path path = dir_ / "hits" / "responses.cache";
+  const io::Json identity = {{"model", "m"}};
+  {
+    ResponseCache cache(path);
+    fill_cache(cache, 0, 10);
+    cache.set_batch_size(100000);
+    for (int round = 0; round < 7000; ++round) {
+      for (int i = 0; i < 10; ++i)
+        ASSERT_TRUE(cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}})));
+    }
+  }
+  EXPECT_EQ(index_lines(path), 10u + 70000u);
+  const std::string entries = io::read_file(path);
+  {
+    ResponseCache cache(path);
+    EXPECT_EQ(cache.stats().hits, 70000u);
+    EXPECT_EQ(index_lines(path), 10u + 70000u);  // stats reads the index, it does not rewrite it
+    ASSERT_TRUE(cache.get(cache_key(identity, io::Json{{"q", 3}}), request_hash(io::Json{{"q", 3}})));
+    EXPECT_EQ(index_lines(path), 20u);  // rewritten when the lookup read it whole
+  }
+  EXPECT_EQ(io::read_file(path), entries);
+  ResponseCache cache(path);
+  EXPECT_EQ(cache.stats().hits, 70001u);
+  EXPECT_EQ(cache.stats().entries, 10u);
+  EXPECT_EQ(served(path, 0, 10), 10);
+}
+
 // A file at the cache's path that is not a numcheck cache is an error naming it, and is left as it was.
 TEST_F(RunnerTest, AFileThatIsNotACacheIsAnErrorAndLeftAlone) {
   const fs::path path = dir_ / "other" / "responses.cache";
