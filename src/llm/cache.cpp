@@ -602,6 +602,11 @@ std::uint64_t import_sqlite(const fs::path& db_path, NewFile& entries, NewFile& 
   return n;
 }
 
+// The whole lines of an index file of `size` bytes (none when it is shorter than its header).
+std::uint64_t whole_lines(std::uint64_t size) {
+  return size < kHeaderSize ? 0 : (size - kHeaderSize) / kLineSize;
+}
+
 // The live entries of a table, in the order of their records in the entries file.
 std::vector<std::pair<std::uint64_t, Loc>> in_file_order(const LocTable& live) {
   std::vector<std::pair<std::uint64_t, Loc>> out;
@@ -733,7 +738,11 @@ struct ResponseCache::Store {
     {
       const StoreLock sh(lock.get(), LOCK_SH, path);  // no line half written while it is read
       const std::uint64_t size = file_size(index.get(), index_path);
-      const std::uint64_t end = size - (size - index_read) % kLineSize;
+      if (size < index_read) {  // cut short by hand since it was read: read again, whole
+        table.clear();
+        index_read = kHeaderSize;
+      }
+      const std::uint64_t end = size < index_read ? index_read : size - (size - index_read) % kLineSize;
       std::string buf;
       while (index_read < end) {
         const std::uint64_t n = std::min<std::uint64_t>(end - index_read, kLineSize * 32768);
@@ -768,7 +777,7 @@ struct ResponseCache::Store {
     LocTable live;
     std::unordered_map<std::uint64_t, std::uint64_t> hits_at;
     read_all(live, hits_at);
-    if (!too_many_lines((file_size(index.get(), index_path) - kHeaderSize) / kLineSize, live.size())) {
+    if (!too_many_lines(whole_lines(file_size(index.get(), index_path)), live.size())) {
       (void)try_open();
       return;
     }
@@ -788,7 +797,7 @@ struct ResponseCache::Store {
   // each prefix) and the hits counted for each of them.
   void read_all(LocTable& live, std::unordered_map<std::uint64_t, std::uint64_t>& hits_at) const {
     const std::uint64_t size = file_size(index.get(), index_path);
-    const std::uint64_t end = size - (size - kHeaderSize) % kLineSize;
+    const std::uint64_t end = kHeaderSize + whole_lines(size) * kLineSize;
     std::vector<Line> hit_lines;
     std::string buf;
     for (std::uint64_t at = kHeaderSize; at < end;) {
@@ -818,8 +827,10 @@ struct ResponseCache::Store {
     if (loc.length > kMaxRecord) return std::nullopt;
     // A length no answer has (a damaged line) is checked against the file before any memory is
     // taken for it; a usual record costs one read.
-    if (loc.length > (std::uint32_t{1} << 16) && loc.offset + loc.length > file_size(entries.get(), path))
-      return std::nullopt;
+    if (loc.length > (std::uint32_t{1} << 16)) {
+      const std::uint64_t size = file_size(entries.get(), path);
+      if (loc.offset > size || loc.length > size - loc.offset) return std::nullopt;
+    }
     out.resize(loc.length);
     if (io::pread_exact(entries.get(), loc.offset, out.data(), out.size()) != 0) return std::nullopt;
     return parse_record(out);
