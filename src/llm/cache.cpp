@@ -743,18 +743,10 @@ struct ResponseCache::Store {
         index_read = kHeaderSize;
       }
       const std::uint64_t end = size < index_read ? index_read : size - (size - index_read) % kLineSize;
-      std::string buf;
-      while (index_read < end) {
-        const std::uint64_t n = std::min<std::uint64_t>(end - index_read, kLineSize * 32768);
-        buf.resize(static_cast<std::size_t>(n));
-        if (const int err = io::pread_exact(index.get(), index_read, buf.data(), buf.size()); err != 0)
-          fail_io(index_path, "cannot read", err);
-        for (std::size_t at = 0; at < buf.size(); at += kLineSize) {
-          const auto l = read_line(buf.data() + at);
-          if (l && l->kind == kEntryLine) table.put(l->prefix, Loc{l->offset, l->count});
-        }
-        index_read += n;
-      }
+      for_each_line(index_read, end, [&](const Line& l) {
+        if (l.kind == kEntryLine) table.put(l.prefix, Loc{l.offset, l.count});
+      });
+      index_read = end;
     }
     if (whole && too_many_lines((index_read - kHeaderSize) / kLineSize, table.size())) {
       compact_index();
@@ -793,29 +785,35 @@ struct ResponseCache::Store {
     if (!try_open()) make_or_repair();
   }
 
+  // Calls fn(line) for each line of the index in [from, end) (whole lines; read in chunks of 1 MiB)
+  // whose seal matches; the others are skipped.
+  template <class Fn>
+  void for_each_line(std::uint64_t from, std::uint64_t end, Fn&& fn) const {
+    std::string buf;
+    while (from < end) {
+      const std::uint64_t n = std::min<std::uint64_t>(end - from, kLineSize * 32768);
+      buf.resize(static_cast<std::size_t>(n));
+      if (const int err = io::pread_exact(index.get(), from, buf.data(), buf.size()); err != 0)
+        fail_io(index_path, "cannot read", err);
+      for (std::size_t at = 0; at < buf.size(); at += kLineSize)
+        if (const auto l = read_line(buf.data() + at)) fn(*l);
+      from += n;
+    }
+  }
+
   // Every line of the index, read under the caller's lock: the live entries (the latest line of
   // each prefix) and the hits counted for each of them.
   void read_all(LocTable& live, std::unordered_map<std::uint64_t, std::uint64_t>& hits_at) const {
     const std::uint64_t size = file_size(index.get(), index_path);
     const std::uint64_t end = kHeaderSize + whole_lines(size) * kLineSize;
     std::vector<Line> hit_lines;
-    std::string buf;
-    for (std::uint64_t at = kHeaderSize; at < end;) {
-      const std::uint64_t n = std::min<std::uint64_t>(end - at, kLineSize * 32768);
-      buf.resize(static_cast<std::size_t>(n));
-      if (const int err = io::pread_exact(index.get(), at, buf.data(), buf.size()); err != 0)
-        fail_io(index_path, "cannot read", err);
-      for (std::size_t i = 0; i < buf.size(); i += kLineSize) {
-        const auto l = read_line(buf.data() + i);
-        if (!l) continue;
-        if (l->kind == kEntryLine) {
-          live.put(l->prefix, Loc{l->offset, l->count});
-        } else {
-          hit_lines.push_back(*l);
-        }
+    for_each_line(kHeaderSize, end, [&](const Line& l) {
+      if (l.kind == kEntryLine) {
+        live.put(l.prefix, Loc{l.offset, l.count});
+      } else {
+        hit_lines.push_back(l);
       }
-      at += n;
-    }
+    });
     for (const Line& h : hit_lines) {
       const Loc* loc = live.find(h.prefix);
       if (loc != nullptr && loc->offset == h.offset) hits_at[h.offset] += h.count;
