@@ -370,6 +370,11 @@ int pread_exact(int fd, std::uint64_t offset, void* out, std::size_t length) noe
   return 0;
 }
 
+void UniqueFd::reset(int fd) noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
 int pwrite_exact(int fd, std::uint64_t offset, std::string_view bytes) noexcept {
   std::size_t done = 0;
   while (done < bytes.size()) {

@@ -211,6 +211,33 @@ class AppendFile {
   std::filesystem::path path_;
 };
 
+// An open file descriptor, closed when the object goes (or is reset); -1 holds none.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  // Gives the descriptor up without closing it.
+  int release() noexcept {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  // Closes the descriptor held, if any, and holds `fd` instead.
+  void reset(int fd = -1) noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
 // An exclusive advisory lock (flock) on a lock file, held while the object lives; the kernel
 // releases it when the process ends, however it ends. The file itself is left in place.
 class FileLock {

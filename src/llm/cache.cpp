@@ -242,31 +242,6 @@ int open_fd(const fs::path& path, int flags) {
   }
 }
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
 std::uint64_t file_size(int fd, const fs::path& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_io(path, "cannot read its size", errno);
@@ -448,7 +423,7 @@ namespace {
 class NewFile {
  public:
   explicit NewFile(fs::path path) : path_(std::move(path)), tmp_(path_.string() + ".tmp") {
-    fd_ = Fd(open_fd(tmp_, O_WRONLY | O_CREAT | O_TRUNC));
+    fd_ = io::UniqueFd(open_fd(tmp_, O_WRONLY | O_CREAT | O_TRUNC));
     if (fd_.get() < 0) fail_io(tmp_, "cannot create", errno);
   }
   NewFile(const NewFile&) = delete;
@@ -481,7 +456,7 @@ class NewFile {
     buf_.clear();
   }
   fs::path path_, tmp_;
-  Fd fd_;
+  io::UniqueFd fd_;
   std::string buf_;
   std::uint64_t size_ = 0, written_ = 0;
   bool done_ = false;
@@ -631,7 +606,7 @@ void put_entry_lines(std::string& out, std::uint64_t prefix, std::uint64_t was, 
 
 struct ResponseCache::Store {
   fs::path path, index_path;
-  Fd lock, entries, index;
+  io::UniqueFd lock, entries, index;
   LocTable table;
   bool loaded = false;                                       // table holds the index up to index_read
   std::uint64_t index_read = 0;                              // bytes of the index taken into table
@@ -644,7 +619,7 @@ struct ResponseCache::Store {
   // not an index's (both then rebuilt under the exclusive lock); an entries file that is not a
   // numcheck cache is an error, never overwritten.
   bool try_open() {
-    Fd e(open_fd(path, O_RDWR));
+    io::UniqueFd e(open_fd(path, O_RDWR));
     if (e.get() < 0) {
       if (errno == ENOENT) return false;
       fail_io(path, "cannot open", errno);
@@ -656,7 +631,7 @@ struct ResponseCache::Store {
            "{} is not a numcheck response cache (another program's file, or another version's): move it away "
            "or use another --cache-dir",
            path.string());
-    Fd i(open_fd(index_path, O_RDWR));
+    io::UniqueFd i(open_fd(index_path, O_RDWR));
     if (i.get() < 0) {
       if (errno == ENOENT) return false;
       fail_io(index_path, "cannot open", errno);
@@ -685,7 +660,7 @@ struct ResponseCache::Store {
       i.finish();  // the index first: a store is there once its entries file is
       e.finish();
     } else {
-      Fd e(open_fd(path, O_RDONLY));
+      io::UniqueFd e(open_fd(path, O_RDONLY));
       if (e.get() < 0) fail_io(path, "cannot open", errno);
       NewFile i(index_path);
       i.append(kIndexHeader);
@@ -840,7 +815,7 @@ ResponseCache::ResponseCache(const fs::path& path) : path_(path), store_(std::ma
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec)
     fail(ErrorCode::kIo, "cannot create the cache folder {}: {}", path.parent_path().string(), ec.message());
-  store_->lock = Fd(open_fd(lock_path(path), O_RDWR | O_CREAT));
+  store_->lock = io::UniqueFd(open_fd(lock_path(path), O_RDWR | O_CREAT));
   if (store_->lock.get() < 0) fail_io(lock_path(path), "cannot open", errno);
   {
     const StoreLock sh(store_->lock.get(), LOCK_SH, path_);

@@ -179,21 +179,6 @@ class Source {
   std::uint64_t left_;
 };
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 void write_stamp(Sink& s, const detail::FileStamp& f) {
   s.u64(f.size);
   s.u64(f.inode);
@@ -332,7 +317,7 @@ fs::path index_cache_file(const fs::path& folder, const IndexStamps& stamps) {
 
 std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::path& dir,
                                                const IndexStamps& stamps, std::string manifest_json) {
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  io::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return std::nullopt;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < sizeof kMagic + kTrailer) {

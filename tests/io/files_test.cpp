@@ -32,6 +32,36 @@ fs::path temp_dir(const char* name) {
 
 // The spool reads back what was appended, buffered or flushed, in any order; it never shows up in
 // its folder (unlinked at once), and folders it had to create go when it goes, if still empty.
+// A UniqueFd closes what it holds once: when it goes, when it is reset, or when another is moved
+// into it; a moved-from or released one closes nothing.
+TEST(Files, AUniqueFdClosesWhatItHoldsOnce) {
+  const auto open_null = [] { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); };
+  const auto is_open = [](int fd) { return ::fcntl(fd, F_GETFD) != -1; };
+  int a = -1, b = -1;
+  {
+    io::UniqueFd x(open_null());
+    a = x.get();
+    ASSERT_TRUE(is_open(a));
+    io::UniqueFd y(std::move(x));
+    EXPECT_EQ(x.get(), -1);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+    EXPECT_EQ(y.get(), a);
+    io::UniqueFd z(open_null());
+    b = z.get();
+    z = std::move(y);  // z's own descriptor is closed, a is z's now
+    EXPECT_FALSE(is_open(b));
+    EXPECT_TRUE(is_open(a));
+    EXPECT_EQ(z.get(), a);
+  }
+  EXPECT_FALSE(is_open(a));
+  io::UniqueFd r(open_null());
+  const int c = r.release();
+  r.reset();
+  EXPECT_TRUE(is_open(c));  // released: not closed by the reset
+  r.reset(c);
+  r.reset();
+  EXPECT_FALSE(is_open(c));
+}
+
 TEST(Files, SpoolFileReadsBackAndLeavesNothing) {
   const fs::path d = temp_dir("spool");
   {
