@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,38 +107,27 @@ void BM_CacheLookupHit(benchmark::State& state) { BM_CacheLookup(state, true); }
 BENCHMARK(BM_CacheLookupMiss)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CacheLookupHit)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
-// Reading every key of a cache of N entries; items = keys.
-void BM_CacheKeySnapshot(benchmark::State& state) {
+// Reading every key of a cache of N entries (ResponseCache::key_snapshot); items = keys. On the
+// connection that filled the cache (its index in memory already), or on a new connection each time
+// (the runner's first step with a cache: opening the store's files and reading its index).
+void read_keys(benchmark::State& state, bool new_connection) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const Folder folder("snapshot");
-  llm::ResponseCache cache(folder.dir / "responses.cache");
-  fill(cache, n);
+  const Folder folder(new_connection ? "open" : "snapshot");
+  auto filled = std::make_unique<llm::ResponseCache>(folder.dir / "responses.cache");
+  fill(*filled, n);
+  if (new_connection) filled.reset();
   for (auto _ : state) {
-    auto snap = cache.key_snapshot(n);
+    std::optional<llm::ResponseCache> fresh;
+    if (new_connection) fresh.emplace(folder.dir / "responses.cache");
+    auto snap = (new_connection ? *fresh : *filled).key_snapshot(n);
     if (!snap || snap->size() != n) state.SkipWithError("snapshot incomplete");
     benchmark::DoNotOptimize(snap);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+void BM_CacheKeySnapshot(benchmark::State& state) { read_keys(state, false); }
+void BM_CacheOpenAndReadKeys(benchmark::State& state) { read_keys(state, true); }
 BENCHMARK(BM_CacheKeySnapshot)->Arg(8600)->Arg(100000)->Unit(benchmark::kMillisecond);
-
-// A new connection to a cache of N entries reading its keys (the runner's first step with a cache):
-// opening the store's files and reading its index into memory; items = keys.
-void BM_CacheOpenAndReadKeys(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const Folder folder("open");
-  {
-    llm::ResponseCache cache(folder.dir / "responses.cache");
-    fill(cache, n);
-  }
-  for (auto _ : state) {
-    llm::ResponseCache cache(folder.dir / "responses.cache");
-    auto snap = cache.key_snapshot(n);
-    if (!snap || snap->size() != n) state.SkipWithError("snapshot incomplete");
-    benchmark::DoNotOptimize(snap);
-  }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
 BENCHMARK(BM_CacheOpenAndReadKeys)->Arg(8600)->Arg(172000)->Unit(benchmark::kMillisecond);
 
 // The entries of answers 0 .. n-1, made as the runner makes them.
