@@ -23,7 +23,8 @@ void put_str(std::string& out, std::string_view s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace numcheck::orbit;
-  static const detail::IndexStamps stamps{"/fuzz/bench", {100, 7, 1234567890}, {200, 8, 1234567891}};
+  static const detail::IndexStamps stamps{
+      "/fuzz/bench", {100, 2049, 7, 1234567890, 1234567890}, {200, 2049, 8, 1234567891, 1234567895}, 0};
   static const std::string manifest_sha(64, 'a');
   std::string body;
   put_str(body, numcheck::kVersion);
@@ -33,9 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   put_str(body, std::string(64, 'c'));
   for (const auto* f : {&stamps.bases, &stamps.views}) {
     put_u64(body, f->size);
+    put_u64(body, f->device);
     put_u64(body, f->inode);
     put_u64(body, static_cast<std::uint64_t>(f->mtime_ns));
+    put_u64(body, static_cast<std::uint64_t>(f->ctime_ns));
   }
+  put_u64(body, 9'000'000'000);  // the stamping's time
   body.append(reinterpret_cast<const char*>(data), size);
   const auto x = detail::parse_index_cache_body(body, stamps, manifest_sha);
   if (!x) return 0;

@@ -49,9 +49,10 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_flag(
       "--no-index-cache", args->no_index_cache,
-      "Read bases.jsonl and views.jsonl instead of the benchmark's cached index (kept in "
-      "$NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck or ~/.cache/numcheck; checked against the files' "
-      "SHA-256 on every use), and write no cache");
+      "Read and hash bases.jsonl and views.jsonl instead of the benchmark's cached index (kept in "
+      "$NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck or ~/.cache/numcheck; used only while the files' "
+      "size, inode and times are those it was made from, and hashed again unless they last changed "
+      "2 s or more before it was made), and write no cache");
   app.footer(
       "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "
       "a response (nothing written). See docs/grading.md.");

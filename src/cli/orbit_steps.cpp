@@ -168,9 +168,10 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
                              const std::string& out, bool allow_partial, bool whole, std::size_t threads,
                              bool index_cache) {
   // Grading needs only the compact index (ids, expected answers, units), not the prompts. With the
-  // index cache, an index read from it is used at once while bases.jsonl and views.jsonl are hashed
-  // beside the grading; if they no longer hash to what it was made from, everything it led to (the
-  // result or an error) is dropped before anything is printed or written and the files are read.
+  // index cache, an index read from it is used at once while its checks run beside the grading
+  // (the cache file's hash, and bases.jsonl and views.jsonl's unless their settled stamps stand for
+  // them: index_cache.hpp); if a check fails, everything it led to (the result or an error) is
+  // dropped before anything is printed or written and the files are read.
   orbit::IndexCache cache;
   if (index_cache) cache = orbit::default_index_cache();
   std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);

@@ -26,8 +26,9 @@
 
 namespace numcheck::orbit {
 
-// The check of an index read from the index cache (index_cache.cpp): bases.jsonl and views.jsonl
-// hashed on a thread of their own while the caller already uses the index.
+// The check of an index read from the index cache (index_cache.cpp): the cache file, and bases.jsonl
+// and views.jsonl unless their stamps stand for them, hashed on threads of their own while the
+// caller already uses the index.
 class IndexCacheCheck;
 
 class BenchmarkIndex {
@@ -38,12 +39,14 @@ class BenchmarkIndex {
   io::OrderedJson selection;                       // as Benchmark::selection
 
   // Set when the index was read from the index cache: then file_sha256 holds the hashes of the files
-  // the cache was made from, and this check (running beside the caller) hashes the files as they
-  // are now. Copies (restrict) share it. Nothing may be written from the index before confirmed().
+  // the cache was made from, and this check (running beside the caller) hashes the cache file and,
+  // unless the files' stamps were settled when the cache was made (index_cache.hpp), the files as
+  // they are now. Copies (restrict) share it. Nothing may be written from the index before
+  // confirmed().
   std::shared_ptr<IndexCacheCheck> cache_check;
   [[nodiscard]] bool from_cache() const noexcept { return cache_check != nullptr; }
-  // Waits for that check: true when the files still hash to file_sha256 (and when the index was
-  // not read from the cache).
+  // Waits for that check: true when the cache file is whole and the files still hash to file_sha256
+  // or kept their settled stamps (and when the index was not read from the cache).
   [[nodiscard]] bool confirmed() const;
 
   // Prompts (views.jsonl order).
@@ -138,10 +141,10 @@ struct IndexCache {
 
 // Loads the index of a benchmark directory (see above); throws Error like load_benchmark.
 // `threads` check records side by side (0: one per core); the index does not depend on it.
-// With a cache folder: an index read from a cache file whose manifest.json hash and file sizes and
-// times match is returned at once with its check running (see BenchmarkIndex::cache_check); any
-// other is built from the files and written to the cache (a cache that cannot be written is left
-// alone: it only saves time).
+// With a cache folder: an index read from a cache file whose manifest.json hash and file stamps
+// (size, device, inode, modification and change times) match is returned at once with its check running (see
+// BenchmarkIndex::cache_check); any other is built from the files and written to the cache (a cache that
+// cannot be written is left alone: it only saves time).
 [[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0,
                                                   const IndexCache& cache = {});
 

@@ -1,18 +1,20 @@
 // The benchmark index cache (index.hpp, IndexCache): the index of a benchmark folder in a binary
 // file, read back instead of parsing bases.jsonl and views.jsonl again.
 //
-// File: "NCORBIX2" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
+// File: "NCORBIX3" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
 // machine's (the magic, read as a u64, also tells the byte order). The body:
 //   head:  numcheck version, the folder (canonical path), SHA-256 of manifest.json, bases.jsonl and
-//          views.jsonl, and the two files' size, inode and modification time when they were read
+//          views.jsonl, the two files' stamps (size, device, inode, modification and change times)
+//          taken before they were read, and the wall-clock time of that stamping
 //   index: the four name tables (views, families, templates, units), the prompts' text, entries and
 //          hash table, the bases' text, offsets and hash table
 // Strings and arrays are a u64 count and their bytes. A file is used only when its magic and size
 // check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
 // tables are within bounds (so every accessor stays in bounds: fuzz/fuzz_orbit_index_cache.cpp);
-// its own SHA-256 and the two files' are then checked beside the caller (IndexCacheCheck), and
-// nothing may be written from the index before they match. Change kMagic whenever the index's
-// content or this layout changes.
+// its own SHA-256 is then checked beside the caller (IndexCacheCheck), and so are the two files'
+// unless their last change lay kSettledNs before the stamping (then their unchanged stamps stand
+// for the recorded hashes, as a clean file in git's index does); nothing may be written from the
+// index before the checks pass. Change kMagic whenever the index's content or this layout changes.
 #include "orbit/index_cache.hpp"
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <future>
 #include <optional>
@@ -39,8 +42,9 @@ namespace fs = std::filesystem;
 
 class IndexCacheCheck {
  public:
-  // Hashes the benchmark's files (`expected`: name -> hex) and the cache file's body (`fd`, owned
-  // from here on: the very file that is read) on threads of their own. Started as soon as the
+  // Hashes the benchmark's files (`expected`: name -> hex; empty when their stamps stand for them)
+  // and the cache file's body (`fd`, owned from here on: the very file that is read) on threads of
+  // their own. Started as soon as the
   // cache's head is read, so that the hashing runs beside the reading of its tables.
   IndexCacheCheck(const fs::path& dir, const std::map<std::string, std::string>& expected, int fd,
                   std::uint64_t body_offset, std::uint64_t body_size, std::string body_sha256)
@@ -90,7 +94,7 @@ bool BenchmarkIndex::confirmed() const { return cache_check == nullptr || cache_
 
 namespace {
 
-constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '2'};
+constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '3'};
 constexpr std::size_t kTrailer = 8 + 64;
 constexpr std::size_t kKeep = 16;  // cache files kept in the folder; the oldest go
 
@@ -181,15 +185,19 @@ class Source {
 
 void write_stamp(Sink& s, const detail::FileStamp& f) {
   s.u64(f.size);
+  s.u64(f.device);
   s.u64(f.inode);
   s.u64(static_cast<std::uint64_t>(f.mtime_ns));
+  s.u64(static_cast<std::uint64_t>(f.ctime_ns));
 }
 
 detail::FileStamp read_stamp(Source& s) {
   detail::FileStamp f;
   f.size = s.u64();
+  f.device = s.u64();
   f.inode = s.u64();
   f.mtime_ns = static_cast<std::int64_t>(s.u64());
+  f.ctime_ns = static_cast<std::int64_t>(s.u64());
   return f;
 }
 
@@ -222,6 +230,7 @@ class IndexCacheFile {
     s.str(b.file_sha256.at("views.jsonl"));
     write_stamp(s, stamps.bases);
     write_stamp(s, stamps.views);
+    s.u64(static_cast<std::uint64_t>(stamps.stamped_ns));
     for (const auto* t : {&b.views_names_, &b.families_, &b.templates_, &b.units_}) {
       s.u64(t->names.size());
       for (const auto& n : t->names) s.str(n);
@@ -236,16 +245,18 @@ class IndexCacheFile {
   }
 
   // The index from the body (Source positioned at it), or BadCache. `on_head`, when set, is called
-  // with the files' recorded hashes once the head matched, before the tables are read.
+  // once the head matched, before the tables are read, with the files' recorded hashes and whether
+  // their stamps stand for them (detail::settled at the cache's stamping).
   static BenchmarkIndex read(
       Source& s, const detail::IndexStamps& stamps, const std::string& manifest_sha256,
-      const std::function<void(const std::map<std::string, std::string>&)>& on_head = {}) {
+      const std::function<void(const std::map<std::string, std::string>&, bool settled)>& on_head = {}) {
     if (s.str() != kVersion || s.str() != stamps.dir || s.str() != manifest_sha256) throw BadCache{};
     BenchmarkIndex b;
     b.file_sha256["bases.jsonl"] = s.str();
     b.file_sha256["views.jsonl"] = s.str();
     if (!(read_stamp(s) == stamps.bases) || !(read_stamp(s) == stamps.views)) throw BadCache{};
-    if (on_head) on_head(b.file_sha256);
+    const auto stamped_ns = static_cast<std::int64_t>(s.u64());
+    if (on_head) on_head(b.file_sha256, detail::settled(stamps, stamped_ns));
     for (auto* t : {&b.views_names_, &b.families_, &b.templates_, &b.units_}) {
       const std::size_t n = s.count(8);
       if (n >= BenchmarkIndex::kNone) throw BadCache{};
@@ -291,24 +302,43 @@ class IndexCacheFile {
 
 namespace detail {
 
+namespace {
+
+std::int64_t ns_of(const struct timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 std::optional<FileStamp> stamp_of(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   FileStamp f;
   f.size = static_cast<std::uint64_t>(st.st_size);
+  f.device = static_cast<std::uint64_t>(st.st_dev);
   f.inode = static_cast<std::uint64_t>(st.st_ino);
-  f.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  f.mtime_ns = ns_of(st.st_mtim);
+  f.ctime_ns = ns_of(st.st_ctim);
   return f;
 }
 
+}  // namespace
+
 std::optional<IndexStamps> stamps_of(const fs::path& dir) {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME, &now);  // first: the files' stamps are no older than this
   std::error_code ec;
   const fs::path canonical = fs::canonical(dir, ec);
   if (ec) return std::nullopt;
   const auto bases = stamp_of(dir / "bases.jsonl");
   const auto views = stamp_of(dir / "views.jsonl");
   if (!bases || !views) return std::nullopt;
-  return IndexStamps{canonical.string(), *bases, *views};
+  return IndexStamps{canonical.string(), *bases, *views, ns_of(now)};
+}
+
+bool settled(const IndexStamps& stamps, std::int64_t stamped_ns) noexcept {
+  const auto one = [stamped_ns](const FileStamp& f) {
+    return f.ctime_ns > 0 && f.ctime_ns < stamped_ns - kSettledNs;
+  };
+  return one(stamps.bases) && one(stamps.views);
 }
 
 fs::path index_cache_file(const fs::path& folder, const IndexStamps& stamps) {
@@ -338,11 +368,14 @@ std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::p
     Source s(fd.get(), sizeof kMagic, body_size);
     std::shared_ptr<IndexCacheCheck> check;
     BenchmarkIndex b = IndexCacheFile::read(
-        s, stamps, io::sha256_hex(manifest_json), [&](const std::map<std::string, std::string>& hashes) {
+        s, stamps, io::sha256_hex(manifest_json),
+        [&](const std::map<std::string, std::string>& hashes, bool files_settled) {
           // The hashing starts now, beside the reading of the tables (most of the time of a read
-          // on a machine where fresh memory is dear); a table refused below stops it.
-          check = std::make_shared<IndexCacheCheck>(dir, hashes, fd.get(), sizeof kMagic, body_size,
-                                                    std::string(trailer + 8, 64));
+          // on a machine where fresh memory is dear); a table refused below stops it. Files whose
+          // stamps stand for their recorded hashes are not read.
+          check = std::make_shared<IndexCacheCheck>(
+              dir, files_settled ? std::map<std::string, std::string>{} : hashes, fd.get(), sizeof kMagic,
+              body_size, std::string(trailer + 8, 64));
           (void)fd.release();  // the check's now; `s` reads through it while `check` lives
         });
     b.dir = dir;

@@ -10,13 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "io/json.hpp"
 #include "io/sha256.hpp"
 #include "orbit/generate.hpp"
 #include "orbit/index_cache.hpp"
@@ -97,6 +101,31 @@ TEST_F(IndexTest, LoadedIndexGivesTheGradingInputsOfLoadBenchmark) {
   expect_same(x, b);
   expect_same(BenchmarkIndex::of(b), b);
   EXPECT_NO_THROW(verify_benchmark(x));
+}
+
+// A manifest's hashes and provenance are taken from the parse that checked it when they are asked
+// of the same text, and from the text asked about otherwise: never another manifest's.
+TEST_F(IndexTest, ManifestFactsAreThoseOfTheTextAskedAbout) {
+  const Benchmark b = load_benchmark(bench_dir());  // its manifest parsed, and its facts kept
+  const io::Json m = io::parse_json(b.manifest_json, "manifest");
+  const std::string views_hash = m["files"]["views.jsonl"]["sha256"].get<std::string>();
+  EXPECT_EQ(manifest_file_hashes(b).at("views.jsonl"), views_hash);
+  EXPECT_EQ(generator_provenance(b)["seed"], m["seed"]);
+  Benchmark other = b;
+  io::Json edited = m;
+  edited["files"]["views.jsonl"]["sha256"] = std::string(64, 'e');
+  edited["seed"] = 977;
+  other.manifest_json = io::to_pretty(edited);
+  EXPECT_EQ(manifest_file_hashes(other).at("views.jsonl"), std::string(64, 'e'));
+  EXPECT_EQ(generator_provenance(other)["seed"], 977);
+  EXPECT_THROW(verify_benchmark(other), Error);
+  EXPECT_EQ(manifest_file_hashes(b).at("views.jsonl"), views_hash);  // the first again
+  EXPECT_EQ(generator_provenance(b)["seed"], m["seed"]);
+  EXPECT_NO_THROW(verify_benchmark(b));
+  other.manifest_json = "{\"files\": ";
+  EXPECT_THROW((void)manifest_file_hashes(other), Error);
+  other.manifest_json.clear();  // a benchmark built in memory
+  EXPECT_EQ(generator_provenance(other), io::OrderedJson::object());
 }
 
 TEST_F(IndexTest, RestrictedIndexIsTheIndexOfTheRestrictedBenchmark) {
@@ -235,7 +264,9 @@ TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameBenchmark) {
 // The benchmark index cache: a second load reads the index back from the cache file, the same
 // index, and its check confirms it; a missing, torn, corrupt or foreign cache file is never used
 // (the index is built from the files and the cache written anew); files changed behind the
-// cache's back (same size, inode and time) give an index whose check fails.
+// cache's back (size, inode and modification time put back) are told by their change time; a cache
+// whose stamps match but whose hashes do not is refused by its check unless the stamps were
+// settled when it was made, and then its hashes are taken without reading the files.
 class IndexCacheTest : public IndexTest {
  protected:
   static fs::path cache_folder(const std::string& name) {
@@ -248,6 +279,21 @@ class IndexCacheTest : public IndexTest {
     for (const auto& e : fs::directory_iterator(folder / "orbit-index")) files.push_back(e.path());
     EXPECT_EQ(files.size(), 1u);
     return files.empty() ? fs::path() : files.front();
+  }
+  // A cache file's bytes without what differs between two writes of the same index: the time of the
+  // stamping (the head's last field) and so the body's hash.
+  static std::string without_stamping_time(std::string bytes) {
+    std::size_t at = 8;
+    for (int i = 0; i < 5 && at + 8 <= bytes.size(); ++i) {  // version, folder, three hashes
+      std::uint64_t n = 0;
+      std::memcpy(&n, bytes.data() + at, 8);
+      at += 8 + n;
+    }
+    at += 2 * 5 * 8;  // the two files' stamps
+    if (at + 8 > bytes.size() || bytes.size() < 72) return bytes;
+    std::memset(bytes.data() + at, 0, 8);
+    bytes.replace(bytes.size() - 64, 64, 64, '0');
+    return bytes;
   }
   // Writes `bytes` over the file's bytes at `at` in place (same inode), then puts its size and
   // times back as they were.
@@ -356,7 +402,8 @@ TEST_F(IndexCacheTest, TornCorruptOrForeignCacheFilesAreNeverUsed) {
         expect_same(x, b);
       }
     }
-    EXPECT_EQ(io::read_file(file), good) << name << ": the cache is written anew";
+    EXPECT_EQ(without_stamping_time(io::read_file(file)), without_stamping_time(good))
+        << name << ": the cache is written anew";
     const BenchmarkIndex again = load_benchmark_index(bench_dir(), 2, cache);
     EXPECT_TRUE(again.from_cache() && again.confirmed()) << name;
   }
@@ -399,8 +446,8 @@ TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
   EXPECT_THROW((void)load_benchmark_index(d, 2, cache), Error);  // not <base_id>:<view>: read, refused
   io::write_file_atomic(d / "views.jsonl", io::read_file(bench_dir() / "views.jsonl"));
   ASSERT_FALSE(load_benchmark_index(d, 2, cache).from_cache());  // new inode: built, cached again
-  // Changed in place with size, inode and times put back: read from the cache (nothing tells it
-  // changed without reading it) but not confirmed, so nothing may be written from it.
+  // Changed in place with size, inode and modification time put back: the change time tells, so
+  // the cache is not read and the index has the new bytes' hash.
   {
     const BenchmarkIndex x = load_benchmark_index(d, 2, cache);
     ASSERT_TRUE(x.from_cache());
@@ -410,10 +457,37 @@ TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
   const std::size_t prompt_at = text.find("A jug holds");
   ASSERT_NE(prompt_at, std::string::npos);
   overwrite_in_place(d / "views.jsonl", prompt_at, "B");
+  {
+    const BenchmarkIndex x = load_benchmark_index(d, 2, cache);
+    EXPECT_FALSE(x.from_cache());
+    EXPECT_EQ(x.file_sha256.at("views.jsonl"), io::sha256_file(d / "views.jsonl"));
+    EXPECT_NE(x.file_sha256.at("views.jsonl"), io::sha256_file(bench_dir() / "views.jsonl"));
+  }
+  // Stamps that match over bytes that changed (a change in the same tick of the clock as the
+  // stamping, made here by recording a wrong hash): read from the cache, but the files' stamps were
+  // not settled, so they are hashed and the check fails: nothing may be written from it.
+  auto stamps = detail::stamps_of(d);
+  ASSERT_TRUE(stamps);
+  BenchmarkIndex wrong = load_benchmark_index(d, 2, IndexCache{});
+  wrong.file_sha256["views.jsonl"] = std::string(64, '0');
+  const fs::path file = detail::index_cache_file(cache.folder, *stamps);
+  ASSERT_FALSE(detail::settled(*stamps, stamps->stamped_ns));  // just written
+  detail::write_index_cache(file, wrong, *stamps);
   const BenchmarkIndex stale = load_benchmark_index(d, 2, cache);
   ASSERT_TRUE(stale.from_cache());
   EXPECT_FALSE(stale.confirmed());
   EXPECT_FALSE(restrict(stale, select(load_benchmark(bench_dir()), SelectionSpec{})).confirmed());
+  // The same cache stamped as if 2 s after the files' last change: their stamps stand for the
+  // recorded hashes, which are taken as they are (and the manifest's check then refuses them).
+  stamps->stamped_ns = std::max(stamps->bases.ctime_ns, stamps->views.ctime_ns) + detail::kSettledNs + 1;
+  detail::write_index_cache(file, wrong, *stamps);
+  {
+    const BenchmarkIndex trusted = load_benchmark_index(d, 2, cache);
+    ASSERT_TRUE(trusted.from_cache());
+    EXPECT_TRUE(trusted.confirmed());
+    EXPECT_EQ(trusted.file_sha256.at("views.jsonl"), std::string(64, '0'));
+    EXPECT_THROW(verify_benchmark(trusted), Error);
+  }
   // manifest.json changed: the cache is not read.
   const BenchmarkIndex fresh = load_benchmark_index(d, 2, IndexCache{cache.folder, false});
   EXPECT_TRUE(fresh.confirmed());
@@ -421,6 +495,61 @@ TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
   manifest.insert(manifest.rfind('}'), " ");
   io::write_file_atomic(d / "manifest.json", manifest);
   EXPECT_FALSE(load_benchmark_index(d, 2, cache).from_cache());
+}
+
+// When a file's stamp stands for its bytes: its last change (change time) lies more than
+// kSettledNs before the stamping, for both files; a change time of 0 (a file system that keeps
+// none) never does.
+TEST(IndexCacheStamps, SettledOnlyWhenBothFilesLastChangedLongEnoughBefore) {
+  constexpr std::int64_t t = 1'800'000'000'000'000'000;
+  detail::IndexStamps s;
+  s.bases.ctime_ns = t - detail::kSettledNs - 1;
+  s.views.ctime_ns = t - detail::kSettledNs - 1;
+  EXPECT_TRUE(detail::settled(s, t));
+  s.views.ctime_ns = t - detail::kSettledNs;
+  EXPECT_FALSE(detail::settled(s, t));
+  s.views.ctime_ns = t + 5;
+  EXPECT_FALSE(detail::settled(s, t));
+  s.views.ctime_ns = 1;
+  EXPECT_TRUE(detail::settled(s, t));
+  s.bases.ctime_ns = 0;
+  EXPECT_FALSE(detail::settled(s, t));
+  s.bases.ctime_ns = t - 3 * detail::kSettledNs;
+  s.bases.mtime_ns = t + 100 * detail::kSettledNs;  // a modification time set ahead is not the change time
+  EXPECT_TRUE(detail::settled(s, t));
+}
+
+// End to end on the clock: a benchmark whose files last changed more than kSettledNs before it was
+// first loaded is cached with settled stamps, and the next load takes the recorded hashes without
+// hashing the files (shown by a recorded hash made wrong in the cache file, with the file's own
+// hash made right again); a file touched since is told by its change time.
+TEST_F(IndexCacheTest, SettledFilesAreNotHashedAgainAndATouchIsSeen) {
+  const IndexCache cache{cache_folder("settled"), true};
+  const fs::path d = edited("settled", [](std::string&) {});
+  std::this_thread::sleep_for(std::chrono::nanoseconds(detail::kSettledNs + 100'000'000));
+  const BenchmarkIndex first = load_benchmark_index(d, 2, cache);
+  ASSERT_FALSE(first.from_cache());
+  const std::string views_hash = first.file_sha256.at("views.jsonl");
+  const fs::path file = only_file(cache.folder);
+  std::string bytes = io::read_file(file);
+  const std::size_t at = bytes.find(views_hash);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 64, std::string(64, 'f'));
+  const std::size_t body_end = bytes.size() - 72;
+  bytes.replace(body_end + 8, 64, io::sha256_hex(bytes.substr(8, body_end - 8)));
+  io::write_file_atomic(file, bytes);
+  {
+    const BenchmarkIndex x = load_benchmark_index(d, 2, cache);
+    ASSERT_TRUE(x.from_cache());
+    EXPECT_TRUE(x.confirmed());
+    EXPECT_EQ(x.file_sha256.at("views.jsonl"), std::string(64, 'f'));
+  }
+  // A touch (times set, bytes the same) changes the change time: the cache is not read.
+  const fs::path views = d / "views.jsonl";
+  ASSERT_EQ(::utimensat(AT_FDCWD, views.c_str(), nullptr, 0), 0);
+  const BenchmarkIndex touched = load_benchmark_index(d, 2, cache);
+  EXPECT_FALSE(touched.from_cache());
+  EXPECT_EQ(touched.file_sha256.at("views.jsonl"), views_hash);
 }
 
 // The expected answers' canonical text without GMP for canonical integers: the same text (and the
