@@ -19,6 +19,27 @@ void* map_large(std::size_t bytes);
 void unmap_large(void* p, std::size_t bytes) noexcept;
 inline constexpr std::size_t kLargeArrayBytes = std::size_t{4} << 20;  // smaller: the heap
 
+// Hands memory the caller mapped (mmap; `p` page-aligned, at least `bytes` long) to the calling
+// thread's next map_large of exactly `bytes`, which returns it instead of new memory; the array
+// that gets it unmaps it as its own (unmap_large). So a LargeVector of kLargeArrayBytes or more
+// resized on this thread while the object lives holds the mapping's bytes without copying them
+// (DefaultInitAllocator leaves its elements as they are): the benchmark index cache maps its
+// tables from its file this way. What no allocation took is unmapped when the object goes.
+class AdoptMapping {
+ public:
+  AdoptMapping(void* p, std::size_t bytes) noexcept;
+  ~AdoptMapping();
+  AdoptMapping(const AdoptMapping&) = delete;
+  AdoptMapping& operator=(const AdoptMapping&) = delete;
+  // True once an allocation took the mapping.
+  [[nodiscard]] bool taken() const noexcept { return taken_; }
+
+ private:
+  void* p_;
+  std::size_t bytes_;
+  bool taken_ = false;
+};
+
 // Backs the first `bytes` of the process's main heap (glibc malloc's main arena) with 2 MiB pages:
 // what glibc does with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which only the environment can ask
 // for. Grows the heap once by `bytes` of address space (no memory until a page is touched), advises

@@ -1,14 +1,16 @@
 // The benchmark index cache (index.hpp, IndexCache): the index of a benchmark folder in a binary
 // file, read back instead of parsing bases.jsonl and views.jsonl again.
 //
-// File: "NCORBIX3" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
+// File: "NCORBIX4" | body | u64 body size | SHA-256 of the body (64 hex digits). Integers are this
 // machine's (the magic, read as a u64, also tells the byte order). The body:
 //   head:  numcheck version, the folder (canonical path), SHA-256 of manifest.json, bases.jsonl and
 //          views.jsonl, the two files' stamps (size, device, inode, modification and change times)
 //          taken before they were read, and the wall-clock time of that stamping
 //   index: the four name tables (views, families, templates, units), the prompts' text, entries and
 //          hash table, the bases' text, offsets and hash table
-// Strings and arrays are a u64 count and their bytes. A file is used only when its magic and size
+// Strings and arrays are a u64 count and their bytes; an array of core::kLargeArrayBytes or more
+// has zero bytes before its first so that it starts at a multiple of kAlign in the file (and is
+// mapped instead of read: Source::map). A file is used only when its magic and size
 // check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
 // tables are within bounds (so every accessor stays in bounds: fuzz/fuzz_orbit_index_cache.cpp);
 // its own SHA-256 is then checked beside the caller (IndexCacheCheck), and so are the two files'
@@ -18,6 +20,7 @@
 #include "orbit/index_cache.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +35,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/large_array.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -94,9 +98,15 @@ bool BenchmarkIndex::confirmed() const { return cache_check == nullptr || cache_
 
 namespace {
 
-constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '3'};
+constexpr char kMagic[8] = {'N', 'C', 'O', 'R', 'B', 'I', 'X', '4'};
 constexpr std::size_t kTrailer = 8 + 64;
 constexpr std::size_t kKeep = 16;  // cache files kept in the folder; the oldest go
+// An array of core::kLargeArrayBytes or more starts at a multiple of this in the file, so that the
+// reader can map it (where the system's page size divides it; elsewhere it reads it).
+constexpr std::uint64_t kAlign = 4096;
+constexpr std::uint64_t padding_at(std::uint64_t file_offset) {
+  return (kAlign - file_offset % kAlign) % kAlign;
+}
 
 struct BadCache {};  // the file is not a usable cache (thrown inside, never out of this file)
 
@@ -119,7 +129,12 @@ class Sink {
   void array(const V& v) {
     static_assert(std::is_trivially_copyable_v<typename V::value_type>);
     u64(v.size());
-    bytes(v.data(), v.size() * sizeof(typename V::value_type));
+    const std::size_t n = v.size() * sizeof(typename V::value_type);
+    if (n >= core::kLargeArrayBytes) {
+      static constexpr char kZeros[kAlign] = {};
+      bytes(kZeros, padding_at(sizeof kMagic + size_));
+    }
+    bytes(v.data(), n);
   }
   void finish() {
     const std::uint64_t size = size_;
@@ -167,16 +182,55 @@ class Source {
     bytes(s.data(), s.size());
     return s;
   }
+  // An array (a LargeVector, or a vector of small elements); one of core::kLargeArrayBytes or more
+  // comes after padding to kAlign and is mapped from the file where it can be (map below).
   template <typename V>
   void array(V& v) {
     using T = typename V::value_type;
     static_assert(std::is_trivially_copyable_v<T>);
-    v.resize(count(sizeof(T)));
-    bytes(v.data(), v.size() * sizeof(T));
+    const std::size_t n = count(sizeof(T));
+    const std::size_t size = n * sizeof(T);
+    if (size >= core::kLargeArrayBytes) {
+      skip(padding_at(file_offset()));
+      if (map(v, n, size)) return;
+    }
+    v.resize(n);
+    bytes(v.data(), size);
   }
   [[nodiscard]] std::uint64_t left() const noexcept { return left_; }
 
  private:
+  [[nodiscard]] std::uint64_t file_offset() const noexcept {
+    return fd_ >= 0 ? at_ : sizeof kMagic + (mem_.size() - left_);
+  }
+  void skip(std::uint64_t n) {
+    if (n > left_) throw BadCache{};
+    at_ += n;
+    left_ -= n;
+  }
+  // A large array's bytes mapped from the file (private, populated: the page cache's pages, neither
+  // zero-filled nor copied) and handed to the array's allocation (core::AdoptMapping). False where
+  // it cannot be (no file, an offset that is not a multiple of the page size, mmap failed): then the
+  // caller reads it. The mapping lies within the body, whose size was checked against the file's;
+  // a cache file is only ever replaced by rename, never cut short in place, by numcheck.
+  template <typename V>
+  bool map(V& v, std::size_t n, std::size_t size) {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    if (fd_ < 0 || size > left_ || page <= 0 || at_ % static_cast<std::uint64_t>(page) != 0) return false;
+    // Populated read-only, so that the page cache's pages are mapped as they are (populating a
+    // writable private mapping would copy each one to break its copy-on-write up front); then made
+    // writable like any array's memory, its pages still shared until something writes to one.
+    void* const p =
+        ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(at_));
+    if (p == MAP_FAILED) return false;
+    const core::AdoptMapping adopt(p, size);
+    if (::mprotect(p, size, PROT_READ | PROT_WRITE) != 0) return false;
+    v.resize(n);
+    if (!adopt.taken()) return false;  // the array did not come from map_large: read instead
+    skip(size);
+    return true;
+  }
+
   int fd_ = -1;           // the file's descriptor, or -1: the body is `mem_`
   std::string_view mem_;  // a body in memory (the fuzz target's)
   std::uint64_t at_ = 0;  // the file's offset of the next byte

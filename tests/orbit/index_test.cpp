@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -495,6 +496,52 @@ TEST_F(IndexCacheTest, FilesChangedBehindTheCachesBackAreCaught) {
   manifest.insert(manifest.rfind('}'), " ");
   io::write_file_atomic(d / "manifest.json", manifest);
   EXPECT_FALSE(load_benchmark_index(d, 2, cache).from_cache());
+}
+
+// Tables of core::kLargeArrayBytes and more (those of a benchmark of 300,000 prompts) are mapped
+// from the cache file instead of read: the index read back answers every prompt as the one written,
+// the file is mapped while the index lives and unmapped with it.
+TEST_F(IndexCacheTest, LargeTablesAreMappedFromTheFileAndUnmappedWithTheIndex) {
+  constexpr std::size_t kPrompts = 300'000;
+  BenchmarkIndex big;
+  big.manifest_json = io::read_file(bench_dir() / "manifest.json");
+  big.file_sha256 = {{"bases.jsonl", std::string(64, 'b')}, {"views.jsonl", std::string(64, 'v')}};
+  big.reserve(kPrompts, kPrompts / 5, true);
+  for (std::size_t i = 0; i < kPrompts; ++i) {
+    const std::string base = fmt::format("B-{:06}", i / 5);
+    if (i % 5 == 0) {
+      ASSERT_TRUE(big.add_base(base));
+    }
+    ASSERT_TRUE(big.add_view(fmt::format("{}:v{}", base, i % 5), fmt::format("v{}", i % 5), std::nullopt,
+                             i % 2 == 0 ? "T" : "U", fmt::format("{}/7", i), i % 3 == 0 ? "km" : "m"));
+  }
+  const auto stamps = detail::stamps_of(bench_dir());
+  ASSERT_TRUE(stamps);
+  const fs::path file = cache_folder("large") / "orbit-index" / "large.idx";
+  fs::create_directories(file.parent_path());
+  detail::write_index_cache(file, big, *stamps);
+  const auto mapped = [&file] {
+    std::ifstream in("/proc/self/maps");
+    const std::string maps((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return maps.find(file.filename().string()) != std::string::npos;
+  };
+  {
+    const auto x = detail::read_index_cache(file, bench_dir(), *stamps, big.manifest_json);
+    ASSERT_TRUE(x);
+    EXPECT_TRUE(mapped());
+    ASSERT_EQ(x->size(), kPrompts);
+    ASSERT_EQ(x->base_count(), kPrompts / 5);
+    for (std::size_t i = 0; i < kPrompts; ++i) {
+      ASSERT_EQ(x->prompt_id(i), big.prompt_id(i)) << i;
+      ASSERT_EQ(x->expected(i), big.expected(i)) << i;
+      ASSERT_EQ(x->answer_unit(i), big.answer_unit(i)) << i;
+      ASSERT_EQ(x->template_id(i), big.template_id(i)) << i;
+      ASSERT_EQ(x->find(big.prompt_id(i)), i) << i;
+    }
+    for (std::size_t b = 0; b < x->base_count(); b += 97) ASSERT_TRUE(x->has_base(big.base_at(b)));
+    EXPECT_FALSE(x->find("B-999999:v0"));
+  }
+  EXPECT_FALSE(mapped());
 }
 
 // When a file's stamp stands for its bytes: its last change (change time) lies more than
