@@ -142,9 +142,9 @@ struct IndexCache {
 // Loads the index of a benchmark directory (see above); throws Error like load_benchmark.
 // `threads` check records side by side (0: one per core); the index does not depend on it.
 // With a cache folder: an index read from a cache file whose manifest.json hash and file stamps
-// (size, device, inode, modification and change times) match is returned at once with its check running (see
-// BenchmarkIndex::cache_check); any other is built from the files and written to the cache (a cache that
-// cannot be written is left alone: it only saves time).
+// (size, device, inode, modification and change times) match is returned at once with its check
+// running (see BenchmarkIndex::cache_check); any other is built from the files and written to the
+// cache (a cache that cannot be written is left alone: it only saves time).
 [[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0,
                                                   const IndexCache& cache = {});
 

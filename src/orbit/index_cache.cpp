@@ -10,9 +10,9 @@
 //          hash table, the bases' text, offsets and hash table
 // Strings and arrays are a u64 count and their bytes; an array of core::kLargeArrayBytes or more
 // has zero bytes before its first so that it starts at a multiple of kAlign in the file (and is
-// mapped instead of read: Source::map). A file is used only when its magic and size
-// check, its head matches the folder now (version, path, manifest.json's hash, stamps) and its
-// tables are within bounds (so every accessor stays in bounds: fuzz/fuzz_orbit_index_cache.cpp);
+// mapped instead of read: Source::map). A file is used only when its magic and size check, its
+// head matches the folder now (version, path, manifest.json's hash, stamps) and its tables are
+// within bounds (so every accessor stays in bounds: fuzz/fuzz_orbit_index_cache.cpp);
 // its own SHA-256 is then checked beside the caller (IndexCacheCheck), and so are the two files'
 // unless their last change lay kSettledNs before the stamping (then their unchanged stamps stand
 // for the recorded hashes, as a clean file in git's index does); nothing may be written from the
@@ -48,8 +48,8 @@ class IndexCacheCheck {
  public:
   // Hashes the benchmark's files (`expected`: name -> hex; empty when their stamps stand for them)
   // and the cache file's body (`fd`, owned from here on: the very file that is read) on threads of
-  // their own. Started as soon as the
-  // cache's head is read, so that the hashing runs beside the reading of its tables.
+  // their own. Started as soon as the cache's head is read, so that the hashing runs beside the
+  // reading of its tables.
   IndexCacheCheck(const fs::path& dir, const std::map<std::string, std::string>& expected, int fd,
                   std::uint64_t body_offset, std::uint64_t body_size, std::string body_sha256)
       : fd_(fd) {
@@ -378,7 +378,7 @@ std::optional<FileStamp> stamp_of(const fs::path& path) {
 
 std::optional<IndexStamps> stamps_of(const fs::path& dir) {
   struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);  // first: the files' stamps are no older than this
+  ::clock_gettime(CLOCK_REALTIME, &now);  // before the files are stat'ed
   std::error_code ec;
   const fs::path canonical = fs::canonical(dir, ec);
   if (ec) return std::nullopt;
@@ -389,8 +389,9 @@ std::optional<IndexStamps> stamps_of(const fs::path& dir) {
 }
 
 bool settled(const IndexStamps& stamps, std::int64_t stamped_ns) noexcept {
+  // Differences of positive times only (the stamping time comes from a file: no overflow).
   const auto one = [stamped_ns](const FileStamp& f) {
-    return f.ctime_ns > 0 && f.ctime_ns < stamped_ns - kSettledNs;
+    return f.ctime_ns > 0 && stamped_ns > f.ctime_ns && stamped_ns - f.ctime_ns > kSettledNs;
   };
   return one(stamps.bases) && one(stamps.views);
 }

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -564,6 +565,10 @@ TEST(IndexCacheStamps, SettledOnlyWhenBothFilesLastChangedLongEnoughBefore) {
   s.bases.ctime_ns = t - 3 * detail::kSettledNs;
   s.bases.mtime_ns = t + 100 * detail::kSettledNs;  // a modification time set ahead is not the change time
   EXPECT_TRUE(detail::settled(s, t));
+  // A stamping time from a damaged cache file: no overflow, never settled before the change.
+  EXPECT_FALSE(detail::settled(s, std::numeric_limits<std::int64_t>::min()));
+  EXPECT_FALSE(detail::settled(s, -5));
+  EXPECT_TRUE(detail::settled(s, std::numeric_limits<std::int64_t>::max()));
 }
 
 // End to end on the clock: a benchmark whose files last changed more than kSettledNs before it was
