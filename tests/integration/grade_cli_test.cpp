@@ -167,10 +167,11 @@ TEST_F(OrbitScoreCli, EveryExpectedAnswerRoundTripsAndMagnitudeSlipsAreCounted) 
 
 // The benchmark index cache (in $NUMCHECK_CACHE_DIR): scoring with it, or reading its index back,
 // writes the same bytes as without it, both when the files just changed (hashed again on every
-// read) and when they last changed long enough before the cache was made (their stamps stand for
-// their hashes); a benchmark changed in place behind its back (size, inode and modification time
-// kept) is caught by its change time before anything is printed or written: the same error, exit
-// code and (no) output as without the cache.
+// read) and when they last changed long enough before the cache was made (their settled stamps
+// stand for their hashes; that the files are then not read is shown by
+// IndexCacheTest.SettledFilesAreNotHashedAgainAndATouchIsSeen); a benchmark changed in place behind
+// its back (size, inode and modification time kept) is caught by its change time before anything
+// is printed or written: the same error, exit code and (no) output as without the cache.
 TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
   const fs::path bench = *dir_ / "cached_bench";
   fs::create_directories(bench);
