@@ -226,6 +226,85 @@ TEST_F(IndexTest, RefusesWhatLoadBenchmarkRefusesWithTheSameMessage) {
   }
 }
 
+// Damage in both files and in several places of views.jsonl: load_benchmark reports the first
+// error of a reading in file order, bases first, as the index's loader does (a separate reader,
+// the reference here): a damaged bases.jsonl wins over any damage to the views; among the views,
+// the first damaged line wins, whether its damage is its own (a field, the JSON, a torn end) or
+// needs the bases or the earlier views (an unknown base, a duplicate). A loader that reads the two
+// files at once, or checks the views' bases after reading them, must keep this order.
+TEST_F(IndexTest, DamageInBothFilesIsReportedInFileOrder) {
+  const std::string unknown =
+      R"({"prompt_id":"ZZ-1:canonical","base_id":"ZZ-1","template":"ZZ","view":"canonical","family":null,"prompt":"p","expected":"1","answer_unit":""})"
+      "\n";
+  // The end of line n (1-based) of v, its '\n' included.
+  const auto line_end = [](const std::string& v, std::size_t n) {
+    std::size_t p = 0;
+    for (std::size_t i = 0; i < n; ++i) p = v.find('\n', p) + 1;
+    return p;
+  };
+  const auto bad_expected_at = [&](std::string& v, std::size_t line) {
+    const auto p = v.find("\"expected\":\"", line_end(v, line - 1));
+    v.replace(p, 12, "\"expected\":\"x");
+  };
+  struct Case {
+    std::string name;
+    std::function<void(std::string&)> bases, views;
+  };
+  const auto keep = [](std::string&) {};
+  const std::vector<Case> cases = {
+      {"bad_base_and_bad_view", [](std::string& b) { b.insert(0, "{nope\n"); },
+       [&](std::string& v) { bad_expected_at(v, 1); }},
+      {"duplicate_base_and_unknown_view_base", [&](std::string& b) { b += b.substr(0, line_end(b, 1)); },
+       [&](std::string& v) { v.insert(0, unknown); }},
+      {"missing_bases", [](std::string& b) { b.clear(); }, keep},
+      {"unknown_base_then_bad_expected", keep,
+       [&](std::string& v) {
+         bad_expected_at(v, 4000);
+         v.insert(line_end(v, 10), unknown);
+       }},
+      {"bad_expected_then_unknown_base", keep,
+       [&](std::string& v) {
+         bad_expected_at(v, 10);
+         v.insert(line_end(v, 4000), unknown);
+       }},
+      {"duplicate_then_bad_json", keep,
+       [&](std::string& v) {
+         v.insert(line_end(v, 20), v.substr(0, line_end(v, 1)));
+         v.insert(line_end(v, 5000), "{nope\n");
+       }},
+      {"bad_json_then_duplicate", keep,
+       [&](std::string& v) {
+         v.insert(line_end(v, 20), "{nope\n");
+         v += v.substr(0, line_end(v, 1));
+       }},
+      {"unknown_base_on_the_last_line", keep, [&](std::string& v) { v += unknown; }},
+      {"torn_after_unknown_base", keep,
+       [&](std::string& v) {
+         v.insert(line_end(v, 3), unknown);
+         v.resize(v.size() - 5);
+       }},
+  };
+  for (const auto& c : cases) {
+    const fs::path d = edited(c.name, c.views);
+    std::string bases = io::read_file(d / "bases.jsonl");
+    c.bases(bases);
+    io::write_file_atomic(d / "bases.jsonl", bases);
+    std::string reference, got;
+    try {
+      (void)load_benchmark_index(d, 1);
+    } catch (const Error& e) {
+      reference = e.what();
+    }
+    try {
+      (void)load_benchmark(d, 1);
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    EXPECT_FALSE(reference.empty()) << c.name;
+    EXPECT_EQ(got, reference) << c.name;
+  }
+}
+
 // The index is read on several threads; it is the same for any number of them (and its file hashes
 // are those of the files).
 TEST_F(IndexTest, AnyNumberOfThreadsLoadsTheSameIndex) {
