@@ -14,17 +14,18 @@
 #   orbit report   numcheck, 5 systems, 10,000 bootstrap draws vs bench/numpy_bootstrap.py doing
 #                  the same resampling (needs build/release/bench/bench_report to export its input).
 #   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process, N runs with a
-#                  fresh run folder and cache each: the median rate) vs wrk (5 s) at
-#                  concurrency 1, 16 and 64 against nginx-light serving a canned completion on a
-#                  loopback port (config generated here, started and stopped here). Also the run's
-#                  rate between its first request and its last answer (the records' own times), in
-#                  parentheses: the whole-process figure less the command's start and finish. And a
-#                  long run at concurrency 16 and 64: 20 copies of the default benchmark (172,000
-#                  prompts, about wrk's 5 s), whole process, against the same wrk rates. At
+#                  fresh run folder and cache each: the median rate) vs wrk (3 s, run right before
+#                  each of numcheck's runs; the ratio is the median of each run's ratio to the wrk
+#                  beside it) at concurrency 1, 16 and 64 against nginx-light serving a canned
+#                  completion on a loopback port (config generated here, started and stopped here).
+#                  Also the run's rate between its first request and its last answer (the records'
+#                  own times), in parentheses: the whole-process figure less the command's start
+#                  and finish. And a long run at concurrency 16 and 64: 20 copies of the default
+#                  benchmark (172,000 prompts, a few seconds), whole process, each beside a wrk. At
 #                  concurrency 16 and 64 the same runs again with --no-cache (interleaved with the
 #                  cached ones): the runner without the response cache's storing of every answer.
 #                  Then the CPU budget of those runs: the CPU time a request costs numcheck (user +
-#                  system, /usr/bin/time) and nginx's worker (/proc), against wrk's and nginx's under
+#                  system, from hyperfine) and nginx's worker (/proc), against wrk's and nginx's under
 #                  wrk, and the rate the machine's cores allow numcheck at that cost (cores / the CPU a
 #                  request costs client and server together), as a fraction of wrk's rate: where that
 #                  bound is below 0.8, the gap is the CPU numcheck spends on a request, not waiting.
@@ -200,24 +201,33 @@ EOF
   nginx_cpu() { awk -v t="$tck" '{printf "%.2f", ($14 + $15) / t}' "/proc/$nginx_worker/stat"; }
   # timed_run BENCH NAME C [OPTION...]: one run of BENCH into $work/runs/NAME at concurrency C, with
   # a fresh run folder and cache, and the options given; prints its whole-process rate (prompts a
-  # second). Leaves in $work/runs/NAME.cpu the CPU microseconds a prompt cost numcheck (user +
-  # system) and nginx's worker. A failed run would time only its failure: the script stops instead
-  # of printing a rate.
+  # second). The process is timed by hyperfine (-N, one run: from its spawn to its exit, without a
+  # shell, a `date` or /usr/bin/time around it, whose own forks and execs took about 4 ms on each
+  # side of a 0.3 s run), which also gives its user and system CPU. Leaves in $work/runs/NAME.cpu
+  # the CPU microseconds a prompt cost numcheck and nginx's worker. A failed run would time only its
+  # failure: the script runs it again to show its error, and stops instead of printing a rate.
   timed_run() {
-    local n start end n0 n1
+    local n n0 n1 args
     n=$(wc -l <"$1/views.jsonl")
     rm -rf "$work/runs/$2" "$work/runs/cache-$2"
+    args="$cli orbit run --bench $1 --out $work/runs/$2 --endpoint http://127.0.0.1:$port/v1 --model canned"
+    args+=" --concurrency $3 --cache-dir $work/runs/cache-$2 --progress none ${*:4}"
     n0=$(nginx_cpu)
-    start=$(date +%s.%N)
-    /usr/bin/time -f "%U %S" -o "$work/runs/$2.time" \
-      "$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned \
-      --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none "${@:4}" >"$work/runs/$2.log" 2>&1 ||
-      { echo "compare: orbit run $2 (concurrency $3) failed:" >&2; cat "$work/runs/$2.log" >&2; exit 1; }
-    end=$(date +%s.%N)
+    hyperfine -N --runs 1 --style none --output "$work/runs/$2.log" --export-json "$work/runs/$2.json" "$args" \
+      >/dev/null 2>&1 || {
+      echo "compare: orbit run $2 (concurrency $3) failed:" >&2
+      rm -rf "$work/runs/$2" "$work/runs/cache-$2"
+      $args >&2 || true
+      exit 1
+    }
     n1=$(nginx_cpu)
-    awk -v n="$n" -v a="$n0" -v b="$n1" '{printf "%.2f %.2f\n", ($1 + $2) * 1e6 / n, (b - a) * 1e6 / n}' \
-      "$work/runs/$2.time" >"$work/runs/$2.cpu"
-    awk -v n="$n" -v a="$start" -v b="$end" 'BEGIN {printf "%.0f", n / (b - a)}'
+    "$py" - "$work/runs/$2.json" "$n" "$n0" "$n1" "$work/runs/$2.cpu" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+n, a, b = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+open(sys.argv[5], "w").write(f"{(r['user'] + r['system']) * 1e6 / n:.2f} {(b - a) * 1e6 / n:.2f}\n")
+print(f"{n / r['times'][0]:.0f}", end="")
+EOF
   }
   # us_median NAME...: the medians of the two columns of $work/runs/NAME.cpu over the given runs.
   us_median() {
@@ -238,77 +248,127 @@ for line in open(sys.argv[1]):
 print(f"{n / max(last - first, 1e-3):.0f}")
 EOF
   }
-  declare -A wrk_rate wrk_us nginx_wrk_us
+  # wrk_run C: wrk at concurrency C for $wrk_seconds against the same nginx. Sets wrk_last to its
+  # rate (requests a second), and wrk_last_us and nginx_last_us to its CPU microseconds a request and
+  # nginx's under it ("N requests in 3.00s"). Run right before each of numcheck's runs, so that each
+  # run is compared with wrk at the same moment of the host: on a shared machine the host's speed
+  # moves by a third within seconds, and one wrk for all the runs at a concurrency compared the long
+  # runs with a wrk measured minutes before them.
+  wrk_seconds=3
+  wrk_run() {
+    local n0 n1 wn
+    n0=$(nginx_cpu)
+    /usr/bin/time -f "%U %S" -o "$work/wrk.time" \
+      wrk -t1 -c"$1" -d"${wrk_seconds}s" -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" >"$work/wrk.out"
+    n1=$(nginx_cpu)
+    wrk_last=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$work/wrk.out")
+    wn=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+    wrk_last_us=$(awk -v n="$wn" '{printf "%.2f", ($1 + $2) * 1e6 / n}' "$work/wrk.time")
+    nginx_last_us=$(awk -v n="$wn" -v a="$n0" -v b="$n1" 'BEGIN {printf "%.2f", (b - a) * 1e6 / n}')
+    wrk_seq+=("$wrk_section $1 $wrk_last")
+  }
+  wrk_seq=()  # "section concurrency rate" of every wrk run, in the order they ran
+  wrk_section=short
+  # per_run_ratios RATES WRKS (array names): RATES[i] / WRKS[i], one a line.
+  per_run_ratios() {
+    local -n rs=$1 ws=$2
+    local i
+    for i in "${!rs[@]}"; do ratio "${rs[$i]}" "${ws[$i]}"; echo; done
+  }
+  # run_row LABEL WHOLES WRKS [STEADIES] (array names): a row from the runs' whole-process rates
+  # (and their rates from first request to last answer, when given) against the wrk run beside
+  # each: the medians of both, the median of the runs' own ratios to their wrk, and those ratios.
+  run_row() {
+    local -n ws_=$2 wk_=$3
+    local text rel
+    text="$(printf '%s\n' "${ws_[@]}" | median) req/s whole process"
+    rel=$(per_run_ratios "$2" "$3" | median)
+    if [[ -n "${4:-}" ]]; then
+      local -n st_=$4
+      text+=" ($(printf '%s\n' "${st_[@]}" | median) req/s from first request to last answer)"
+      rel+=" ($(per_run_ratios "$4" "$3" | median))"
+    fi
+    rows+=("| $1 | $text | wrk beside each run, same request: $(printf '%s\n' "${wk_[@]}" | median) req/s (${wk_[*]}) | $rel; each run: $(per_run_ratios "$2" "$3" | paste -sd' ') |")
+  }
   for c in 1 16 64; do
-    # $runs runs at each concurrency, a fresh run folder and cache each; the medians of their rates.
-    # At 16 and 64 each run is followed by one with --no-cache.
-    wholes=() steadies=() nc_wholes=() nc_steadies=()
+    # $runs rounds at each concurrency: wrk, then numcheck with a fresh run folder and cache; at 16
+    # and 64 then wrk again and the same run with --no-cache. Each run's ratio is to the wrk right
+    # before it.
+    wholes=() steadies=() wrks=() nc_wholes=() nc_steadies=() nc_wrks=()
     for ((r = 0; r < runs; r++)); do
+      wrk_run "$c"
+      wrks+=("$wrk_last")
       wholes+=("$(timed_run "$work/small" "c$c" "$c")")
       steadies+=("$(steady_rate "c$c")")
       if ((c > 1)); then
+        wrk_run "$c"
+        nc_wrks+=("$wrk_last")
         nc_wholes+=("$(timed_run "$work/small" "nc$c" "$c" --no-cache)")
         nc_steadies+=("$(steady_rate "nc$c")")
       fi
     done
-    ours=$(printf '%s\n' "${wholes[@]}" | median)
-    steady=$(printf '%s\n' "${steadies[@]}" | median)
-    n0=$(nginx_cpu)
-    /usr/bin/time -f "%U %S" -o "$work/wrk.time" \
-      wrk -t1 -c"$c" -d5s -s "$work/wrk_post.lua" "http://127.0.0.1:$port/v1/chat/completions" >"$work/wrk.out"
-    n1=$(nginx_cpu)
-    theirs=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$work/wrk.out")
-    # wrk's and nginx's CPU microseconds a request ("N requests in 5.00s").
-    wn=$(awk '/requests in/ {print $1}' "$work/wrk.out")
-    wrk_us[$c]=$(awk -v n="$wn" '{printf "%.2f", ($1 + $2) * 1e6 / n}' "$work/wrk.time")
-    nginx_wrk_us[$c]=$(awk -v n="$wn" -v a="$n0" -v b="$n1" 'BEGIN {printf "%.2f", (b - a) * 1e6 / n}')
-    rows+=("| \`orbit run\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
-    if ((c > 1)); then
-      ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
-      steady=$(printf '%s\n' "${nc_steadies[@]}" | median)
-      rows+=("| \`orbit run --no-cache\`, concurrency $c | $ours req/s whole process ($steady req/s from first request to last answer) | wrk, same request: $theirs req/s | $(ratio "$ours" "$theirs") ($(ratio "$steady" "$theirs")) |")
-    fi
-    wrk_rate[$c]=$theirs
+    run_row "\`orbit run\`, concurrency $c" wholes wrks steadies
+    if ((c > 1)); then run_row "\`orbit run --no-cache\`, concurrency $c" nc_wholes nc_wrks nc_steadies; fi
   done
-  # A long run: 20 copies of the default benchmark (172,000 prompts, about as long as wrk's 5 s), so
-  # that the command's fixed start and end weigh little and the response cache holds what a large
-  # run leaves in it; whole process, the median of $runs runs, against wrk's rate above.
+  # A long run: 20 copies of the default benchmark (172,000 prompts, a few seconds), so that the
+  # command's fixed start and end weigh little and the response cache holds what a large run leaves
+  # in it; whole process, the median of $runs rounds (wrk, the run, the run with --no-cache).
   [[ -f "$work/long/views.jsonl" ]] || {
     copies_spec 20 "$work/spec20.json"
     "$cli" orbit generate --spec "$work/spec20.json" --out "$work/long" >/dev/null
   }
   long=$(wc -l <"$work/long/views.jsonl")
+  wrk_section=long
   # budget_rows C: the CPU budget row of the long runs at concurrency C. numcheck's and nginx's CPU
-  # microseconds a prompt (medians of the runs), wrk's and nginx's under wrk; then the most the
-  # machine's cores allow numcheck at that cost, cores * 1e6 / (numcheck + nginx) requests a second,
-  # as a fraction of wrk's rate, and the CPU a request may cost numcheck for 0.8 of wrk.
+  # microseconds a prompt (medians of the runs), wrk's and nginx's under wrk (medians of the wrk runs
+  # beside them); then the most the machine's cores allow numcheck at that cost, cores * 1e6 /
+  # (numcheck + nginx) requests a second, as a fraction of wrk's rate, and the CPU a request may cost
+  # numcheck for 0.8 of wrk.
   budget_rows() {
-    local c=$1 names=() nc_names=() cu nu ncu nnu cores
+    local c=$1 names=() nc_names=() cu nu ncu nnu cores w wu nwu
     for ((r = 0; r < runs; r++)); do names+=("long$c-$r"); nc_names+=("longnc$c-$r"); done
     read -r cu nu < <(us_median "${names[@]}")
     read -r ncu nnu < <(us_median "${nc_names[@]}")
     cores=$(nproc)
+    w=$(printf '%s\n' "${wrks[@]}" "${nc_wrks[@]}" | median)
+    wu=$(printf '%s\n' "${wrk_uss[@]}" | median)
+    nwu=$(printf '%s\n' "${nginx_wrk_uss[@]}" | median)
     local bound nc_bound allowed
-    bound=$(awk -v k="$cores" -v a="$cu" -v b="$nu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
-    nc_bound=$(awk -v k="$cores" -v a="$ncu" -v b="$nnu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
-    allowed=$(awk -v k="$cores" -v b="$nu" -v w="${wrk_rate[$c]}" 'BEGIN {printf "%.1f", k * 1e6 / (0.8 * w) - b}')
-    rows+=("| CPU a request, concurrency $c, $long prompts ($cores cores) | numcheck $cu us + nginx $nu us (\`--no-cache\`: $ncu + $nnu us) | wrk ${wrk_us[$c]} us + nginx ${nginx_wrk_us[$c]} us | cores allow $bound (\`--no-cache\`: $nc_bound); 0.8 needs numcheck <= $allowed us |")
+    bound=$(awk -v k="$cores" -v a="$cu" -v b="$nu" -v w="$w" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
+    nc_bound=$(awk -v k="$cores" -v a="$ncu" -v b="$nnu" -v w="$w" 'BEGIN {printf "%.2f", k * 1e6 / (a + b) / w}')
+    allowed=$(awk -v k="$cores" -v b="$nu" -v w="$w" 'BEGIN {printf "%.1f", k * 1e6 / (0.8 * w) - b}')
+    rows+=("| CPU a request, concurrency $c, $long prompts ($cores cores) | numcheck $cu us + nginx $nu us (\`--no-cache\`: $ncu + $nnu us) | wrk $wu us + nginx $nwu us | cores allow $bound (\`--no-cache\`: $nc_bound); 0.8 needs numcheck <= $allowed us |")
   }
   for c in 16 64; do
-    wholes=() nc_wholes=()
+    wholes=() nc_wholes=() wrks=() nc_wrks=() wrk_uss=() nginx_wrk_uss=()
     for ((r = 0; r < runs; r++)); do
+      wrk_run "$c"
+      wrks+=("$wrk_last") wrk_uss+=("$wrk_last_us") nginx_wrk_uss+=("$nginx_last_us")
       wholes+=("$(timed_run "$work/long" "long$c" "$c")")
       cp "$work/runs/long$c.cpu" "$work/runs/long$c-$r.cpu"
+      wrk_run "$c"
+      nc_wrks+=("$wrk_last") wrk_uss+=("$wrk_last_us") nginx_wrk_uss+=("$nginx_last_us")
       nc_wholes+=("$(timed_run "$work/long" "longnc$c" "$c" --no-cache)")
       cp "$work/runs/longnc$c.cpu" "$work/runs/longnc$c-$r.cpu"
     done
-    ours=$(printf '%s\n' "${wholes[@]}" | median)
-    rows+=("| \`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark) | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
-    ours=$(printf '%s\n' "${nc_wholes[@]}" | median)
-    rows+=("| \`orbit run --no-cache\`, concurrency $c, $long prompts | $ours req/s whole process | wrk, same request: ${wrk_rate[$c]} req/s | $(ratio "$ours" "${wrk_rate[$c]}") |")
+    run_row "\`orbit run\`, concurrency $c, $long prompts (20 copies of the default benchmark)" wholes wrks
+    run_row "\`orbit run --no-cache\`, concurrency $c, $long prompts" nc_wholes nc_wrks
     # The CPU budget of these long runs, from the .cpu file each run left (copied per run in the
-    # loop above, since a run's name is reused).
+    # loop above, since a run's name is reused), against the wrk runs beside them.
     budget_rows "$c"
+  done
+  # The host's own noise, measured on the peer: each wrk run against the one before it at the same
+  # concurrency in the same section (short or long runs), one numcheck run apart. Where wrk itself
+  # falls under 0.8 of the wrk a few seconds before it, a single run of numcheck can too, whatever
+  # its code.
+  for c in 1 16 64; do
+    read -r lo hi under n < <(printf '%s\n' "${wrk_seq[@]}" | awk -v c="$c" '
+      $2 == c {
+        if ($1 in prev) { r = $3 / prev[$1]; if (n == 0 || r < lo) lo = r; if (n == 0 || r > hi) hi = r; if (r < 0.8) u++; n++ }
+        prev[$1] = $3
+      }
+      END { printf "%.2f %.2f %d %d\n", lo, hi, u, n }')
+    rows+=("| wrk at concurrency $c against the wrk before it (the host's noise) | - | $n pairs, one run apart: $lo-$hi | $under of $n under 0.8 |")
   done
 fi
 
