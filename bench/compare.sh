@@ -154,17 +154,18 @@ if command -v nginx >/dev/null && command -v wrk >/dev/null; then
 EOF
   # The model list the runner's preflight asks for (GET /v1/models) before it sends anything.
   echo '{"object":"list","data":[{"id":"canned","object":"model","owned_by":"nginx"}]}' >"$ndir/html/v1/models"
+  # Paths quoted: a WORK with a space in it stays one argument of each directive.
   cat >"$ndir/nginx.conf" <<EOF
 worker_processes 1;
-pid $ndir/nginx.pid;
-error_log $ndir/logs/error.log;
+pid "$ndir/nginx.pid";
+error_log "$ndir/logs/error.log";
 events { worker_connections 1024; }
 http {
   access_log off;
   keepalive_requests 1000000;
   server {
     listen 127.0.0.1:$port;
-    root $ndir/html;
+    root "$ndir/html";
     location / { default_type application/json; error_page 405 =200 \$uri; }
   }
 }
@@ -207,17 +208,20 @@ EOF
   # the CPU microseconds a prompt cost numcheck and nginx's worker. A failed run would time only its
   # failure: the script runs it again to show its error, and stops instead of printing a rate.
   timed_run() {
-    local n n0 n1 args
+    local n n0 n1 cmd
     n=$(wc -l <"$1/views.jsonl")
     rm -rf "$work/runs/$2" "$work/runs/cache-$2"
-    args="$cli orbit run --bench $1 --out $work/runs/$2 --endpoint http://127.0.0.1:$port/v1 --model canned"
-    args+=" --concurrency $3 --cache-dir $work/runs/cache-$2 --progress none ${*:4}"
+    cmd=("$cli" orbit run --bench "$1" --out "$work/runs/$2" --endpoint "http://127.0.0.1:$port/v1" --model canned
+      --concurrency "$3" --cache-dir "$work/runs/cache-$2" --progress none "${@:4}")
     n0=$(nginx_cpu)
-    hyperfine -N --runs 1 --style none --output "$work/runs/$2.log" --export-json "$work/runs/$2.json" "$args" \
-      >/dev/null 2>&1 || {
+    # hyperfine -N splits its command as a shell would (without running one), so each argument is
+    # quoted (printf %q) and a WORK with a space in it stays one argument. Its --output takes the
+    # command's standard output only, not the error a failed run prints.
+    hyperfine -N --runs 1 --style none --output "$work/runs/$2.log" --export-json "$work/runs/$2.json" \
+      "$(printf '%q ' "${cmd[@]}")" >/dev/null 2>&1 || {
       echo "compare: orbit run $2 (concurrency $3) failed:" >&2
       rm -rf "$work/runs/$2" "$work/runs/cache-$2"
-      $args >&2 || true
+      "${cmd[@]}" >&2 || true
       exit 1
     }
     n1=$(nginx_cpu)
@@ -368,7 +372,11 @@ EOF
         prev[$1] = $3
       }
       END { printf "%.2f %.2f %d %d\n", lo, hi, u, n }')
-    rows+=("| wrk at concurrency $c against the wrk before it (the host's noise) | - | $n pairs, one run apart: $lo-$hi | $under of $n under 0.8 |")
+    if ((n == 0)); then  # one wrk run at this concurrency (--runs 1): nothing to compare it with
+      rows+=("| wrk at concurrency $c against the wrk before it (the host's noise) | - | no pair: one wrk run in each section | - |")
+    else
+      rows+=("| wrk at concurrency $c against the wrk before it (the host's noise) | - | $n pairs, one run apart: $lo-$hi | $under of $n under 0.8 |")
+    fi
   done
 fi
 
@@ -376,9 +384,21 @@ fi
 echo "== start-up"
 printf '#include <iostream>\nint main() { std::cout << "hello\\n"; }\n' >"$work/hello.cpp"
 g++ -O2 "$work/hello.cpp" -o "$work/hello"
-hyperfine -N -w 10 -r 100 --export-json "$work/start.json" "$cli --version" "$work/hello" >/dev/null 2>&1
+# Each argument quoted (printf %q): hyperfine -N splits a command as a shell would.
+hyperfine -N -w 10 -r 100 --export-json "$work/start.json" "$(printf '%q ' "$cli" --version)" \
+  "$(printf '%q' "$work/hello")" >/dev/null 2>&1 || {
+  echo "compare: timing numcheck --version failed:" >&2
+  "$cli" --version >&2 || true
+  exit 1
+}
 rm -rf "$work/gen"
-hyperfine -N -w 3 -r 20 --prepare "rm -rf $work/gen" --export-json "$work/gen.json" "$cli orbit generate --out $work/gen" >/dev/null 2>&1
+hyperfine -N -w 3 -r 20 --prepare "$(printf '%q ' rm -rf "$work/gen")" --export-json "$work/gen.json" \
+  "$(printf '%q ' "$cli" orbit generate --out "$work/gen")" >/dev/null 2>&1 || {
+  echo "compare: timing orbit generate failed:" >&2
+  rm -rf "$work/gen"
+  "$cli" orbit generate --out "$work/gen" >/dev/null || true
+  exit 1
+}
 read -r ver hello gen < <("$py" - "$work/start.json" "$work/gen.json" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1]))["results"]

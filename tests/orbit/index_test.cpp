@@ -15,10 +15,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
