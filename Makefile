@@ -2,7 +2,7 @@
 # missing (scripts/setup.sh, Debian packages only) before it builds.
 #   make run    install, build, and run the main job (scripts/main-job.sh)
 #   make test   install, build, and pass every test
-.PHONY: run test setup setup-test build asan-test fuzz-build fuzz-smoke bench bench-compare format format-check tidy clean
+.PHONY: run test setup setup-test build build-all asan-test fuzz-build fuzz-smoke fuzz-smoke-asan bench bench-compare format format-check tidy clean
 
 JOBS ?= $(shell nproc)
 # Extra CMake settings for the configure steps, e.g. CMAKE_FLAGS=-DNUMCHECK_WERROR=ON (what CI uses).
@@ -14,7 +14,13 @@ setup:
 setup-test:
 	@bash scripts/setup.sh --with-test-tools
 
+# `make build` (and so `make run`) builds only the executable the main job runs; `make test`,
+# `make bench` and `make build-all` build every target (tests, benchmarks, fuzz replay drivers).
 build: setup
+	cmake --preset release $(CMAKE_FLAGS)
+	cmake --build --preset release -j $(JOBS) --target numcheck
+
+build-all: setup
 	cmake --preset release $(CMAKE_FLAGS)
 	cmake --build --preset release -j $(JOBS)
 
@@ -36,16 +42,21 @@ fuzz-build: setup
 	cmake --build --preset fuzz -j $(JOBS) --target fuzz_all
 
 # A short libFuzzer run of every target (FUZZ_SECONDS each), seeded from fuzz/corpus/<target>.
+# `fuzz-smoke` builds the fuzz preset's targets; `fuzz-smoke-asan` runs the ones `make asan-test`
+# built (one clang build serves the sanitizer tests and the fuzz targets: what CI does).
 FUZZ_SECONDS ?= 60
 fuzz-smoke: fuzz-build
-	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS)
+	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS) build/fuzz
 
-bench: build
+fuzz-smoke-asan:
+	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS) build/asan
+
+bench: build-all
 	bash scripts/run-benchmarks.sh
 
 # The command-level comparison (issue 16): numcheck's commands vs a Python grader, numpy, wrk and a
 # hello world, side by side, medians (bench/compare.sh; minutes; never part of the tests or CI).
-bench-compare: setup-test build
+bench-compare: setup-test build-all
 	bash bench/compare.sh
 
 # clang-tidy with the committed .clang-tidy over src/ and fuzz/ (needs build/release's compile

@@ -89,6 +89,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       violated("the walk read other values than nlohmann");
   }
 
+  // Every plain zero (no minus sign, any fraction and exponent) takes the fast path: runner
+  // records carry "temperature":0.0, and a walk that refused zeros sent every line to the DOM path.
+  {
+    const std::uint8_t b = data[size - 1];
+    std::string zero = "0";
+    if ((b & 1) != 0) zero += "." + std::string(1 + ((b >> 4) & 7), '0');
+    if ((b & 2) != 0) {
+      zero += (b & 4) != 0 ? "E" : "e";
+      if ((b & 8) != 0) zero += (b & 128) != 0 ? "-" : "+";
+      zero += std::to_string(size % 400);
+    }
+    const std::string line = R"({"request":{"temperature":)" + zero + R"(,"top_p":1.0},"n":0})";
+    if (!parser.walk(line, fast)) violated("the walk refused a plain zero");
+    io::JsonError err;
+    const auto j = io::parse_jsonl_line<io::OrderedJson>(line, true, io::TornTail::kError, "x", err);
+    if (!j) violated("nlohmann refused a plain zero");
+    io::flatten(*j, slow);
+    if (!(fast == slow) || describe(fast) != describe(slow)) violated("the walk read a zero otherwise");
+  }
+
   // Per text.
   Seen a, b;
   {

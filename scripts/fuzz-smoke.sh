@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target built by the 'fuzz' preset for a few seconds each, starting from the
-# committed corpus in fuzz/corpus/<target>/, FUZZ_JOBS targets at a time (default: one per core).
-# Any crash fails the run (and leaves crash-* files in build/fuzz/artifacts/ to turn into named
-# regression tests); each target's last lines are printed when it ends, whole.
+# Runs every libFuzzer target of a clang build (the 'fuzz' preset's, or the 'asan' preset's, which
+# builds them beside the sanitizer tests) for a few seconds each, starting from the committed corpus
+# in fuzz/corpus/<target>/, FUZZ_JOBS targets at a time (default: one per core). Any crash fails
+# the run (and leaves crash-* files in BUILD/artifacts/ to turn into named regression tests); each
+# target's last lines are printed when it ends, whole.
+#   scripts/fuzz-smoke.sh [SECONDS] [BUILD_DIR]   (default 60 s, build/fuzz)
 set -euo pipefail
 seconds=${1:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
 root=$(cd "$(dirname "$0")/.." && pwd)
-art="$root/build/fuzz/artifacts"
+build="$root/${2:-build/fuzz}"
+art="$build/artifacts"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 mkdir -p "$art"
 bins=()
-for bin in "$root"/build/fuzz/fuzz/fuzz_*; do
+for bin in "$build"/fuzz/fuzz_*; do
   [[ -x "$bin" ]] && bins+=("$bin")
 done
-[[ ${#bins[@]} -gt 0 ]] || { echo "fuzz: no targets built"; exit 1; }
+[[ ${#bins[@]} -gt 0 ]] || { echo "fuzz: no targets built in $build"; exit 1; }
 
 run_one() {
   local bin=$1 name corpus
   name=$(basename "$bin")
-  corpus="$root/build/fuzz/corpus/$name"
+  corpus="$build/corpus/$name"
   mkdir -p "$corpus"
   if [[ -d "$root/fuzz/corpus/$name" ]]; then cp -n "$root/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null || true; fi
   "$bin" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \

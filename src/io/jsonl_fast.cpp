@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -275,7 +276,10 @@ struct FastLineParser::Impl {
       case T::DOUBLE:
         out[me].kind = Kind::kFloat;
         out[me].d = double(e);
-        if (out[me].d == 0) return false;  // "-0" is an integer to nlohmann: let it say
+        // simdjson reads the token "-0" as the double -0.0, nlohmann as the integer 0: a negative
+        // zero goes to the DOM path, which decides. Every other zero ("0.0", "0e5", "-0.0" aside)
+        // is a double to both and stays here (runner records carry "temperature":0.0).
+        if (out[me].d == 0 && std::signbit(out[me].d)) return false;
         break;
       case T::BOOL:
         out[me].kind = Kind::kBool;

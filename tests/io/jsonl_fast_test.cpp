@@ -156,6 +156,44 @@ TEST(JsonlFast, WalkAgreesWithNlohmann) {
   EXPECT_GE(walked, 3u);  // the ordinary lines do go the fast way
 }
 
+// Every record `orbit run` writes carries "temperature":0.0 in its request: plain zeros in any
+// spelling take the fast path, and wherever the walk declines (only the negative zeros), the DOM
+// path decides; where both read a line they read the same values.
+TEST(JsonlFast, PlainZerosTakeTheFastPathAndAgreeWithTheDomPath) {
+  const std::string runner_like =
+      R"({"attempts":1,"id":"b0001/v00","request":{"max_tokens":1024,"messages":[{"content":"What is )"
+      R"(1/2 + 1/4?","role":"user"}],"model":"m","seed":20260725,"temperature":ZERO,"top_k":1,)"
+      R"("top_p":1.0},"response":"3/4","timings":{"predicted_ms":0.0},"usage":{"completion_tokens":0}})";
+  struct Case {
+    const char* zero;
+    bool fast;  // the walk must accept it
+  };
+  for (const Case c : {Case{"0", true}, Case{"0.0", true}, Case{"0e5", true}, Case{"0E-3", true},
+                       Case{"0.000e+7", true}, Case{"-0", false}, Case{"-0.0", false}}) {
+    std::string line = runner_like;
+    line.replace(line.find("ZERO"), 4, c.zero);
+    FastLineParser p;
+    std::vector<FlatValue> fast;
+    const bool walked = p.walk(line, fast);
+    EXPECT_EQ(walked, c.fast) << c.zero;
+    JsonError err;
+    const auto j = parse_jsonl_line<OrderedJson>(line, true, TornTail::kError, "x", err);
+    ASSERT_TRUE(j.has_value()) << c.zero;
+    if (walked) {
+      std::vector<FlatValue> slow;
+      flatten(*j, slow);
+      EXPECT_EQ(fast, slow) << c.zero << "\n" << describe(fast) << "\n" << describe(slow);
+    }
+    // And the whole reader gives what read_jsonl gives, whichever path each line took.
+    const std::string text = line + "\n";
+    const Seen a = read_slow(text, TornTail::kError, true);
+    const Seen b = read_fast(text, TornTail::kError, true);
+    EXPECT_EQ(a.events, b.events) << c.zero;
+    EXPECT_EQ(a.thrown, b.thrown) << c.zero;
+    EXPECT_EQ(b.stats.records, 1u) << c.zero;
+  }
+}
+
 TEST(JsonlFast, TornTailsAndAppendLogsAsReadJsonl) {
   for (const std::string tail : {R"({"a":1})", R"({"a":)", "  ", R"([1])"}) {
     for (const auto torn : {TornTail::kError, TornTail::kAppendLog}) {
