@@ -18,7 +18,7 @@ gold="$q/model_gpt4o_test_results.csv"
 preds="$q/predictions"
 
 if [[ ! -f "$val" || ! -f "$gold" ]]; then
-  echo "== claims: skipped: no QuanTemp data in $q (set NUMCHECK_QUANTEMP to its folder; scripts/fetch-quantemp.sh downloads the upstream files; see docs/claims.md)"
+  echo "== claims: skipped: no QuanTemp data in $q (set NUMCHECK_QUANTEMP to its folder; scripts/fetch-quantemp.sh downloads the upstream files; see docs/claims-guide.md)"
   exit 0
 fi
 c="$out/claims"

@@ -1,7 +1,7 @@
 #pragma once
 // A rule-based claim categorizer over quantity segments (statistical, temporal, interval,
 // comparison: the four categories of QuanTemp, Sec. 4.3). Rules and cue words are data
-// (data/claims/categories.json); docs/claims.md states them and their measured accuracy.
+// (data/claims/categories.json); docs/claims-reference.md states them and their measured accuracy.
 #include <cstdint>
 #include <filesystem>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Claim decomposition records and the strict parsers of model answers (docs/claims.md,
+// Claim decomposition records and the strict parsers of model answers (docs/claims-reference.md,
 // "Decomposition"). ClaimDecomp answers are yes/no questions, one per line; ProgramFC answers are
 // programs of `fact_n = Verify("...")` / `answer_n = Question("...")` steps ending in
 // `label = Predict(...)`. An answer that does not have that shape is a parse failure carrying the

@@ -1,5 +1,5 @@
 #pragma once
-// The pure parts of the LLM verifier (docs/claims.md, "LLM verifier"): the QuanTemp paper's
+// The pure parts of the LLM verifier (docs/claims-reference.md, "LLM verifier"): the QuanTemp paper's
 // veracity prompts (Tables 11 and 12, data/claims/prompts/verify_*.json), few-shot example
 // selection that never shows a model the claim it verifies, and the strict verdict parser.
 //

@@ -1,7 +1,7 @@
 #pragma once
 // Question quality (QuanTemp paper, Section 5.5, Table 5), the automatic part: diversity of a
 // claim's questions as (1 - self-BLEU) + word position deviation (definitions in
-// text_metrics.hpp and docs/claims.md), averaged over claims with at least two questions, and the
+// text_metrics.hpp and docs/claims-reference.md), averaged over claims with at least two questions, and the
 // share of yes/no questions. Relevance needs embeddings and is computed by the caller
 // (claimsllm/quality.hpp) from question and claim vectors.
 #include <cstddef>

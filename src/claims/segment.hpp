@@ -6,7 +6,7 @@
 // ("doubled", "rose"), vague quantities ("hundreds of"), names that contain digits ("Boeing 737",
 // "5G", "9/11"), and temporal expressions (years, dates, months, decades, "first half of 2017",
 // "Q3 2019", "last year") with their normalized period. Word lists live in
-// data/claims/segments.json. See docs/claims.md for the exact rules.
+// data/claims/segments.json. See docs/claims-reference.md for the exact rules.
 #include <cstdint>
 #include <filesystem>
 #include <map>

@@ -1,6 +1,6 @@
 #pragma once
 // Text measures over decomposed questions (QuanTemp paper, Section 5.5 and Table 5) and the small
-// TF-IDF similarity the LLM verifier uses to pick few-shot examples. Definitions (docs/claims.md,
+// TF-IDF similarity the LLM verifier uses to pick few-shot examples. Definitions (docs/claims-reference.md,
 // "Question quality"):
 //   tokens      lower-cased ASCII; a token is a maximal run of letters, digits and non-ASCII bytes,
 //               or any other single non-space character (punctuation is a token of its own)

@@ -36,7 +36,8 @@ void setup(CLI::App& app) {
   app.add_flag("--no-ablation", a->no_ablation,
                "Skip the feature-group ablations and the number-token variant");
   app.add_option("--json", a->json_out, "Also write the results as JSON to this file");
-  app.footer("Markdown on stdout. Never run this on test claims you report on. See docs/claims.md.");
+  app.footer(
+      "Markdown on stdout. Never run this on test claims you report on. See docs/claims-reference.md.");
   app.callback([a] {
     const auto settings = verifier_settings(a->verifier);
     a->opt.ablations = !a->no_ablation;

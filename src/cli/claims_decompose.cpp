@@ -1,6 +1,6 @@
 // numcheck claims decompose: claims -> questions, through a model (ClaimDecomp yes/no questions or
 // ProgramFC programs) on the runner, or from released questions (--from-released). See
-// docs/claims.md, "Decomposition".
+// docs/claims-reference.md, "Decomposition".
 #include <filesystem>
 #include <memory>
 #include <string>

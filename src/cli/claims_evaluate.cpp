@@ -44,7 +44,8 @@ void setup(CLI::App& app) {
   app.add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();
   app.add_flag("--strict", a->strict,
                "Fail (exit 1) when any record is malformed or any prediction does not join");
-  app.footer("Markdown on stdout; malformed records and join problems on stderr. See docs/claims.md.");
+  app.footer(
+      "Markdown on stdout; malformed records and join problems on stderr. See docs/claims-reference.md.");
   app.callback([a] {
     claims::LoadOptions gopt;
     gopt.labels = claims::LabelPolicy::kRequired;

@@ -33,7 +33,7 @@ void setup(CLI::App& app) {
       "Claims with retrieved snippets (CheckThat/QuanTemp val mapping) become selection val-top3; claims "
       "with "
       "a fact-checker justification (doc, or the test CSV's [Evidences] part) become selection gold. See "
-      "docs/claims.md.");
+      "docs/claims-reference.md.");
   app.callback([a] {
     if (!claims::valid_selection(a->fallback))
       fail(ErrorCode::kUsage, "--selection: '{}' is not valid", a->fallback);

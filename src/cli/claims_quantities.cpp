@@ -46,7 +46,7 @@ void setup(CLI::App& app) {
   app.add_flag("--only-failing", a->only_failing, "Print only claims that fail the numerical-claim filter");
   app.footer(
       "Segments: quantities (value as written, interval, unit, dimension, approximator, trend) and temporal "
-      "expressions (granularity, ISO period). See docs/claims.md.");
+      "expressions (granularity, ISO period). See docs/claims-reference.md.");
   app.callback([a] {
     if (a->file.empty() == a->text.empty())
       throw Error(ErrorCode::kUsage, "give a claim file or --text, not both");

@@ -1,6 +1,6 @@
 // numcheck claims questions-quality: diversity ((1 - self-BLEU) + word position deviation) and,
 // with an endpoint, relevance (question-claim embedding cosine through /v1/embeddings) of
-// decomposed questions, as in the QuanTemp paper's Table 5. See docs/claims.md, "Question quality".
+// decomposed questions, as in the QuanTemp paper's Table 5. See docs/claims-reference.md, "Question quality".
 #include <cstdlib>
 #include <filesystem>
 #include <memory>

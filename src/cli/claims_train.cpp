@@ -30,7 +30,7 @@ void setup(CLI::App& app) {
   app.add_option("--out", a->out, "Model file to write (JSON)")->required();
   add_verifier_flags(app, a->verifier);
   app.add_option("--threads", a->threads, "Feature extraction threads")->capture_default_str();
-  app.footer("Deterministic: the same inputs give the same model bytes. See docs/claims.md.");
+  app.footer("Deterministic: the same inputs give the same model bytes. See docs/claims-reference.md.");
   app.callback([a] {
     const auto settings = verifier_settings(a->verifier);
     auto records = claims::read_evidence(a->evidence);

@@ -35,7 +35,7 @@ void setup(CLI::App& app) {
   for (const auto& m : verify_methods()) m.add_options(app);
   app.footer(
       "Predictions are what `numcheck claims evaluate --pred DIR/predictions.jsonl` reads. See "
-      "docs/claims.md.");
+      "docs/claims-reference.md.");
   app.callback([a] {
     for (const auto& m : verify_methods())
       if (m.name == a->method) return m.run(*a);

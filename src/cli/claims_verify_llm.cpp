@@ -1,6 +1,6 @@
 // claims verify --method llm: the QuanTemp paper's prompting verifier (Appendix E, Tables 11 and
 // 12) through an OpenAI-compatible endpoint on the runner, zero-shot or few-shot. See
-// docs/claims.md, "LLM verifier".
+// docs/claims-reference.md, "LLM verifier".
 #include <memory>
 #include <string>
 

@@ -7,7 +7,7 @@
 // n-grams of the claim's words. With canonical numbers every feature is a function of the
 // quantities' exact values, never of how they are written (tests/verify/orbit_invariance_test.cpp).
 // Definitions
-// and learner settings live in data/verify/features.json; docs/claims.md documents every feature.
+// and learner settings live in data/verify/features.json; docs/claims-reference.md documents every feature.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -102,7 +102,7 @@ struct FeatureSettings {
                                                 const std::vector<claims::Segment>* segments = nullptr,
                                                 std::vector<std::string>* values = nullptr);
 
-// How the claim's quantities and periods line up with the evidence's (counts; see docs/claims.md).
+// How the claim's quantities and periods line up with the evidence's (counts; see docs/claims-reference.md).
 struct Alignment {
   std::size_t claim_quantities = 0;  // quantity segments of the claim with a value or a bound
   std::size_t same_dimension = 0;    // ... with a same-dimension quantity in the evidence

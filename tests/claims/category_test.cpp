@@ -1,4 +1,4 @@
-// The categorizer's rules (QuanTemp's category definitions, docs/claims.md), the held-out split and
+// The categorizer's rules (QuanTemp's category definitions, docs/claims-reference.md), the held-out split and
 // its evaluation (accuracy, macro-F1, intervals) checked against direct computations.
 #include "claims/category.hpp"
 
