@@ -240,7 +240,7 @@ void run_doctor(const DoctorArgs& args) {
           c.linked ? "" : (c.optional ? "  [optional, loaded on first use]" : "  [loaded on first use]"));
       fmt::print("          for {}\n", c.needed_for);
     }
-    fmt::print("Other libraries linked (through the ones above):\n");
+    fmt::print("Other libraries linked:\n");
     for (const auto& o : others)
       fmt::print("  {:<24} {:<16} {}\n", o.lib.soname, o.package.empty() ? "?" : o.package, o.lib.path);
     fmt::print("Data files ({}):\n",
