@@ -11,7 +11,6 @@
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
-#include "core/large_array.hpp"
 #include "core/version.hpp"
 
 namespace numcheck::cli {
@@ -107,11 +106,6 @@ std::string usage_message(const CLI::App& app, int argc, char** argv, const CLI:
 
 int main(int argc, char** argv) {
   using namespace numcheck;
-  // The main heap in 2 MiB pages (see core/large_array.hpp): loading the default benchmark and
-  // running it take a quarter less CPU on the development machine, whose page faults are dear.
-  // 512 MiB of address space (memory only where touched): a run of 172,000 prompts allocates about
-  // 240 MB before its first request, which the first 64 MiB left mostly in 4 KiB pages.
-  core::huge_page_heap(std::size_t{512} << 20);
   CLI::App app{"numcheck: exact, reproducible measurement of how language systems handle numbers"};
   app.set_version_flag("--version", std::string("numcheck ") + kVersion);
   app.require_subcommand(1);

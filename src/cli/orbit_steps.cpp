@@ -18,7 +18,6 @@
 #include "consensus/plan.hpp"
 #include "consensus/study.hpp"
 #include "core/error.hpp"
-#include "core/large_array.hpp"
 #include "doc/document.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -70,7 +69,6 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
     keep_until_exit(owned_items);
   }
   items.reserve(chosen.size());
-  core::advise_huge_pages(items.data(), items.capacity() * sizeof(llm::WorkItem));
   // Only the reference system reads the benchmark's prompts once the items are made (its solver
   // finds a prompt by its text). For any other backend the items take the prompts over instead of
   // copying them: for 172,000 prompts, about 60 MB less fresh memory to fault in before the first

@@ -1,11 +1,9 @@
 #pragma once
-// Shared libraries loaded on first use with dlopen: libcurl (HTTP), libxgboost (the tree
-// learners), liblinear (the linear learner), SQLite (earlier response caches, copied into the store), ICU and
-// libstemmer (tokenizing) are opened the first time a command needs them, so every other command starts
-// without them and what they pull in. One rule for all: a library that cannot be
-// opened, or lacks a function, is a numcheck::Error that names it and what needed it.
-// Only the libraries' headers are used at build time; the library stays loaded for the life of
-// the process.
+// Shared libraries loaded on first use with dlopen: a library that only some option needs is opened
+// the first time that option is used, so every other command runs on a machine without it. One
+// rule for all: a library that cannot be opened, or lacks a function, is a numcheck::Error that
+// names it and what needed it. Only the libraries' headers are used at build time; the library
+// stays loaded for the life of the process. `numcheck doctor` lists them, found or not.
 
 #include <dlfcn.h>
 

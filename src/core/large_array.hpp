@@ -1,9 +1,7 @@
 #pragma once
-// Memory for large arrays: pages of 2 MiB where the kernel offers them, and arrays that grow
-// without zero-filling. On the 2-core development machine (a virtual machine) every page touched
-// for the first time costs a fault that is dear; the retrieval index builder's tables and the orbit
-// benchmark index come in 2 MiB pages instead of 4 KiB ones (285k -> 97k faults building the
-// 423k-snippet index).
+// Memory for large arrays: arrays that grow without zero-filling, in mappings of their own, which
+// a mapped file can hand its bytes to (the benchmark index cache maps its tables from its file
+// into LargeVectors without copying them).
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -13,8 +11,7 @@
 
 namespace numcheck::core {
 
-// Memory of its own for one large array: anonymous, zero-filled, advised to use transparent huge
-// pages (madvise MADV_HUGEPAGE; a hint, ignored where unsupported). Throws std::bad_alloc.
+// Memory of its own for one large array: anonymous and zero-filled. Throws std::bad_alloc.
 void* map_large(std::size_t bytes);
 void unmap_large(void* p, std::size_t bytes) noexcept;
 inline constexpr std::size_t kLargeArrayBytes = std::size_t{4} << 20;  // smaller: the heap
@@ -39,33 +36,6 @@ class AdoptMapping {
   std::size_t bytes_;
   bool taken_ = false;
 };
-
-// Backs the first `bytes` of the process's main heap (glibc malloc's main arena) with 2 MiB pages:
-// what glibc does with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which only the environment can ask
-// for. Grows the heap once by `bytes` of address space (no memory until a page is touched), advises
-// it MADV_HUGEPAGE, and keeps it: malloc no longer trims the heap, and blocks below 32 MiB come from
-// the heap instead of mappings of their own. For a short-lived command that builds many small
-// objects (a benchmark's views, a run's records) this saves most first-touch faults. Call once at
-// the start of main, before other threads exist. A hint: where anything fails (another libc, a
-// sanitizer's allocator, no transparent huge pages), nothing else changes.
-void huge_page_heap(std::size_t bytes) noexcept;
-
-// What huge_page_heap does for the main heap, for the calling thread's own malloc arena: glibc gives
-// each of a process's first threads an arena of its own, a mapping of 64 MiB that it makes
-// writable 4 KiB at a time as the arena grows (one mprotect each), and a fault only gets a 2 MiB
-// page whose whole 2 MiB are writable. This advises that mapping MADV_HUGEPAGE (found in
-// /proc/self/maps: the anonymous one holding a block this thread allocates, with the reserved rest
-// after it) and makes 31 MiB of it writable at once (one block allocated and freed: call it after
-// huge_page_heap, whose mapping and trim thresholds keep that block in the arena). Once per
-// thread; for the workers of a parallel benchmark load, which build most of a large benchmark's
-// objects. A hint: where the block comes from the main heap or anything fails, nothing changes.
-void huge_page_thread_heap() noexcept;
-
-// Advises the whole 2 MiB pages inside [p, p + bytes) MADV_HUGEPAGE: for a large block that malloc
-// mapped and nothing has touched yet (a vector just reserved), so that filling it takes one fault
-// per 2 MiB instead of one per 4 KiB. A hint: does nothing for a block that holds no whole 2 MiB
-// page, or where it fails.
-void advise_huge_pages(const void* p, std::size_t bytes) noexcept;
 
 // An allocator whose resize leaves new elements uninitialized (default-initialized): a large
 // table is sized without zero-filling it first, and whoever fills it touches its pages. Arrays of

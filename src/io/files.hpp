@@ -24,23 +24,13 @@ namespace numcheck::io {
 // full disk, an I/O error) and a destruction without commit() remove the temporary file.
 class AtomicFile {
  public:
-  // kSynced: commit() makes the file durable (fsync) before it takes the name, and writing starts
-  // the disk writes as it goes. kCache: for a rebuildable cache (the benchmark index cache): the
-  // name still changes atomically, but nothing waits for the disk, so after a crash of the machine
-  // the file may be missing or torn (its reader must check it).
+  // kSynced: commit() makes the file durable (fsync) before it takes the name, and the name
+  // durable after (fsync of the folder). kCache: for a rebuildable cache (the benchmark index
+  // cache): the name still changes atomically, but nothing waits for the disk, so after a crash of
+  // the machine the file may be missing or torn (its reader must check it).
   enum class Durability { kSynced, kCache };
-  // kPageCache: writes go through the kernel's page cache (write(2) in 1 MiB slices). kDirect: for
-  // a large output this process does not read again (orbit score's scores): the bytes are gathered
-  // in 2 MiB blocks aligned for the device and written with O_DIRECT by a thread of the file's own
-  // while the caller goes on, so the kernel neither copies them into fresh page-cache pages nor
-  // leaves them all to commit()'s fsync (docs/performance.md, "The scores written past the page
-  // cache"). Where the file system refuses O_DIRECT (or a block is refused as misaligned) the same
-  // blocks go through the page cache; the file's bytes are the same either way. With kSynced, the
-  // file is also flushed (fdatasync) every 32 MiB along the way by a thread of its own, so that
-  // commit()'s fsync finds little left to flush.
-  enum class Caching { kPageCache, kDirect };
-  explicit AtomicFile(std::filesystem::path path, Durability durability = Durability::kSynced,
-                      Caching caching = Caching::kPageCache);  // creates missing parent folders
+  explicit AtomicFile(std::filesystem::path path,
+                      Durability durability = Durability::kSynced);  // creates missing parent folders
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();
@@ -52,18 +42,12 @@ class AtomicFile {
   void reset();
   void commit();  // throws Error (kIo) likewise; afterwards `path` is the new file
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return tmp_; }
-  // kDirect and kSynced: the flushes (fdatasync) started while the file was written, before
-  // commit()'s fsync; known after commit() (for the tests).
-  [[nodiscard]] std::size_t syncs_ahead() const noexcept { return syncs_ahead_; }
 
  private:
-  class DirectWrites;
   [[noreturn]] void abort_with(const char* what, int err);
   std::filesystem::path path_, tmp_;
   int fd_ = -1;
   Durability durability_;
-  std::unique_ptr<DirectWrites> direct_;  // kDirect only
-  std::size_t syncs_ahead_ = 0;
 };
 
 // Writes `bytes` with one AtomicFile.
@@ -122,11 +106,18 @@ struct Line {
 void for_each_line(const std::filesystem::path& path, const std::function<void(const Line&)>& fn);
 
 // A block of whole lines read by LineBlockReader: bytes in a buffer kept from block to block (never
-// zero-filled, grown only for a longer block).
+// zero-filled, grown for a longer block).
 class LineBlock {
  public:
   [[nodiscard]] std::string_view text() const noexcept { return {data_.get(), size_}; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  // The bytes the buffer holds room for (a buffer grown for a long line is given back when the
+  // next, shorter block is read).
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  // Bytes after text() that may be read (never parsed): at least kReadableAfter, so that a line
+  // can be parsed by simdjson where it lies (it reads up to 64 bytes past the end).
+  static constexpr std::size_t kReadableAfter = 64;
+  [[nodiscard]] std::size_t readable_after() const noexcept { return capacity_ - size_; }
 
  private:
   friend class LineBlockReader;
@@ -194,11 +185,6 @@ class AppendFile {
   void sync();
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
   void close();
-  // Not durable: each time the file passes another kWritebackStep bytes, the disk writes of the
-  // bytes before are started (sync_file_range, a hint: durability is still sync()'s), so that the
-  // next sync finds little left to write. The number of times so far (for the tests).
-  static constexpr std::uint64_t kWritebackStep = std::uint64_t{1} << 20;
-  [[nodiscard]] std::uint64_t writebacks_started() const noexcept { return writebacks_.load(); }
 
  private:
   void write_all(std::string_view a, std::string_view b);
@@ -206,8 +192,6 @@ class AppendFile {
   int fd_ = -1;
   bool durable_ = false;
   std::atomic<bool> dirty_{false};
-  std::atomic<std::uint64_t> end_{0};  // the file's size, as far as this object appended to it
-  std::atomic<std::uint64_t> writebacks_{0};
   std::filesystem::path path_;
 };
 

@@ -347,7 +347,9 @@ class FastLineParser {
   ~FastLineParser();
   FastLineParser(const FastLineParser&) = delete;
   FastLineParser& operator=(const FastLineParser&) = delete;
-  [[nodiscard]] bool walk(std::string_view line, std::vector<FlatValue>& out);
+  // `readable_after`: bytes after the line that may be read, not parsed (the rest of its block):
+  // with 64 or more (simdjson's padding) the line is parsed where it lies, else from a copy.
+  [[nodiscard]] bool walk(std::string_view line, std::vector<FlatValue>& out, std::size_t readable_after = 0);
 
  private:
   struct Impl;

@@ -297,20 +297,33 @@ struct FastLineParser::Impl {
 FastLineParser::FastLineParser() : impl_(std::make_unique<Impl>()) {}
 FastLineParser::~FastLineParser() = default;
 
-bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out) {
+bool FastLineParser::walk(std::string_view line, std::vector<FlatValue>& out, std::size_t readable_after) {
   out.clear();
+  Impl& m = *impl_;
+  // The parser's buffers sized for a long line (a 50 MB response), and its copy if one was made, go
+  // back at the next shorter line instead of staying with the thread for the rest of the file.
+  constexpr std::size_t kKeep = std::size_t{4} << 20;
+  if ((m.buffer.capacity() > kKeep || m.parser.capacity() > kKeep) &&
+      line.size() + simdjson::SIMDJSON_PADDING <= kKeep) {
+    std::string().swap(m.buffer);
+    m.parser = simdjson::dom::parser{};
+  }
   // What the walk leaves to nlohmann: control bytes (JSON allows none inside strings, and simdjson
   // does not check) and surrogate escapes (nlohmann refuses unpaired ones, simdjson may not).
   if (has_control_byte(line)) return false;  // tabs between tokens too: rare
   for (std::size_t p = line.find("\\u"); p != std::string_view::npos; p = line.find("\\u", p + 2)) {
     if (p + 2 < line.size() && (line[p + 2] == 'd' || line[p + 2] == 'D')) return false;
   }
-  Impl& m = *impl_;
-  m.buffer.assign(line);
-  m.buffer.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
+  const char* text = line.data();
+  if (readable_after < simdjson::SIMDJSON_PADDING) {             // simdjson may read that far past the end
+    m.buffer.reserve(line.size() + simdjson::SIMDJSON_PADDING);  // one allocation, no copy to grow
+    m.buffer.assign(line);
+    m.buffer.resize(line.size() + simdjson::SIMDJSON_PADDING, ' ');
+    text = m.buffer.data();
+  }
   simdjson::dom::element root;
   // The whole line is validated (structure, strings, numbers, nothing after the value).
-  if (m.parser.parse(m.buffer.data(), line.size(), false).get(root) != simdjson::SUCCESS) return false;
+  if (m.parser.parse(text, line.size(), false).get(root) != simdjson::SUCCESS) return false;
   if (root.type() != simdjson::dom::element_type::OBJECT) return false;
   if (!m.value(root, {}, out)) {
     out.clear();
@@ -416,7 +429,7 @@ struct FastReader {
   LineState& st;
   JsonlStats stats{};
 
-  void line(std::string_view text, std::size_t number, bool terminated) {
+  void line(std::string_view text, std::size_t number, bool terminated, std::size_t readable_after = 0) {
     stats.lines = number;
     // "<name>:<number>" (fmt through a back_inserter cost about 2% of loading a benchmark).
     st.where.assign(name);
@@ -429,7 +442,7 @@ struct FastReader {
     }
     // A terminated line the walk accepts is a record; everything else (an unterminated last
     // line included, whose rule depends on the torn-tail option) goes the nlohmann way.
-    if (terminated && st.parser.walk(text, st.values)) {
+    if (terminated && st.parser.walk(text, st.values, readable_after)) {
       ++stats.records;
       fn(LineRecord(st.values, 0, st.where), number);
       return;
@@ -445,11 +458,14 @@ struct FastReader {
     fn(LineRecord(st.values, 0, st.where), number);
   }
 
-  // The lines of a block of whole lines (LineBlockReader) whose first line is number `first`.
-  void block(std::string_view text, std::size_t first) {
+  // The lines of a block of whole lines (LineBlockReader) whose first line is number `first`;
+  // `padding` bytes after the block may be read (LineBlock::readable_after).
+  void block(std::string_view text, std::size_t first, std::size_t padding) {
     std::size_t number = first - 1;
-    detail::for_each_text_line(
-        text, [&](std::string_view l, std::size_t, bool terminated) { line(l, ++number, terminated); });
+    const char* const readable_end = text.data() + text.size() + padding;
+    detail::for_each_text_line(text, [&](std::string_view l, std::size_t, bool terminated) {
+      line(l, ++number, terminated, static_cast<std::size_t>(readable_end - (l.data() + l.size())));
+    });
   }
 };
 
@@ -519,7 +535,7 @@ class BlockRing {
       const std::function<void(const LineRecord&, std::size_t)> fn =
           [this, i](const LineRecord& r, std::size_t n) { how_.on_record(i, r, n); };
       FastReader r{name_, fn, options_, st};
-      r.block(s.block.text(), s.first_line);
+      r.block(s.block.text(), s.first_line, s.block.readable_after());
       s.stats = r.stats;
     } catch (...) {
       s.error = std::current_exception();

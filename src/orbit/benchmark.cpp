@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "core/large_array.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
@@ -156,13 +155,11 @@ void reserve_bases(Benchmark& b, const std::filesystem::path& bases_path) {
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(bases_path, ec);
   b.bases.reserve(ec ? 0 : static_cast<std::size_t>(bytes / 100));
-  core::advise_huge_pages(b.bases.data(), b.bases.capacity() * sizeof(Base));
 }
 void reserve_views(Benchmark& b) {
   std::size_t listed = 0;
   for (const auto& base : b.bases) listed += base.views.size();
   b.views.reserve(listed);
-  core::advise_huge_pages(b.views.data(), b.views.capacity() * sizeof(View));
   b.reserve_index(0, listed);
 }
 
@@ -207,7 +204,6 @@ void load_parallel(Benchmark& b, const std::filesystem::path& bases_path,
   io::Sha256 bases_hash;
   how.on_bytes = [&bases_hash](std::string_view bytes) { bases_hash.update(bytes); };
   how.on_record = [&blocks](std::size_t slot, const io::LineRecord& j, std::size_t line) {
-    core::huge_page_thread_heap();  // once per worker: what it builds here lives on in the benchmark
     LoadBlock& k = blocks[slot];
     read_base(j, k.bases.emplace_back());
     k.lines.push_back(line);  // counted only once complete
@@ -229,7 +225,6 @@ void load_parallel(Benchmark& b, const std::filesystem::path& bases_path,
   how.on_bytes = [&views_hash](std::string_view bytes) { views_hash.update(bytes); };
   // The workers look bases up (read only: the bases are complete) while the calling thread adds views.
   how.on_record = [&blocks, &b](std::size_t slot, const io::LineRecord& j, std::size_t line) {
-    core::huge_page_thread_heap();
     LoadBlock& k = blocks[slot];
     read_view(j, k.views.emplace_back(), b);
     k.lines.push_back(line);

@@ -116,7 +116,7 @@ class BenchmarkIndex {
   [[nodiscard]] std::string_view text(std::size_t offset, std::size_t length) const {
     return std::string_view(text_.data(), text_.size()).substr(offset, length);
   }
-  // The large arrays in 2 MiB pages, sized without zero-filling (core/large_array.hpp).
+  // The large arrays, sized without zero-filling (core/large_array.hpp).
   core::LargeVector<char> text_;  // prompt ids and expected answers
   core::LargeVector<Entry> views_;
   Interned views_names_, families_, templates_, units_;

@@ -489,10 +489,7 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   ScoreTally tally;
   // The spool first: it removes the folders it had to create when nothing is written.
   io::SpoolFile spool(out);
-  // Past the page cache: the scores are read back at most once (when the spool takes over), and on
-  // a 2-core VM the kernel's copy into fresh page-cache pages was a fifth of the command's CPU
-  // (docs/performance.md, "The scores written past the page cache").
-  io::AtomicFile file(out, io::AtomicFile::Durability::kSynced, io::AtomicFile::Caching::kDirect);
+  io::AtomicFile file(out);
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   std::string buffer;
   std::optional<io::Sha256> hash(std::in_place);

@@ -468,7 +468,7 @@ class TermTable {
 };
 
 // A growing array of a trivially copyable type in memory of its own (detail::map_large), grown by
-// mremap(2): growing never copies the elements, and the pages are huge pages where the kernel can.
+// mremap(2): growing never copies the elements.
 template <class T>
 class GrowingArray {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -499,7 +499,6 @@ class GrowingArray {
     } else {
       void* q = ::mremap(p_, cap_ * sizeof(T), cap * sizeof(T), MREMAP_MAYMOVE);
       if (q == MAP_FAILED) throw std::bad_alloc();
-      (void)::madvise(q, cap * sizeof(T), MADV_HUGEPAGE);
       p_ = static_cast<T*>(q);
     }
     cap_ = cap;

@@ -48,7 +48,7 @@ struct Document {
 };
 
 namespace detail {
-// The index builder's and reader's large arrays (core/large_array.hpp): 2 MiB pages, resized
+// The index builder's and reader's large arrays (core/large_array.hpp), resized
 // without zero-filling (the builder sizes the 231 MB posting tables of a 423k-snippet collection
 // and its placing threads touch the pages in parallel as they fill them).
 using core::DefaultInitAllocator;

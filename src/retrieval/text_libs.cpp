@@ -1,29 +1,17 @@
 #include "retrieval/text_libs.hpp"
 
-#include <unicode/uvernum.h>
-
-#ifndef NUMCHECK_LIBSTEMMER_SONAME
-#define NUMCHECK_LIBSTEMMER_SONAME "libstemmer.so.0d"
-#endif
-// ICU's soname follows the major version of the headers, as its function names do.
-#define NUMCHECK_LIBICUUC_SONAME "libicuuc.so." U_ICU_VERSION_SHORT
-
 namespace numcheck::retrieval::detail {
+
+// A table's entry: the linked function (ICU's headers rename ubrk_open to ubrk_open_72 and so on).
+#define NUMCHECK_TEXT_LIBS_ENTRY(member, function) &::function,
+
 const IcuApi& icu() {
-  // Thread-safe; a failed load throws and is retried next time. The functions' exported names
-  // carry ICU's major version (NUMCHECK_DYNLIB_NAME expands the headers' renaming macros).
-  static const IcuApi api = core::load_library<IcuApi>(
-      "ICU (libicuuc)", NUMCHECK_LIBICUUC_SONAME, "word segmentation",
-      [](const core::SharedLibrary& lib, IcuApi& api) { NUMCHECK_ICU_FUNCTIONS(NUMCHECK_DYNLIB_BIND) });
+  static constexpr IcuApi api{NUMCHECK_ICU_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
   return api;
 }
 
 const StemmerApi& stemmer() {
-  static const StemmerApi api =
-      core::load_library<StemmerApi>("libstemmer", NUMCHECK_LIBSTEMMER_SONAME, "stemming (Snowball)",
-                                     [](const core::SharedLibrary& lib, StemmerApi& api) {
-                                       NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_DYNLIB_BIND)
-                                     });
+  static constexpr StemmerApi api{NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
   return api;
 }
 

@@ -1,20 +1,18 @@
 #pragma once
-// ICU (word breaks, case folding) and libstemmer (Snowball), loaded on first use. Only retrieval
-// tokenizes text, so every other command starts without them: mapping and relocating libicuuc,
-// libicudata and libstemmer (whose tables of 29 stemmers are relocated at load) took about a third
-// of numcheck's start-up before (docs/performance.md, "Start-up"). The executable does not link
-// them; the tokenizer calls them through these tables, which dlopen() the libraries the first time
-// they are needed (core/dynlib.hpp). Only their headers are used at build time. ICU's C API is
-// used (its functions carry the major version, e.g. ubrk_open_72, taken from the headers).
+// ICU (word breaks, case folding) and libstemmer (Snowball): the functions the tokenizer calls, in
+// one table per library. numcheck links both libraries; ICU's C API is used (its functions carry
+// the major version, e.g. ubrk_open_72, taken from the headers).
 #include <libstemmer.h>
 #include <unicode/ubrk.h>
 #include <unicode/ustring.h>
 #include <unicode/utext.h>
 #include <unicode/utypes.h>
 
-#include "core/dynlib.hpp"
-
 namespace numcheck::retrieval::detail {
+
+// A table's member: the function's type as the header declares it.
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `member` is the name being declared, not an expression
+#define NUMCHECK_TEXT_LIBS_MEMBER(member, function) decltype(&::function) member;
 
 #define NUMCHECK_ICU_FUNCTIONS(X)        \
   X(brk_open, ubrk_open)                 \
@@ -31,7 +29,7 @@ namespace numcheck::retrieval::detail {
   X(error_name, u_errorName)
 
 struct IcuApi {
-  NUMCHECK_ICU_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
+  NUMCHECK_ICU_FUNCTIONS(NUMCHECK_TEXT_LIBS_MEMBER)
 };
 
 #define NUMCHECK_STEMMER_FUNCTIONS(X) \
@@ -41,12 +39,10 @@ struct IcuApi {
   X(length, sb_stemmer_length)
 
 struct StemmerApi {
-  NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
+  NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_TEXT_LIBS_MEMBER)
 };
 
-// Load libicuuc ("libicuuc.so.<major version of the headers>", e.g. libicuuc.so.72) and
-// libstemmer (NUMCHECK_LIBSTEMMER_SONAME, default "libstemmer.so.0d", Debian's soname), once and
-// thread-safely; throw Error naming the library when it cannot be loaded or lacks a function.
+// The tables of libicuuc's and libstemmer's functions.
 [[nodiscard]] const IcuApi& icu();
 [[nodiscard]] const StemmerApi& stemmer();
 

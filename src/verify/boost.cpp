@@ -19,9 +19,10 @@ namespace numcheck::verify {
 
 namespace {
 
-// XGBoost, loaded the first time a booster is trained, loaded or asked its version: every other
-// command starts without it and the libraries it pulls in (libdmlc, libgomp), whose loading and
-// relocation cost about 5 ms at each start. Only its headers are used at build time.
+// XGBoost, loaded the first time a booster is trained, loaded or asked its version. Only the tree
+// learners need it (--learner xgboost and stacked; the default learner is liblinear's), so it is
+// optional at run time: every other command runs without it and the libraries it pulls in
+// (libdmlc, libgomp), on a machine that lacks them too. Only its headers are used at build time.
 #define NUMCHECK_XGBOOST_FUNCTIONS(X)                             \
   X(last_error, XGBGetLastError)                                  \
   X(version, XGBoostVersion)                                      \

@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "core/dynlib.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
@@ -23,38 +22,7 @@
 
 namespace numcheck::verify {
 
-#ifndef NUMCHECK_LIBLINEAR_SONAME
-#define NUMCHECK_LIBLINEAR_SONAME "liblinear.so.4"
-#endif
-
 namespace {
-
-// liblinear, loaded the first time a linear learner is trained: every other command (predicting
-// included: a model file holds its weights) starts without it and libblas. Only its header is
-// used at build time.
-#define NUMCHECK_LIBLINEAR_FUNCTIONS(X)                   \
-  X(check_parameter, check_parameter)                     \
-  X(set_print_string_function, set_print_string_function) \
-  X(train, train)                                         \
-  X(get_nr_class, get_nr_class)                           \
-  X(get_labels, get_labels)                               \
-  X(get_decfun_coef, get_decfun_coef)                     \
-  X(get_decfun_bias, get_decfun_bias)                     \
-  X(free_and_destroy_model, free_and_destroy_model)
-
-struct LinearApi {
-  NUMCHECK_LIBLINEAR_FUNCTIONS(NUMCHECK_DYNLIB_MEMBER)
-};
-
-// Loads liblinear once, thread-safely; a failed load throws Error and is retried next time.
-const LinearApi& linear() {
-  static const LinearApi api =
-      core::load_library<LinearApi>("liblinear", NUMCHECK_LIBLINEAR_SONAME, "the linear learner",
-                                    [](const core::SharedLibrary& lib, LinearApi& api) {
-                                      NUMCHECK_LIBLINEAR_FUNCTIONS(NUMCHECK_DYNLIB_BIND)
-                                    });
-  return api;
-}
 
 constexpr std::string_view kFormat = "numcheck-verifier-model";
 constexpr int kFormatVersion = 1;
@@ -311,19 +279,18 @@ TrainedModel train_linear(const std::vector<const NamedFeatures*>& features,
   param.weight = wv.empty() ? nullptr : wv.data();
   param.p = 0.1;
   param.init_sol = nullptr;
-  const LinearApi& ll = linear();
-  if (const char* err = ll.check_parameter(&prob, &param)) fail("liblinear: {}", err);
+  if (const char* err = ::check_parameter(&prob, &param)) fail("liblinear: {}", err);
   static std::mutex print_mu;
   model* lm = nullptr;
   {
     std::lock_guard<std::mutex> lock(print_mu);
-    ll.set_print_string_function(&silent);
+    ::set_print_string_function(&silent);
   }
-  lm = ll.train(&prob, &param);
+  lm = ::train(&prob, &param);
   if (lm == nullptr) fail("liblinear: training failed");
-  const int k = ll.get_nr_class(lm);
+  const int k = ::get_nr_class(lm);
   std::vector<int> lab(static_cast<std::size_t>(k));
-  ll.get_labels(lm, lab.data());
+  ::get_labels(lm, lab.data());
   // A binary liblinear model has one weight vector (for lab[0]); expose it as two opposite ones.
   for (int c = 0; c < k; ++c)
     m.classes.push_back(static_cast<claims::Verdict>(lab[static_cast<std::size_t>(c)]));
@@ -332,10 +299,10 @@ TrainedModel train_linear(const std::vector<const NamedFeatures*>& features,
   for (int c = 0; c < k; ++c) {
     for (int i = 1; i <= n_features; ++i)
       m.weights[static_cast<std::size_t>(i - 1) * static_cast<std::size_t>(k) + static_cast<std::size_t>(c)] =
-          ll.get_decfun_coef(lm, i, c);
-    m.bias[static_cast<std::size_t>(c)] = use_bias ? ll.get_decfun_bias(lm, c) : 0.0;
+          ::get_decfun_coef(lm, i, c);
+    m.bias[static_cast<std::size_t>(c)] = use_bias ? ::get_decfun_bias(lm, c) : 0.0;
   }
-  ll.free_and_destroy_model(&lm);
+  ::free_and_destroy_model(&lm);
   return m;
 }
 
