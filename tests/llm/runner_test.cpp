@@ -248,6 +248,22 @@ TEST_F(RunnerTest, TransientFaultsAreRetriedAndRecorded) {
   EXPECT_FALSE(fs::exists(dir_ / "r" / "errors.jsonl") && fs::file_size(dir_ / "r" / "errors.jsonl") > 0);
 }
 
+// A request that stalls (here 4 s, once) holds back no other prompt: the other prompts are all
+// answered while it is still waiting, whichever event loop sent it (no loop keeps a prompt it made
+// ahead while its own slots are busy). Its record is therefore the last one.
+TEST_F(RunnerTest, AStalledRequestHoldsBackNoOtherPrompt) {
+  server_->set_faults({FaultRule{"q-000", FaultKind::kSlow, 1, 1.0, 1, 4000}});
+  auto s = settings();
+  s.concurrency = 2;
+  auto b = backend({}, 30);
+  const auto sum = run_items(make_items(12), s, *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 12u);
+  const auto recs = records(dir_ / "r" / "responses.jsonl");
+  ASSERT_EQ(recs.size(), 12u);
+  EXPECT_EQ(recs.back()["prompt_id"], "q-000");
+  EXPECT_EQ(recs.back()["attempts"], 1);
+}
+
 // The HTTP backend without its asynchronous interface: the runner's thread-per-request path.
 class BlockingOnly : public Backend {
  public:
