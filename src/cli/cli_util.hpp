@@ -43,9 +43,24 @@ inline std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// `arg` with the user:password@ of every URL in it left out ("--endpoint=http://u:p@h/v1" ->
+// "--endpoint=http://h/v1"; lists separated by commas too).
+inline std::string without_url_credentials(std::string arg) {
+  std::size_t from = 0;
+  for (std::size_t scheme; (scheme = arg.find("://", from)) != std::string::npos;) {
+    const std::size_t host = scheme + 3;
+    const std::size_t end = arg.find_first_of("/,", host);
+    const std::size_t at = arg.rfind('@', end == std::string::npos ? arg.size() : end);
+    if (at != std::string::npos && at >= host) arg.erase(host, at + 1 - host);
+    from = host;
+  }
+  return arg;
+}
+
 // The command line of this process, shell-quoted, with `--resume` added when it is missing: what
 // to type to continue an interrupted run (read from /proc/self/cmdline; the API key is never on
-// it, only the name of its variable).
+// it, only the name of its variable). Credentials in an endpoint URL are left out (and a second
+// line says so): a password is never printed.
 inline std::string resume_command() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
   const std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -61,9 +76,11 @@ inline std::string resume_command() {
   }
   if (args.empty()) return "the same command with --resume";
   bool has_resume = false;
+  bool credentials = false;
   std::string out;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = i == 0 ? std::string("numcheck") : args[i];
+    std::string a = i == 0 ? std::string("numcheck") : without_url_credentials(args[i]);
+    credentials = credentials || (i > 0 && a != args[i]);
     has_resume = has_resume || a == "--resume";
     const bool plain = !a.empty() && a.find_first_not_of(
                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -76,6 +93,8 @@ inline std::string resume_command() {
     out += (out.empty() ? "" : " ") + a;
   }
   if (!has_resume) out += " --resume";
+  if (credentials)
+    out += "\n(the user name and password of the endpoint URL are left out above: add them back)";
   return out;
 }
 

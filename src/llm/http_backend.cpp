@@ -4,31 +4,154 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <future>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "io/json.hpp"
-#include "llm/curl_api.hpp"
-#include "llm/http1.hpp"
 
 namespace numcheck::llm {
 
 namespace {
 
-std::string redact(std::string text, const std::string& secret) {
+// The length of the spelling of `secret` that starts at text[pos] with JSON string escapes for
+// some of its characters (`\/`, `\u0073`, a surrogate pair for a character outside the BMP), or 0.
+std::size_t escaped_match(std::string_view text, std::size_t pos, std::string_view secret) {
+  const auto hex4 = [&](std::size_t at) -> long {
+    if (at + 4 > text.size()) return -1;
+    long v = 0;
+    for (std::size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  };
+  std::size_t i = pos;
+  std::size_t k = 0;
+  while (k < secret.size()) {
+    if (i >= text.size()) return 0;
+    if (text[i] != '\\') {
+      if (text[i] != secret[k]) return 0;
+      ++i;
+      ++k;
+      continue;
+    }
+    if (i + 1 >= text.size()) return 0;
+    char plain = 0;
+    switch (text[i + 1]) {
+      case '"':
+        plain = '"';
+        break;
+      case '\\':
+        plain = '\\';
+        break;
+      case '/':
+        plain = '/';
+        break;
+      case 'b':
+        plain = '\b';
+        break;
+      case 'f':
+        plain = '\f';
+        break;
+      case 'n':
+        plain = '\n';
+        break;
+      case 'r':
+        plain = '\r';
+        break;
+      case 't':
+        plain = '\t';
+        break;
+      default:
+        break;
+    }
+    if (plain != 0) {
+      if (secret[k] != plain) return 0;
+      i += 2;
+      ++k;
+      continue;
+    }
+    if (text[i + 1] != 'u') return 0;
+    long cp = hex4(i + 2);
+    if (cp < 0) return 0;
+    i += 6;
+    if (cp >= 0xD800 && cp < 0xDC00) {  // a high surrogate: its low half must follow
+      if (i + 1 >= text.size() || text[i] != '\\' || text[i + 1] != 'u') return 0;
+      const long low = hex4(i + 2);
+      if (low < 0xDC00 || low >= 0xE000) return 0;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      i += 6;
+    }
+    char utf8[4];
+    std::size_t n = 0;
+    if (cp < 0x80) {
+      utf8[n++] = static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      utf8[n++] = static_cast<char>(0xC0 | (cp >> 6));
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      utf8[n++] = static_cast<char>(0xE0 | (cp >> 12));
+      utf8[n++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      utf8[n++] = static_cast<char>(0xF0 | (cp >> 18));
+      utf8[n++] = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    for (std::size_t b = 0; b < n; ++b, ++k) {
+      if (k >= secret.size() || secret[k] != utf8[b]) return 0;
+    }
+  }
+  return i - pos;
+}
+
+}  // namespace
+
+std::string redact_secret(std::string text, std::string_view secret) {
   if (secret.empty()) return text;
+  constexpr std::string_view kMask = "[redacted]";
   std::size_t pos = 0;
   while ((pos = text.find(secret, pos)) != std::string::npos) {
-    text.replace(pos, secret.size(), "[redacted]");
-    pos += 10;
+    text.replace(pos, secret.size(), kMask);
+    pos += kMask.size();
   }
-  return text;
+  // The same key spelt with JSON escapes (a server's JSON encoder may write "/" as "\/", PHP's
+  // default, or any character as \uXXXX): masked in the raw text too, so that the text decoded
+  // from it (an error message, an answer's content) never holds the key either.
+  if (text.find('\\') == std::string::npos) return text;
+  std::string out;
+  std::size_t copied = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\' && text[i] != secret[0]) continue;
+    const std::size_t n = escaped_match(text, i, secret);
+    if (n == 0) continue;
+    out.append(text, copied, i - copied);
+    out += kMask;
+    i += n - 1;
+    copied = i + 1;
+  }
+  if (copied == 0) return text;
+  out.append(text, copied, std::string::npos);
+  return out;
+}
+
+namespace {
+
+std::string redact(std::string text, const std::string& secret) {
+  return redact_secret(std::move(text), secret);
 }
 
 // One line, bounded: server error texts go into records and error messages.
@@ -55,6 +178,12 @@ std::string root_of(const std::string& base) {
   if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
     return base.substr(0, base.size() - 3);
   return base;
+}
+
+// curl_global_init, once (it is not thread-safe in every libcurl version).
+void init_curl() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 struct Transfer {
@@ -150,13 +279,13 @@ struct Response {
 class Handle {
  public:
   Handle() {
-    (void)detail::curl();  // loads libcurl on first use
-    h_ = detail::curl().easy_init();
+    init_curl();
+    h_ = curl_easy_init();
     if (h_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a handle");
   }
   ~Handle() {
-    if (h_ != nullptr) detail::curl().easy_cleanup(h_);
-    if (headers_ != nullptr) detail::curl().slist_free_all(headers_);
+    if (h_ != nullptr) curl_easy_cleanup(h_);
+    if (headers_ != nullptr) curl_slist_free_all(headers_);
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -168,13 +297,13 @@ class Handle {
 
   void set_headers(const std::string& api_key, bool json_body) {
     secret_ = api_key;
-    if (headers_ != nullptr) detail::curl().slist_free_all(headers_);
+    if (headers_ != nullptr) curl_slist_free_all(headers_);
     headers_ = nullptr;
-    headers_ = detail::curl().slist_append(headers_, "Accept: application/json");
-    if (json_body) headers_ = detail::curl().slist_append(headers_, "Content-Type: application/json");
-    headers_ = detail::curl().slist_append(headers_, "Expect:");
+    headers_ = curl_slist_append(headers_, "Accept: application/json");
+    if (json_body) headers_ = curl_slist_append(headers_, "Content-Type: application/json");
+    headers_ = curl_slist_append(headers_, "Expect:");
     if (!api_key.empty())
-      headers_ = detail::curl().slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
+      headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + api_key).c_str());
   }
 
   // Sets the handle up for one request: POST (body != nullptr; the bytes must outlive the
@@ -182,25 +311,27 @@ class Handle {
   void prepare(const std::string& url, const std::string* body, std::chrono::milliseconds timeout,
                std::chrono::milliseconds connect_timeout, Transfer* t) {
     t->errbuf[0] = 0;
-    detail::curl().easy_setopt(h_, CURLOPT_URL, url.c_str());
-    detail::curl().easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
-    detail::curl().easy_setopt(h_, CURLOPT_TIMEOUT_MS,
-                               static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
-    detail::curl().easy_setopt(
+    curl_easy_setopt(h_, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h_, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h_, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
+    curl_easy_setopt(
         h_, CURLOPT_CONNECTTIMEOUT_MS,
         static_cast<long>(std::max<std::int64_t>(1, std::min(timeout, connect_timeout).count())));
-    detail::curl().easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
-    detail::curl().easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
-    detail::curl().easy_setopt(h_, CURLOPT_WRITEDATA, t);
-    detail::curl().easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
-    detail::curl().easy_setopt(h_, CURLOPT_HEADERDATA, t);
-    detail::curl().easy_setopt(h_, CURLOPT_ERRORBUFFER, t->errbuf);
-    detail::curl().easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
-    detail::curl().easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
-    detail::curl().easy_setopt(h_, CURLOPT_PRIVATE, t);
-    detail::curl().easy_setopt(h_, CURLOPT_NOPROGRESS, 0L);
-    detail::curl().easy_setopt(h_, CURLOPT_XFERINFOFUNCTION, &on_progress);
-    detail::curl().easy_setopt(h_, CURLOPT_XFERINFODATA, t);
+    curl_easy_setopt(h_, CURLOPT_TCP_KEEPALIVE, 1L);
+    // A body announced larger than the limit fails at once (CURLE_FILESIZE_EXCEEDED); one that
+    // grows past it without an announced size is cut by on_body.
+    curl_easy_setopt(h_, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(t->limit));
+    curl_easy_setopt(h_, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(h_, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(h_, CURLOPT_HEADERFUNCTION, &on_header);
+    curl_easy_setopt(h_, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(h_, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(h_, CURLOPT_HTTPHEADER, headers_);
+    curl_easy_setopt(h_, CURLOPT_USERAGENT, (std::string("numcheck/") + kVersion).c_str());
+    curl_easy_setopt(h_, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(h_, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h_, CURLOPT_XFERINFOFUNCTION, &on_progress);
+    curl_easy_setopt(h_, CURLOPT_XFERINFODATA, t);
     t->low_speed_bytes = low_speed_bytes_;
     t->low_speed_time = low_speed_time_;
     t->started = false;
@@ -208,11 +339,11 @@ class Handle {
     t->window_start = {};
     t->window_bytes = 0;
     if (body != nullptr) {
-      detail::curl().easy_setopt(h_, CURLOPT_POST, 1L);
-      detail::curl().easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
-      detail::curl().easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+      curl_easy_setopt(h_, CURLOPT_POST, 1L);
+      curl_easy_setopt(h_, CURLOPT_POSTFIELDS, body->data());
+      curl_easy_setopt(h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
     } else {
-      detail::curl().easy_setopt(h_, CURLOPT_HTTPGET, 1L);
+      curl_easy_setopt(h_, CURLOPT_HTTPGET, 1L);
     }
     t->start = std::chrono::steady_clock::now();
   }
@@ -222,15 +353,15 @@ class Handle {
     r.code = code;
     r.latency =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t.start);
-    detail::curl().easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_easy_getinfo(h_, CURLINFO_RESPONSE_CODE, &r.status);
     // Every string from the server is masked here, before anything parses, cuts or stores it: a
     // server echoing the key never puts it into records, run.json, the cache or an error.
     r.body = redact(std::move(t.body), secret_);
-    r.too_large = t.too_large;
+    r.too_large = t.too_large || code == CURLE_FILESIZE_EXCEEDED;
     r.too_slow = t.too_slow;
     if (t.has_retry_after) r.retry_after = redact(std::move(t.retry_after), secret_);
-    r.curl_error = redact(
-        t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(detail::curl().easy_strerror(code)), secret_);
+    r.curl_error =
+        redact(t.errbuf[0] != 0 ? std::string(t.errbuf) : std::string(curl_easy_strerror(code)), secret_);
     t.body.clear();
     t.too_large = false;
     t.retry_after.clear();
@@ -244,7 +375,7 @@ class Handle {
     Transfer t;
     t.limit = limit;
     prepare(url, body, timeout, connect_timeout, &t);
-    const CURLcode code = detail::curl().easy_perform(h_);
+    const CURLcode code = curl_easy_perform(h_);
     return finish(code, t);
   }
 
@@ -315,6 +446,14 @@ Attempt classify(Response r, const HttpConfig& cfg) {
     if (p.ok) {
       a.status = Attempt::Status::kOk;
       a.completion = std::move(p.completion);
+      // The raw body was masked (Handle::finish), escapes included; the decoded text is checked
+      // once more, so that no spelling the raw pass might not know reaches a record or the cache.
+      Completion& c = a.completion;
+      if (!cfg.api_key.empty()) {
+        c.content = redact(std::move(c.content), cfg.api_key);
+        if (c.reasoning) c.reasoning = redact(std::move(*c.reasoning), cfg.api_key);
+        c.model = redact(std::move(c.model), cfg.api_key);
+      }
       return a;
     }
     a.status = Attempt::Status::kRetryable;
@@ -354,17 +493,17 @@ class HttpSession : public Session {
 class HttpAsyncSession : public AsyncSession {
  public:
   explicit HttpAsyncSession(const HttpConfig& cfg) : cfg_(cfg) {
-    (void)detail::curl();  // loads libcurl on first use
-    multi_ = detail::curl().multi_init();
+    init_curl();
+    multi_ = curl_multi_init();
     if (multi_ == nullptr) fail(ErrorCode::kNetwork, "libcurl: cannot create a multi handle");
-    detail::curl().multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
     for (const auto& e : cfg_.endpoints) urls_.push_back(strip_trailing_slash(e) + request_path(cfg_.api));
   }
   ~HttpAsyncSession() override {
-    for (auto& [h, x] : active_) detail::curl().multi_remove_handle(multi_, h);
+    for (auto& [h, x] : active_) curl_multi_remove_handle(multi_, h);
     active_.clear();
     idle_.clear();
-    detail::curl().multi_cleanup(multi_);
+    curl_multi_cleanup(multi_);
   }
   HttpAsyncSession(const HttpAsyncSession&) = delete;
   HttpAsyncSession& operator=(const HttpAsyncSession&) = delete;
@@ -385,18 +524,18 @@ class HttpAsyncSession : public AsyncSession {
     x->handle->prepare(urls_[endpoint % urls_.size()], &x->body, cfg_.timeout, cfg_.connect_timeout, &x->t);
     CURL* h = x->handle->get();
     active_.emplace(h, std::move(x));
-    detail::curl().multi_add_handle(multi_, h);
+    curl_multi_add_handle(multi_, h);
   }
 
   std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds timeout) override {
     std::vector<std::pair<std::uint64_t, Attempt>> done;
     int running = 0;
-    detail::curl().multi_perform(multi_, &running);
+    curl_multi_perform(multi_, &running);
     collect(done);
     if (done.empty() && !active_.empty()) {
-      detail::curl().multi_poll(multi_, nullptr, 0,
-                                static_cast<int>(std::max<std::int64_t>(0, timeout.count())), nullptr);
-      detail::curl().multi_perform(multi_, &running);
+      curl_multi_poll(multi_, nullptr, 0, static_cast<int>(std::max<std::int64_t>(0, timeout.count())),
+                      nullptr);
+      curl_multi_perform(multi_, &running);
       collect(done);
     }
     return done;
@@ -406,7 +545,7 @@ class HttpAsyncSession : public AsyncSession {
 
   void send_started() override {
     int running = 0;
-    detail::curl().multi_perform(multi_, &running);  // transfers that finish here wait in curl's queue
+    curl_multi_perform(multi_, &running);  // transfers that finish here wait in curl's queue
   }
 
  private:
@@ -419,11 +558,11 @@ class HttpAsyncSession : public AsyncSession {
 
   void collect(std::vector<std::pair<std::uint64_t, Attempt>>& done) {
     int left = 0;
-    while (CURLMsg* msg = detail::curl().multi_info_read(multi_, &left)) {
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       CURL* h = msg->easy_handle;
       const CURLcode code = msg->data.result;
-      detail::curl().multi_remove_handle(multi_, h);
+      curl_multi_remove_handle(multi_, h);
       auto it = active_.find(h);
       if (it == active_.end()) continue;
       std::unique_ptr<Xfer> x = std::move(it->second);
@@ -440,127 +579,6 @@ class HttpAsyncSession : public AsyncSession {
   std::vector<std::unique_ptr<Handle>> idle_;
 };
 
-// numcheck's own HTTP/1.1 client (plain http:// endpoints; see llm/http1.hpp) with the headers
-// libcurl's handles send: the same User-Agent, Accept, Content-Type for a JSON body, and the key.
-http1::ClientConfig client_config(const HttpConfig& cfg, std::vector<http1::Target> targets, bool json_body) {
-  http1::ClientConfig c;
-  c.endpoints = std::move(targets);
-  c.route = request_path(cfg.api);
-  c.extra_headers = std::string("User-Agent: numcheck/") + kVersion + "\r\nAccept: application/json\r\n";
-  if (json_body) c.extra_headers += "Content-Type: application/json\r\n";
-  if (!cfg.api_key.empty()) c.extra_headers += "Authorization: Bearer " + cfg.api_key + "\r\n";
-  c.timeout = cfg.timeout;
-  c.connect_timeout = cfg.connect_timeout;
-  c.max_body = cfg.max_response_bytes;
-  c.low_speed_bytes = cfg.low_speed_bytes;
-  c.low_speed_time = cfg.low_speed_time;
-  return c;
-}
-
-// The own client's result as libcurl's Response: each failure gets the libcurl code of the same
-// event, so classify() decides as it does for libcurl; as in Handle::finish, every string from
-// the server is masked before anything else sees it.
-Response response_of(http1::Result r, const std::string& secret) {
-  using F = http1::Result::Failure;
-  Response out;
-  switch (r.failure) {
-    case F::kNone:
-      out.code = CURLE_OK;
-      break;
-    case F::kResolve:
-      out.code = CURLE_COULDNT_RESOLVE_HOST;
-      break;
-    case F::kConnect:
-      out.code = CURLE_COULDNT_CONNECT;
-      break;
-    case F::kTimeout:
-      out.code = CURLE_OPERATION_TIMEDOUT;
-      break;
-    case F::kSend:
-      out.code = CURLE_SEND_ERROR;
-      break;
-    case F::kRecv:
-      out.code = CURLE_RECV_ERROR;
-      break;
-    case F::kEmpty:
-      out.code = CURLE_GOT_NOTHING;
-      break;
-    case F::kPartial:
-      out.code = CURLE_PARTIAL_FILE;
-      break;
-    case F::kProtocol:
-      out.code = CURLE_WEIRD_SERVER_REPLY;
-      break;
-    case F::kTooLarge:
-      out.code = CURLE_WRITE_ERROR;
-      break;
-    case F::kTooSlow:
-      out.code = CURLE_ABORTED_BY_CALLBACK;
-      break;
-  }
-  out.status = r.status;
-  out.too_large = r.failure == F::kTooLarge;
-  out.too_slow = r.failure == F::kTooSlow;
-  out.latency = r.latency;
-  out.body = redact(std::move(r.body), secret);
-  if (r.retry_after) out.retry_after = redact(std::move(*r.retry_after), secret);
-  out.curl_error = redact(std::move(r.error), secret);
-  return out;
-}
-
-// Many requests in flight on one thread over the own client.
-class Http1AsyncSession : public AsyncSession {
- public:
-  Http1AsyncSession(const HttpConfig& cfg, std::vector<http1::Target> targets)
-      : cfg_(cfg), client_(client_config(cfg, std::move(targets), true)) {}
-
-  void start(std::uint64_t tag, const Request& request, std::size_t endpoint) override {
-    client_.start(tag, endpoint, request.body);
-  }
-
-  std::vector<std::pair<std::uint64_t, Attempt>> wait(std::chrono::milliseconds timeout) override {
-    std::vector<std::pair<std::uint64_t, Attempt>> done;
-    for (auto& [tag, r] : client_.wait(timeout))
-      done.emplace_back(tag, classify(response_of(std::move(r), cfg_.api_key), cfg_));
-    return done;
-  }
-
-  [[nodiscard]] std::size_t in_flight() const override { return client_.in_flight(); }
-
- private:
-  const HttpConfig& cfg_;
-  http1::Client client_;
-};
-
-// One request at a time over the own client (the preflight's test request, embeddings); its
-// connections stay open between requests.
-class Http1Session : public Session {
- public:
-  Http1Session(const HttpConfig& cfg, std::vector<http1::Target> targets)
-      : cfg_(cfg), client_(client_config(cfg, std::move(targets), true)) {}
-
-  Attempt send(const Request& request, std::size_t endpoint) override {
-    return classify(response_of(client_.request(endpoint, request.body), cfg_.api_key), cfg_);
-  }
-
- private:
-  const HttpConfig& cfg_;
-  http1::Client client_;
-};
-
-// The own client's targets when it can carry every endpoint of `cfg`; empty when libcurl must.
-std::vector<http1::Target> own_client_targets(const HttpConfig& cfg) {
-  std::vector<http1::Target> out;
-  if (!cfg.own_client || http1::proxy_in_environment()) return out;
-  if (cfg.api_key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return out;
-  for (const auto& e : cfg.endpoints) {
-    auto t = http1::plain_http_target(e);
-    if (!t) return {};
-    out.push_back(std::move(*t));
-  }
-  return out;
-}
-
 io::Json parse_or_null(const std::string& body) {
   io::Json j = io::Json::parse(body, nullptr, false);
   return j.is_discarded() ? io::Json() : j;
@@ -568,20 +586,7 @@ io::Json parse_or_null(const std::string& body) {
 
 class HttpBackend : public Backend {
  public:
-  // When numcheck's own client carries every endpoint, libcurl is never loaded. Otherwise libcurl
-  // (about 20 ms to map and relocate with what it pulls in) loads on a thread of its own while the
-  // caller goes on (an orbit run loads its benchmark meanwhile). The first real use of
-  // detail::curl() waits for that load if it is still going, or loads the library itself (and
-  // reports why it cannot) if the background load failed; the future joins the thread.
-  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)), own_targets_(own_client_targets(cfg_)) {
-    if (!own_targets_.empty()) return;
-    curl_preload_ = std::async(std::launch::async, [] {
-      try {
-        (void)detail::curl();
-      } catch (...) {  // reported by the first real use, which tries again
-      }
-    });
-  }
+  explicit HttpBackend(HttpConfig cfg) : cfg_(std::move(cfg)) {}
   [[nodiscard]] std::string kind() const override { return "openai"; }
   [[nodiscard]] bool simulated() const override { return false; }
   [[nodiscard]] Api api() const override { return cfg_.api; }
@@ -591,11 +596,9 @@ class HttpBackend : public Backend {
     return out;
   }
   [[nodiscard]] std::unique_ptr<Session> open_session() override {
-    if (!own_targets_.empty()) return std::make_unique<Http1Session>(cfg_, own_targets_);
     return std::make_unique<HttpSession>(cfg_);
   }
   [[nodiscard]] std::unique_ptr<AsyncSession> open_async_session() override {
-    if (!own_targets_.empty()) return std::make_unique<Http1AsyncSession>(cfg_, own_targets_);
     return std::make_unique<HttpAsyncSession>(cfg_);
   }
 
@@ -609,7 +612,8 @@ class HttpBackend : public Backend {
     for (const auto& ep : cfg_.endpoints) {
       const std::string shown = strip_credentials(ep);
       const std::string base = strip_trailing_slash(ep);
-      Prober h;
+      Handle h;
+      h.set_headers(cfg_.api_key, false);
       io::OrderedJson info = io::OrderedJson::object();
       info["endpoint"] = shown;
       // GET /models: the one probe that must work at the connection level.
@@ -686,41 +690,18 @@ class HttpBackend : public Backend {
     }
     s.identity = *first_identity;
     s.info["endpoints"] = per;
-    // Which HTTP client carried the probes and carries the run's requests.
-    s.info["http_client"] = own_targets_.empty() ? "libcurl" : "numcheck-http1";
+    s.info["http_client"] = "libcurl";
     return s;
   }
 
  private:
-  // GETs of one endpoint's probe routes (bodies up to 4 MiB), over one connection: numcheck's own
-  // client when it carries the run, else libcurl.
-  struct Prober {
-    std::optional<Handle> curl;
-    std::optional<http1::Client> own;
-  };
-  Response probe_get(Prober& p, const std::string& url, std::chrono::milliseconds timeout) const {
-    constexpr std::size_t kLimit = std::size_t{4} << 20;
-    if (!own_targets_.empty()) {
-      const std::optional<http1::Target> t = http1::plain_http_target(url);
-      if (!p.own) {
-        http1::ClientConfig c = client_config(cfg_, {*t}, false);
-        c.timeout = timeout;
-        c.max_body = kLimit;
-        p.own.emplace(std::move(c));
-      }
-      return response_of(p.own->get(0, t->path), cfg_.api_key);
-    }
-    if (!p.curl) {
-      p.curl.emplace();
-      p.curl->set_headers(cfg_.api_key, false);
-    }
-    return p.curl->perform(url, nullptr, timeout, cfg_.connect_timeout, kLimit);
+ private:
+  // A GET of one endpoint's probe route (bodies up to 4 MiB); the handle keeps its connection.
+  Response probe_get(Handle& h, const std::string& url, std::chrono::milliseconds timeout) const {
+    return h.perform(url, nullptr, timeout, cfg_.connect_timeout, std::size_t{4} << 20);
   }
 
   HttpConfig cfg_;
-  // The own client's endpoints when it carries them all (own_client_targets), else empty: libcurl.
-  std::vector<http1::Target> own_targets_;
-  std::future<void> curl_preload_;
 };
 
 }  // namespace
@@ -733,6 +714,19 @@ std::string strip_credentials(std::string_view url) {
   const std::size_t at = url.rfind('@', path == std::string_view::npos ? url.size() : path);
   if (at == std::string_view::npos || at < host_start) return std::string(url);
   return std::string(url.substr(0, host_start)) + std::string(url.substr(at + 1));
+}
+
+std::optional<std::string> base_of_route_url(std::string_view url) {
+  std::string u(url);
+  if (const std::size_t q = u.find_first_of("?#"); q != std::string::npos) u.resize(q);
+  u = strip_trailing_slash(std::move(u));
+  for (const std::string_view route : {"/chat/completions", "/completions", "/embeddings", "/models"}) {
+    if (u.size() > route.size() && u.compare(u.size() - route.size(), route.size(), route) == 0) {
+      const std::string base = u.substr(0, u.size() - route.size());
+      if (base.find("://") != std::string::npos && base.find("://") + 3 < base.size()) return base;
+    }
+  }
+  return std::nullopt;
 }
 
 HttpReply post_json(const std::string& url, const std::string& body, const std::string& api_key,
@@ -768,13 +762,10 @@ std::unique_ptr<Backend> make_http_backend(HttpConfig config) {
     if (!(e.rfind("http://", 0) == 0 || e.rfind("https://", 0) == 0) || e.size() <= 8) {
       fail(ErrorCode::kUsage, "--endpoint '{}' is not an http:// or https:// URL", strip_credentials(e));
     }
-  }
-  if (const char* choice = std::getenv("NUMCHECK_HTTP_CLIENT"); choice != nullptr && *choice != 0) {
-    const std::string_view c(choice);
-    if (c == "libcurl") {
-      config.own_client = false;
-    } else if (c != "auto") {
-      fail(ErrorCode::kUsage, "NUMCHECK_HTTP_CLIENT='{}': use 'auto' (the default) or 'libcurl'", c);
+    if (const std::optional<std::string> base = base_of_route_url(e)) {
+      fail(ErrorCode::kUsage,
+           "--endpoint '{}' is the URL of one route; give the base URL the routes hang off: --endpoint {}",
+           strip_credentials(e), strip_credentials(*base));
     }
   }
   return std::make_unique<HttpBackend>(std::move(config));
@@ -974,10 +965,11 @@ std::optional<double> parse_retry_after(std::string_view value) {
     const double v = std::strtod(std::string(value).c_str(), nullptr);
     return v >= 0 ? std::optional<double>(v) : std::nullopt;
   }
-  const std::optional<std::int64_t> when = http1::parse_http_date(value);
-  if (!when) return std::nullopt;
+  // An HTTP-date (RFC 9110's three forms) through libcurl's date parser.
+  const time_t when = curl_getdate(std::string(value).c_str(), nullptr);
+  if (when == -1) return std::nullopt;
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  return std::max(0.0, static_cast<double>(*when - static_cast<std::int64_t>(now)));
+  return std::max(0.0, static_cast<double>(static_cast<std::int64_t>(when) - static_cast<std::int64_t>(now)));
 }
 
 }  // namespace numcheck::llm

@@ -1,11 +1,11 @@
 #pragma once
 // The OpenAI-compatible HTTP backend: POST {base}/chat/completions (or /completions), GET
 // {base}/models, and llama-server's GET {root}/props (and vLLM's GET {root}/version) when present.
-// Plain http:// endpoints go through numcheck's own HTTP/1.1 client (llm/http1.hpp), everything
-// else (https, credentials in the URL, a proxy in the environment) through libcurl; both keep
-// connections alive per endpoint per session and give the same Attempts.
+// libcurl carries every request (http and https, credentials in the URL, a proxy named in the
+// environment): a session's transfers share its connections, kept alive per endpoint.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,16 +28,22 @@ struct HttpConfig {
   // non-streamed answer sends nothing) is bounded by `timeout` only.
   std::size_t low_speed_bytes = 100;
   std::chrono::milliseconds low_speed_time{30000};
-  // Requests to plain http:// endpoints go through numcheck's own HTTP/1.1 client (llm/http1.hpp)
-  // unless this is false (make_http_backend sets it false when NUMCHECK_HTTP_CLIENT=libcurl), the
-  // environment names a proxy, or an endpoint has credentials in its URL; https:// always takes
-  // libcurl, as do the preflight probe and post_json.
-  bool own_client = true;
 };
 
-// Throws Error (kUsage) for an endpoint that is not an http(s) URL, or for NUMCHECK_HTTP_CLIENT set
-// to anything but "auto" or "libcurl".
+// Throws Error (kUsage) for an endpoint that is not an http(s) URL, or that is the full URL of a
+// route (".../v1/chat/completions": the error names the base URL to give instead). Sends nothing.
 [[nodiscard]] std::unique_ptr<Backend> make_http_backend(HttpConfig config);
+
+// The base URL of a URL that ends with an OpenAI route (/chat/completions, /completions,
+// /embeddings, /models): "http://h:8080/v1/chat/completions" -> "http://h:8080/v1"; nullopt for
+// other URLs.
+[[nodiscard]] std::optional<std::string> base_of_route_url(std::string_view url);
+
+// `text` with every occurrence of `secret` replaced by "[redacted]": literal occurrences, and
+// spellings with JSON string escapes (backslash-slash, backslash-u hex escapes, surrogate pairs),
+// so that text decoded from a JSON body never holds it either. Every byte a server sends goes
+// through it before anything parses, cuts, stores or prints it.
+[[nodiscard]] std::string redact_secret(std::string text, std::string_view secret);
 
 // The URL without user:password@ (what records and run.json show).
 [[nodiscard]] std::string strip_credentials(std::string_view url);

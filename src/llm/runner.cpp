@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <deque>
 #include <exception>
 #include <future>
 #include <map>
@@ -720,6 +721,40 @@ class Dispatch {
     return std::nullopt;
   }
 
+  // Jobs made ahead (EventLoop::prepare_ahead) by a loop whose slots were all busy. They belong to
+  // no loop: the first loop with a free slot sends the oldest, so a loop held up by a slow request
+  // never holds back an item that another loop could send. At most `limit` jobs are made ahead or
+  // waiting at once: claim_ahead() reserves one (false when the limit is reached), park() hands the
+  // job made over, release_ahead() gives the reservation back when no job came of it.
+  bool claim_ahead(std::size_t limit) {
+    std::lock_guard lock(parked_m_);
+    if (ahead_ >= limit) return false;
+    ++ahead_;
+    return true;
+  }
+  void park(Job job) {
+    std::lock_guard lock(parked_m_);
+    parked_.push_back(std::move(job));
+  }
+  void release_ahead() {
+    std::lock_guard lock(parked_m_);
+    --ahead_;
+  }
+  std::optional<Job> take_parked() {
+    std::lock_guard lock(parked_m_);
+    if (parked_.empty()) return std::nullopt;
+    Job job = std::move(parked_.front());
+    parked_.pop_front();
+    --ahead_;
+    return job;
+  }
+  // Jobs being made ahead or waiting to be sent: a loop with nothing in flight waits for them
+  // before it ends (one of them may be its to send).
+  [[nodiscard]] std::size_t ahead() {
+    std::lock_guard lock(parked_m_);
+    return ahead_;
+  }
+
   // Records an item that failed for good: its line appended to the errors file (one O_APPEND write),
   // then the counts and the stopping rules under m_.
   void finish_failed(const ItemAttempts& s) {
@@ -1000,6 +1035,9 @@ class Dispatch {
     std::unique_ptr<ResponseCache> cache;
     std::size_t refused = 0;  // cached answers check_answer refused
   };
+  std::mutex parked_m_;                // parked_, ahead_
+  std::deque<Job> parked_;             // jobs made ahead, waiting for a free slot in any loop
+  std::size_t ahead_ = 0;              // jobs being made ahead or parked
   std::mutex puts_m_;                  // puts_, spare_puts_
   std::vector<QueuedPut> puts_;        // answers waiting for write_cache
   std::vector<QueuedPut> spare_puts_;  // empty; the capacity write_cache hands puts_ next
@@ -1026,11 +1064,13 @@ class Dispatch {
 // for a retry when the session stops are abandoned (no record: --resume retries them).
 class EventLoop {
  public:
-  EventLoop(Dispatch& d, AsyncSession& session, std::size_t thread, std::size_t slots, Rng rng)
+  EventLoop(Dispatch& d, AsyncSession& session, std::size_t thread, std::size_t slots, std::size_t loops,
+            Rng rng)
       : d_(d),
         session_(session),
         thread_(thread),
         slots_(slots),
+        loops_(loops),
         rng_(rng),
         n_endpoints_(std::max<std::size_t>(1, d.target().endpoint_names.size())) {}
 
@@ -1039,7 +1079,9 @@ class EventLoop {
       const bool stopping = d_.stop().is_set();
       if (!stopping) fill();
       const auto soonest = relaunch_due(stopping);
-      if (items_.empty()) break;
+      // Nothing in flight: the loop ends, unless another loop is making a job ahead that no loop
+      // has taken yet (this one may be the first with a free slot when it is parked).
+      if (items_.empty() && (stopping || d_.ahead() == 0)) break;
       const auto wait =
           std::max(std::chrono::duration_cast<milliseconds>(soonest - Clock::now()), milliseconds(1));
       std::vector<std::pair<std::uint64_t, Attempt>> finished = std::move(failed_starts_);
@@ -1062,36 +1104,42 @@ class EventLoop {
   // While every slot is busy, makes the next item's job (its request body, cache keys and cache
   // lookup) before waiting, so that a slot freed by an answer is refilled with one send: the
   // request no longer waits for that work (with one request in flight, all of it was between an
-  // answer and the next request).
+  // answer and the next request). The job is parked in the Dispatch, not kept here: whichever loop
+  // frees a slot first sends it (a loop held up by a stalled request never holds it back). At most
+  // as many jobs as there are loops are made ahead at a time.
   // A failure here (a cache error, the caller's answer check throwing on a cached answer) is kept
   // and thrown where making the job would have thrown without this: in fill(), after the answers
   // that arrive meanwhile have been recorded.
   void prepare_ahead(bool stopping) {
-    if (ahead_ || ahead_error_ || exhausted_ || stopping || items_.size() < slots_) return;
+    if (ahead_error_ || exhausted_ || stopping || items_.size() < slots_) return;
+    if (!d_.claim_ahead(loops_)) return;
     try {
-      ahead_ = d_.next_job(thread_);
-      if (!ahead_) exhausted_ = true;
+      std::optional<Job> job = d_.next_job(thread_);
+      if (job) {
+        d_.park(std::move(*job));
+      } else {
+        exhausted_ = true;
+        d_.release_ahead();
+      }
     } catch (...) {
+      d_.release_ahead();
       ahead_error_ = std::current_exception();
     }
   }
 
-  // Starts new items until every slot is busy or no item is left.
+  // Starts new items until every slot is busy or no item is left: jobs made ahead by any loop
+  // first, then the next pending items.
   void fill() {
-    while ((ahead_ || !exhausted_) && items_.size() < slots_) {
+    while (items_.size() < slots_) {
       if (ahead_error_) std::rethrow_exception(std::exchange(ahead_error_, nullptr));
-      std::optional<Job> job;
-      if (ahead_) {
-        job = std::move(ahead_);
-        ahead_.reset();
+      std::optional<Job> job = d_.take_parked();
+      if (job) {
         job->started_at = iso_now();  // when it is sent, not when it was made
-      } else {
+      } else if (!exhausted_) {
         job = d_.next_job(thread_);
+        if (!job) exhausted_ = true;
       }
-      if (!job) {
-        exhausted_ = true;
-        return;
-      }
+      if (!job) return;
       const std::uint64_t tag = next_tag_++;
       ItemAttempts& s = items_[tag];
       s.home = (thread_ * slots_ + static_cast<std::size_t>(tag)) % n_endpoints_;
@@ -1168,7 +1216,7 @@ class EventLoop {
 
   Dispatch& d_;
   AsyncSession& session_;
-  std::size_t thread_, slots_;
+  std::size_t thread_, slots_, loops_;
   Rng rng_;
   std::size_t n_endpoints_;
   std::unordered_map<std::uint64_t, ItemAttempts> items_;
@@ -1177,8 +1225,7 @@ class EventLoop {
   bool exhausted_ = false;
   std::string lines_;                      // the answers' lines (finish_answered), kept between calls
   std::vector<Dispatch::QueuedPut> puts_;  // their cache entries (finish_answered), kept between calls
-  std::optional<Job> ahead_;        // the next item's job, made while every slot was busy (prepare_ahead)
-  std::exception_ptr ahead_error_;  // what making it threw, for fill() to throw
+  std::exception_ptr ahead_error_;  // what making a job ahead threw (prepare_ahead), for fill() to throw
 };
 
 // Stage 5: the sessions that carry the requests. `concurrency` requests in flight per endpoint:
@@ -1214,7 +1261,7 @@ void run_lanes(Dispatch& d, Lanes& lanes, Progress& progress) {
   for (std::size_t t = 0; t < n_threads; ++t) {
     threads.emplace_back([&, t] {
       try {
-        EventLoop(d, *lanes.sessions[t], t, lanes.slots_per_thread, jitter_root.split(t)).run();
+        EventLoop(d, *lanes.sessions[t], t, lanes.slots_per_thread, n_threads, jitter_root.split(t)).run();
       } catch (...) {
         d.abort_with(std::current_exception());
       }

@@ -419,6 +419,26 @@ TEST_F(RunCli, TheSameNonRetryableErrorOnTheFirstRequestsStopsTheRun) {
             io::read_json_file(all / "run.json")["selection"]["prompts"].get<std::size_t>());
 }
 
+TEST_F(RunCli, TheResumeHintNeverPrintsThePasswordOfTheEndpointUrl) {
+  // Every request fails alike, so the run stops early and prints the command that continues it.
+  Child server({kServer, "--bench", bench().string(), "--fault", "400:1"}, true);
+  std::string url = server.first_line;
+  url.insert(url.find("://") + 3, "alice:pw-Zq81xK@");
+  const fs::path out = dir("resumepw");
+  const auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases 10 "
+                          "--progress none --no-cache",
+                          bench().string(), out.string(), url));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("to continue: numcheck orbit run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--endpoint " + server.first_line), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("password of the endpoint URL are left out"), std::string::npos) << r.out;
+  for (const std::string& text : {r.out, r.err, io::read_file(out / "run.json")}) {
+    EXPECT_EQ(text.find("pw-Zq81xK"), std::string::npos) << text;
+    EXPECT_EQ(text.find("alice:"), std::string::npos) << text;
+  }
+}
+
 TEST_F(RunCli, CtrlCStopsGracefullyAndLeavesAResumableRun) {
   Child server({kServer, "--bench", bench().string(), "--delay-ms", "5"}, true);
   const fs::path out = dir("sigint");

@@ -1,9 +1,11 @@
-// Pieces of the HTTP backend that need no server: response parsing, error messages, Retry-After,
-// credentials in URLs, and the cache key.
+// Pieces of the HTTP backend: response parsing, error messages, Retry-After, credentials in URLs,
+// the cache key, the masking of an echoed key, and endpoint URLs that name a route.
 #include <gtest/gtest.h>
 
+#include "core/error.hpp"
 #include "llm/cache.hpp"
 #include "llm/http_backend.hpp"
+#include "test_server.hpp"
 
 namespace numcheck::llm {
 namespace {
@@ -166,6 +168,76 @@ TEST(CacheEntry, CompletionLineIsTheDomsLine) {
   EXPECT_EQ(completion_line(c), io::to_line(completion_to_json(c)));
   EXPECT_TRUE(completion_from_json(io::Json::parse(completion_line(c))).content ==
               "FINAL: 3 \xce\xbb \"q\" \\ \x01 \xef\xbf\xbd end");
+}
+
+}  // namespace
+}  // namespace numcheck::llm
+
+namespace numcheck::llm {
+namespace {
+
+TEST(RedactSecret, LiteralAndJsonEscapedSpellingsAreMasked) {
+  const std::string key = "sk-a/b\"c";
+  EXPECT_EQ(redact_secret("x sk-a/b\"c y", key), "x [redacted] y");
+  EXPECT_EQ(redact_secret(R"(x sk-a\/b\"c y)", key), "x [redacted] y");
+  EXPECT_EQ(redact_secret(R"(x \u0073\u006B-a\/b\u0022c y)", key), "x [redacted] y");
+  EXPECT_EQ(redact_secret(R"({"m":"sk-a\/b\"c","n":"sk-a/b\"c"})", key),
+            R"({"m":"[redacted]","n":"[redacted]"})");
+  // Non-ASCII characters as backslash-u escapes and as a surrogate pair.
+  const std::string wide = "k\xc3\xa9y\xf0\x9f\x98\x80!";  // "kéy😀!"
+  EXPECT_EQ(redact_secret(R"(<k\u00e9y\ud83d\ude00!>)", wide), "<[redacted]>");
+  EXPECT_EQ(redact_secret(R"(<k\u00E9y\uD83D\uDE00!>)", wide), "<[redacted]>");
+  // Texts that only look like it are left alone; an empty secret masks nothing.
+  EXPECT_EQ(redact_secret(R"(sk-a\/b\"d sk-a\u002fb)", key), R"(sk-a\/b\"d sk-a\u002fb)");
+  EXPECT_EQ(redact_secret(R"(\u00zz \)", key), R"(\u00zz \)");
+  EXPECT_EQ(redact_secret("anything", ""), "anything");
+}
+
+TEST(RetryAfter, TheDateFormsOfRfc9110) {
+  const auto imf = parse_retry_after("Sun, 06 Nov 2094 08:49:37 GMT");
+  const auto asc = parse_retry_after("Sun Nov  6 08:49:37 2094");
+  ASSERT_TRUE(imf);
+  ASSERT_TRUE(asc);
+  EXPECT_GT(*imf, 60.0 * 60 * 24 * 365 * 60);
+  EXPECT_NEAR(*imf, *asc, 2.0);
+  EXPECT_EQ(parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT"), 0.0);  // 1994: past
+}
+
+TEST(EndpointUrl, AFullRouteUrlNamesItsBaseUrl) {
+  EXPECT_EQ(base_of_route_url("http://127.0.0.1:8080/v1/chat/completions"), "http://127.0.0.1:8080/v1");
+  EXPECT_EQ(base_of_route_url("https://api.example.com/v1/chat/completions/"), "https://api.example.com/v1");
+  EXPECT_EQ(base_of_route_url("http://h:1/v1/completions"), "http://h:1/v1");
+  EXPECT_EQ(base_of_route_url("http://h:1/v1/embeddings?x=1"), "http://h:1/v1");
+  EXPECT_EQ(base_of_route_url("http://h:1/v1/models"), "http://h:1/v1");
+  EXPECT_FALSE(base_of_route_url("http://h:1/v1"));
+  EXPECT_FALSE(base_of_route_url("http://h:1/"));
+  EXPECT_FALSE(base_of_route_url("http:///completions"));
+}
+
+// Pasting the full URL of the chat route is a usage error naming the base URL, before any request.
+TEST(EndpointUrl, AFullRouteUrlIsRefusedBeforeAnyRequest) {
+  testing::TestServer server(testing::ServerOptions{}, SolveFn{});
+  server.start();
+  for (const char* route : {"/chat/completions", "/completions", "/embeddings"}) {
+    HttpConfig cfg;
+    const std::string base = "http://user:pw@127.0.0.1:" + std::to_string(server.port()) + "/v1";
+    cfg.endpoints = {base + route};
+    cfg.model = "test-model";
+    try {
+      (void)make_http_backend(cfg);
+      ADD_FAILURE() << route << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUsage);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("give the base URL the routes hang off: --endpoint " + strip_credentials(base)),
+                std::string::npos)
+          << what;
+      EXPECT_EQ(what.find("pw"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(server.post_count(), 0u);
+  EXPECT_EQ(server.models_count(), 0u);
+  server.stop();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -245,6 +246,22 @@ TEST_F(RunnerTest, TransientFaultsAreRetriedAndRecorded) {
   EXPECT_TRUE(by_id["q-005"]["attempt_errors"].empty());
   for (auto& [id, r] : by_id) EXPECT_EQ(r["response"], "You asked: Question " + id + ": how many?");
   EXPECT_FALSE(fs::exists(dir_ / "r" / "errors.jsonl") && fs::file_size(dir_ / "r" / "errors.jsonl") > 0);
+}
+
+// A request that stalls (here 4 s, once) holds back no other prompt: the other prompts are all
+// answered while it is still waiting, whichever event loop sent it (no loop keeps a prompt it made
+// ahead while its own slots are busy). Its record is therefore the last one.
+TEST_F(RunnerTest, AStalledRequestHoldsBackNoOtherPrompt) {
+  server_->set_faults({FaultRule{"q-000", FaultKind::kSlow, 1, 1.0, 1, 4000}});
+  auto s = settings();
+  s.concurrency = 2;
+  auto b = backend({}, 30);
+  const auto sum = run_items(make_items(12), s, *b, dir_ / "r");
+  EXPECT_EQ(sum.answered, 12u);
+  const auto recs = records(dir_ / "r" / "responses.jsonl");
+  ASSERT_EQ(recs.size(), 12u);
+  EXPECT_EQ(recs.back()["prompt_id"], "q-000");
+  EXPECT_EQ(recs.back()["attempts"], 1);
 }
 
 // The HTTP backend without its asynchronous interface: the runner's thread-per-request path.
@@ -1584,6 +1601,69 @@ TEST_F(RunnerTest, AKeyEchoedByTheServerIsMaskedEverywhere) {
   }
 }
 
+// The text with JSON string escapes decoded (backslash-slash and backslash-u escapes of ASCII), so
+// that a key spelt with escapes in a file is found too.
+std::string unescaped(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '/') {
+      out += '/';
+      ++i;
+    } else if (text[i] == '\\' && i + 5 < text.size() && text[i + 1] == 'u' &&
+               text.compare(i + 2, 2, "00") == 0 &&
+               std::isxdigit(static_cast<unsigned char>(text[i + 4])) != 0 &&
+               std::isxdigit(static_cast<unsigned char>(text[i + 5])) != 0) {
+      out += static_cast<char>(std::stoi(text.substr(i + 4, 2), nullptr, 16));
+      i += 5;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// A server whose JSON encoder escapes the key it echoes ("/" as backslash-slash, PHP's default, or
+// every character as a backslash-u escape), in an error message and in an answer's content and
+// reasoning: neither the key nor its first 24 characters reach any file of the run or the cache.
+TEST_F(RunnerTest, AKeyEchoedWithJsonEscapesIsMaskedEverywhere) {
+  const std::string key = "sk-proj/LEAKCHECK/0123456789abcdefghij";
+  TestServer leaky(testing::ServerOptions{}, SolveFn{});
+  leaky.start();
+  leaky.set_faults({FaultRule{"q-001", FaultKind::kEchoKeyEscaped, -1},
+                    FaultRule{"q-002", FaultKind::kEchoKeyInAnswer, -1}});
+  auto s = settings();
+  s.use_cache = true;
+  s.stop_after_same_errors = 0;
+  HttpConfig cfg;
+  cfg.endpoints = {leaky.base_url()};
+  cfg.model = "test-model";
+  cfg.api_key = key;
+  auto b = make_http_backend(cfg);
+  const auto sum = run_items(make_items(3), s, *b, dir_ / "r");
+  leaky.stop();
+  EXPECT_EQ(sum.answered, 2u);
+  EXPECT_EQ(sum.failed, 1u);
+  std::map<std::string, io::Json> by_id;
+  for (const auto& r : records(dir_ / "r" / "responses.jsonl")) by_id[r["prompt_id"]] = r;
+  EXPECT_EQ(by_id["q-002"]["response"], "Your key is [redacted], or [redacted]. FINAL: 1");
+  EXPECT_EQ(by_id["q-002"]["reasoning"], "Your key is [redacted], or [redacted]. FINAL: 1");
+  const auto errors = records(dir_ / "r" / "errors.jsonl");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0]["error"].get<std::string>().find("key=[redacted] again=[redacted]"), std::string::npos)
+      << errors[0]["error"];
+  std::size_t files = 0;
+  for (const auto& f : fs::recursive_directory_iterator(dir_)) {
+    if (!f.is_regular_file()) continue;
+    ++files;
+    const std::string text = io::read_file(f.path());
+    for (const std::string& t : {text, unescaped(text)}) {
+      EXPECT_EQ(t.find("LEAKCHECK"), std::string::npos) << f.path();
+      EXPECT_EQ(t.find(key.substr(0, 24)), std::string::npos) << f.path();
+    }
+  }
+  EXPECT_GE(files, 3u);  // run.json, responses.jsonl, errors.jsonl and the cache's files
+}
+
 TEST_F(RunnerTest, TheApiKeyIsSentButNeverWritten) {
   const std::string key = "sk-test-5f1d2c3b4a";
   auto s = settings();
@@ -1837,49 +1917,18 @@ namespace numcheck::llm {
 namespace {
 
 // Which client carries a run (docs/runner.md "HTTP clients"): numcheck's own for plain http://,
-// libcurl when NUMCHECK_HTTP_CLIENT says so or a proxy is in the environment (which the own client
-// would ignore: here an unreachable proxy makes libcurl's probe fail, as it must); any other value
-// of NUMCHECK_HTTP_CLIENT is a usage error.
-class HttpClientChoice : public ::testing::Test {
- protected:
-  void SetUp() override { server_.start(); }
-  void TearDown() override {
-    ::unsetenv("NUMCHECK_HTTP_CLIENT");
-    ::unsetenv("http_proxy");
-    server_.stop();
-  }
-  [[nodiscard]] std::unique_ptr<Backend> backend() const {
-    HttpConfig cfg;
-    cfg.endpoints = {server_.base_url()};
-    cfg.model = "test-model";
-    cfg.timeout = std::chrono::milliseconds(5000);
-    return make_http_backend(cfg);
-  }
-  TestServer server_{testing::ServerOptions{}, SolveFn{}};
-};
-
-TEST_F(HttpClientChoice, PlainHttpTakesTheOwnClientUnlessToldOrProxied) {
-  ::unsetenv("NUMCHECK_HTTP_CLIENT");
-  EXPECT_EQ(backend()->probe().info["http_client"], "numcheck-http1");
-  ::setenv("NUMCHECK_HTTP_CLIENT", "auto", 1);
-  EXPECT_EQ(backend()->probe().info["http_client"], "numcheck-http1");
-  ::setenv("NUMCHECK_HTTP_CLIENT", "libcurl", 1);
-  EXPECT_EQ(backend()->probe().info["http_client"], "libcurl");
-  ::setenv("NUMCHECK_HTTP_CLIENT", "curl", 1);
-  try {
-    (void)backend();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUsage);
-  }
-  ::unsetenv("NUMCHECK_HTTP_CLIENT");
+// A proxy named in the environment carries the requests (libcurl honours it): an unreachable one
+// makes the probe fail, as it must.
+TEST_F(RunnerTest, AProxyInTheEnvironmentIsUsed) {
   ::setenv("http_proxy", "http://127.0.0.1:1", 1);
   try {
-    (void)backend()->probe();
+    (void)backend({}, 5)->probe();
     ADD_FAILURE() << "the proxy was not used";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kNetwork);
   }
+  ::unsetenv("http_proxy");
+  EXPECT_EQ(backend({}, 5)->probe().info["http_client"], "libcurl");
 }
 
 }  // namespace

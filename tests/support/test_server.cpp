@@ -24,6 +24,8 @@ std::optional<FaultKind> fault_kind_from_name(std::string_view name) {
   if (name == "length") return FaultKind::kLength;
   if (name == "trickle") return FaultKind::kTrickle;
   if (name == "echo-key") return FaultKind::kEchoKey;
+  if (name == "echo-key-escaped") return FaultKind::kEchoKeyEscaped;
+  if (name == "echo-key-answer") return FaultKind::kEchoKeyInAnswer;
   if (name == "none") return FaultKind::kNone;
   return std::nullopt;
 }
@@ -64,6 +66,23 @@ std::string after_last(const std::string& text, const std::string& marker) {
   std::string rest = text.substr(at + marker.size());
   const auto nl = rest.find('\n');
   return nl == std::string::npos ? rest : rest.substr(0, nl);
+}
+
+// The text as a JSON string's inside with "/" written as backslash-slash (and '"', '\\' escaped).
+std::string slash_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '/' || c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The text as a JSON string's inside with every character a backslash-u escape (ASCII text).
+std::string u_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+  return out;
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -336,6 +355,28 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
         std::string auth = req.get_header_value("Authorization");
         if (auth.rfind("Bearer ", 0) == 0) auth = auth.substr(7);
         error_body(res, 400, std::string(485, 'x') + " key=" + auth, "invalid_request_error");
+        return;
+      }
+      case FaultKind::kEchoKeyEscaped: {
+        std::string auth = req.get_header_value("Authorization");
+        if (auth.rfind("Bearer ", 0) == 0) auth = auth.substr(7);
+        res.status = 400;
+        res.set_content(R"({"error":{"code":400,"message":")" + std::string(440, 'x') +
+                            " key=" + slash_escaped(auth) + " again=" + u_escaped(auth) +
+                            R"(","type":"invalid_request_error"}})",
+                        "application/json");
+        return;
+      }
+      case FaultKind::kEchoKeyInAnswer: {
+        std::string auth = req.get_header_value("Authorization");
+        if (auth.rfind("Bearer ", 0) == 0) auth = auth.substr(7);
+        const std::string said =
+            "Your key is " + slash_escaped(auth) + ", or " + u_escaped(auth) + ". FINAL: 1";
+        res.set_content(R"({"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant",)"
+                        R"("content":")" +
+                            said + R"(","reasoning_content":")" + said +
+                            R"("}}],"model":"test-model","usage":{"prompt_tokens":1,"completion_tokens":1}})",
+                        "application/json");
         return;
       }
       case FaultKind::kNone:

@@ -38,9 +38,13 @@ enum class FaultKind : std::uint8_t {
   kLength,     // answers with a cut response and finish_reason "length"
   kTrickle,    // sends headers, then the body one byte every 200 ms (a stalled server)
   kEchoKey,    // 400 whose ~500-byte error message ends with the request's bearer token
+  // The bearer token spelt with JSON escapes, as some servers' encoders write it: once with every
+  // "/" as backslash-slash (PHP's default) and once with every character as a backslash-u escape.
+  kEchoKeyEscaped,   // ... in a 400's ~500-byte error message
+  kEchoKeyInAnswer,  // ... in a 200 answer's content (and its reasoning)
 };
-// "429", "500", "400", "slow", "drop", "malformed", "huge", "length", "trickle", "echo-key";
-// nullopt for others.
+// "429", "500", "400", "slow", "drop", "malformed", "huge", "length", "trickle", "echo-key",
+// "echo-key-escaped", "echo-key-answer"; nullopt for others.
 [[nodiscard]] std::optional<FaultKind> fault_kind_from_name(std::string_view name);
 
 struct FaultRule {
