@@ -1,6 +1,6 @@
 #pragma once
 // Shared libraries loaded on first use with dlopen: libcurl (HTTP), libxgboost (the tree
-// learners), liblinear (the linear learner), SQLite (earlier response caches, copied into the store), ICU and
+// learners), liblinear (the linear learner), ICU and
 // libstemmer (tokenizing) are opened the first time a command needs them, so every other command starts
 // without them and what they pull in. One rule for all: a library that cannot be
 // opened, or lacks a function, is a numcheck::Error that names it and what needed it.
