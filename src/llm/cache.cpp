@@ -263,7 +263,12 @@ Completion completion_from_json(const io::Json& j) {
 // ---- The database ----
 
 ResponseCache::ResponseCache(const fs::path& path, OnError on_error) : path_(path), on_error_(on_error) {
-  guarded([&] { open(); });
+  try {
+    guarded([&] { open(); });
+  } catch (...) {  // kThrow: no destructor runs for an object its constructor left
+    close();
+    throw;
+  }
 }
 
 ResponseCache::~ResponseCache() {

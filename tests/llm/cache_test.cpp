@@ -333,6 +333,58 @@ TEST_F(CacheTest, ReadingAStoreCutAnywhereFindsOnlyItsWholeRecords) {
   EXPECT_EQ(detail::read_store("not a cache", index, [](const detail::StoreRecord&) {}), 0u);
 }
 
+// A store's entries file of answers 0 .. n-1, written with the format as docs/runner.md describes
+// it: a header, then per record the magic number "CNR1", the length of the rest and seven fields of
+// a length and bytes each (all little-endian).
+void write_store(const fs::path& path, int n) {
+  const auto le32 = [](std::string& out, std::size_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xffU));
+  };
+  std::string file = "numcheck-cache1\n";
+  for (int i = 0; i < n; ++i) {
+    const auto e = ResponseCache::make_entry(key(i), req(i), answer(i, 300));
+    const std::string fields[] = {
+        e.key, e.request_sha256, e.check, "m", R"({"model":"m"})", "2026-11-01T00:00:00Z", e.completion};
+    std::string rest;
+    for (const auto& f : fields) {
+      le32(rest, f.size());
+      rest += f;
+    }
+    file += "CNR1";
+    le32(file, rest.size());
+    file += rest;
+  }
+  io::write_file_atomic(path, file);
+}
+
+// The copy of a store is one transaction: a process killed in the middle of it leaves no entry of
+// it (and no version), and the next open copies the whole store.
+TEST_F(CacheTest, AProcessKilledWhileCopyingAStoreLeavesItForTheNextOpen) {
+  constexpr int kEntries = 40000;
+  write_store(dir_ / "responses.cache", kEntries);
+  const fs::path path = default_cache_path(dir_);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      ResponseCache cache(path);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the child's end is its exit
+    }
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  if (!WIFSIGNALED(status)) GTEST_SKIP() << "the copy ended before the kill";
+  if (fs::exists(path)) {
+    EXPECT_EQ(sql(path, "PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(sql(path, "PRAGMA user_version"), "0");
+  }
+  EXPECT_EQ(ResponseCache(path).stats().entries, static_cast<std::uint64_t>(kEntries));
+  EXPECT_EQ(served(path, kEntries - 5, kEntries), 5);
+}
+
 // A SQLite cache of the numcheck versions before the store (an `entries` table with key_prefix, or
 // before it a `responses` table) at the database's path is converted in place once: its rows with a
 // check served with their hits, rows without one left out, its tables gone.
