@@ -659,8 +659,8 @@ class Dispatch {
       }
       add_readers(1);
       writer_ = std::make_unique<ResponseCache>(settings.cache_path, ResponseCache::OnError::kGoOn);
-      // write_cache commits what arrived since the last tick in one commit: two writes under the
-      // store's lock, whatever the batch's size.
+      // write_cache commits what arrived since the last tick in one commit: one transaction,
+      // whatever the batch's size.
       writer_->set_batch_size(kWriterBatch);
       puts_.reserve(std::min(kEarlyWrite, pending_.size()));
       spare_puts_.reserve(puts_.capacity());
