@@ -341,9 +341,10 @@ TEST_F(RunCli, AFullDiskOrAnUnusableCacheIsAWarningAndTheRunCompletes) {
   ASSERT_FALSE(server.first_line.empty());
   const fs::path cache = dir("cache-full");
   const auto run = [&](const fs::path& out, int bases, const fs::path& cache_dir) {
-    return run_cli(fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases {} "
-                               "--concurrency 4 --progress none --cache-dir '{}'",
-                               bench().string(), out.string(), server.first_line, bases, cache_dir.string()));
+    return run_cli(
+        fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases {} "
+                    "--concurrency 4 --progress none --cache-dir '{}'",
+                    bench().string(), out.string(), server.first_line, bases, cache_dir.string()));
   };
   auto r = run(dir("full-a"), 2, cache);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -351,7 +352,8 @@ TEST_F(RunCli, AFullDiskOrAnUnusableCacheIsAWarningAndTheRunCompletes) {
   const auto complete = [&](const fs::path& out) {
     const io::Json m = io::read_json_file(out / "run.json");
     EXPECT_EQ(m["complete"], true) << out;
-    EXPECT_EQ(read_jsonl(out / "responses.jsonl").size(), m["selection"]["prompts"].get<std::size_t>()) << out;
+    EXPECT_EQ(read_jsonl(out / "responses.jsonl").size(), m["selection"]["prompts"].get<std::size_t>())
+        << out;
   };
   ::setenv("NUMCHECK_CACHE_MAX_PAGES", "1", 1);
   r = run(dir("full-b"), 30, cache);
