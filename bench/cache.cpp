@@ -1,22 +1,14 @@
-// bench_cache: what the response cache costs a run per request. A lookup that misses and one that
-// hits, in a cache of N entries; reading the keys of N entries (ResponseCache::key_snapshot, per
-// key), on an open connection and on a new one (which reads the store's index); storing answers in
-// commits of 256 and of 16,384 (per answer), and 172,000 answers in commits of 2,048 into a cache
-// that grows with them; the hashing every entry needs before it is stored, and, for scale, the same
-// entries appended to a plain file (the floor of any store, which the append-only store is close
-// to). The runner reads the keys first when the cache holds at most kSnapshotEntriesPerRequest (16)
-// entries per request to make, and its writer commits once per progress tick: these figures are
-// why (docs/runner.md).
+// bench_cache: what the response cache (a SQLite database) costs a run per request. A lookup that
+// misses and one that hits, in a cache of N entries; opening a connection to a cache of 100,000
+// entries; storing answers in commits of 256 and of 16,384 (per answer), and 172,000 answers in
+// commits of 2,048 into a cache that grows with them; the hashing every entry needs before it is
+// stored. Figures in docs/runner.md ("The response cache").
 //
 //   build/release/bench/bench_cache
 #include <benchmark/benchmark.h>
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,7 +78,7 @@ void fill(llm::ResponseCache& cache, std::size_t n) {
 void BM_CacheLookup(benchmark::State& state, bool hit) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const Folder folder(hit ? "hit" : "miss");
-  llm::ResponseCache cache(folder.dir / "responses.cache");
+  llm::ResponseCache cache(folder.dir / "responses.sqlite3");
   fill(cache, n);
   // Keys of entries present (hits) or absent (misses), cycled through.
   std::vector<std::pair<std::string, std::string>> keys;
@@ -107,28 +99,23 @@ void BM_CacheLookupHit(benchmark::State& state) { BM_CacheLookup(state, true); }
 BENCHMARK(BM_CacheLookupMiss)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_CacheLookupHit)->Arg(8600)->Arg(100000)->Unit(benchmark::kMicrosecond);
 
-// Reading every key of a cache of N entries (ResponseCache::key_snapshot); items = keys. On the
-// connection that filled the cache (its index in memory already), or on a new connection each time
-// (the runner's first step with a cache: opening the store's files and reading its index).
-void read_keys(benchmark::State& state, bool new_connection) {
+// Opening a new connection to a cache of N entries and looking one entry up: what each of a run's
+// event loops does once.
+void BM_CacheOpen(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  const Folder folder(new_connection ? "open" : "snapshot");
-  auto filled = std::make_unique<llm::ResponseCache>(folder.dir / "responses.cache");
-  fill(*filled, n);
-  if (new_connection) filled.reset();
-  for (auto _ : state) {
-    std::optional<llm::ResponseCache> fresh;
-    if (new_connection) fresh.emplace(folder.dir / "responses.cache");
-    auto snap = (new_connection ? *fresh : *filled).key_snapshot(n);
-    if (!snap || snap->size() != n) state.SkipWithError("snapshot incomplete");
-    benchmark::DoNotOptimize(snap);
+  const Folder folder("open");
+  {
+    llm::ResponseCache filled(folder.dir / "responses.sqlite3");
+    fill(filled, n);
   }
-  state.SetItemsProcessed(state.iterations() * state.range(0));
+  const io::Json b = body(n / 2);
+  const std::string key = llm::cache_key(identity(), b), req = llm::request_hash(b);
+  for (auto _ : state) {
+    llm::ResponseCache cache(folder.dir / "responses.sqlite3");
+    if (!cache.get(key, req)) state.SkipWithError("no hit");
+  }
 }
-void BM_CacheKeySnapshot(benchmark::State& state) { read_keys(state, false); }
-void BM_CacheOpenAndReadKeys(benchmark::State& state) { read_keys(state, true); }
-BENCHMARK(BM_CacheKeySnapshot)->Arg(8600)->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_CacheOpenAndReadKeys)->Arg(8600)->Arg(172000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CacheOpen)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 // The entries of answers 0 .. n-1, made as the runner makes them.
 std::vector<llm::ResponseCache::Entry> make_entries(std::size_t n) {
@@ -149,7 +136,7 @@ void put_answers(benchmark::State& state, std::size_t answers, std::size_t batch
   for (auto _ : state) {
     state.PauseTiming();
     const Folder folder("put");
-    llm::ResponseCache cache(folder.dir / "responses.cache");
+    llm::ResponseCache cache(folder.dir / "responses.sqlite3");
     cache.set_batch_size(batch);
     auto copy = entries;
     state.ResumeTiming();
@@ -193,63 +180,6 @@ void BM_CacheEntryWork(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_CacheEntryWork)->Arg(8600)->Unit(benchmark::kMillisecond);
-
-// For scale: the floor of any store of the same entries. Each entry's bytes (key, request hash,
-// check, model, identity, completion, creation time: about 560) appended to a plain file in a fresh
-// folder, one write(2) per 2,048 entries (the runner's early writes), with an in-memory index of
-// (key prefix, offset) pairs sorted at the end. Not a cache (no index on disk, no lock, no framing
-// or recovery): what BM_CachePutMany's store adds to the bare writes (docs/performance.md,
-// sixteenth and twentieth rounds).
-void BM_CacheAppendFloor(benchmark::State& state) {
-  const auto answers = static_cast<std::size_t>(state.range(0));
-  const std::vector<llm::ResponseCache::Entry> entries = make_entries(answers);
-  const std::string identity_line = io::to_line(identity());
-  for (auto _ : state) {
-    state.PauseTiming();
-    const Folder folder("floor");
-    fs::create_directories(folder.dir);
-    const int fd =
-        ::open((folder.dir / "entries.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      state.SkipWithError("cannot create the log");
-      break;
-    }
-    state.ResumeTiming();
-    std::vector<std::pair<std::int64_t, std::uint64_t>> index;
-    index.reserve(answers);
-    std::string buf;
-    std::uint64_t offset = 0;
-    const auto flush = [&] {
-      if (::write(fd, buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
-        state.SkipWithError("short write");
-      offset += buf.size();
-      buf.clear();
-    };
-    for (std::size_t i = 0; i < answers; ++i) {
-      const auto& e = entries[i];
-      index.emplace_back(llm::ResponseCache::key_prefix(e.key), offset + buf.size());
-      buf += e.key;
-      buf += '\t';
-      buf += e.request_sha256;
-      buf += '\t';
-      buf += e.check;
-      buf += "\tcanned\t";
-      buf += identity_line;
-      buf += '\t';
-      buf += e.completion;
-      buf += "\t2026-12-03T00:00:00Z\n";
-      if ((i + 1) % 2048 == 0) flush();
-    }
-    flush();
-    std::sort(index.begin(), index.end());
-    benchmark::DoNotOptimize(index);
-    state.PauseTiming();
-    ::close(fd);
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(answers));
-}
-BENCHMARK(BM_CacheAppendFloor)->Arg(8600)->Arg(172000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -166,6 +166,9 @@ void run(const Args& a) {
     eo.retry_base_s = a.retry_base_s;
     eo.timeout_s = a.timeout_s;
     emb = llm::embed_texts({texts.begin(), texts.end()}, eo);
+    if (!emb.summary.cache_warning.empty())
+      fmt::print(stderr, "numcheck: warning: {}; the run went on without the response cache\n",
+                 emb.summary.cache_warning);
     selection = "embeddings:" + a.model;
     m["embeddings"] = {{"model_requested", a.model},
                        {"model_reported", emb.model},

@@ -165,6 +165,9 @@ inline void finish_run(const std::string& out, const llm::RunSummary& r, const c
         "and were asked again\n",
         r.cache_rejected);
   }
+  if (!r.cache_warning.empty())
+    fmt::print(stderr, "numcheck: warning: {}; the run went on without the response cache\n",
+               r.cache_warning);
   if (r.unanswered > 0) {
     fmt::print("to continue: {}\n", resume_command());
     throw Error(

@@ -2,14 +2,12 @@
 // The response cache: answers keyed by SHA-256 over the server's model identity and build plus the
 // full request body, so one model's answers can never be served for another's (and a different
 // prompt, sampling setting or extra field is a different key). Only successful completions are
-// stored; error responses never are. Safe to share between processes (an append-only store with a
-// lock for its writers, below); one ResponseCache object is used from one thread. Entries are found
-// by their key's first 64 bits (key_prefix) and served only when the whole key matches: two keys
-// that share a prefix cost a miss (the later one replaces the earlier), never a wrong answer.
-#include <algorithm>
+// stored; error responses never are. One SQLite database (docs/runner.md, "The response cache"),
+// safe to share between processes (WAL journal, a busy timeout); one ResponseCache object is one
+// connection, used from one thread at a time.
 #include <cstdint>
 #include <filesystem>
-#include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,9 +18,12 @@
 #include "io/sha256.hpp"
 #include "llm/backend.hpp"
 
+struct sqlite3;
+struct sqlite3_stmt;
+
 namespace numcheck::llm {
 
-// responses.cache in the user's cache folder (io::user_cache_dir: $NUMCHECK_CACHE_DIR, else
+// responses.sqlite3 in the user's cache folder (io::user_cache_dir: $NUMCHECK_CACHE_DIR, else
 // $XDG_CACHE_HOME/numcheck, else $HOME/.cache/numcheck). `dir` overrides when not empty.
 [[nodiscard]] std::filesystem::path default_cache_path(const std::filesystem::path& dir = {});
 
@@ -51,24 +52,9 @@ class CacheKeyHasher {
 };
 [[nodiscard]] std::string request_hash_from_line(std::string_view body_line);
 
-// The keys of a cache's entries at one moment, so that a run can skip the lookups that cannot hit
-// (ResponseCache::key_snapshot). Keeps each key's first 64 bits (ResponseCache::key_prefix, what the
-// cache's index holds): a collision costs one lookup that misses, never a wrong answer (get() still
-// decides every hit).
-class KeySnapshot {
- public:
-  explicit KeySnapshot(std::vector<std::uint64_t> hashes);
-  [[nodiscard]] bool may_contain(std::string_view key) const noexcept;
-  [[nodiscard]] std::size_t size() const noexcept { return hashes_.size(); }
-  [[nodiscard]] static std::uint64_t hash(std::string_view key) noexcept;
-
- private:
-  std::vector<std::uint64_t> hashes_;  // sorted, unique
-};
-
 struct CacheStats {
   std::uint64_t entries = 0;
-  std::uint64_t bytes = 0;                                       // the store's two files on disk
+  std::uint64_t bytes = 0;                                       // the database and its log on disk
   std::uint64_t hits = 0;                                        // total times entries were served
   std::vector<std::pair<std::string, std::uint64_t>> per_model;  // model -> entries
   std::string oldest, newest;  // ISO-8601 UTC creation times ("" when empty)
@@ -76,29 +62,25 @@ struct CacheStats {
 
 // An entry get() served, to be counted by the connection that writes (take_hits, add_hits).
 struct CacheHit {
-  std::uint64_t prefix = 0;  // the entry's key_prefix
-  std::uint64_t offset = 0;  // where its record starts in the entries file
+  std::string key;
 };
 
-// The store (docs/runner.md, "The response cache"): two files written once, append only.
-//   <path>        the entries: a 16-byte header, then one record per stored answer (key, request
-//                 hash, check, model, identity, creation time, completion), each framed by a magic
-//                 number and its length;
-//   <path>.index  32 bytes per entry (its key's first 64 bits, where its record is, its length) or
-//                 per count of hits, each sealed by a 64-bit mix of its fields;
-//   <path>.lock   what writers take (flock) while they append, and readers while they read the
-//                 index: nothing else is in it.
-// A connection keeps the index in memory (a hash table of key prefix -> record) and reads a record
-// only for the entry a lookup finds. A commit appends its records, then their index lines, in two
-// writes under the lock: another process sees all of a commit or none of it. Nothing is fsync'd: an
-// answer lost with the machine is a miss, and a damaged record fails its check and is never served.
-// `clear` rewrites the files (new files renamed over the old, which other connections notice).
-// A SQLite cache that earlier numcheck versions kept beside it (<path> with extension .sqlite3) is
-// copied into a new store once, when the store is made; the SQLite file is left as it was.
+// The database: one table,
+//   entries(key TEXT PRIMARY KEY, request_sha256, check_sha256, model, identity, created,
+//           completion, hits)
+// (docs/runner.md gives the exact schema). check_sha256 is SHA-256 over key, request hash and
+// completion, checked on every hit: a row edited, moved or damaged is a miss counted in rejected(),
+// never served. A commit is one transaction. A store-format cache of earlier numcheck versions
+// beside the database (<path> with extension .cache, and its .index) is copied in once, when the
+// database is made; a SQLite cache of the versions before those (its `entries` table with a
+// key_prefix column, or a `responses` table) at the database's own path is converted in place.
 class ResponseCache {
  public:
-  // Opens (creating folder and files when missing). Throws Error (kIo) naming the path.
-  explicit ResponseCache(const std::filesystem::path& path);
+  // What a connection does with an error of the database (opening it included): kThrow throws
+  // Error (kIo) naming the path (the `cache` commands); kGoOn (a run) turns the connection off:
+  // get() misses and put() stores nothing from then on, failure() says why, nothing throws.
+  enum class OnError : std::uint8_t { kThrow, kGoOn };
+  explicit ResponseCache(const std::filesystem::path& path, OnError on_error = OnError::kThrow);
   ~ResponseCache();
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
@@ -108,7 +90,7 @@ class ResponseCache {
   // rejected().
   [[nodiscard]] std::optional<Completion> get(const std::string& key, const std::string& request_sha256);
   // Stores a successful completion. Writes (and hit counts) are batched in memory and written by
-  // commit() (automatically every set_batch_size() entries: 256 unless set).
+  // commit() in one transaction (automatically every set_batch_size() entries: 256 unless set).
   void put(const std::string& key, const std::string& request_sha256, const std::string& model,
            const io::Json& identity, const Completion& completion);
   // A completion ready to be stored: serialized (completion_line) and its check computed, the
@@ -121,14 +103,10 @@ class ResponseCache {
   // put with the entry made and the identity already serialized (io::to_line(identity)).
   void put_entry(Entry entry, std::string_view model, std::string_view identity_line);
   // Room for `n` more put_entry calls before the next commit (no reallocation while they come).
-  void reserve(std::size_t n) { pending_.reserve(pending_.size() + std::min(n, batch_size_)); }
+  void reserve(std::size_t n);
   void commit();
   // Entries put() holds before it commits by itself (256 unless set; at least 1).
   void set_batch_size(std::size_t n) noexcept { batch_size_ = n == 0 ? 1 : n; }
-  // The keys of the stored entries (every entry get() could serve, and records it would refuse as
-  // well) when the index holds at most `max_entries` lines (which costs no read); nullopt when it
-  // may hold more, or when `max_entries` is 0.
-  [[nodiscard]] std::optional<KeySnapshot> key_snapshot(std::uint64_t max_entries);
   // The entries get() served since the last commit (their hits are written by commit()), taken out
   // to be counted by another connection: the runner looks entries up on one connection per event
   // loop and writes on another.
@@ -136,32 +114,52 @@ class ResponseCache {
   void add_hits(std::vector<CacheHit> hits);
   // Entries refused by get() because they failed their check.
   [[nodiscard]] std::size_t rejected() const noexcept { return rejected_; }
+  // kGoOn: why the connection was turned off ("" while it works).
+  [[nodiscard]] const std::string& failure() const noexcept { return failure_; }
   [[nodiscard]] CacheStats stats();
   // Removes every entry (model empty) or the entries of one model; returns how many.
   std::uint64_t clear(const std::string& model = {});
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
-  // The key's first 64 bits as stored in the cache's index: its first 16 hex digits (every key
-  // cache_key makes is hex), else the first 8 bytes of the key's SHA-256. Stable across machines
-  // and versions, since caches keep it.
-  [[nodiscard]] static std::int64_t key_prefix(std::string_view key) noexcept;
+  // Test-only stand-in for a full disk: the database may not grow past this many pages
+  // (PRAGMA max_page_count; 0: no bound), so that a write needing more fails with SQLITE_FULL as on
+  // a full disk. The environment variable NUMCHECK_CACHE_MAX_PAGES sets it for every connection a
+  // process opens (how the CLI's tests fill the disk).
+  void set_max_pages(std::uint64_t pages);
 
  private:
   struct Pending {
     Entry entry;
     std::size_t source = 0;  // its model and identity: sources_[source]
   };
-  struct Store;  // the open files and the in-memory index (cache.cpp)
+  enum Query : std::uint8_t { kGet, kInsert, kHit, kQueries };
   [[nodiscard]] static std::string entry_check(std::string_view key, std::string_view request_sha256,
                                                std::string_view completion);
+  void open();
+  // The schema, an earlier cache's entries (under a write transaction).
+  void set_up();
+  void copy_store();
+  [[nodiscard]] int user_version();
+  [[nodiscard]] bool has_column(std::string_view table, std::string_view column_name);
+  void exec(const char* sql);
+  sqlite3_stmt* prepared(Query q);
+  // Runs fn, which throws Error on a failure of the database: kThrow lets it through, kGoOn turns
+  // the connection off (failure_). Does nothing on a connection that is off.
+  template <class Fn>
+  void guarded(Fn&& fn);
+  [[nodiscard]] bool off() const noexcept { return !failure_.empty(); }
+  void close() noexcept;
 
   std::filesystem::path path_;
-  std::unique_ptr<Store> store_;
+  OnError on_error_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* statements_[kQueries] = {};
   std::vector<Pending> pending_;
   std::vector<std::pair<std::string, std::string>> sources_;  // (model, identity line) of pending_
   std::vector<CacheHit> hits_;
   std::size_t rejected_ = 0;
   std::size_t batch_size_ = 256;
+  std::string failure_;
 };
 
 // Completion <-> JSON: what a cache entry stores, as a DOM (completion_to_json) and as the text
@@ -170,5 +168,21 @@ class ResponseCache {
 [[nodiscard]] io::Json completion_to_json(const Completion& c);
 [[nodiscard]] std::string completion_line(const Completion& c);
 [[nodiscard]] Completion completion_from_json(const io::Json& j);
+
+namespace detail {
+// One answer of a store-format cache (numcheck's own format before the SQLite cache): the fields
+// of its record, and the hits its index counted for it.
+struct StoreRecord {
+  std::string_view key, request_sha256, check, model, identity, created, completion;
+  std::uint64_t hits = 0;
+};
+// Calls fn for every whole record of a store's entries file (`entries`: its bytes, header included)
+// in file order, with the hits of the index (`index`: its bytes; empty or damaged: no hits). Bytes
+// that are not a record (a commit cut by a crash) are passed over to the next record. Returns how
+// many records it found; 0 when `entries` is not a store's entries file. Reads untrusted bytes
+// (fuzz/fuzz_llm_cache.cpp).
+std::uint64_t read_store(std::string_view entries, std::string_view index,
+                         const std::function<void(const StoreRecord&)>& fn);
+}  // namespace detail
 
 }  // namespace numcheck::llm

@@ -59,12 +59,6 @@ constexpr const char* kOwnedBodyFields[] = {
     "model", "messages", "prompt",     "temperature",       "top_p",
     "top_k", "seed",     "max_tokens", "frequency_penalty", "presence_penalty"};
 
-// A session reads the cache's keys first (ResponseCache::key_snapshot) when the cache holds at most
-// this many entries per request to make, and then looks up only the requests whose key is among
-// them. A connection reads the store's whole index before its first lookup anyway (about 0.13 us an
-// entry, bench_cache), and a key taken from it costs 0.06 us against 1.4 us for a lookup that misses
-// (docs/runner.md): below this bound the snapshot's read is repaid by the lookups it saves.
-constexpr std::uint64_t kSnapshotEntriesPerRequest = 16;
 // The most answers the cache's writer holds before committing them (it commits at every progress
 // tick, 250 ms, when kEarlyWrite answers are queued, and at the end).
 constexpr std::size_t kWriterBatch = 16384;
@@ -665,11 +659,10 @@ class Dispatch {
         readers_.back()->cache = std::move(first_reader);
       }
       add_readers(1);
-      writer_ = std::make_unique<ResponseCache>(settings.cache_path);
-      // write_cache commits what arrived since the last tick in one commit: two writes under the
-      // store's lock, whatever the batch's size.
+      writer_ = std::make_unique<ResponseCache>(settings.cache_path, ResponseCache::OnError::kGoOn);
+      // write_cache commits what arrived since the last tick in one commit: one transaction,
+      // whatever the batch's size.
       writer_->set_batch_size(kWriterBatch);
-      present_ = writer_->key_snapshot(kSnapshotEntriesPerRequest * pending_.size());
       puts_.reserve(std::min(kEarlyWrite, pending_.size()));
       spare_puts_.reserve(puts_.capacity());
     }
@@ -686,7 +679,8 @@ class Dispatch {
     if (!settings_.use_cache) return;
     while (readers_.size() < lanes) {
       readers_.push_back(std::make_unique<Reader>());
-      readers_.back()->cache = std::make_unique<ResponseCache>(settings_.cache_path);
+      readers_.back()->cache =
+          std::make_unique<ResponseCache>(settings_.cache_path, ResponseCache::OnError::kGoOn);
     }
   }
 
@@ -700,7 +694,7 @@ class Dispatch {
       Job job = make_job(pending_[k]);
       std::optional<Completion> hit;
       job.request_index = next_request_index_.fetch_add(1);
-      if (!readers_.empty() && (!present_ || present_->may_contain(job.cache_key))) {
+      if (!readers_.empty()) {
         Reader& r = *readers_[lane % readers_.size()];
         std::lock_guard lock(r.m);  // taken by the progress thread only to collect the hits
         hit = r.cache->get(job.cache_key, job.request_sha256);
@@ -851,7 +845,7 @@ class Dispatch {
   }
 
   // Progress counts; writes the cache's queued entries while the threads work (a cache that
-  // cannot be written stops the session: see run_lanes).
+  // cannot be written is turned off, the session goes on: RunSummary::cache_warning).
   std::tuple<std::size_t, std::size_t, std::size_t> counts(bool commit_cache) {
     if (writer_ && commit_cache) write_cache();
     std::lock_guard lock(m_);
@@ -887,9 +881,11 @@ class Dispatch {
     }
     try {
       write_cache();
+      summary_.cache_warning = writer_->failure();
       for (const auto& r : readers_) {
         summary_.cache_rejected += r->cache->rejected();
         summary_.cache_refused += r->refused;
+        if (summary_.cache_warning.empty()) summary_.cache_warning = r->cache->failure();
       }
       readers_.clear();
       writer_.reset();
@@ -1049,11 +1045,7 @@ class Dispatch {
   RequestBodies bodies_;
   io::AppendFile responses_, errors_;
   std::vector<std::unique_ptr<Reader>> readers_;  // lookups, one per event loop (none: no cache)
-  // The cache's keys when the session started, when it held few entries for the requests to make
-  // (kSnapshotEntriesPerRequest): a request whose key is not among them is not looked up. An answer
-  // stored by another process (or by this session) after that moment is not served this session.
-  std::optional<KeySnapshot> present_;
-  std::unique_ptr<ResponseCache> writer_;  // writes (write_cache only)
+  std::unique_ptr<ResponseCache> writer_;         // writes (write_cache only)
   RunSummary& summary_;
   StopFlag stop_;
   std::exception_ptr failure_;
@@ -1305,7 +1297,9 @@ struct CacheOpening::State {
 };
 
 CacheOpening::CacheOpening(fs::path path) : path_(std::move(path)), state_(std::make_unique<State>()) {
-  state_->cache = std::async(std::launch::async, [p = path_] { return std::make_unique<ResponseCache>(p); });
+  state_->cache = std::async(std::launch::async, [p = path_] {
+    return std::make_unique<ResponseCache>(p, ResponseCache::OnError::kGoOn);
+  });
 }
 
 CacheOpening::~CacheOpening() = default;  // the future waits for the opening

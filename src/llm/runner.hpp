@@ -108,7 +108,7 @@ struct RunSettings {
   // is never served: the item is asked again (counted in RunSummary::cache_refused).
   std::function<std::string(const Completion&)> check_answer;
   bool use_cache = true;
-  std::filesystem::path cache_path;  // the store's entries file (llm/cache.hpp default_cache_path)
+  std::filesystem::path cache_path;  // the cache's database (llm/cache.hpp default_cache_path)
   // The cache's first connection, when the caller started opening it early (open_cache_ahead):
   // run_items takes it if it is for cache_path, else opens its own.
   std::shared_ptr<CacheOpening> cache_ahead;
@@ -143,14 +143,18 @@ struct RunSummary {
   std::size_t torn_bytes_repaired = 0;  // bytes cut off torn last lines on resume
   std::size_t cache_rejected = 0;       // cache entries that failed their check (asked again)
   std::size_t cache_refused = 0;        // cached answers RunSettings::check_answer refused (asked again)
-  std::string model;                    // model id as the server reported it
+  // Why the response cache was turned off during the session ("" when it was not): a cache that
+  // cannot be opened or written (a full disk, a folder that cannot be made) never stops a run; the
+  // session goes on without it.
+  std::string cache_warning;
+  std::string model;  // model id as the server reported it
 };
 
 // The response cache's first connection, opened on a thread of its own: a new cache's database
 // takes several fdatasyncs to make (7 ms on the development machine), which a caller that knows
 // the cache's path before it has its items (the CLI, before the benchmark loads) overlaps with
-// its own work by starting it early and handing it to run_items in RunSettings::cache_ahead. An
-// error opening it is run_items' error, as without it.
+// its own work by starting it early and handing it to run_items in RunSettings::cache_ahead. A
+// cache that cannot be opened is RunSummary::cache_warning, as without it.
 class CacheOpening {
  public:
   explicit CacheOpening(std::filesystem::path path);

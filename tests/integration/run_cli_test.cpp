@@ -332,6 +332,49 @@ TEST_F(RunCli, UnansweredPromptsExitThreeAndTheCacheCommandsWork) {
   EXPECT_EQ(io::parse_json(r.out, "stats")["entries"], 0);
 }
 
+// The response cache never stops a run (issue 41): on a full disk (here the cache's database may not
+// grow, NUMCHECK_CACHE_MAX_PAGES: SQLite's SQLITE_FULL, as on a full disk) and with a cache folder
+// that cannot be made, `orbit run` answers every prompt, warns once, exits 0 and writes a complete
+// run.json; the cache keeps what it held before.
+TEST_F(RunCli, AFullDiskOrAnUnusableCacheIsAWarningAndTheRunCompletes) {
+  Child server({kServer, "--bench", bench().string()}, true);
+  ASSERT_FALSE(server.first_line.empty());
+  const fs::path cache = dir("cache-full");
+  const auto run = [&](const fs::path& out, int bases, const fs::path& cache_dir) {
+    return run_cli(
+        fmt::format("orbit run --bench '{}' --out '{}' --endpoint '{}' --model test-model --bases {} "
+                    "--concurrency 4 --progress none --cache-dir '{}'",
+                    bench().string(), out.string(), server.first_line, bases, cache_dir.string()));
+  };
+  auto r = run(dir("full-a"), 2, cache);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::size_t cached = read_jsonl(dir("full-a") / "responses.jsonl").size();
+  const auto complete = [&](const fs::path& out) {
+    const io::Json m = io::read_json_file(out / "run.json");
+    EXPECT_EQ(m["complete"], true) << out;
+    EXPECT_EQ(read_jsonl(out / "responses.jsonl").size(), m["selection"]["prompts"].get<std::size_t>())
+        << out;
+  };
+  ::setenv("NUMCHECK_CACHE_MAX_PAGES", "1", 1);
+  r = run(dir("full-b"), 30, cache);
+  ::unsetenv("NUMCHECK_CACHE_MAX_PAGES");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  complete(dir("full-b"));
+  const std::string warning = "numcheck: warning: response cache " + (cache / "responses.sqlite3").string();
+  EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("full"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning), r.err.rfind(warning)) << "warned once: " << r.err;
+  r = run_cli(fmt::format("cache stats --cache-dir '{}' --json", cache.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(io::parse_json(r.out, "stats")["entries"], cached);
+
+  io::write_file_atomic(dir("not-a-folder"), "x");
+  r = run(dir("full-c"), 2, dir("not-a-folder") / "cache");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  complete(dir("full-c"));
+  EXPECT_NE(r.err.find("numcheck: warning: cannot create the cache folder"), std::string::npos) << r.err;
+}
+
 // ---- fail fast on set-up mistakes (llm/preflight.hpp) -------------------------------------------
 
 // A run against `server_args` that must stop before sending the benchmark: exit 1, the server's own

@@ -85,7 +85,7 @@ class RunnerTest : public ::testing::Test {
     s.retry.retries = 3;
     s.progress = ProgressMode::kNone;
     s.use_cache = false;
-    s.cache_path = dir_ / "cache" / "responses.cache";
+    s.cache_path = dir_ / "cache" / "responses.sqlite3";
     s.fsync = false;
     return s;
   }
@@ -601,34 +601,30 @@ TEST_F(RunnerTest, ItemsWithARepeatedIdOrAReservedFieldAreRefusedBeforeTheRun) {
   EXPECT_EQ(run(items, settings()).answered, 50u);
 }
 
-// The cache's first connection is opened on a thread while the run folder is prepared: a cache
-// that cannot be opened is still one clear error from run_items (kIo, naming the folder), with no
-// request sent and no record file made.
-TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsOneClearErrorAndNothingIsSent) {
+// A cache that cannot be opened (here its folder cannot be made) never stops a run: every item is
+// answered by the server, nothing is cached, and the summary says why (cache_warning).
+TEST_F(RunnerTest, ACacheThatCannotBeOpenedIsAWarningAndTheRunGoesOn) {
   io::write_file_atomic(dir_ / "not-a-folder", "x");
   RunSettings s = settings();
   s.use_cache = true;
-  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.cache";
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
   const std::size_t posts_before = server_->post_count();
-  try {
-    (void)run(make_items(5), s);
-    ADD_FAILURE() << "the run ran without its cache";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIo);
-    EXPECT_NE(std::string(e.what()).find("cannot create the cache folder " +
-                                         (dir_ / "not-a-folder" / "cache").string()),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_EQ(server_->post_count(), posts_before);
-  EXPECT_FALSE(fs::exists(dir_ / "r" / "responses.jsonl"));
-  s.cache_path = dir_ / "cache" / "responses.cache";  // a usable one: the same items run
-  EXPECT_EQ(run(make_items(5), s, "r2").answered, 5u);
+  const RunSummary sum = run(make_items(5), s);
+  EXPECT_EQ(sum.answered, 5u);
+  EXPECT_EQ(sum.unanswered, 0u);
+  EXPECT_EQ(server_->post_count() - posts_before, 5u);
+  EXPECT_NE(
+      sum.cache_warning.find("cannot create the cache folder " + (dir_ / "not-a-folder" / "cache").string()),
+      std::string::npos)
+      << sum.cache_warning;
+  EXPECT_EQ(records(dir_ / "r" / "responses.jsonl").size(), 5u);
+  s.cache_path = dir_ / "cache" / "responses.sqlite3";  // a usable one: no warning
+  EXPECT_EQ(run(make_items(5), s, "r2").cache_warning, "");
 }
 
 // A cache opened ahead by the caller (RunSettings::cache_ahead) is the run's first connection when
 // it is for the run's cache_path: taken once, the answers stored through it. One for another path
-// is left alone (the run opens its own), and one whose opening failed is run_items' error.
+// is left alone (the run opens its own), and one whose opening failed is the run's cache_warning.
 TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   RunSettings s = settings();
   s.use_cache = true;
@@ -640,7 +636,7 @@ TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   EXPECT_EQ(again.from_cache, 4u);
   EXPECT_EQ(server_->post_count(), posts);
 
-  const fs::path other = dir_ / "other-cache" / "responses.cache";
+  const fs::path other = dir_ / "other-cache" / "responses.sqlite3";
   s.cache_ahead = open_cache_ahead(other);
   EXPECT_EQ(run(make_items(4), s, "r3").from_cache, 4u);
   auto untouched = s.cache_ahead->take();  // not the run's path: never taken
@@ -648,16 +644,14 @@ TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   EXPECT_EQ(untouched->stats().entries, 0u);  // nothing went into it
 
   io::write_file_atomic(dir_ / "not-a-folder", "x");
-  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.cache";
+  s.cache_path = dir_ / "not-a-folder" / "cache" / "responses.sqlite3";
   s.cache_ahead = open_cache_ahead(s.cache_path);
-  try {
-    (void)run(make_items(2), s, "r4");
-    ADD_FAILURE() << "the run ran without its cache";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIo);
-    EXPECT_NE(std::string(e.what()).find("cannot create the cache folder"), std::string::npos) << e.what();
-  }
-  EXPECT_FALSE(fs::exists(dir_ / "r4" / "responses.jsonl"));
+  const RunSummary failed = run(make_items(2), s, "r4");  // its opening failed: the run goes on
+  EXPECT_EQ(failed.answered, 2u);
+  EXPECT_NE(failed.cache_warning.find("cannot create the cache folder"), std::string::npos)
+      << failed.cache_warning;
+}
+EXPECT_FALSE(fs::exists(dir_ / "r4" / "responses.jsonl"));
 }
 
 // Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
@@ -678,97 +672,27 @@ TEST_F(RunnerTest, ASecondRunnerOnTheSameFolderIsRefused) {
   EXPECT_EQ(run(make_items(3), settings()).answered, 3u);
 }
 
-// SQL run on a SQLite database file directly (how the tests make the caches of earlier numcheck
-// versions, which a store imports), and a number read from one.
+// SQL run on a SQLite database file directly (what a hand edit does).
 void run_sql(const fs::path& path, const std::string& statements) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  const int rc = sqlite3_exec(db, statements.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err != nullptr ? err : "");
   sqlite3_free(err);
   sqlite3_close(db);
 }
 
-std::int64_t sql_count(const fs::path& path, const char* query) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &st, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-  const auto n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return n;
-}
-
-// One record of a store's entries file, read with the format as docs/runner.md describes it (a
-// check of that description as much as a tool for the tests): a little-endian magic number
-// "CNR1", the length of the rest, then seven fields of a length and bytes each.
-struct StoredRecord {
-  std::uint64_t offset = 0;
-  std::vector<std::string> fields;  // key, request hash, check, model, identity, created, completion
-};
-
-std::uint32_t le32(const std::string& b, std::size_t at) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
-  return v;
-}
-
-std::vector<StoredRecord> read_entries_file(const fs::path& path) {
-  const std::string b = io::read_file(path);
-  EXPECT_EQ(b.substr(0, 16), "numcheck-cache1\n");
-  std::vector<StoredRecord> out;
-  std::size_t at = 16;
-  while (at + 8 <= b.size()) {
-    EXPECT_EQ(b.substr(at, 4), "CNR1") << at;
-    StoredRecord r;
-    r.offset = at;
-    const std::size_t end = at + 8 + le32(b, at + 4);
-    std::size_t f = at + 8;
-    for (int i = 0; i < 7; ++i) {
-      const std::size_t n = le32(b, f);
-      r.fields.push_back(b.substr(f + 4, n));
-      f += 4 + n;
-    }
-    EXPECT_EQ(f, end) << at;
-    out.push_back(std::move(r));
-    at = end;
-  }
-  EXPECT_EQ(at, b.size());
-  return out;
-}
-
-// Writes `bytes` over a file's bytes at `offset` (what a damaged disk or a hand edit does).
-void overwrite(const fs::path& path, std::uint64_t offset, std::string_view bytes) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  ASSERT_TRUE(f.good()) << path;
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-void append_bytes(const fs::path& path, std::string_view bytes) {
-  std::ofstream f(path, std::ios::app | std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-fs::path index_of(const fs::path& cache) { return fs::path(cache.string() + ".index"); }
-std::uint64_t index_lines(const fs::path& cache) { return (fs::file_size(index_of(cache)) - 16) / 32; }
-
-// A cache entry must belong to its request: records whose completions were changed by hand are
-// misses (asked again, counted), never served.
+// A cache entry must belong to its request: rows whose completions were changed by hand are misses
+// (asked again, counted), never served.
 TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
   auto s = settings();
   s.use_cache = true;
   const auto items = make_items(4);
   ASSERT_EQ(run(items, s, "a").answered, 4u);
-  const std::string text = io::read_file(s.cache_path);
-  std::size_t at = 0;
-  for (int i = 0; i < 2; ++i) {
-    at = text.find("You asked", at + 1);
-    ASSERT_NE(at, std::string::npos);
-    overwrite(s.cache_path, at, "You said ");
-  }
+  run_sql(s.cache_path,
+          "UPDATE entries SET completion = replace(completion, 'You asked', 'You said') WHERE rowid IN "
+          "(SELECT rowid FROM entries ORDER BY rowid LIMIT 2)");
   const auto before = server_->post_count();
   const auto sum = run(items, s, "b");
   EXPECT_EQ(sum.answered, 4u);
@@ -777,196 +701,6 @@ TEST_F(RunnerTest, ATamperedCacheEntryIsAMissAndReported) {
   EXPECT_EQ(server_->post_count() - before, 2u);
   for (const auto& r : records(dir_ / "b" / "responses.jsonl"))
     EXPECT_EQ(r["response"], "You asked: " + r["request"]["messages"][0]["content"].get<std::string>());
-}
-
-// Concurrent runs share the cache: a writer holds the store's lock only while it appends a commit,
-// so another connection's commit never waits for it between commits.
-TEST_F(RunnerTest, CacheWritersNeverHoldTheLockBetweenCommits) {
-  const fs::path path = dir_ / "shared" / "responses.cache";
-  ResponseCache a(path);
-  ResponseCache b(path);
-  Completion c;
-  c.content = "42";
-  const io::Json identity = {{"model", "m"}};
-  a.put(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}}), "m", identity, c);
-  b.put(cache_key(identity, io::Json{{"q", 2}}), request_hash(io::Json{{"q", 2}}), "m", identity, c);
-  EXPECT_NO_THROW(b.commit());
-  EXPECT_NO_THROW(a.commit());
-  EXPECT_TRUE(b.get(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})).has_value());
-  EXPECT_FALSE(b.get(cache_key(identity, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 2}})).has_value());
-  EXPECT_EQ(b.rejected(), 1u);
-}
-
-// The runner builds the keys from the lines it already serialized: they must equal the keys of the
-// JSON values (so caches written before stay valid), for nested, unicode and invalid-UTF-8 bodies.
-TEST(CacheKeys, FromLinesEqualFromValues) {
-  const io::Json identity = {{"model", "m"}, {"build", {{"commit", "abc"}, {"n", 7}}}};
-  const std::vector<io::Json> bodies = {
-      io::Json::object(),
-      {{"model", "m"},
-       {"messages", {{{"role", "user"}, {"content", "3/4 of 2 L \u00e9 \"q\"\n"}}}},
-       {"temperature", 0.3},
-       {"seed", 20260725}},
-      {{"z", 1}, {"a", {1, 2.5, nullptr, true}}, {"bad", std::string("\xff\xfe x")}},
-  };
-  for (const auto& body : bodies) {
-    EXPECT_EQ(cache_key_from_lines(io::to_line(identity), io::to_line(body)), cache_key(identity, body))
-        << body.dump(-1, ' ', false, io::Json::error_handler_t::replace);
-    EXPECT_EQ(request_hash_from_line(io::to_line(body)), request_hash(body));
-  }
-  EXPECT_NE(cache_key_from_lines(io::to_line(identity), io::to_line(bodies[1])),
-            cache_key_from_lines(io::to_line(io::Json{{"model", "n"}}), io::to_line(bodies[1])));
-}
-
-// The runner hashes the part of every key before the request body once (CacheKeyHasher) and goes on
-// from a copy of it for each body: the same keys as cache_key for identities of every length (the
-// part before the body ending at every place in a 64-byte block), one hasher used again and again.
-TEST(CacheKeys, OneHasherForManyBodiesGivesTheSameKeys) {
-  std::vector<io::Json> bodies;
-  bodies.reserve(6);
-  for (int i = 0; i < 6; ++i) {
-    bodies.push_back(
-        {{"model", "m"},
-         {"messages", {{{"role", "user"}, {"content", std::string(static_cast<std::size_t>(i * 29), 'q')}}}},
-         {"seed", i}});
-  }
-  for (std::size_t len = 0; len < 140; ++len) {
-    const io::Json identity = {{"model", std::string(len, 'm')}, {"build", nullptr}};
-    const CacheKeyHasher hasher(io::to_line(identity));
-    for (int round = 0; round < 2; ++round) {
-      for (const auto& body : bodies) {
-        ASSERT_EQ(hasher.key(io::to_line(body)), cache_key(identity, body)) << "identity of " << len;
-      }
-    }
-  }
-}
-
-// key_prefix reads a key's first 16 hex digits through a table: the same as reading them one by
-// one, and the SHA-256 fallback for anything else (a capital letter, a byte next to a digit range,
-// a short key), on keys made to put every kind of byte at every place.
-TEST(CacheKeys, PrefixMatchesADigitByDigitReading) {
-  // A key's first 16 characters read as hex when they all are lowercase hex digits, else the first
-  // 16 hex digits of its SHA-256 (its first 8 bytes).
-  const auto reference = [](std::string_view key) {
-    const auto read = [](std::string_view digits) {
-      constexpr std::string_view kHex = "0123456789abcdef";
-      std::uint64_t v = 0;
-      for (const char c : digits) {
-        const std::size_t d = kHex.find(c);
-        if (d == std::string_view::npos) return std::optional<std::uint64_t>();
-        v = v * 16 + d;
-      }
-      return std::optional<std::uint64_t>(v);
-    };
-    const auto direct = key.size() >= 16 ? read(key.substr(0, 16)) : std::nullopt;
-    return static_cast<std::int64_t>(direct ? *direct
-                                            : *read(std::string_view(io::sha256_hex(key)).substr(0, 16)));
-  };
-  const std::string odd = std::string("/:@`gAFGz\x00\x7f\x80\xff", 13);
-  const std::string hex = "0123456789abcdef";
-  for (std::size_t pos = 0; pos < 17; ++pos) {
-    for (const char c : odd + hex) {
-      std::string key = "fedcba9876543210" + std::string(48, '7');
-      if (pos < 16) key[pos] = c;
-      ASSERT_EQ(ResponseCache::key_prefix(key), reference(key)) << pos << " " << static_cast<int>(c);
-    }
-  }
-  for (std::size_t len = 0; len < 20; ++len) {
-    const std::string key = std::string("0123456789abcdef0123").substr(0, len);
-    EXPECT_EQ(ResponseCache::key_prefix(key), reference(key)) << len;
-  }
-}
-
-// Many rounds of gets, puts and commits on one object stay consistent (every entry readable, hits
-// counted, a wrong request hash still refused).
-TEST_F(RunnerTest, CacheReusesItsStatementsAcrossManyRounds) {
-  ResponseCache cache(dir_ / "rounds" / "responses.cache");
-  const io::Json identity = {{"model", "m"}};
-  for (int round = 0; round < 3; ++round) {
-    for (int i = 0; i < 300; ++i) {
-      const io::Json body = {{"q", i}};
-      const std::string key = cache_key(identity, body);
-      const std::string req = request_hash(body);
-      auto hit = cache.get(key, req);
-      if (round == 0) {
-        ASSERT_FALSE(hit.has_value()) << i;
-        Completion c;
-        c.content = std::to_string(i);
-        cache.put(key, req, "m", identity, c);
-      } else {
-        ASSERT_TRUE(hit.has_value()) << round << " " << i;
-        EXPECT_EQ(hit->content, std::to_string(i));
-        EXPECT_FALSE(cache.get(key, request_hash(io::Json{{"q", i + 1}})).has_value());
-      }
-    }
-    cache.commit();
-  }
-  EXPECT_EQ(cache.rejected(), 600u);
-  const auto st = cache.stats();
-  EXPECT_EQ(st.entries, 300u);
-  EXPECT_EQ(st.hits, 600u);
-}
-
-// The keys a session reads before its first request: every stored entry's (the connection's own
-// batch included), so every entry get() could serve; a record with a damaged check is in it too and
-// still a miss (the snapshot only spares lookups, get() decides). None when the cache holds more
-// entries than asked for.
-TEST_F(RunnerTest, CacheKeySnapshotHoldsTheStoredKeysUpToItsBound) {
-  const fs::path path = dir_ / "snap" / "responses.cache";
-  ResponseCache cache(path);
-  const io::Json identity = {{"model", "m"}};
-  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
-  ASSERT_TRUE(cache.key_snapshot(10).has_value());
-  EXPECT_EQ(cache.key_snapshot(10)->size(), 0u);
-  EXPECT_FALSE(cache.key_snapshot(0).has_value());
-  Completion c;
-  c.content = "42";
-  for (int i = 0; i < 6; ++i) cache.put(key(i), request_hash(io::Json{{"q", i}}), "m", identity, c);
-  cache.commit();
-  cache.put(key(6), request_hash(io::Json{{"q", 6}}), "m", identity, c);  // still in the batch
-  // A record whose check was damaged: get() never serves it.
-  for (const auto& r : read_entries_file(path))
-    if (r.fields[0] == key(5)) overwrite(path, r.offset + 8 + 4 + 64 + 4 + 64 + 4, "x");
-  EXPECT_FALSE(cache.key_snapshot(6).has_value());  // seven entries
-  const auto snap = cache.key_snapshot(7);
-  ASSERT_TRUE(snap.has_value());
-  EXPECT_EQ(snap->size(), 7u);
-  for (int i = 0; i < 7; ++i) EXPECT_TRUE(snap->may_contain(key(i))) << i;
-  EXPECT_FALSE(cache.get(key(5), request_hash(io::Json{{"q", 5}})).has_value());
-  EXPECT_TRUE(cache.get(key(4), request_hash(io::Json{{"q", 4}})).has_value());
-  EXPECT_FALSE(snap->may_contain(key(7)));
-  EXPECT_FALSE(snap->may_contain(""));
-
-  // A snapshot is of its moment: an entry another connection stores afterwards is not in it.
-  ResponseCache other(path);
-  other.put(key(8), request_hash(io::Json{{"q", 8}}), "m", identity, c);
-  other.commit();
-  EXPECT_FALSE(snap->may_contain(key(8)));
-  EXPECT_TRUE(cache.key_snapshot(9)->may_contain(key(8)));
-}
-
-// put() commits by itself once set_batch_size() entries wait (the runner's writer sets a large one
-// and commits at its ticks): another connection sees none of a batch before, all of it after.
-TEST_F(RunnerTest, CacheCommitsByItselfAtItsBatchSize) {
-  const fs::path path = dir_ / "batch" / "responses.cache";
-  ResponseCache writer(path);
-  ResponseCache reader(path);
-  writer.set_batch_size(3);
-  const io::Json identity = {{"model", "m"}};
-  Completion c;
-  c.content = "42";
-  const auto put = [&](int i) {
-    writer.put(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}), "m", identity, c);
-  };
-  put(0);
-  put(1);
-  EXPECT_EQ(reader.stats().entries, 0u);
-  put(2);
-  EXPECT_EQ(reader.stats().entries, 3u);
-  put(3);
-  EXPECT_EQ(reader.stats().entries, 3u);
-  writer.commit();
-  EXPECT_EQ(reader.stats().entries, 4u);
 }
 
 // The CLI's preflight probes the endpoints and hands its probe to the session
@@ -994,510 +728,6 @@ TEST_F(RunnerTest, ASessionTakesThePreflightsProbeInsteadOfProbingAgain) {
   EXPECT_EQ(server_of(dir_ / "given" / "run.json"), server_of(dir_ / "probed" / "run.json"));
 }
 
-// A SQLite cache of the numcheck versions before the store (its `entries` table), found beside a
-// store that does not exist yet, is copied into it once: its entries served with their hit counts,
-// rows without a check left out. The SQLite file is left as it was, and a row added to it later is
-// not copied again.
-TEST_F(RunnerTest, ASqliteCacheBesideANewStoreIsCopiedInOnce) {
-  const io::Json identity = {{"model", "m"}};
-  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
-  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
-  const fs::path db = dir_ / "sqlite" / "responses.sqlite3";
-  fs::create_directories(db.parent_path());
-  std::string rows =
-      "CREATE TABLE entries (key_prefix INTEGER NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL,"
-      " identity TEXT NOT NULL, completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL"
-      " DEFAULT 0, request_sha256 TEXT, check_sha256 TEXT);";
-  for (int i = 0; i < 4; ++i) {
-    Completion c;
-    c.content = "answer " + std::to_string(i);
-    const auto e = ResponseCache::make_entry(key(i), req(i), c);
-    rows += fmt::format(
-        "INSERT INTO entries VALUES ({}, '{}', 'm{}', '{{\"model\":\"m\"}}', '{}', '2026-10-0{}T00:00:00Z', "
-        "{}, '{}', {});",
-        ResponseCache::key_prefix(e.key), e.key, i % 2, e.completion, i + 1, i * 2, e.request_sha256,
-        i == 3 ? std::string("NULL") : "'" + e.check + "'");
-  }
-  run_sql(db, rows);
-  const std::string before = io::read_file(db);
-  const fs::path path = dir_ / "sqlite" / "responses.cache";
-  {
-    ResponseCache cache(path);
-    const auto st = cache.stats();
-    EXPECT_EQ(st.entries, 3u);  // the row without a check is left out
-    EXPECT_EQ(st.hits, 6u);     // 0 + 2 + 4
-    EXPECT_EQ(st.oldest, "2026-10-01T00:00:00Z");
-    EXPECT_EQ(st.newest, "2026-10-03T00:00:00Z");
-    EXPECT_EQ(st.per_model, (std::vector<std::pair<std::string, std::uint64_t>>{{"m0", 2}, {"m1", 1}}));
-    for (int i = 0; i < 3; ++i) {
-      const auto hit = cache.get(key(i), req(i));
-      ASSERT_TRUE(hit.has_value()) << i;
-      EXPECT_EQ(hit->content, "answer " + std::to_string(i));
-    }
-    EXPECT_FALSE(cache.get(key(3), req(3)).has_value());
-    EXPECT_EQ(cache.rejected(), 0u);
-  }
-  EXPECT_EQ(io::read_file(db), before);
-  run_sql(db, "UPDATE entries SET check_sha256 = 'x' WHERE check_sha256 IS NULL");
-  ResponseCache again(path);
-  EXPECT_EQ(again.stats().entries, 3u);
-  EXPECT_EQ(again.stats().hits, 9u);  // and the three served above
-}
-
-// An old-schema cache with entries 0 .. n-1 (identity {"model": "m"}, request {"q": i},
-// completion "answer i", created 2026-11-01, i + 1 hits; entries in `no_check` have no check), as
-// numcheck wrote caches before the entries table.
-void write_old_cache(const fs::path& path, int n, const std::set<int>& no_check = {}) {
-  const auto quote = [](const std::string& v) {
-    std::string out = "'";
-    for (const char ch : v) out += ch == '\'' ? std::string("''") : std::string(1, ch);
-    return out + "'";
-  };
-  const io::Json identity = {{"model", "m"}};
-  const std::string identity_line = io::to_line(identity);
-  fs::create_directories(path.parent_path());
-  std::string rows =
-      "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
-      " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0,"
-      " request_sha256 TEXT, check_sha256 TEXT);"
-      "CREATE INDEX responses_model ON responses(model);BEGIN;";
-  for (int i = 0; i < n; ++i) {
-    Completion c;
-    c.content = "answer " + std::to_string(i);
-    const auto e = ResponseCache::make_entry(cache_key(identity, io::Json{{"q", i}}),
-                                             request_hash(io::Json{{"q", i}}), c);
-    rows += "INSERT INTO responses VALUES (" + quote(e.key) + ", 'm', " + quote(identity_line) + ", " +
-            quote(e.completion) + ", '2026-11-01T00:00:00Z', " + std::to_string(i + 1) + ", " +
-            quote(e.request_sha256) + ", " + (no_check.count(i) != 0 ? std::string("NULL") : quote(e.check)) +
-            ");";
-  }
-  run_sql(path, rows + "COMMIT;");
-}
-
-// A SQLite cache made before the entries table (a `responses` table keyed by the key's text) is
-// copied into a new store as well: its servable rows are served with their hit counts, rows
-// without a check (never servable) are left out, and opening the store again copies nothing twice.
-// A cache from before entries carried checks has nothing servable: the store starts empty.
-TEST_F(RunnerTest, AnOlderSqliteCacheIsCopiedInOnceAndServesItsEntries) {
-  const io::Json identity = {{"model", "m"}};
-  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
-  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
-  const fs::path path = dir_ / "old-schema" / "responses.cache";
-  write_old_cache(dir_ / "old-schema" / "responses.sqlite3", 3, {2});
-  {
-    ResponseCache cache(path);
-    const auto st = cache.stats();
-    EXPECT_EQ(st.entries, 2u);  // the row without a check is dropped
-    EXPECT_EQ(st.hits, 3u);     // 1 + 2
-    EXPECT_EQ(st.oldest, "2026-11-01T00:00:00Z");
-    for (int i = 0; i < 2; ++i) {
-      const auto hit = cache.get(key(i), req(i));
-      ASSERT_TRUE(hit.has_value()) << i;
-      EXPECT_EQ(hit->content, "answer " + std::to_string(i));
-    }
-    EXPECT_FALSE(cache.get(key(2), req(2)).has_value());
-    EXPECT_EQ(cache.rejected(), 0u);
-    Completion c;
-    c.content = "new";
-    cache.put(key(3), req(3), "m", identity, c);
-  }
-  EXPECT_EQ(sql_count(dir_ / "old-schema" / "responses.sqlite3", "SELECT COUNT(*) FROM responses"), 3);
-  ResponseCache again(path);
-  EXPECT_EQ(again.stats().entries, 3u);
-  ASSERT_TRUE(again.get(key(3), req(3)).has_value());
-  ASSERT_TRUE(again.get(key(0), req(0)).has_value());
-
-  // Older still: no request hash or check columns. Nothing there could be served; the table goes.
-  const fs::path older = dir_ / "older-schema" / "responses.cache";
-  fs::create_directories(older.parent_path());
-  run_sql(dir_ / "older-schema" / "responses.sqlite3",
-          "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, identity TEXT NOT NULL,"
-          " completion TEXT NOT NULL, created TEXT NOT NULL, hits INTEGER NOT NULL DEFAULT 0);"
-          "INSERT INTO responses VALUES ('k', 'm', '{}', '{}', '2026-01-01T00:00:00Z', 0);");
-  ResponseCache oldest(older);
-  EXPECT_EQ(oldest.stats().entries, 0u);
-}
-
-// Several processes may open a new store beside the same SQLite cache at once (here: connections
-// on threads, each with its own files and lock, as separate as processes): one copies it, the
-// others wait for its lock and find the store made; every one serves every entry, none is copied
-// twice, and none fails.
-TEST_F(RunnerTest, ASqliteCacheOpenedByManyAtOnceIsCopiedOnce) {
-  const fs::path path = dir_ / "old-shared" / "responses.cache";
-  constexpr int kEntries = 400;
-  write_old_cache(dir_ / "old-shared" / "responses.sqlite3", kEntries);
-  const io::Json identity = {{"model", "m"}};
-  constexpr int kOpeners = 4;
-  std::vector<int> served(kOpeners, 0);
-  std::vector<std::string> errors(kOpeners);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kOpeners; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        ResponseCache cache(path);
-        for (int i = 0; i < kEntries; ++i) {
-          const auto hit =
-              cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}));
-          if (hit && hit->content == "answer " + std::to_string(i)) ++served[static_cast<std::size_t>(t)];
-        }
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(t)] = e.what();
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kOpeners; ++t) {
-    EXPECT_EQ(errors[static_cast<std::size_t>(t)], "") << t;
-    EXPECT_EQ(served[static_cast<std::size_t>(t)], kEntries) << t;
-  }
-  // Copied once: one record per entry; in the index one line per entry, one for its hits (i + 1
-  // each), and one for each entry every opener served.
-  EXPECT_EQ(read_entries_file(path).size(), static_cast<std::size_t>(kEntries));
-  EXPECT_EQ(index_lines(path), static_cast<std::uint64_t>(2 * kEntries + kOpeners * kEntries));
-  EXPECT_EQ(ResponseCache(path).stats().hits,
-            static_cast<std::uint64_t>(kEntries) * (kEntries + 1) / 2 + kOpeners * kEntries);
-}
-
-// One commit may hold answers stored under different models and server identities (a server that
-// changed its reported model mid-run): each record keeps its own, and each is served back.
-TEST_F(RunnerTest, OneCommitKeepsEachEntrysModelAndIdentity) {
-  const fs::path path = dir_ / "sources" / "responses.cache";
-  const std::vector<std::pair<std::string, std::string>> sources = {{"m1", R"({"model":"m1"})"},
-                                                                    {"m1", R"({"model":"m1"})"},
-                                                                    {"m2", R"({"model":"m1"})"},
-                                                                    {"m2", R"({"build":"b","model":"m2"})"},
-                                                                    {"m1", R"({"model":"m1"})"}};
-  {
-    ResponseCache cache(path);
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      Completion c;
-      c.content = fmt::format("answer {}", i);
-      const std::string key = io::sha256_hex(fmt::format("key {}", i));
-      cache.put_entry(ResponseCache::make_entry(key, fmt::format("r{}", i), c), sources[i].first,
-                      sources[i].second);
-    }
-    cache.commit();
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const auto hit = cache.get(io::sha256_hex(fmt::format("key {}", i)), fmt::format("r{}", i));
-      ASSERT_TRUE(hit.has_value()) << i;
-      EXPECT_EQ(hit->content, fmt::format("answer {}", i));
-    }
-  }
-  const auto stored = read_entries_file(path);
-  ASSERT_EQ(stored.size(), sources.size());
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    EXPECT_EQ(stored[i].fields[0], io::sha256_hex(fmt::format("key {}", i)));
-    EXPECT_EQ(stored[i].fields[1], fmt::format("r{}", i));
-    EXPECT_EQ(stored[i].fields[3], sources[i].first) << i;
-    EXPECT_EQ(stored[i].fields[4], sources[i].second) << i;
-    EXPECT_NE(stored[i].fields[6].find(fmt::format("answer {}", i)), std::string::npos) << i;
-  }
-}
-
-// Entries are found by their key's first 64 bits; two keys that share them are told apart by the
-// whole key: a lookup of the other key misses (never the wrong answer), and storing it replaces
-// the first. A key that is not hex (cache_key always makes hex) still has a stable prefix.
-TEST_F(RunnerTest, KeysSharingTheirFirst64BitsAreMissesNeverWrongAnswers) {
-  const fs::path path = dir_ / "prefix" / "responses.cache";
-  const std::string a = "0123456789abcdef" + std::string(48, 'a');
-  const std::string b = "0123456789abcdef" + std::string(48, 'b');
-  ASSERT_EQ(ResponseCache::key_prefix(a), ResponseCache::key_prefix(b));
-  EXPECT_EQ(ResponseCache::key_prefix(a), 0x0123456789abcdefLL);
-  EXPECT_EQ(ResponseCache::key_prefix("ffffffffffffffff"), -1);
-  EXPECT_EQ(ResponseCache::key_prefix("not a hex key"), ResponseCache::key_prefix("not a hex key"));
-  EXPECT_NE(ResponseCache::key_prefix("not a hex key"), ResponseCache::key_prefix("not a hex kez"));
-  const io::Json identity = {{"model", "m"}};
-  Completion ca, cb;
-  ca.content = "A";
-  cb.content = "B";
-  ResponseCache cache(path);
-  cache.put(a, "ra", "m", identity, ca);
-  cache.commit();
-  EXPECT_FALSE(cache.get(b, "ra").has_value());
-  EXPECT_EQ(cache.rejected(), 0u);
-  ASSERT_TRUE(cache.get(a, "ra").has_value());
-  cache.put(b, "rb", "m", identity, cb);
-  cache.commit();
-  EXPECT_FALSE(cache.get(a, "ra").has_value());
-  const auto hit = cache.get(b, "rb");
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->content, "B");
-  EXPECT_EQ(cache.stats().entries, 1u);
-  cache.put("not a hex key", "rc", "m", identity, ca);
-  cache.commit();
-  ASSERT_TRUE(cache.get("not a hex key", "rc").has_value());
-  const auto snap = cache.key_snapshot(10);
-  ASSERT_TRUE(snap.has_value());
-  EXPECT_TRUE(snap->may_contain("not a hex key"));
-  EXPECT_TRUE(snap->may_contain(b));
-  EXPECT_FALSE(snap->may_contain("0123456789abcdee" + std::string(48, 'a')));
-}
-
-// Within one commit, among entries whose keys share their first 64 bits, the later replaces the
-// earlier, as across commits; and every entry of a commit whose keys came in falling order is
-// served. (A guard for any change of the order in which a commit writes its entries: writing them
-// in key order was measured in the seventeenth round of issue 16, docs/performance.md.)
-TEST_F(RunnerTest, WithinOneCommitTheLaterOfTwoKeysSharingTheirFirst64BitsWins) {
-  const fs::path path = dir_ / "order" / "responses.cache";
-  const io::Json identity = {{"model", "m"}};
-  const auto completion = [](std::string content) {
-    Completion c;
-    c.content = std::move(content);
-    return c;
-  };
-  ResponseCache cache(path);
-  cache.set_batch_size(1000);
-  // Three keys that share their first 64 bits, put among keys of other first bits, and a hundred
-  // more whose keys come in falling order.
-  const std::string shared = "8000000000000000";
-  cache.put("f000000000000000" + std::string(48, '0'), "r-high", "m", identity, completion("high"));
-  cache.put(shared + std::string(48, 'a'), "r-a", "m", identity, completion("A"));
-  cache.put(shared + std::string(48, 'c'), "r-c", "m", identity, completion("C"));
-  cache.put("0000000000000001" + std::string(48, '0'), "r-low", "m", identity, completion("low"));
-  cache.put(shared + std::string(48, 'b'), "r-b", "m", identity, completion("B"));
-  for (int i = 99; i >= 0; --i) {
-    const io::Json body = {{"q", i}};
-    cache.put(fmt::format("{:02x}", 0x20 + i) + std::string(62, 'e'), request_hash(body), "m", identity,
-              completion(std::to_string(i)));
-  }
-  cache.commit();
-  EXPECT_EQ(cache.stats().entries, 103u);
-  const auto b = cache.get(shared + std::string(48, 'b'), "r-b");
-  ASSERT_TRUE(b.has_value());
-  EXPECT_EQ(b->content, "B");
-  EXPECT_FALSE(cache.get(shared + std::string(48, 'a'), "r-a").has_value());
-  EXPECT_FALSE(cache.get(shared + std::string(48, 'c'), "r-c").has_value());
-  const auto high = cache.get("f000000000000000" + std::string(48, '0'), "r-high");
-  ASSERT_TRUE(high.has_value());
-  EXPECT_EQ(high->content, "high");
-  const auto low = cache.get("0000000000000001" + std::string(48, '0'), "r-low");
-  ASSERT_TRUE(low.has_value());
-  EXPECT_EQ(low->content, "low");
-  for (int i = 0; i < 100; ++i) {
-    const io::Json body = {{"q", i}};
-    const auto hit = cache.get(fmt::format("{:02x}", 0x20 + i) + std::string(62, 'e'), request_hash(body));
-    ASSERT_TRUE(hit.has_value()) << i;
-    EXPECT_EQ(hit->content, std::to_string(i));
-  }
-  EXPECT_EQ(cache.rejected(), 0u);
-}
-
-// A closed cache's entries are served by the next connection to open it, and the store is its
-// three files, nothing left beside them.
-TEST_F(RunnerTest, AClosedCacheIsServedByTheNextOpen) {
-  const fs::path path = dir_ / "log" / "responses.cache";
-  const io::Json identity = {{"model", "m"}};
-  const auto key = [&](int i) { return cache_key(identity, io::Json{{"q", i}}); };
-  const auto req = [&](int i) { return request_hash(io::Json{{"q", i}}); };
-  {
-    ResponseCache cache(path);
-    for (int i = 0; i < 50; ++i) {
-      Completion c;
-      c.content = std::to_string(i);
-      cache.put(key(i), req(i), "m", identity, c);
-    }
-  }
-  std::set<std::string> files;
-  for (const auto& f : fs::directory_iterator(path.parent_path())) files.insert(f.path().filename().string());
-  EXPECT_EQ(files,
-            (std::set<std::string>{"responses.cache", "responses.cache.index", "responses.cache.lock"}));
-  EXPECT_EQ(index_lines(path), 50u);
-  ResponseCache cache(path);
-  EXPECT_EQ(cache.stats().entries, 50u);
-  for (int i = 0; i < 50; ++i) {
-    const auto hit = cache.get(key(i), req(i));
-    ASSERT_TRUE(hit.has_value()) << i;
-    EXPECT_EQ(hit->content, std::to_string(i));
-  }
-}
-
-// Puts 0 .. n-1 (identity {"model": model}, request {"q": i}, completion "answer i") and commits.
-void fill_cache(ResponseCache& cache, int from, int to, const std::string& model = "m") {
-  const io::Json identity = {{"model", model}};
-  for (int i = from; i < to; ++i) {
-    Completion c;
-    c.content = "answer " + std::to_string(i);
-    cache.put(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}), model, identity, c);
-  }
-  cache.commit();
-}
-
-// How many of from .. to-1 (filled by fill_cache) a new connection serves, with their answers.
-int served(const fs::path& path, int from, int to, const std::string& model = "m") {
-  ResponseCache cache(path);
-  const io::Json identity = {{"model", model}};
-  int n = 0;
-  for (int i = from; i < to; ++i) {
-    const auto hit = cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}}));
-    if (hit && hit->content == "answer " + std::to_string(i)) ++n;
-  }
-  return n;
-}
-
-// A process killed in the middle of a commit leaves part of a record at the end of the entries
-// file and part of a line at the end of the index. What was committed before is served; the next
-// commit cuts the torn line off and its entries are found after the torn record, also by an index
-// rebuilt from the entries file.
-TEST_F(RunnerTest, TheTornEndsOfAKilledCommitAreHarmless) {
-  const fs::path path = dir_ / "torn" / "responses.cache";
-  {
-    ResponseCache cache(path);
-    fill_cache(cache, 0, 20);
-  }
-  append_bytes(path, std::string("CNR1\x40\x00\x00\x00\x40\x00\x00\x00"
-                                 "abc",
-                                 15));
-  append_bytes(index_of(path), std::string(13, '\x5a'));
-  EXPECT_EQ(served(path, 0, 20), 20);
-  {
-    ResponseCache cache(path);
-    fill_cache(cache, 20, 25);
-  }
-  EXPECT_EQ((fs::file_size(index_of(path)) - 16) % 32, 0u);
-  EXPECT_EQ(index_lines(path), 20u + 20u + 5u);  // the entries, served()'s hits, the new entries
-  EXPECT_EQ(served(path, 0, 25), 25);
-  EXPECT_EQ(ResponseCache(path).stats().entries, 25u);
-  // An index rebuilt from these entries passes over the torn record to the ones after it.
-  fs::remove(index_of(path));
-  EXPECT_EQ(served(path, 0, 25), 25);
-}
-
-// An index line that was damaged is skipped (its entry becomes a miss, never a wrong answer); a
-// lost index is rebuilt from the entries file when the cache is opened (the hit counts, kept only
-// in the index, start again from 0).
-TEST_F(RunnerTest, ADamagedIndexLineIsSkippedAndALostIndexIsRebuilt) {
-  const fs::path path = dir_ / "index" / "responses.cache";
-  {
-    ResponseCache cache(path);
-    fill_cache(cache, 0, 10);
-    ASSERT_TRUE(
-        cache.get(cache_key(io::Json{{"model", "m"}}, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})));
-  }  // the hit is written when the connection closes
-  EXPECT_EQ(index_lines(path), 11u);
-  overwrite(index_of(path), 16 + 32 * 4 + 9, "\x7f");  // the offset of entry 4
-  EXPECT_EQ(served(path, 0, 10), 9);
-  {
-    ResponseCache cache(path);
-    EXPECT_EQ(cache.stats().entries, 9u);
-    EXPECT_EQ(cache.stats().hits, 10u);  // the hit above and the nine served() just counted
-    EXPECT_EQ(cache.rejected(), 0u);
-  }
-  fs::remove(index_of(path));
-  EXPECT_EQ(served(path, 0, 10), 10);
-  EXPECT_EQ(index_lines(path), 10u + 10u);  // rebuilt, then the ten hits just served
-}
-
-// Every cached answer served adds a hit line to the index, run after run. A connection that reads
-// an index of more than four lines per entry plus 65,536 rewrites it: one line per entry and one
-// with the sum of its hits, the entries file untouched, every entry still served.
-TEST_F(RunnerTest, AnIndexGrownWithHitsIsRewrittenWithTheirSums) {
-  const fs::path path = dir_ / "hits" / "responses.cache";
-  const io::Json identity = {{"model", "m"}};
-  {
-    ResponseCache cache(path);
-    fill_cache(cache, 0, 10);
-    cache.set_batch_size(100000);
-    for (int round = 0; round < 7000; ++round) {
-      for (int i = 0; i < 10; ++i)
-        ASSERT_TRUE(cache.get(cache_key(identity, io::Json{{"q", i}}), request_hash(io::Json{{"q", i}})));
-    }
-  }
-  EXPECT_EQ(index_lines(path), 10u + 70000u);
-  const std::string entries = io::read_file(path);
-  {
-    ResponseCache cache(path);
-    EXPECT_EQ(cache.stats().hits, 70000u);
-    EXPECT_EQ(index_lines(path), 10u + 70000u);  // stats reads the index, it does not rewrite it
-    ASSERT_TRUE(cache.get(cache_key(identity, io::Json{{"q", 3}}), request_hash(io::Json{{"q", 3}})));
-    EXPECT_EQ(index_lines(path), 20u);  // rewritten when the lookup read it whole
-  }
-  EXPECT_EQ(io::read_file(path), entries);
-  ResponseCache cache(path);
-  EXPECT_EQ(cache.stats().hits, 70001u);
-  EXPECT_EQ(cache.stats().entries, 10u);
-  EXPECT_EQ(served(path, 0, 10), 10);
-}
-
-// A file at the cache's path that is not a numcheck cache is an error naming it, and is left as it was.
-TEST_F(RunnerTest, AFileThatIsNotACacheIsAnErrorAndLeftAlone) {
-  const fs::path path = dir_ / "other" / "responses.cache";
-  fs::create_directories(path.parent_path());
-  const std::string text("SQLite format 3\0 and more", 25);
-  io::write_file_atomic(path, text);
-  try {
-    ResponseCache cache(path);
-    FAIL() << "opened";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIo);
-    EXPECT_NE(std::string(e.what()).find(path.string() + " is not a numcheck response cache"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_EQ(io::read_file(path), text);
-}
-
-// Clearing one model's entries rewrites the store without them and keeps the others with their
-// hits. A connection opened before the clear writes into the new files, not the old ones: its
-// commit after the clear is served by a new connection.
-TEST_F(RunnerTest, ClearingOneModelKeepsTheOthersAndAnOpenConnectionWritesOnIntoTheNewFiles) {
-  const fs::path path = dir_ / "clear" / "responses.cache";
-  ResponseCache before(path);
-  fill_cache(before, 0, 3, "a");
-  fill_cache(before, 0, 2, "b");
-  ASSERT_TRUE(
-      before.get(cache_key(io::Json{{"model", "b"}}, io::Json{{"q", 1}}), request_hash(io::Json{{"q", 1}})));
-  before.commit();
-  {
-    ResponseCache cache(path);
-    EXPECT_EQ(cache.clear("a"), 3u);
-    const auto st = cache.stats();
-    EXPECT_EQ(st.entries, 2u);
-    EXPECT_EQ(st.hits, 1u);
-    EXPECT_EQ(st.per_model, (std::vector<std::pair<std::string, std::uint64_t>>{{"b", 2}}));
-  }
-  EXPECT_EQ(served(path, 0, 3, "a"), 0);
-  EXPECT_EQ(served(path, 0, 2, "b"), 2);
-  fill_cache(before, 10, 12, "a");
-  EXPECT_EQ(served(path, 10, 12, "a"), 2);
-  EXPECT_EQ(ResponseCache(path).stats().entries, 4u);
-  {
-    ResponseCache cache(path);
-    EXPECT_EQ(cache.clear(), 4u);
-    EXPECT_EQ(cache.stats().entries, 0u);
-  }
-  EXPECT_EQ(fs::file_size(path), 16u);
-  EXPECT_EQ(index_lines(path), 0u);
-}
-
-// Many connections writing at once (as separate as processes: each has its own files and lock)
-// lose and repeat nothing: every entry is in the index once and served.
-TEST_F(RunnerTest, ManyWritersAtOnceLoseAndRepeatNothing) {
-  const fs::path path = dir_ / "writers" / "responses.cache";
-  constexpr int kWriters = 4;
-  constexpr int kEach = 300;
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(kWriters);
-  std::atomic<int> ready{0};
-  for (int t = 0; t < kWriters; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        ResponseCache cache(path);
-        cache.set_batch_size(1);  // a commit per entry: as many chances to collide as there can be
-        ready.fetch_add(1);
-        while (ready.load() < kWriters) std::this_thread::yield();
-        fill_cache(cache, t * kEach, (t + 1) * kEach);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(t)] = e.what();
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (const auto& e : errors) EXPECT_EQ(e, "");
-  EXPECT_EQ(index_lines(path), static_cast<std::uint64_t>(kWriters * kEach));
-  EXPECT_EQ(read_entries_file(path).size(), static_cast<std::size_t>(kWriters * kEach));
-  EXPECT_EQ(served(path, 0, kWriters * kEach), kWriters * kEach);
-}
-
 // A run with more answers than the writer holds before committing without its tick (2,048) caches
 // every answer exactly once, and a second run is served all of them from the cache. (This checks
 // that early commits lose and repeat nothing; when they happen is a matter of speed, measured in
@@ -1518,10 +748,7 @@ TEST_F(RunnerTest, ARunOfThousandsOfAnswersCachesEachOnce) {
   EXPECT_EQ(records(dir_ / "b" / "responses.jsonl").size(), 2600u);
 }
 
-// With more cache entries than the snapshot's bound for the session's requests (60 > 16 x 3), the
-// session takes no snapshot and looks every request up: the two hits among sixty entries are
-// served, the new one is asked. (Which path a session takes changes only its cost; the bound is
-// tested above, this checks that the path without a snapshot still serves.)
+// A session looks every request up: the two hits among sixty entries are served, the new one is asked.
 TEST_F(RunnerTest, ALargeCacheStillServesItsHits) {
   auto s = settings();
   s.use_cache = true;
@@ -1592,8 +819,9 @@ TEST_F(RunnerTest, AKeyEchoedByTheServerIsMaskedEverywhere) {
   EXPECT_EQ(leaky.last_headers()["authorization"], "Bearer " + key);
   const std::string run_json = io::read_file(dir_ / "r" / "run.json");
   EXPECT_NE(run_json.find("[redacted]"), std::string::npos);  // the echo was there, masked
-  for (const fs::path& f : {dir_ / "r" / "run.json", dir_ / "r" / "responses.jsonl",
-                            dir_ / "r" / "errors.jsonl", s.cache_path, index_of(s.cache_path)}) {
+  for (const fs::path& f :
+       {dir_ / "r" / "run.json", dir_ / "r" / "responses.jsonl", dir_ / "r" / "errors.jsonl", s.cache_path,
+        fs::path(s.cache_path.string() + "-wal")}) {
     if (!fs::exists(f)) continue;
     const std::string text = io::read_file(f);
     EXPECT_EQ(text.find("sk-LEAKCH"), std::string::npos) << f;
