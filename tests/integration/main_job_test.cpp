@@ -120,9 +120,9 @@ TEST(MainJob, TheClaimsStepsOfASmokeRunSendWhatTheyAnnounce) {
   testing::TestServer server(opts, {});
   server.start();
   const std::string vars = job_vars(server.base_url(), "claims-model", dir, data);
-  ASSERT_EQ(run_clean(dir, vars, "bash '" + kScripts + "claims-job.sh' out --count"), 0)
+  ASSERT_EQ(run_clean(dir, vars, "( bash '" + kScripts + "claims-job.sh' out --count >count.txt )"), 0)
       << io::read_file(dir / "log");
-  const std::string counted = io::read_file(dir / "log");
+  const std::string counted = io::read_file(dir / "count.txt");
   std::size_t verifier = 0, orbits = 0;
   ASSERT_EQ(std::sscanf(counted.c_str(), "%zu %zu", &verifier, &orbits), 2) << counted;
   EXPECT_EQ(verifier, 20u);
