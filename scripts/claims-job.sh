@@ -32,6 +32,7 @@ if [[ ! -f "$val" || ! -f "$gold" ]]; then
   echo "== claims: skipped: no QuanTemp data in $q (set NUMCHECK_QUANTEMP to its folder; scripts/fetch-quantemp.sh downloads the upstream files; see docs/claims.md)"
   exit 0
 fi
+if (( count_only )) && [[ -z "${NUMCHECK_ENDPOINT:-}" ]]; then echo "0 0"; exit 0; fi
 c="$out/claims"
 o="$c/orbits"
 mkdir -p "$c"
@@ -50,7 +51,6 @@ llm_gold_inputs() {
   "$nc" claims orbit evidence --orbits "$o/gold" --evidence "$llm_gold" --out "$o/gold-evidence.jsonl" > /dev/null
 }
 if (( count_only )); then
-  if [[ -z "${NUMCHECK_ENDPOINT:-}" ]]; then echo "0 0"; exit 0; fi
   llm_gold_inputs
   echo "$(wc -l < "$llm_gold") $(wc -l < "$o/gold-evidence.jsonl")"
   exit 0
