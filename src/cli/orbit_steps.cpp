@@ -125,7 +125,10 @@ OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
-  orbit::check_run_benchmark(responses, full);  // before the selection, which names its bases
+  // A benchmark that does not match its own manifest is named as such first; then responses of a run
+  // on another benchmark are refused before the selection (which names that benchmark's bases).
+  orbit::verify_benchmark(full);
+  orbit::check_run_benchmark(responses, full);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
   // No copy of the whole benchmark when there is no selection.
   std::optional<orbit::BenchmarkIndex> restricted;
