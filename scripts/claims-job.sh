@@ -7,22 +7,54 @@
 # $NUMCHECK_ENDPOINT is set, runs claim orbits, and writes $out/claims/section.json for
 # `orbit report --claims`. Without the data it prints one line saying where to get it and exits 0.
 #
-# Usage: scripts/claims-job.sh OUT_DIR   (numcheck from $NUMCHECK_BIN, else build/release)
+# NUMCHECK_BASES=N (the main job's smoke run) limits the model requests to the first N test claims:
+# the LLM verifier verifies N claims (--limit N) and the claim orbits' LLM run covers the originals
+# and variants of those N claims only; the rest of the pipeline (no requests) is unchanged.
+#
+# Usage: scripts/claims-job.sh OUT_DIR [--count]   (numcheck from $NUMCHECK_BIN, else build/release)
+#   --count  prints the model requests the pipeline would send, "LLM_VERIFIER CLAIM_ORBITS" (two
+#            numbers; "0 0" without the data or without $NUMCHECK_ENDPOINT), builds only the evidence
+#            files it needs for that, and exits.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 nc="${NUMCHECK_BIN:-$root/build/release/src/cli/numcheck}"
-out="${1:?usage: claims-job.sh OUT_DIR}"
+out="${1:?usage: claims-job.sh OUT_DIR [--count]}"
+count_only=0
+if [[ "${2:-}" == --count ]]; then count_only=1; fi
 q="${NUMCHECK_QUANTEMP:-$root/../shared/data/quantemp}"
 val="$q/val_claimonly_evidence_question_mapping.json"
 gold="$q/model_gpt4o_test_results.csv"
 preds="$q/predictions"
+limit="${NUMCHECK_BASES:-}"
 
 if [[ ! -f "$val" || ! -f "$gold" ]]; then
+  if (( count_only )); then echo "0 0"; exit 0; fi
   echo "== claims: skipped: no QuanTemp data in $q (set NUMCHECK_QUANTEMP to its folder; scripts/fetch-quantemp.sh downloads the upstream files; see docs/claims-guide.md)"
   exit 0
 fi
+if (( count_only )) && [[ -z "${NUMCHECK_ENDPOINT:-}" ]]; then echo "0 0"; exit 0; fi
 c="$out/claims"
+o="$c/orbits"
 mkdir -p "$c"
+
+# The gold claims the LLM steps send (all, or the first $limit of a smoke run), the gold claim
+# orbits, and the evidence file of the orbits' originals and variants the LLM verifier is run on
+# (claims without evidence in the given file are left out).
+llm_gold_inputs() {
+  "$nc" claims evidence --from "$gold" --out "$c/gold.jsonl" > /dev/null
+  llm_gold="$c/gold.jsonl"
+  if [[ -n "$limit" ]]; then
+    llm_gold="$c/gold-first-$limit.jsonl"
+    head -n "$limit" "$c/gold.jsonl" > "$llm_gold"
+  fi
+  "$nc" claims orbit generate --claims "$c/gold.jsonl" --out "$o/gold" > /dev/null
+  "$nc" claims orbit evidence --orbits "$o/gold" --evidence "$llm_gold" --out "$o/gold-evidence.jsonl" > /dev/null
+}
+if (( count_only )); then
+  llm_gold_inputs
+  echo "$(wc -l < "$llm_gold") $(wc -l < "$o/gold-evidence.jsonl")"
+  exit 0
+fi
 echo "== claims: evidence files from $q"
 "$nc" claims evidence --from "$val" --out "$c/val.jsonl"
 "$nc" claims evidence --from "$gold" --out "$c/gold.jsonl"
@@ -100,8 +132,9 @@ cp "$c/verify-trained/predictions.jsonl" "$c/numcheck_trained.jsonl"
 eval_preds=(--pred "$c/numcheck_trained.jsonl")
 notes=()
 if [[ -n "${NUMCHECK_ENDPOINT:-}" ]]; then
-  echo "== claims: LLM verifier: ${NUMCHECK_MODEL:?set NUMCHECK_MODEL} at $NUMCHECK_ENDPOINT"
-  llm_args=(--method llm --evidence "$c/gold.jsonl" --endpoint "$NUMCHECK_ENDPOINT" --model "$NUMCHECK_MODEL"
+  llm_gold_inputs
+  echo "== claims: LLM verifier: ${NUMCHECK_MODEL:?set NUMCHECK_MODEL} at $NUMCHECK_ENDPOINT ($(wc -l < "$llm_gold") claims)"
+  llm_args=(--method llm --evidence "$llm_gold" --endpoint "$NUMCHECK_ENDPOINT" --model "$NUMCHECK_MODEL"
             --out "$c/verify-llm" --resume)
   if [[ -n "${NUMCHECK_API_KEY_ENV:-}" ]]; then llm_args+=(--api-key-env "$NUMCHECK_API_KEY_ENV"); fi
   "$nc" claims verify "${llm_args[@]}"
@@ -121,7 +154,6 @@ echo "== claims: evaluate beside the released predictions"
 # forms; does the verifier's verdict survive? Two trained verifiers side by side: the normal one
 # (number tokens through the quantity layer) and a plain bag of words (numbers as written). On the
 # 249 gold-evidence claims (models trained on val) and on the val claims in grouped 5-fold CV.
-o="$c/orbits"
 echo "== claims: claim orbits on the 249 gold-evidence claims and on the val claims (5-fold CV)"
 "$nc" claims train --evidence "$train_ev" --numbers surface --out "$c/model-surface.json" > /dev/null
 "$nc" claims orbit generate --claims "$c/gold.jsonl" --out "$o/gold" > /dev/null
@@ -140,8 +172,7 @@ gold_orbit_preds=(--predictions "$o/gold-predictions/trained_canonical_gold249.c
                   --predictions "$o/gold-predictions/trained_surface_gold249.csv")
 if [[ -n "${NUMCHECK_ENDPOINT:-}" && -f "$c/verify-llm/predictions.jsonl" ]]; then
   # The LLM verifier on every variant, through the orbits' evidence file (same settings as above).
-  echo "== claims: claim orbits: the LLM verifier ($NUMCHECK_MODEL) on every variant of the 249 claims"
-  "$nc" claims orbit evidence --orbits "$o/gold" --evidence "$c/gold.jsonl" --out "$o/gold-evidence.jsonl" > /dev/null
+  echo "== claims: claim orbits: the LLM verifier ($NUMCHECK_MODEL) on every variant of $(wc -l < "$llm_gold") claims ($(wc -l < "$o/gold-evidence.jsonl") records)"
   orbit_llm_args=(--method llm --evidence "$o/gold-evidence.jsonl" --endpoint "$NUMCHECK_ENDPOINT"
                   --model "$NUMCHECK_MODEL" --out "$o/gold-run-llm" --resume)
   if [[ -n "${NUMCHECK_API_KEY_ENV:-}" ]]; then orbit_llm_args+=(--api-key-env "$NUMCHECK_API_KEY_ENV"); fi

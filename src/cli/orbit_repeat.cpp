@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "cli/cli_util.hpp"
 #include "cli/command.hpp"
@@ -24,6 +26,7 @@
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
+#include "llm/http_backend.hpp"
 #include "llm/reference.hpp"
 #include "llm/runner.hpp"
 #include "orbit/benchmark.hpp"
@@ -81,6 +84,75 @@ Answer answer_of(const io::Json& rec, const orbit::View& v) {
   return Answer{g.outcome, g.value};
 }
 
+std::string without_trailing_slash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// The system of the run, from its run.json, for every system flag the user did not give; a flag
+// given that names another system (model, endpoint, --system, --inject) is a usage error here,
+// before any folder is made or request sent: re-asking another model measures nothing.
+void take_system_from_run(llm::RunOptions& o, const io::Json& manifest, const fs::path& run_json) {
+  const io::Record r = io::Record::of(manifest, run_json.string());
+  const std::string system = r.opt_string("system").value_or("");
+  const bool reference = system == "reference";
+  const std::string how =
+      "(omit the system flags: `orbit repeat` takes the endpoint and model from run.json)";
+  if (reference) {
+    if (!o.endpoints.empty() || !o.model.empty()) {
+      fail(ErrorCode::kUsage,
+           "{} was made with --system reference; --endpoint/--model name another system {}",
+           run_json.string(), how);
+    }
+    const llm::FaultRates recorded =
+        r.has("inject")
+            ? llm::FaultRates{r.object("inject").number("times_ten"), r.object("inject").number("markdown"),
+                              r.object("inject").number("unit_slip"), r.object("inject").number("truncation")}
+            : llm::FaultRates{};
+    const std::string recorded_spec =
+        fmt::format("times_ten={},markdown={},unit_slip={},truncation={}", recorded.times_ten,
+                    recorded.markdown, recorded.unit_slip, recorded.truncation);
+    if (!o.inject.empty() && llm::to_json(llm::parse_fault_rates(o.inject)) !=
+                                 llm::to_json(llm::parse_fault_rates(recorded_spec))) {
+      fail(ErrorCode::kUsage, "--inject {} differs from the run's faults ({} in {}) {}", o.inject,
+           recorded_spec, run_json.string(), how);
+    }
+    o.system = "reference";
+    o.inject = recorded_spec;
+    return;
+  }
+  if (o.system == "reference") {
+    fail(ErrorCode::kUsage, "--system reference: {} was made with the endpoint(s) it records {}",
+         run_json.string(), how);
+  }
+  const std::string model = r.opt_string("model_requested").value_or("");
+  const std::vector<std::string> endpoints = r.opt_strings("endpoints").value_or(std::vector<std::string>{});
+  if (!o.model.empty() && !model.empty() && o.model != model) {
+    fail(ErrorCode::kUsage, "--model {} differs from the model the run asked, {} (recorded in {}) {}",
+         o.model, model, run_json.string(), how);
+  }
+  if (!o.endpoints.empty() && !endpoints.empty()) {
+    std::set<std::string> given, recorded;
+    for (const auto& e : o.endpoints) given.insert(without_trailing_slash(llm::strip_credentials(e)));
+    for (const auto& e : endpoints) recorded.insert(without_trailing_slash(e));
+    if (given != recorded) {
+      fail(ErrorCode::kUsage,
+           "--endpoint {} differs from the endpoint(s) the run asked, {} (recorded in {}) {}",
+           fmt::join(o.endpoints, " "), fmt::join(endpoints, " "), run_json.string(), how);
+    }
+  }
+  if (o.model.empty()) o.model = model;
+  if (o.endpoints.empty()) o.endpoints = endpoints;
+  if (o.api_key_env.empty()) {
+    if (const auto settings = r.opt_object("settings"))
+      o.api_key_env = settings->opt_string("api_key_env").value_or("");
+  }
+  if (o.model.empty() || o.endpoints.empty()) {
+    fail(ErrorCode::kUsage, "{} records no endpoint or model: give --endpoint URL --model NAME",
+         run_json.string());
+  }
+}
+
 void setup(CLI::App& app) {
   auto a = std::make_shared<RepeatArgs>();
   app.add_option("--run", a->run, "Run folder of `numcheck orbit run` (run.json, responses.jsonl)")
@@ -102,7 +174,8 @@ void setup(CLI::App& app) {
   app.add_option("--out", a->out,
                  "Run folder of the repeated requests (default: RUN/repeat; must not exist)");
   app.footer(
-      "Give the same system flags as `orbit run` (--endpoint/--model or --system reference). Writes "
+      "The endpoint, model, API key variable (or --system reference and its --inject) are taken from "
+      "run.json; a system flag that names another one is an error before any request. Writes "
       "RUN/repeat.json. Exit codes: 0 written (whatever the counts), 1 error, 2 usage, 3 some repeated "
       "prompts unanswered (repeat.json is still written). See docs/orbit.md.");
   app.callback([a] {
@@ -116,6 +189,7 @@ void setup(CLI::App& app) {
       fail(ErrorCode::kUsage, "--run {}: run.json is of kind '{}', not 'orbit run'", a->run,
            manifest.value("kind", std::string("?")));
     }
+    take_system_from_run(a->opts, manifest, run / "run.json");
     const fs::path out = a->out.empty() ? run / "repeat" : fs::path(a->out);
     require_output_dir(out.string());
     if (fs::exists(out)) {
@@ -213,7 +287,16 @@ void setup(CLI::App& app) {
     s.binding["repeat_of"] = fs::absolute(run).lexically_normal().string();
 
     fmt::print(stderr, "numcheck: note: {}\n", kWarning);
-    const llm::RunSummary sum = run_session(items, s, *backend, out.string());
+    llm::RunSummary sum;
+    try {
+      sum = run_session(items, s, *backend, out.string());
+    } catch (...) {
+      // A repeat that could not run (server down, preflight refused) leaves no folder behind that
+      // would refuse the next try.
+      std::error_code ec;
+      fs::remove_all(out, ec);
+      throw;
+    }
 
     // Compare.
     std::map<std::string, io::Json> again;

@@ -36,6 +36,7 @@ struct ReportArgs {
   std::vector<std::string> claim_orbits;
   std::string shown_out;  // the folder named in messages, when the report is built elsewhere first
   std::string supplement;
+  io::OrderedJson study;  // `orbit study`'s section record, from a supplement (null: none)
 };
 
 void run_report(const ReportArgs& args);
@@ -68,6 +69,7 @@ void report_from_supplement(const std::string& file, const std::string& out, uns
     if (ra.at("claims").is_string()) a.claims = member(ra["claims"]);
     if (ra.contains("claim_orbits"))
       for (const auto& d : ra["claim_orbits"]) a.claim_orbits.push_back(member(d));
+    if (ra.contains("study") && ra["study"].is_object()) a.study = ra["study"];
     a.out = (work / ra.at("report_dir").get<std::string>()).string();
     a.shown_out = out;
   } catch (const io::OrderedJson::exception& e) {
@@ -75,12 +77,15 @@ void report_from_supplement(const std::string& file, const std::string& out, uns
   }
   a.threads = threads;
   fs::remove_all(work);
-  report::extract_supplement(sup, work);
   try {
+    report::extract_supplement(sup, work);
     if (fs::exists(a.out)) fail("{}: the report folder '{}' is also a member", file, a.out);
     run_report(a);
     fs::create_directories(out);
     fs::copy(a.out, out, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(work);
+    fail("{}: rebuilding the report in {}: {}", file, work.string(), e.what());
   } catch (...) {
     fs::remove_all(work);
     throw;
@@ -177,6 +182,7 @@ void run_report(const ReportArgs& args) {
     in.options.level = a->level;
     in.examples_per_view = a->examples;
     if (a->bootstrap == 0) fail(ErrorCode::kUsage, "--bootstrap must be at least 1");
+    if (a->study.is_object()) add_study_section(a->study, in);
     if (!a->consensus.empty()) add_consensus_section(a->consensus, in);
     if (!a->claims.empty()) add_claims_section(a->claims, in);
     if (!a->claim_orbits.empty()) add_claim_orbits_section(a->claim_orbits, in);

@@ -32,6 +32,7 @@ struct RunArgs {
   std::optional<std::size_t> bases;
   std::string base_ids;  // file of base ids
   llm::RunOptions opts;
+  bool dry_run = false;
 };
 
 void setup(CLI::App& app) {
@@ -49,6 +50,8 @@ void setup(CLI::App& app) {
       "words, unit, paraphrase1, paraphrase2) or 'all'; default: every view except the paraphrases");
   app.add_option("--base-ids", args->base_ids, "File with the base ids to run, one per line ('#' comments)");
   add_run_flags(app, args->opts);
+  app.add_flag("--dry-run", args->dry_run,
+               "Print the number of prompts the run would ask and exit (no request; nothing written)");
   app.footer(
       "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
       "errors.jsonl; "
@@ -63,7 +66,12 @@ void setup(CLI::App& app) {
     req.options = args->opts;
     req.out = args->out;
     req.keep_until_exit = true;  // the command ends with this run
+    req.dry_run = args->dry_run;
     const llm::RunSummary r = run_orbit(req);
+    if (args->dry_run) {
+      fmt::print("dry run: {} prompts would be asked; no request sent\n", r.total);
+      return;
+    }
     finish_run(args->out, r, "prompts");
     const std::string responses = (std::filesystem::path(args->out) / "responses.jsonl").string();
     fmt::print("next: numcheck orbit score --bench {} --responses {} --out {}\n", args->bench, responses,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "claimorbit/analyze.hpp"
 #include "claimorbit/render.hpp"
@@ -55,7 +56,7 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
       });
   llm::RunSettings s = llm::settings_from(r.options);
   // A new cache is made while the benchmark loads (7 ms of fdatasyncs the run waited for after it).
-  if (s.use_cache) s.cache_ahead = llm::open_cache_ahead(s.cache_path);
+  if (s.use_cache && !r.dry_run) s.cache_ahead = llm::open_cache_ahead(s.cache_path);
   auto bench = std::make_shared<orbit::Benchmark>(orbit::load_benchmark(r.bench_dir));
   orbit::verify_benchmark(*bench);
   if (backend->simulated()) solver = llm::benchmark_solver(bench);  // only the reference system solves
@@ -85,6 +86,11 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
     set_orbit_fields(it, *v);
   }
   if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");
+  if (r.dry_run) {
+    llm::RunSummary dry;
+    dry.total = items.size();
+    return dry;
+  }
 
   s.kind = "orbit run";
   s.id_field = "prompt_id";
@@ -117,6 +123,10 @@ OrbitScoreResult score_with_index(const orbit::BenchmarkIndex& full, const std::
   // A run of a selection (orbit run --bases/--templates/--views/--base-ids) is graded against
   // the benchmark restricted to it: only its prompts can be missing, and records for prompts
   // outside it (left by an earlier, larger session) are counted, not graded.
+  // A benchmark that does not match its own manifest is named as such first; then responses of a run
+  // on another benchmark are refused before the selection (which names that benchmark's bases).
+  orbit::verify_benchmark(full);
+  orbit::check_run_benchmark(responses, full);
   const auto sel = whole ? std::nullopt : orbit::run_selection(responses, full);
   // No copy of the whole benchmark when there is no selection.
   std::optional<orbit::BenchmarkIndex> restricted;
@@ -172,6 +182,7 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   // dropped before anything is printed or written and the files are read.
   orbit::IndexCache cache;
   if (index_cache) cache = orbit::default_index_cache();
+  cache.warn = [](const std::string& w) { fmt::print(stderr, "numcheck: warning: {}\n", w); };
   std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);
   if (full->from_cache()) {
     try {
@@ -312,6 +323,28 @@ void add_claim_orbits_section(const std::vector<std::string>& dirs, report::Repo
   src["metrics"] = io::OrderedJson::array();
   for (const auto& s : systems) src["metrics"].push_back(claimorbit::analysis_json(s));
   in.extra_sources.push_back(std::move(src));
+}
+
+void add_study_section(const io::OrderedJson& source, report::ReportInputs& in) {
+  const auto r = io::OrderedRecord::of(source, "the study section's record");
+  const std::vector<std::string> names = r.strings("systems");
+  const std::vector<std::string> unfinished = r.strings("unfinished");
+  std::size_t total = names.size();
+  if (r.contains("systems_in_study")) {
+    total = r.unsigned_integer("systems_in_study");
+  } else {  // every system is either in the report or unfinished
+    for (const auto& u : unfinished) total += u.ends_with(" (consensus)") ? 0 : 1;
+  }
+  doc::Document d;
+  d.heading(2, "study", "Study");
+  d.paragraph(fmt::format("Study file {} (sha256 {}): {} systems; {} in this report ({}).",
+                          r.string("study_file"), r.string("sha256"), total, names.size(),
+                          fmt::join(names, ", ")));
+  if (!unfinished.empty()) {
+    d.warning(fmt::format("Not in this report (run not complete): {}.", fmt::join(unfinished, ", ")));
+  }
+  in.extra_sections.push_back(std::move(d));
+  in.extra_sources.push_back(source);
 }
 
 void print_results_table(const report::MetricsModel& metrics) {

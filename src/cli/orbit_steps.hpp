@@ -23,6 +23,9 @@ struct OrbitRunRequest {
   // instead of being freed on return: for a command whose last step this is, not for a caller that
   // goes on to run more.
   bool keep_until_exit = false;
+  // Resolve the selection only: the summary's `total` is the number of prompts the run would ask;
+  // no backend is contacted, no cache opened and nothing is written.
+  bool dry_run = false;
 };
 
 // The fields an orbit prompt's records carry after its prompt_id: base_id, template, view, in that
@@ -66,6 +69,11 @@ void add_claims_section(const std::string& section_file, report::ReportInputs& i
 // The claim-orbit section from the metrics.json of one or more `claims orbit report --out` folders
 // (their systems side by side; paths recorded relative to in.out_dir).
 void add_claim_orbits_section(const std::vector<std::string>& dirs, report::ReportInputs& in);
+// The study section of `orbit study` (the study file's name and sha256, its number of systems, the
+// systems in the report and those not complete) from its metrics.json record ("section": "study",
+// "study_file", "sha256", "systems_in_study", "systems", "unfinished"), which it records as is: the
+// study writes it, `orbit report --from-supplement` rebuilds it from the supplement.
+void add_study_section(const io::OrderedJson& source, report::ReportInputs& in);
 
 // The short results table `orbit report` and `orbit study` print on stdout (as evaluation harnesses
 // do): per system and view the prompts and the strict and audit correctness, then the orbit row

@@ -213,22 +213,14 @@ void setup(CLI::App& app) {
     in.out_dir = fs::path(a->out) / "report";
     in.options.bootstrap_draws = a->bootstrap;
     in.options.threads = a->threads;
-    doc::Document d;
-    d.heading(2, "study", "Study");
-    d.paragraph(fmt::format("Study file {} (sha256 {}): {} systems; {} in this report ({}).",
-                            fs::path(a->config).filename().string(), st.sha256, st.systems.size(),
-                            scored.size(), fmt::join(in.names, ", ")));
-    if (!unfinished.empty()) {
-      d.warning(fmt::format("Not in this report (run not complete): {}.", fmt::join(unfinished, ", ")));
-    }
-    in.extra_sections.push_back(std::move(d));
     io::OrderedJson src = io::OrderedJson::object();
     src["section"] = "study";
     src["study_file"] = fs::path(a->config).filename().string();
     src["sha256"] = st.sha256;
+    src["systems_in_study"] = st.systems.size();
     src["systems"] = in.names;
     src["unfinished"] = unfinished;
-    in.extra_sources.push_back(std::move(src));
+    add_study_section(src, in);
     if (!a->consensus.empty()) add_consensus_section(a->consensus, in);
     if (!consensus_runs.empty()) {
       const fs::path analysis = fs::path(a->out) / "consensus" / "analysis";

@@ -72,7 +72,22 @@ void check_member_path(std::string_view path, std::string_view where) {
   }
 }
 
+void check_no_file_folder(const std::vector<TarMember>& members, std::string_view where) {
+  std::set<std::string_view> names;
+  for (const auto& m : members) names.insert(m.path);
+  for (const auto& m : members) {
+    for (auto slash = m.path.find('/'); slash != std::string::npos; slash = m.path.find('/', slash + 1)) {
+      const std::string_view folder = std::string_view(m.path).substr(0, slash);
+      if (names.count(folder) != 0) {
+        fail("{}: member '{}' is a file and also the folder of member '{}' (not an archive numcheck wrote)",
+             where, folder, m.path);
+      }
+    }
+  }
+}
+
 std::string write_ustar(const std::vector<TarMember>& members) {
+  check_no_file_folder(members, "tar");
   std::string out;
   std::set<std::string> seen;
   for (const auto& m : members) {
@@ -149,6 +164,7 @@ std::vector<TarMember> read_ustar(std::string_view a, std::string_view where) {
     pos += (size + kBlock - 1) / kBlock * kBlock;
   }
   if (!ended) fail("{}: truncated archive (no end-of-archive blocks)", where);
+  check_no_file_folder(out, where);
   return out;
 }
 

@@ -5,7 +5,8 @@
 // names, mtime 0), so the same members always give the same bytes. Used by `numcheck orbit
 // supplement` (docs/orbit.md). Reading is strict (hostile input): a bad checksum, a non-ustar
 // header, a member that is not a regular file, an absolute path or one with a ".." component, a
-// duplicate name or a truncated archive is an Error naming the member.
+// duplicate name, a member that is also the folder of another member ("a" and "a/b") or a truncated
+// archive is an Error naming the member.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,9 @@ struct TarMember {
 // Throws Error unless `path` is a safe relative member path (no leading '/', no "." or ".."
 // component, no empty component, no NUL or backslash).
 void check_member_path(std::string_view path, std::string_view where);
+
+// Throws Error when one member's path is the folder of another's ("a" and "a/b"): such members
+// cannot both be extracted as files.
+void check_no_file_folder(const std::vector<TarMember>& members, std::string_view where);
 
 }  // namespace numcheck::io

@@ -316,7 +316,10 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, co
   if (!stamps) return build_index(dir, std::move(manifest), threads);  // it says what is missing
   const fs::path file = detail::index_cache_file(cache.folder, *stamps);
   if (cache.read) {
-    if (auto cached = detail::read_index_cache(file, dir, *stamps, manifest)) return std::move(*cached);
+    std::string warning;
+    if (auto cached = detail::read_index_cache(file, dir, *stamps, manifest, &warning))
+      return std::move(*cached);
+    if (!warning.empty() && cache.warn) cache.warn(warning);
   }
   BenchmarkIndex b = build_index(dir, std::move(manifest), threads);
   try {

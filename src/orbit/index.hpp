@@ -11,12 +11,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/large_array.hpp"
@@ -133,8 +135,12 @@ class BenchmarkIndex {
 // it instead of parsing bases.jsonl and views.jsonl. Its key is the folder's path; it records the
 // SHA-256 of manifest.json, bases.jsonl and views.jsonl it was made from, and the file's own.
 struct IndexCache {
+  IndexCache() = default;
+  explicit IndexCache(std::filesystem::path f, bool r = true) : folder(std::move(f)), read(r) {}
   std::filesystem::path folder;  // empty: no cache
   bool read = true;              // false: build from the files (and write the cache anew)
+  // Told when the cache file is skipped for a reason the user should know (not a regular file).
+  std::function<void(const std::string&)> warn;
 };
 // io::user_cache_dir() (the index cache is on by default for orbit score).
 [[nodiscard]] IndexCache default_index_cache();

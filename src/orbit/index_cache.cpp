@@ -401,13 +401,24 @@ fs::path index_cache_file(const fs::path& folder, const IndexStamps& stamps) {
 }
 
 std::optional<BenchmarkIndex> read_index_cache(const fs::path& file, const fs::path& dir,
-                                               const IndexStamps& stamps, std::string manifest_json) {
-  io::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+                                               const IndexStamps& stamps, std::string manifest_json,
+                                               std::string* warning) {
+  // O_NONBLOCK: opening a FIFO put at the cache's path returns at once instead of waiting for a
+  // writer, and the fstat below refuses anything but a regular file before a byte is read.
+  io::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) return std::nullopt;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < sizeof kMagic + kTrailer) {
+  if (::fstat(fd.get(), &st) != 0) return std::nullopt;
+  if (!S_ISREG(st.st_mode)) {
+    if (warning != nullptr) {
+      *warning = fmt::format(
+          "the benchmark index cache {} is not a regular file (a FIFO, device or socket?): not read; the "
+          "index is built from the files (remove it, or use --no-index-cache)",
+          file.string());
+    }
     return std::nullopt;
   }
+  if (static_cast<std::uint64_t>(st.st_size) < sizeof kMagic + kTrailer) return std::nullopt;
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   char magic[sizeof kMagic];
   char trailer[kTrailer];

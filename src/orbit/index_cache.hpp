@@ -51,11 +51,14 @@ inline constexpr std::int64_t kSettledNs = 2'000'000'000;
 // manifest.json; its check (BenchmarkIndex::cache_check) is started: the SHA-256 of the cache
 // file's body, and of bases.jsonl and views.jsonl unless the stamps were settled() when the cache
 // was made (then their stamps stand for their recorded hashes). nullopt otherwise (missing,
-// torn, corrupt, another version, another folder, changed files).
+// torn, corrupt, another version, another folder, changed files). Only a regular file is read: a
+// FIFO, device or socket at that path is never waited on (opened without blocking, refused by its
+// type), and `warning` (when given) then says so.
 [[nodiscard]] std::optional<BenchmarkIndex> read_index_cache(const std::filesystem::path& file,
                                                              const std::filesystem::path& dir,
                                                              const IndexStamps& stamps,
-                                                             std::string manifest_json);
+                                                             std::string manifest_json,
+                                                             std::string* warning = nullptr);
 // The index in a cache file's body (between the magic and the trailer), without the checks of its
 // hash: nullopt unless its head matches and its structure holds (bounds, tables that end). For the
 // fuzz target (fuzz/fuzz_orbit_index_cache.cpp); read_index_cache reads the same way from the file.

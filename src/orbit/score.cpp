@@ -376,6 +376,31 @@ SystemInfo read_system_info(const fs::path& responses) {
   return info;
 }
 
+void check_run_benchmark(const fs::path& responses, const BenchmarkIndex& bench) {
+  const fs::path run = responses.parent_path() / "run.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(run, ec)) return;
+  const io::Json j = io::read_json_file(run);
+  const io::Record r = io::Record::of(j, run.string());
+  const auto binding = r.opt_object("binding");
+  if (!binding) return;
+  const auto files = binding->opt_object("benchmark_sha256");
+  if (!files) return;
+  for (const char* name : {"views.jsonl", "bases.jsonl"}) {
+    const auto recorded = files->opt_string(name);
+    const auto now = bench.file_sha256.find(name);
+    if (!recorded || now == bench.file_sha256.end() || *recorded == now->second) continue;
+    std::string asked_from;
+    if (const auto sel = r.opt_object("selection"))
+      asked_from = sel->opt_string("benchmark_dir").value_or("");
+    fail(ErrorCode::kUsage,
+         "{}: these responses answer another benchmark: {} records {} with sha256 {}, but {} has sha256 {}; "
+         "score them against the benchmark they were asked from{} (nothing written)",
+         responses.string(), run.string(), name, *recorded, (bench.dir / name).string(), now->second,
+         asked_from.empty() ? "" : fmt::format(" (--bench {})", asked_from));
+  }
+}
+
 fs::path score_manifest_path(const fs::path& out) {
   fs::path p = out;
   p += ".manifest.json";

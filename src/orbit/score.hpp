@@ -119,6 +119,13 @@ struct SystemInfo {
 };
 [[nodiscard]] SystemInfo read_system_info(const std::filesystem::path& responses);
 
+// Throws Error when run.json next to `responses` (an `orbit run` folder's) records benchmark files
+// (binding.benchmark_sha256) whose SHA-256 differs from `bench`'s: the responses answer another
+// benchmark's prompts, and scoring them would grade them against the wrong expected answers (or
+// count every record unknown). The message names the file and both hashes. Compares bases.jsonl
+// and views.jsonl (what the prompts and answers are); no run.json, or none that records them: no-op.
+void check_run_benchmark(const std::filesystem::path& responses, const BenchmarkIndex& bench);
+
 // The sidecar manifest written next to the scores (<out>.manifest.json).
 [[nodiscard]] io::OrderedJson score_manifest(const BenchmarkIndex& bench, const ScoreTally& scores,
                                              const std::filesystem::path& responses,

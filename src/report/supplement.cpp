@@ -42,6 +42,34 @@ std::string member_name(const Root& root, const fs::path& on_disk, const std::st
   return s;
 }
 
+// Every path of report_args names a place inside the extraction folder: a relative member path
+// without "..", "." or empty components (io::check_member_path), never absolute.
+void check_report_args(const OJ& args, const std::string& where) {
+  auto check = [&](const OJ& v, const std::string& key) {
+    if (!v.is_string()) fail("{}: field '{}' must be a path (a string)", where, key);
+    const std::string path = v.get<std::string>();
+    try {
+      io::check_member_path(path, "");
+    } catch (const Error&) {
+      fail(
+          "{}: field '{}' is '{}', a path outside the archive's folder (absolute, or with an empty, '.' "
+          "or '..' component): refused",
+          where, key, path);
+    }
+  };
+  for (const char* key : {"report_dir", "bench"}) {
+    if (args.contains(key)) check(args[key], key);
+  }
+  for (const char* key : {"consensus", "claims"}) {
+    if (args.contains(key) && !args[key].is_null()) check(args[key], key);
+  }
+  for (const char* key : {"scores", "responses", "claim_orbits"}) {
+    if (!args.contains(key)) continue;
+    if (!args[key].is_array()) fail("{}: field '{}' must be an array of paths", where, key);
+    for (std::size_t i = 0; i < args[key].size(); ++i) check(args[key][i], fmt::format("{}[{}]", key, i));
+  }
+}
+
 }  // namespace
 
 std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
@@ -121,6 +149,10 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
       const auto e = io::OrderedRecord::of(m.extra_sections[i],
                                            fmt::format("{}: extra_sections[{}]", metrics_path.string(), i));
       const std::string section = e.string("section");
+      if (section == "study") {  // `orbit study`'s section: no input file, rebuilt from its record
+        args["study"] = m.extra_sections[i];
+        continue;
+      }
       if (e.contains("files")) {  // claim orbits: one metrics.json per folder
         for (const auto& f : e.objects("files")) {
           const std::string name = add(f.string("file"), "the " + section + " section file");
@@ -208,6 +240,7 @@ Supplement read_supplement(std::string_view archive, std::string_view where) {
       !s.info.contains("report_args") || !s.info["report_args"].is_object()) {
     fail("{}: {} is not one written by `numcheck orbit supplement`", where, kSupplementInfo);
   }
+  check_report_args(s.info["report_args"], fmt::format("{}: {} report_args", where, kSupplementInfo));
   return s;
 }
 

@@ -38,7 +38,10 @@ struct Supplement {
 };
 
 // Reads and checks an archive: SHA256SUMS lists every other member exactly once with its hash,
-// supplement.json is one written by build_supplement. Throws Error naming the member otherwise.
+// supplement.json is one written by build_supplement, and every path its report_args name (the
+// report folder, the benchmark, scores, responses and section inputs) is a relative path inside the
+// extraction folder (no absolute path, no ".." component). Throws Error naming the member or field
+// otherwise.
 [[nodiscard]] Supplement read_supplement(std::string_view archive, std::string_view where);
 
 // Writes every member under `dir` (created), never outside it.

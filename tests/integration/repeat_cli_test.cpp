@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "cli_support.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "llm/reference.hpp"
 #include "orbit/benchmark.hpp"
 #include "test_server.hpp"
 
@@ -136,6 +138,60 @@ TEST_F(RepeatCli, NondeterministicServerGivesTheCountsItsRuleImplies) {
   EXPECT_LT(bytes, 20u);
   EXPECT_LT(answers, 20u);
   EXPECT_LT(bytes, answers);
+}
+
+// The endpoint and model come from run.json: `orbit repeat --run DIR` alone repeats the run's own
+// system. A --model or --endpoint that names another system is a usage error before any request
+// and leaves no folder behind, so the right command then simply runs.
+TEST_F(RepeatCli, TakesTheSystemFromRunJsonAndRefusesAnotherBeforeAnyRequest) {
+  auto bench_ptr = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(bench()));
+  testing::TestServer server(testing::ServerOptions{}, llm::benchmark_solver(bench_ptr));
+  server.start();
+  const std::string url = server.base_url();
+  run(url, "fromrun");
+  const fs::path d = dir("fromrun");
+  const std::size_t before = server.post_count();
+  for (const std::string& wrong :
+       {std::string("--model other-model"), std::string("--endpoint http://127.0.0.1:9/v1"),
+        std::string("--system reference"), fmt::format("--endpoint '{}' --model test-model2", url)}) {
+    const auto r =
+        run_cli(fmt::format("orbit repeat --run '{}' --n 5 --progress none {}", d.string(), wrong));
+    EXPECT_EQ(r.exit_code, 2) << wrong << r.out << r.err;
+    EXPECT_NE(r.err.find("run.json"), std::string::npos) << wrong << r.err;
+    EXPECT_EQ(server.post_count(), before) << wrong;
+    EXPECT_FALSE(fs::exists(d / "repeat")) << wrong;
+    EXPECT_FALSE(fs::exists(d / "repeat.json")) << wrong;
+  }
+  // No system flags: the run's endpoint and model.
+  auto r = run_cli(fmt::format("orbit repeat --run '{}' --n 5 --progress none", d.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("byte-identical 5/5, answer-identical 5/5"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("differ from the recorded ones"), std::string::npos) << r.err;
+  EXPECT_GE(server.post_count(), before + 5);
+  const io::Json j = io::read_json_file(d / "repeat.json");
+  EXPECT_EQ(j["counts"]["request_identical"], 5);
+  // The same flags as the run (with a trailing slash) are accepted too.
+  r =
+      run_cli(fmt::format("orbit repeat --run '{}' --n 5 --out '{}' --endpoint '{}/' --model test-model "
+                          "--progress none",
+                          d.string(), dir("fromrun-again").string(), url));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A reference run's repeat takes --system reference and its faults from run.json.
+TEST_F(RepeatCli, AReferenceRunIsRepeatedWithItsRecordedFaults) {
+  auto r =
+      run_cli(fmt::format("orbit run --bench '{}' --out '{}' --bases 6 --system reference --inject "
+                          "times_ten=0.3,markdown=0.2 --progress none",
+                          bench().string(), dir("ref").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli(fmt::format("orbit repeat --run '{}' --n 6 --progress none --inject times_ten=0.1",
+                          dir("ref").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(dir("ref") / "repeat"));
+  r = run_cli(fmt::format("orbit repeat --run '{}' --n 6 --progress none", dir("ref").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("byte-identical 6/6"), std::string::npos) << r.out;
 }
 
 TEST_F(RepeatCli, UsageErrors) {

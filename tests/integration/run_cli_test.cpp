@@ -23,6 +23,7 @@
 #include "grade/grade.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "io/sha256.hpp"
 #include "orbit/benchmark.hpp"
 
 namespace numcheck {
@@ -182,6 +183,35 @@ TEST_F(RunCli, AChangedBenchmarkIsRefused) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("does not match the manifest"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir("changed_run") / "responses.jsonl"));
+}
+
+// Responses of a run on another benchmark (another seed) are refused by `orbit score`, with or
+// without --allow-partial (which once led to "0 strict correct" and exit 0), naming the two hashes;
+// nothing is written. Scored against their own benchmark they are fine.
+TEST_F(RunCli, ScoringAnotherBenchmarksResponsesIsRefusedNamingBothHashes) {
+  const fs::path other = dir("other_seed_bench");
+  auto r = run_cli(fmt::format("orbit generate --out '{}' --seed 7", other.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run = dir("other_seed_run");
+  r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --bases 6 --progress none",
+                          other.string(), run.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string recorded = io::sha256_file(other / "views.jsonl");
+  const std::string now = io::sha256_file(bench() / "views.jsonl");
+  ASSERT_NE(recorded, now);
+  for (const char* flags : {"", "--allow-partial", "--whole-benchmark --allow-partial", "--no-index-cache"}) {
+    r = run_cli(fmt::format("orbit score --bench '{}' --responses '{}' --out '{}' {}", bench().string(),
+                            (run / "responses.jsonl").string(), (run / "scores.jsonl").string(), flags));
+    EXPECT_EQ(r.exit_code, 2) << flags << r.out << r.err;
+    EXPECT_NE(r.err.find("another benchmark"), std::string::npos) << flags << r.err;
+    EXPECT_NE(r.err.find(recorded), std::string::npos) << flags << r.err;
+    EXPECT_NE(r.err.find(now), std::string::npos) << flags << r.err;
+    EXPECT_NE(r.err.find(other.string()), std::string::npos) << flags << r.err;  // where to score them
+    EXPECT_FALSE(fs::exists(run / "scores.jsonl")) << flags;
+  }
+  r = run_cli(fmt::format("orbit score --bench '{}' --responses '{}' --out '{}'", other.string(),
+                          (run / "responses.jsonl").string(), (run / "scores.jsonl").string()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // --out naming a file is a clear usage error, not "internal error: filesystem error".

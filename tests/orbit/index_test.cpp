@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -425,6 +426,33 @@ TEST_F(IndexCacheTest, SecondLoadReadsTheSameIndexFromTheCache) {
   EXPECT_FALSE(load_benchmark_index(bench_dir(), 2, IndexCache{cache.folder, false}).from_cache());
   EXPECT_EQ(only_file(cache.folder), file);
   EXPECT_FALSE(load_benchmark_index(bench_dir(), 2, IndexCache{}).from_cache());
+}
+
+// A FIFO put at the cache file's path is never opened for a blocking read (that waited for a
+// writer forever): the load goes on at once from the files, with a warning naming the path.
+TEST_F(IndexCacheTest, AFifoAtTheCachePathIsAMissWithAWarningNotAHang) {
+  IndexCache cache{cache_folder("fifo"), true};
+  std::vector<std::string> warnings;
+  cache.warn = [&](const std::string& w) { warnings.push_back(w); };
+  const auto stamps = detail::stamps_of(bench_dir());
+  ASSERT_TRUE(stamps);
+  const fs::path file = detail::index_cache_file(cache.folder, *stamps);
+  fs::create_directories(file.parent_path());
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  auto load = std::async(std::launch::async, [&] { return load_benchmark_index(bench_dir(), 2, cache); });
+  if (load.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    // Unblock the reader (a writer opens and closes the FIFO) so that the test ends, then fail.
+    const int w = ::open(file.c_str(), O_WRONLY | O_NONBLOCK);
+    if (w >= 0) ::close(w);
+    (void)load.wait_for(std::chrono::seconds(5));
+    FAIL() << "load_benchmark_index waited on the FIFO at " << file;
+  }
+  const BenchmarkIndex x = load.get();
+  EXPECT_FALSE(x.from_cache());
+  expect_same(x, load_benchmark(bench_dir()));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("not a regular file"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find(file.string()), std::string::npos) << warnings[0];
 }
 
 TEST_F(IndexCacheTest, TornCorruptOrForeignCacheFilesAreNeverUsed) {
