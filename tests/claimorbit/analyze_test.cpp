@@ -191,8 +191,9 @@ TEST(ClaimOrbitReport, NoScoredPairsSaysSoAndEveryTableFitsThePage) {
     if (blk.kind != doc::Block::Kind::kTable) continue;
     ++tables;
     EXPECT_LE(testing::html_min_chars(blk.table), testing::kHtmlMaxChars) << blk.table.caption;
-    if (blk.in_latex)
+    if (blk.in_latex) {
       EXPECT_LE(testing::latex_chars(blk.table), testing::kLatexMaxChars) << blk.table.caption;
+    }
   }
   EXPECT_GE(tables, 5u);
 }

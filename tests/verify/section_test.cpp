@@ -85,9 +85,8 @@ ClaimsSection full_section() {
         "class_f1": {"True": 0.4, "False": 0.7, "Conflicting": 0.4},
         "vs_trained": {"macro_f1_diff": -0.0123, "ci95": [-0.0311, 0.0101], "bootstrap_p": 0.2468, "mcnemar_p": 0.01}})"));
   const io::Json paper = io::Json::parse(
-      R"({"rows": [{"system": "FinQA-Roberta-Large + ClaimDecomp (paper, Table 3)", "values": [1,2,3,4,5,6,7,8,9,10,11,12,13]
-}]
-})");
+      R"js({"rows": [{"system": "FinQA-Roberta-Large + ClaimDecomp (paper, Table 3)",
+                      "values": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}]})js");
   return build_claims_section(eval, cv, paper, {"numcheck_trained", "numcheck_llm"}, "note");
 }
 
