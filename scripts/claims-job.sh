@@ -130,6 +130,7 @@ echo "== claims: verify the 249 labelled test claims with their gold evidence"
 "$nc" claims verify --method trained --model "$c/model.json" --evidence "$c/gold.jsonl" --out "$c/verify-trained"
 cp "$c/verify-trained/predictions.jsonl" "$c/numcheck_trained.jsonl"
 eval_preds=(--pred "$c/numcheck_trained.jsonl")
+ours=(--ours numcheck_trained)
 notes=()
 if [[ -n "${NUMCHECK_ENDPOINT:-}" ]]; then
   llm_gold_inputs
@@ -140,13 +141,14 @@ if [[ -n "${NUMCHECK_ENDPOINT:-}" ]]; then
   "$nc" claims verify "${llm_args[@]}"
   cp "$c/verify-llm/predictions.jsonl" "$c/numcheck_llm.jsonl"
   eval_preds+=(--pred "$c/numcheck_llm.jsonl")
+  ours+=(--ours numcheck_llm)
 fi
 for f in finqa_roberta_claimdecomp_test unified_claimdecomp_final claim_only_numdecomp_final_5; do
   if [[ -f "$preds/$f.csv" ]]; then eval_preds+=(--pred "$preds/$f.csv"); fi
 done
 echo "== claims: evaluate beside the released predictions"
 "$nc" claims evaluate --gold "$gold" "${eval_preds[@]}" --by-category --json "$c/eval.json" > "$c/eval.md" 2> "$c/eval.log"
-"$nc" claims section --eval "$c/eval.json" --cv "$c/cv.json" --ours numcheck_trained "${notes[@]}" "${retrieval_notes[@]}" \
+"$nc" claims section --eval "$c/eval.json" --cv "$c/cv.json" "${ours[@]}" "${notes[@]}" "${retrieval_notes[@]}" \
   --gold-note "Gold-evidence setting: the 249 labelled QuanTemp test claims (a random 10% sample of the test split) with the fact-checker's justification as the one evidence document; our trained verifier was trained on the 3,084 labelled val claims with $train_desc, never tuned on these claims. The released predictions are the QuanTemp authors' test-set outputs joined to the same claims by exact text." \
   --out "$c/section.json" > "$c/section.md"
 

@@ -351,9 +351,40 @@ std::optional<Edit> unit_edit(const Rewritable& r, const FormSpec& spec, std::ui
   return Edit{r.slots[0].begin, r.unit_end, pick, r.slots[0].value};
 }
 
+// The bytes around segment i that its read-back re-reads: kContext bytes on each side, widened so
+// that no segment is cut and the window starts and ends at a space (or the claim's ends). The
+// segmenter looks only a few words around a number (approximators, trend words, units, range
+// connectors), so the window reads a rewrite as the whole claim would; the variant with every
+// accepted rewrite is still read back whole. Re-reading only the window keeps generation linear in
+// the claim's length (re-reading the whole claim per segment made it quadratic and worse).
+std::pair<std::size_t, std::size_t> context_window(std::string_view claim,
+                                                   const std::vector<claims::Segment>& segs, std::size_t i) {
+  constexpr std::size_t kContext = 96;
+  std::size_t b = segs[i].begin > kContext ? segs[i].begin - kContext : 0;
+  std::size_t e = std::min(claim.size(), segs[i].end + kContext);
+  // Segments are sorted and disjoint: widen over the ones the window's ends fall into.
+  auto first_ending_after = [&](std::size_t p) {
+    return std::partition_point(segs.begin(), segs.end(),
+                                [&](const claims::Segment& s) { return s.end <= p; });
+  };
+  if (auto it = first_ending_after(b); it != segs.end() && it->begin < b) b = it->begin;
+  if (e > 0)
+    if (auto it = first_ending_after(e - 1); it != segs.end() && it->begin < e) e = std::max(e, it->end);
+  while (b > 0 && claim[b - 1] != ' ') --b;
+  while (e < claim.size() && claim[e] != ' ') ++e;
+  return {b, e};
+}
+
 }  // namespace
 
+namespace {
+thread_local std::size_t t_bytes_read = 0;
+}  // namespace
+
+std::size_t segmenter_bytes_read() noexcept { return t_bytes_read; }
+
 std::vector<std::string> quantity_keys(std::string_view text) {
+  t_bytes_read += text.size();
   std::vector<std::string> k;
   for (const auto& s : claims::find_segments(text)) k.push_back(segment_key(s));
   return k;
@@ -364,6 +395,7 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
   ClaimOrbit o;
   o.id = std::string(id);
   o.claim = std::string(claim);
+  t_bytes_read += claim.size();
   const auto segs = claims::find_segments(claim);
   std::vector<std::string> keys;
   keys.reserve(segs.size());
@@ -384,11 +416,22 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
     }
   }
   std::vector<bool> rewritten(segs.size(), false);
+  // Per rewritable segment: its context window and the quantities read there before any rewrite.
+  std::vector<std::pair<std::size_t, std::size_t>> windows;
+  std::vector<std::vector<std::string>> window_keys;
+  windows.reserve(rw.size());
+  window_keys.reserve(rw.size());
+  for (const auto& r : rw) {
+    windows.push_back(context_window(claim, segs, r.index));
+    window_keys.push_back(
+        quantity_keys(claim.substr(windows.back().first, windows.back().second - windows.back().first)));
+  }
   const auto& forms = opt.forms.empty() ? spec.forms : opt.forms;
   for (const auto& form : forms) {
     std::vector<Edit> accepted;
     std::vector<std::size_t> accepted_segs;
-    for (const auto& r : rw) {
+    for (std::size_t ri = 0; ri < rw.size(); ++ri) {
+      const Rewritable& r = rw[ri];
       std::vector<Edit> edits;
       if (form == "unit") {
         if (auto e = unit_edit(r, spec, opt.seed, id)) edits.push_back(std::move(*e));
@@ -424,8 +467,13 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
                });
       });
       if (edits.empty()) continue;
-      // Read back: the claim with only this segment rewritten states exactly the same quantities.
-      if (quantity_keys(apply(claim, edits, nullptr)) != keys) continue;
+      // Read back: with only this segment rewritten, its context window states exactly the same
+      // quantities.
+      const auto [wb, we] = windows[ri];
+      std::vector<Edit> local = edits;
+      for (auto& e : local) e.begin -= wb, e.end -= wb;
+      if (quantity_keys(apply(claim.substr(wb, we - wb), std::move(local), nullptr)) != window_keys[ri])
+        continue;
       accepted.insert(accepted.end(), edits.begin(), edits.end());
       accepted_segs.push_back(r.index);
     }

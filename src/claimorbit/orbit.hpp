@@ -69,6 +69,10 @@ struct ClaimOrbit {
 // read-back check compares these (equal keys = the same exact quantities, dates and periods).
 [[nodiscard]] std::vector<std::string> quantity_keys(std::string_view text);
 
+// Bytes this thread has handed to the claims segmenter in generate_orbit and quantity_keys so far:
+// the measure of generation's work (linear in the claim's length; tests check it).
+[[nodiscard]] std::size_t segmenter_bytes_read() noexcept;
+
 [[nodiscard]] io::OrderedJson orbit_json(const ClaimOrbit& o);
 [[nodiscard]] ClaimOrbit orbit_from_json(const io::Json& j, std::string_view where);
 // Reads a claims.jsonl written by generate (throws Error naming file:line on a bad line).

@@ -23,13 +23,20 @@ std::string flips_text(const PairStats& s) {
   return out.empty() ? "-" : out;
 }
 
-void pair_row(Table& t, const std::string& system, const std::string& what, const PairStats& s) {
-  std::vector<Cell> row = {Cell::txt(system),
-                           Cell::txt(what),
-                           Cell::num(fmt::format("{}", s.pairs)),
-                           Cell::num(pct(s.invariance()), s.invariance() < 0.95),
-                           Cell::num(ci(s.invariance_ci)),
-                           Cell::txt(flips_text(s))};
+// Invariance of one row: the share with its Wilson interval, bold below 95%; "no pairs" when no
+// (claim, variant) pair was scored (a 0.0 there would read as a measured total failure).
+Cell invariance_cell(const PairStats& s) {
+  if (s.pairs == 0) return Cell::num("no pairs");
+  return Cell::num(fmt::format("{} {}", pct(s.invariance()), ci(s.invariance_ci)), s.invariance() < 0.95);
+}
+
+void invariance_row(Table& t, const std::string& system, const std::string& what, const PairStats& s) {
+  t.rows.push_back({Cell::txt(system), Cell::txt(what), Cell::num(fmt::format("{}", s.pairs)),
+                    invariance_cell(s), Cell::txt(s.pairs == 0 ? "-" : flips_text(s))});
+}
+
+void accuracy_row(Table& t, const std::string& system, const std::string& what, const PairStats& s) {
+  std::vector<Cell> row = {Cell::txt(system), Cell::txt(what), Cell::num(fmt::format("{}", s.gold_pairs))};
   if (s.gold_pairs > 0) {
     row.push_back(Cell::num(pct(s.accuracy_original)));
     row.push_back(Cell::num(pct(s.accuracy_variant)));
@@ -39,18 +46,30 @@ void pair_row(Table& t, const std::string& system, const std::string& what, cons
         fmt::format("{}/{}; p={:.3g}", s.original_only_correct, s.variant_only_correct, s.mcnemar_p),
         s.mcnemar_p < 0.05));
   } else {
-    for (int i = 0; i < 4; ++i) row.push_back(Cell::txt("-"));
+    row.push_back(Cell::num("no pairs"));
+    for (int i = 0; i < 3; ++i) row.push_back(Cell::num("-"));
   }
   t.rows.push_back(std::move(row));
 }
 
-Table pair_table(std::string caption, std::string first) {
+// Two narrow tables instead of one wide one: invariance (every pair), accuracy (pairs with gold).
+Table invariance_table(std::string caption, std::string first) {
   Table t;
   t.caption = std::move(caption);
-  t.header = {"system",          std::move(first), "pairs",
-              "invariance %",    "95% Wilson",     "flips (original->variant)",
-              "acc. original %", "acc. variant %", "difference, pts [95% bootstrap]",
-              "McNemar b/c; p"};
+  t.header = {"system", std::move(first), "pairs", "invariance % [95% Wilson]", "flips (original->variant)"};
+  return t;
+}
+
+Table accuracy_table(std::string caption, std::string first) {
+  Table t;
+  t.caption = std::move(caption);
+  t.header = {"system",      std::move(first), "pairs",         "acc. orig. %",
+              "acc. var. %", "diff. [95% CI]", "McNemar b/c; p"};
+  t.note =
+      "Accuracy, in percent, on the pairs whose claim has a gold label. The difference (variant minus "
+      "original, in points) has a claim-clustered bootstrap interval; McNemar's exact test asks whether the "
+      "pairs only the original "
+      "got right (b) and only the variant got right (c) differ in number.";
   return t;
 }
 
@@ -89,7 +108,8 @@ void add_section(doc::Document& doc, const std::vector<OrbitAnalysis>& systems) 
       "whose "
       "verdict equals the verdict on the original claim; a verifier that checks the number, not its "
       "spelling, "
-      "scores 100%. Accuracy columns compare the original and the variant on claims with a gold label; the "
+      "scores 100%. The accuracy tables compare the original and the variant on claims with a gold label; "
+      "the "
       "difference's interval resamples claims (all variants of a claim together); McNemar b/c counts pairs "
       "only "
       "the original / only the variant got right.");
@@ -99,27 +119,41 @@ void add_section(doc::Document& doc, const std::vector<OrbitAnalysis>& systems) 
                   "claims",
                   "scored claims",
                   "orbits invariant",
-                  "share %",
-                  "95% Wilson",
-                  "missing verdicts (original / variant)"};
+                  "share % [95% Wilson]",
+                  "missing (orig. / var.)"};
+  orbit.note = "missing: ids with no verdict, originals / variants (no answer or an unparseable one).";
   for (const auto& a : systems)
-    orbit.rows.push_back({Cell::txt(a.system), Cell::num(fmt::format("{}", a.claims)),
-                          Cell::num(fmt::format("{}", a.scored_claims)),
-                          Cell::num(fmt::format("{}", a.orbits_invariant)),
-                          Cell::num(a.orbits > 0 ? pct(double(a.orbits_invariant) / double(a.orbits)) : "-"),
-                          Cell::num(ci(a.orbit_invariance_ci)),
-                          Cell::num(fmt::format("{} / {}", a.missing_original, a.missing_variants))});
+    orbit.rows.push_back(
+        {Cell::txt(a.system), Cell::num(fmt::format("{}", a.claims)),
+         Cell::num(fmt::format("{}", a.scored_claims)), Cell::num(fmt::format("{}", a.orbits_invariant)),
+         Cell::num(a.orbits > 0 ? fmt::format("{} {}", pct(double(a.orbits_invariant) / double(a.orbits)),
+                                              ci(a.orbit_invariance_ci))
+                                : "no scored orbits"),
+         Cell::num(fmt::format("{} / {}", a.missing_original, a.missing_variants))});
   doc.table(std::move(orbit));
-  Table forms = pair_table("Per form (systems side by side)", "form");
+  Table forms = invariance_table("Invariance per form (systems side by side)", "form");
+  Table forms_acc = accuracy_table("Accuracy on original and variant, per form", "form");
+  bool any_gold = false;
   for (const auto& a : systems) {
-    for (const auto& [f, s] : a.by_form) pair_row(forms, a.system, f, s);
-    pair_row(forms, a.system, "all forms", a.all);
+    for (const auto& [f, s] : a.by_form) {
+      invariance_row(forms, a.system, f, s);
+      accuracy_row(forms_acc, a.system, f, s);
+    }
+    invariance_row(forms, a.system, "all forms", a.all);
+    accuracy_row(forms_acc, a.system, "all forms", a.all);
+    any_gold = any_gold || a.all.gold_pairs > 0;
   }
   doc.table(std::move(forms));
-  Table cats = pair_table("Per claim category (all forms pooled)", "category");
+  if (any_gold) doc.table(std::move(forms_acc));
+  Table cats = invariance_table("Invariance per claim category (all forms pooled)", "category");
+  Table cats_acc = accuracy_table("Accuracy per claim category (all forms pooled)", "category");
   for (const auto& a : systems)
-    for (const auto& [c, s] : a.by_category) pair_row(cats, a.system, c, s);
+    for (const auto& [c, s] : a.by_category) {
+      invariance_row(cats, a.system, c, s);
+      accuracy_row(cats_acc, a.system, c, s);
+    }
   doc.table(std::move(cats));
+  if (any_gold) doc.table(std::move(cats_acc));
   for (const auto& a : systems) {
     if (a.examples.empty()) continue;
     Table ex;

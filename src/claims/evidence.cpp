@@ -1,5 +1,8 @@
 #include "claims/evidence.hpp"
 
+#include <string>
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -112,9 +115,19 @@ EvidenceRecord evidence_from_json(const io::Json& j, std::string_view where) {
 }
 
 void for_each_evidence(const fs::path& path, const std::function<void(EvidenceRecord&&)>& fn) {
-  // The project's JSONL rule (io/json.hpp): blank lines skipped, a torn last line an error.
-  (void)io::read_jsonl(
-      path, [&](const io::Record& r, std::size_t) { fn(evidence_from_json(r.json(), r.where())); });
+  // The project's JSONL rule (io/json.hpp): blank lines skipped, a torn last line an error. Every
+  // reader maps records by claim id, so a repeated id is refused, naming both lines.
+  std::unordered_map<std::string, std::size_t> first_line;
+  (void)io::read_jsonl(path, [&](const io::Record& r, std::size_t line) {
+    EvidenceRecord rec = evidence_from_json(r.json(), r.where());
+    const auto [it, fresh] = first_line.try_emplace(rec.id, line);
+    if (!fresh)
+      fail(
+          "{}: claim id '{}' appears twice (lines {} and {}); every record of an evidence file needs "
+          "its own id",
+          path.string(), rec.id, it->second, line);
+    fn(std::move(rec));
+  });
 }
 
 std::vector<EvidenceRecord> read_evidence(const fs::path& path) {

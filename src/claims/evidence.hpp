@@ -57,7 +57,8 @@ struct EvidenceRecord {
 
 // Streams an evidence file record by record (memory: one line) under the project's JSONL rule
 // (io::read_jsonl: blank lines skipped, a torn last line an error); any malformed line throws
-// Error naming file:line and the field.
+// Error naming file:line and the field, and a claim id seen on an earlier line throws Error naming
+// the id and both lines.
 void for_each_evidence(const std::filesystem::path& path, const std::function<void(EvidenceRecord&&)>& fn);
 [[nodiscard]] std::vector<EvidenceRecord> read_evidence(const std::filesystem::path& path);
 

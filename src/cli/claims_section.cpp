@@ -14,8 +14,8 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string eval, cv, paper, ours, note, out;
-  std::vector<std::string> notes;
+  std::string eval, cv, paper, note, out;
+  std::vector<std::string> ours, notes;
 };
 
 void setup(CLI::App& app) {
@@ -24,7 +24,10 @@ void setup(CLI::App& app) {
   app.add_option("--cv", a->cv, "JSON of `claims cv --json`");
   app.add_option("--paper", a->paper,
                  "Published figures (default data/verify/quantemp_table2.json; 'none' to leave out)");
-  app.add_option("--ours", a->ours, "Name of our system in --eval (its prediction file's stem)")->required();
+  app.add_option("--ours", a->ours,
+                 "Name of one of numcheck's own systems in --eval (its prediction file's stem); repeatable, "
+                 "the first is the one in bold")
+      ->required();
   app.add_option("--gold-note", a->note, "One paragraph saying what the gold-evidence claims are");
   app.add_option("--note", a->notes, "Extra paragraph(s) for the section (e.g. a skipped stage); repeatable");
   app.add_option("--out", a->out, "Section file to write (JSON), the input of `orbit report --claims`")
@@ -33,7 +36,11 @@ void setup(CLI::App& app) {
     if (a->eval.empty() && a->cv.empty()) fail(ErrorCode::kUsage, "give --eval and/or --cv");
     io::OrderedJson j;
     j["format"] = "numcheck-claims-section";
-    j["ours"] = a->ours;
+    if (a->ours.size() == 1) {
+      j["ours"] = a->ours[0];
+    } else {
+      j["ours"] = a->ours;
+    }
     j["gold_note"] = a->note;
     j["notes"] = a->notes;
     j["eval"] = a->eval.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->eval));

@@ -1,6 +1,8 @@
 #include "doc/document.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -118,11 +120,100 @@ std::string markdown_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// A non-ASCII character in LaTeX that pdflatex compiles without extra packages (the kernel's UTF-8
+// input covers the Latin-1 and Latin Extended-A letters): Greek letters and symbols in math mode,
+// dashes and quotes as their TeX ligatures, anything else as its code point, "[U+4E2D]", since an
+// unmapped character stops pdflatex ("Unicode character ... not set up for use with LaTeX").
+std::string latex_non_ascii(char32_t cp, std::string_view bytes) {
+  static constexpr std::array<std::string_view, 25> kGreekUpper = {
+      "A",       "B",        "\\Gamma",   "\\Delta", "E",    "Z",     "H",      "\\Theta", "I",
+      "K",       "\\Lambda", "M",         "N",       "\\Xi", "O",     "\\Pi",   "P",       "",
+      "\\Sigma", "T",        "\\Upsilon", "\\Phi",   "X",    "\\Psi", "\\Omega"};
+  static constexpr std::array<std::string_view, 25> kGreekLower = {
+      "\\alpha", "\\beta",   "\\gamma",   "\\delta", "\\epsilon", "\\zeta", "\\eta",  "\\theta", "\\iota",
+      "\\kappa", "\\lambda", "\\mu",      "\\nu",    "\\xi",      "o",      "\\pi",   "\\rho",   "\\varsigma",
+      "\\sigma", "\\tau",    "\\upsilon", "\\phi",   "\\chi",     "\\psi",  "\\omega"};
+  if (cp >= 0x391 && cp <= 0x3A9 && !kGreekUpper[cp - 0x391].empty())
+    return fmt::format("\\ensuremath{{\\mathrm{{{}}}}}", kGreekUpper[cp - 0x391]);
+  if (cp >= 0x3B1 && cp <= 0x3C9) return fmt::format("\\ensuremath{{{}}}", kGreekLower[cp - 0x3B1]);
+  switch (cp) {
+    case 0xA0:
+      return "~";
+    case 0xB0:
+      return "\\ensuremath{^\\circ}";
+    case 0xB1:
+      return "\\ensuremath{\\pm}";
+    case 0xB5:
+      return "\\ensuremath{\\mu}";
+    case 0xB7:
+      return "\\ensuremath{\\cdot}";
+    case 0xD7:
+      return "\\ensuremath{\\times}";
+    case 0xF7:
+      return "\\ensuremath{\\div}";
+    case 0x2013:
+      return "--";
+    case 0x2014:
+      return "---";
+    case 0x2018:
+      return "`";
+    case 0x2019:
+      return "'";
+    case 0x201C:
+      return "``";
+    case 0x201D:
+      return "''";
+    case 0x2022:
+      return "\\textbullet{}";
+    case 0x2026:
+      return "\\ldots{}";
+    case 0x20AC:
+      return "\\texteuro{}";
+    case 0x2190:
+      return "\\ensuremath{\\leftarrow}";
+    case 0x2192:
+      return "\\ensuremath{\\rightarrow}";
+    case 0x2212:
+      return "\\ensuremath{-}";
+    case 0x2248:
+      return "\\ensuremath{\\approx}";
+    case 0x2260:
+      return "\\ensuremath{\\neq}";
+    case 0x2264:
+      return "\\ensuremath{\\leq}";
+    case 0x2265:
+      return "\\ensuremath{\\geq}";
+    case 0xFFFD:
+      return "?";
+    default:
+      break;
+  }
+  // Latin-1 and Latin Extended-A letters and signs: the kernel's UTF-8 input maps them.
+  if (cp >= 0xA1 && cp <= 0x17F) return std::string(bytes);
+  return fmt::format("[U+{:04X}]", static_cast<std::uint32_t>(cp));
+}
+
+}  // namespace
+
 std::string latex_escape(std::string_view text) {
   const std::string clean = clean_utf8(text);
   std::string out;
   out.reserve(clean.size());
-  for (char c : clean) {
+  for (std::size_t i = 0; i < clean.size(); ++i) {
+    const char c = clean[i];
+    if ((static_cast<unsigned char>(c) & 0x80) != 0) {
+      // clean_utf8 left only valid UTF-8: decode one character.
+      const auto lead = static_cast<unsigned char>(c);
+      const std::size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+      char32_t cp = lead & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
+      for (std::size_t k = 1; k < len && i + k < clean.size(); ++k)
+        cp = (cp << 6) | (static_cast<unsigned char>(clean[i + k]) & 0x3F);
+      out += latex_non_ascii(cp, std::string_view(clean).substr(i, len));
+      i += len - 1;
+      continue;
+    }
     switch (c) {
       case '\\':
         out += "\\textbackslash{}";
@@ -377,10 +468,16 @@ std::string Document::to_latex(std::string_view preamble_comment) const {
     const auto& t = b.table;
     if (t.header.empty()) continue;
     ++n;
+    // Numbers right-aligned on one line; a text column with a cell longer than kWrapChars wraps in a
+    // paragraph column about that wide (10em), so long names and notes never widen the table.
+    constexpr std::size_t kWrapChars = 20;
     std::string spec;
     for (std::size_t c = 0; c < t.header.size(); ++c) {
       const bool numeric = !t.rows.empty() && c < t.rows[0].size() && t.rows[0][c].numeric;
-      spec += numeric ? 'r' : 'l';
+      std::size_t longest = 0;
+      for (const auto& row : t.rows)
+        if (c < row.size() && !row[c].numeric) longest = std::max(longest, row[c].text.size());
+      spec += numeric ? "r" : longest > kWrapChars ? "p{10em}" : "l";
     }
     s += "\\begin{table}[htbp]\n\\centering\n\\small\n";
     if (!t.caption.empty()) s += "\\caption{" + latex_escape(t.caption) + "}\n";

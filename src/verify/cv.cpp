@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/prng.hpp"
+#include "doc/document.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/tests.hpp"
 #include "verify/model.hpp"
@@ -271,6 +272,7 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
       sys.accuracy_per_seed.push_back(cr.accuracy);
       for (std::size_t c = 0; c < kK; ++c) f1sum[c] += cr.per_class[c].f1;
       if (seed_i == 0) sys.predictions = pred;
+      sys.predictions_per_seed.push_back(std::move(pred));
     }
     const double ns = static_cast<double>(opt.seeds);
     auto mean = [&](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / ns; };
@@ -281,10 +283,15 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
     rep.systems.push_back(std::move(sys));
   }
 
-  // Bootstrap over claim-text clusters, first seed: each system's macro/weighted F1 and the paired
-  // macro-F1 difference against the trained verifier.
+  // Every figure of a row comes from one source: the seeds' pooled out-of-fold predictions, each
+  // figure the mean over seeds. The bootstrap resamples claim-text clusters; in each draw every
+  // seed's F1 is computed on the resampled claims and averaged over seeds, so the interval belongs to
+  // the mean over seeds, as does the paired bootstrap p of the macro-F1 difference (trained minus
+  // this). McNemar's test on per-claim correctness (accuracy, not F1) is kept for the first seed
+  // only, in the JSON, labelled so.
+  const std::size_t nseeds = static_cast<std::size_t>(opt.seeds);
   for (auto& sys : rep.systems) {
-    sys.diff = rep.systems[0].macro_f1_per_seed[0] - sys.macro_f1_per_seed[0];
+    sys.diff = rep.systems[0].macro_f1 - sys.macro_f1;
     for (std::size_t i = 0; i < recs.size(); ++i) {
       const bool r0 = rep.systems[0].predictions[i] == gold[i], r1 = sys.predictions[i] == gold[i];
       sys.trained_only_correct += r0 && !r1 ? 1 : 0;
@@ -296,22 +303,31 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
     std::vector<std::vector<std::size_t>> members(rep.groups);
     for (std::size_t i = 0; i < recs.size(); ++i) members[cluster[i]].push_back(i);
     const std::size_t ns = rep.systems.size();
+    const double inv_seeds = 1.0 / static_cast<double>(nseeds);
     const auto boot = stats::bootstrap_counts_multi(
         rep.groups, opt.draws, opt.seed, ns * 3,
         [&](const stats::ClusterCounts& w, std::span<double> out) {
-          std::vector<stats::ConfusionMatrix> cms(ns, stats::ConfusionMatrix(kK));
+          std::vector<stats::ConfusionMatrix> cms(ns * nseeds, stats::ConfusionMatrix(kK));
           for (std::size_t g = 0; g < w.size(); ++g) {
             if (w[g] == 0) continue;
             for (std::size_t i : members[g])
               for (std::size_t s = 0; s < ns; ++s)
-                cms[s].add(static_cast<std::size_t>(gold[i]),
-                           static_cast<std::size_t>(rep.systems[s].predictions[i]), w[g]);
+                for (std::size_t k = 0; k < nseeds; ++k)
+                  cms[s * nseeds + k].add(static_cast<std::size_t>(gold[i]),
+                                          static_cast<std::size_t>(rep.systems[s].predictions_per_seed[k][i]),
+                                          w[g]);
           }
-          const double m0 = stats::macro_f1(cms[0]);
+          double m0 = 0;
           for (std::size_t s = 0; s < ns; ++s) {
-            const double m = stats::macro_f1(cms[s]);
+            double m = 0, wf = 0;
+            for (std::size_t k = 0; k < nseeds; ++k) {
+              m += stats::macro_f1(cms[s * nseeds + k]);
+              wf += stats::weighted_f1(cms[s * nseeds + k]);
+            }
+            m *= inv_seeds;
+            if (s == 0) m0 = m;
             out[3 * s] = m;
-            out[3 * s + 1] = stats::weighted_f1(cms[s]);
+            out[3 * s + 1] = wf * inv_seeds;
             out[3 * s + 2] = m0 - m;
           }
         },
@@ -327,6 +343,14 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
       sys.weighted_hi = b.hi;
       sys.diff_lo = d.lo;
       sys.diff_hi = d.hi;
+      std::size_t le = 0, ge = 0;
+      for (const double v : boot[3 * s + 2]) {
+        le += v <= 0 ? 1 : 0;
+        ge += v >= 0 ? 1 : 0;
+      }
+      sys.boot_p = s == 0 ? 1.0
+                          : std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) /
+                                              static_cast<double>(boot[3 * s + 2].size()));
     }
   }
   rep.seconds_total = seconds_since(t0);
@@ -345,6 +369,9 @@ io::OrderedJson cv_json(const CvReport& r) {
   j["seed"] = r.options.seed;
   j["bootstrap_draws"] = r.options.draws;
   j["grouping"] = "exact claim text";
+  j["figures"] =
+      "means over seeds of each seed's pooled out-of-fold predictions; intervals and p from a "
+      "cluster bootstrap of those means";
   j["trained_settings"] = r.settings_note;
   io::OrderedJson systems = io::OrderedJson::array();
   for (const auto& s : r.systems) {
@@ -364,9 +391,12 @@ io::OrderedJson cv_json(const CvReport& r) {
     o["weighted_f1_per_seed"] = s.weighted_f1_per_seed;
     o["vs_trained"] = {{"macro_f1_diff", s.diff},
                        {"ci95", {s.diff_lo, s.diff_hi}},
+                       {"bootstrap_p", s.boot_p},
+                       {"source", "mean over seeds; paired cluster bootstrap of the macro-F1 difference"},
                        {"trained_only_correct", s.trained_only_correct},
                        {"this_only_correct", s.this_only_correct},
-                       {"mcnemar_p", s.mcnemar_p}};
+                       {"mcnemar_p", s.mcnemar_p},
+                       {"mcnemar_source", "first seed; exact McNemar on per-claim correctness (accuracy)"}};
     systems.push_back(std::move(o));
   }
   j["systems"] = std::move(systems);
@@ -375,38 +405,49 @@ io::OrderedJson cv_json(const CvReport& r) {
 }
 
 std::string cv_markdown(const CvReport& r) {
+  using doc::html::Cell;
   auto pct = [](double x) { return fmt::format("{:.2f}", 100 * x); };
-  std::string o = fmt::format(
-      "## Grouped {}-fold cross-validation\n\n{} labelled claims ({} distinct texts; True {}, False {}, "
-      "Conflicting {}), stratified folds grouped by exact claim text, {} seed(s) from {}; trained verifier: "
-      "{}. "
-      "Figures are means over seeds of the pooled out-of-fold predictions, in percent; [95% interval] from a "
-      "cluster bootstrap over claim texts ({} draws, first seed); Δ = trained minus this system (first "
-      "seed), "
-      "McNemar exact p on per-claim correctness.\n\n",
-      r.options.folds, r.records, r.groups, r.labels[0], r.labels[1], r.labels[2], r.options.seeds,
-      r.options.seed, r.settings_note, r.options.draws);
-  o += "| system | kind | M-F1 [95% CI] | W-F1 [95% CI] | accuracy | T-F1 | F-F1 | C-F1 | M-F1 per seed | Δ "
-       "M-F1 [95% CI] | McNemar p |\n";
-  o += "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
-  for (const auto& s : r.systems) {
+  const bool boot = r.options.draws > 0;
+  auto with_iv = [&](double v, double lo, double hi) {
+    return boot ? fmt::format("{} [{}, {}]", pct(v), pct(lo), pct(hi)) : pct(v);
+  };
+  doc::Document d;
+  d.heading(2, "cv", fmt::format("Grouped {}-fold cross-validation", r.options.folds));
+  d.paragraph(fmt::format(
+      "{} labelled claims ({} distinct texts; True {}, False {}, Conflicting {}), stratified folds grouped "
+      "by "
+      "exact claim text, {} seed(s) from {}; trained verifier: {}. Every figure of a row is a mean over the "
+      "seeds of each seed's pooled out-of-fold predictions, in percent; [95% interval] and p from one "
+      "cluster bootstrap over claim texts ({} draws) of those means.",
+      r.records, r.groups, r.labels[0], r.labels[1], r.labels[2], r.options.seeds, r.options.seed,
+      r.settings_note, r.options.draws));
+  doc::html::Table t;
+  t.caption = "Scores, means over seeds";
+  t.header = {"system", "kind", "M-F1 [95% CI]", "W-F1 [95% CI]", "accuracy", "T-F1", "F-F1", "C-F1"};
+  for (const auto& s : r.systems)
+    t.rows.push_back(
+        {Cell::txt(s.name), Cell::txt(s.kind), Cell::num(with_iv(s.macro_f1, s.macro_lo, s.macro_hi)),
+         Cell::num(with_iv(s.weighted_f1, s.weighted_lo, s.weighted_hi)), Cell::num(pct(s.accuracy)),
+         Cell::num(pct(s.class_f1[0])), Cell::num(pct(s.class_f1[1])), Cell::num(pct(s.class_f1[2]))});
+  d.table(std::move(t));
+  doc::html::Table v;
+  v.caption = "Against the trained verifier, means over seeds";
+  v.header = {"system", "M-F1 per seed", "ΔM-F1 [95% CI]", "p (M-F1)"};
+  for (std::size_t i = 1; i < r.systems.size(); ++i) {
+    const auto& s = r.systems[i];
     std::string seeds;
-    for (double v : s.macro_f1_per_seed) seeds += (seeds.empty() ? "" : " ") + pct(v);
-    const bool self = &s == &r.systems.front();
-    const bool boot = r.options.draws > 0;
-    auto iv = [&](double lo, double hi) {
-      return boot ? fmt::format(" [{}, {}]", pct(lo), pct(hi)) : std::string();
-    };
-    o += fmt::format("| {} | {} | {}{} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n", s.name, s.kind,
-                     pct(s.macro_f1), iv(s.macro_lo, s.macro_hi), pct(s.weighted_f1),
-                     iv(s.weighted_lo, s.weighted_hi), pct(s.accuracy), pct(s.class_f1[0]),
-                     pct(s.class_f1[1]), pct(s.class_f1[2]), seeds,
-                     self ? "—" : fmt::format("{}{}", pct(s.diff), iv(s.diff_lo, s.diff_hi)),
-                     self ? "—" : fmt::format("{:.3g}", s.mcnemar_p));
+    for (const double x : s.macro_f1_per_seed) seeds += (seeds.empty() ? "" : " ") + pct(x);
+    v.rows.push_back({Cell::txt(s.name), Cell::num(seeds), Cell::num(with_iv(s.diff, s.diff_lo, s.diff_hi)),
+                      Cell::num(boot ? fmt::format("{:.3g}", s.boot_p) : "–")});
   }
-  o += fmt::format("\nFeature extraction {:.2f} s, whole study {:.2f} s.\n\n", r.seconds_features,
-                   r.seconds_total);
-  return o;
+  v.note =
+      "ΔM-F1 = trained minus this system; p (M-F1) is the two-sided paired bootstrap p of that "
+      "difference. The JSON (--json) also keeps an exact McNemar p on per-claim correctness (an accuracy "
+      "test) of the first seed.";
+  if (!v.rows.empty()) d.table(std::move(v));
+  d.paragraph(
+      fmt::format("Feature extraction {:.2f} s, whole study {:.2f} s.", r.seconds_features, r.seconds_total));
+  return d.to_markdown();
 }
 
 }  // namespace numcheck::verify

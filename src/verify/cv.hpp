@@ -5,8 +5,8 @@
 // claim-only text model (multinomial naive Bayes over the claim's word unigrams and bigrams, no
 // evidence), plus the trained verifier with each feature group removed (ablation), with surface
 // numbers, and with claim-side features only. Figures: macro/weighted/per-class F1 of the pooled
-// out-of-fold predictions, averaged over seeds, with a 95% cluster-bootstrap interval (clusters =
-// claim texts) on the first seed's predictions, and paired comparisons against the verifier.
+// out-of-fold predictions, averaged over seeds, with 95% cluster-bootstrap intervals (clusters =
+// claim texts) of those means, and paired comparisons against the verifier from the same source.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -57,13 +57,18 @@ struct CvSystem {
   std::vector<double> macro_f1_per_seed, weighted_f1_per_seed, accuracy_per_seed;
   double macro_f1 = 0, weighted_f1 = 0, accuracy = 0;    // means over seeds
   std::array<double, claims::kVerdictCount> class_f1{};  // means over seeds, indexed by Verdict
-  double macro_lo = 0, macro_hi = 0;                     // 95% cluster-bootstrap interval, first seed
+  // 95% cluster-bootstrap intervals of the means over seeds (each draw: every seed's F1 on the
+  // resampled claim texts, averaged over seeds).
+  double macro_lo = 0, macro_hi = 0;
   double weighted_lo = 0, weighted_hi = 0;
-  // Paired against "trained" on the first seed: macro-F1 difference (trained - this) with its
-  // interval, and exact McNemar on per-claim correctness.
-  double diff = 0, diff_lo = 0, diff_hi = 0, mcnemar_p = 1;
+  // Paired against "trained", from the same source: the mean over seeds of the macro-F1 difference
+  // (trained - this), its interval and paired bootstrap p (two-sided).
+  double diff = 0, diff_lo = 0, diff_hi = 0, boot_p = 1;
+  // Exact McNemar on per-claim correctness (an accuracy test), first seed only (JSON only).
+  double mcnemar_p = 1;
   std::uint64_t trained_only_correct = 0, this_only_correct = 0;
   std::vector<int> predictions;  // first seed's out-of-fold predictions (Verdict as int)
+  std::vector<std::vector<int>> predictions_per_seed;
 };
 
 struct CvReport {

@@ -1,5 +1,6 @@
 #include "verify/section.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -47,20 +48,26 @@ io::OrderedJson fig_json(const Figure& f) {
 }  // namespace
 
 ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, const io::Json& paper,
-                                   const std::string& ours, const std::string& gold_note) {
+                                   const std::vector<std::string>& ours, const std::string& gold_note) {
   ClaimsSection s;
   s.gold_note = gold_note;
+  const auto is_ours = [&](const std::string& n) {
+    return std::find(ours.begin(), ours.end(), n) != ours.end();
+  };
   if (eval.is_object() && eval.contains("systems")) {
-    // Ours first, then the others in name order.
+    // Ours first (in the order given), then the others in name order.
     std::vector<std::string> names;
-    if (eval["systems"].contains(ours)) names.push_back(ours);
+    for (const auto& n : ours)
+      if (eval["systems"].contains(n) && std::find(names.begin(), names.end(), n) == names.end())
+        names.push_back(n);
     for (const auto& [k, v] : eval["systems"].items())
-      if (k != ours) names.push_back(k);
+      if (!is_ours(k)) names.push_back(k);
     for (const auto& name : names) {
       const auto& o = eval["systems"][name];
       Table2Row r;
       r.system = name;
-      r.data = name == ours ? "ours" : "released predictions, same claims";
+      r.ours = is_ours(name);
+      r.data = r.ours ? "ours" : "released";
       r.n = o.value("n", std::size_t{0});
       r.unparseable = o.value("unparseable", std::size_t{0});
       for (std::size_t c = 0; c < kCats.size(); ++c) {
@@ -77,7 +84,7 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
       s.table2.push_back(std::move(r));
     }
     for (const auto& c : eval.value("comparisons", io::Json::array())) {
-      if (c.value("a", "") != ours && c.value("b", "") != ours) continue;
+      if (!is_ours(c.value("a", "")) && !is_ours(c.value("b", ""))) continue;
       PairedRow p;
       p.a = c["a"].get<std::string>();
       p.b = c["b"].get<std::string>();
@@ -99,7 +106,7 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
     for (const auto& row : paper.value("rows", io::Json::array())) {
       Table2Row r;
       r.system = row.value("system", "");
-      r.data = "other data: paper, full test set (2,495 claims)";
+      r.data = "paper (other data)";
       r.other_data = true;
       const auto& v = row["values"];
       auto at = [&](std::size_t i) {
@@ -115,11 +122,16 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
     }
   }
   if (cv.is_object()) {
+    const bool same_source = cv.contains("figures");  // cv files whose intervals are of the means
     s.cv_note = fmt::format(
         "Grouped stratified {}-fold cross-validation on {} labelled val claims ({} distinct texts), {} "
-        "seeds; means "
-        "over seeds, 95% cluster-bootstrap intervals; Δ = trained minus system.",
-        cv.value("folds", 0), cv.value("records", 0), cv.value("claim_texts", 0), cv.value("seeds", 0));
+        "seeds. {}",
+        cv.value("folds", 0), cv.value("records", 0), cv.value("claim_texts", 0), cv.value("seeds", 0),
+        same_source
+            ? "Every figure of a row is a mean over the seeds; the 95% intervals and p values come from "
+              "one cluster bootstrap (claim texts resampled) of those means."
+            : "Figures are means over seeds; this cv file's intervals and differences are of the first "
+              "seed only (written by an older numcheck): rerun `claims cv` for one source per row.");
     for (const auto& o : cv.value("systems", io::Json::array())) {
       CvRow r;
       r.system = o.value("name", "");
@@ -133,7 +145,8 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
         r.diff_lo = d["ci95"][0].get<double>();
         r.diff_hi = d["ci95"][1].get<double>();
       }
-      r.mcnemar_p = d.value("mcnemar_p", 1.0);
+      if (d.contains("bootstrap_p") && d["bootstrap_p"].is_number())
+        r.boot_p = d["bootstrap_p"].get<double>();
       s.cv.push_back(std::move(r));
     }
   }
@@ -148,6 +161,7 @@ io::OrderedJson section_json(const ClaimsSection& s) {
     io::OrderedJson o;
     o["system"] = r.system;
     o["data"] = r.data;
+    o["ours"] = r.ours;
     o["other_data"] = r.other_data;
     if (!r.other_data) o["n"] = r.n;
     if (!r.other_data) o["unparseable"] = r.unparseable;
@@ -187,11 +201,21 @@ io::OrderedJson section_json(const ClaimsSection& s) {
          {"weighted_f1", fig_json(r.weighted)},
          {"class_f1", {{"True", r.classes[0]}, {"False", r.classes[1]}, {"Conflicting", r.classes[2]}}},
          {"vs_trained",
-          {{"macro_f1_diff", r.diff}, {"ci95", {r.diff_lo, r.diff_hi}}, {"mcnemar_p", r.mcnemar_p}}}});
+          {{"macro_f1_diff", r.diff},
+           {"ci95", {r.diff_lo, r.diff_hi}},
+           {"bootstrap_p", r.boot_p ? io::OrderedJson(*r.boot_p) : io::OrderedJson(nullptr)}}}});
   j["cv"] = std::move(c);
   j["notes"] = s.notes;
   return j;
 }
+
+namespace {
+
+std::string f2(double v) { return fmt::format("{:.2f}", 100 * v); }
+std::string value_only(const Figure& f) { return f.value ? f2(*f.value) : "–"; }
+std::string unparsed(const Table2Row& r) { return r.other_data ? "–" : fmt::format("{}", r.unparseable); }
+
+}  // namespace
 
 doc::Document section_document(const ClaimsSection& s) {
   doc::Document d;
@@ -199,77 +223,113 @@ doc::Document section_document(const ClaimsSection& s) {
   d.heading(2, "claims", "Numerical claim verification (QuanTemp)");
   d.paragraph(
       "Verdicts (True, False, Conflicting) for real-world numerical claims. Macro-F1 (M-F1) is the "
-      "unweighted "
-      "mean of the three per-class F1 scores, weighted-F1 (W-F1) weights them by class support; figures in "
-      "percent with 95% bootstrap intervals in brackets.");
+      "unweighted mean of the three per-class F1 scores, weighted-F1 (W-F1) weights them by class "
+      "support; figures in percent with 95% bootstrap intervals in brackets. \"ours\" marks numcheck's own "
+      "verifiers, \"released\" the QuanTemp authors' released predictions. An answer that could not be "
+      "parsed counts as wrong; the \"unparsed\" column beside the F1 figures says how many there were.");
   if (!s.table2.empty()) {
-    d.heading(3, "claims-table2", "Gold evidence: per category and full set (Table 2 layout)");
+    d.heading(3, "claims-table2", "Gold evidence: full set and per category (Table 2 figures)");
     if (!s.gold_note.empty()) d.paragraph(s.gold_note);
     doc::html::Table t;
-    t.caption = "Claim verification with gold evidence, per category (Table 2 layout)";
+    t.caption = "Claim verification with gold evidence, full set";
     t.id = "claims-table2";
-    t.header = {"system",     "data",      "n",         "Stat. M-F1", "Stat. W-F1", "Temp. M-F1",
-                "Temp. W-F1", "Int. M-F1", "Int. W-F1", "Comp. M-F1", "Comp. W-F1", "T-F1",
-                "F-F1",       "C-F1",      "M-F1",      "W-F1"};
+    t.header = {"system", "data", "n", "unparsed", "T-F1", "F-F1", "C-F1", "M-F1 [95% CI]", "W-F1"};
+    bool first_ours = true;
     for (const auto& r : s.table2) {
+      const bool bold = r.ours && first_ours;
+      first_ours = first_ours && !r.ours;
       std::vector<Cell> row = {Cell::txt(r.system), Cell::txt(r.data),
-                               Cell::num(r.other_data ? "2495" : std::to_string(r.n))};
-      for (const auto& f : r.categories) row.push_back(Cell::num(pct(f)));
-      for (const auto& f : r.classes) row.push_back(Cell::num(pct(f)));
-      row.push_back(Cell::num(pct(r.macro), !r.other_data && r.data == "ours"));
-      row.push_back(Cell::num(pct(r.weighted)));
+                               Cell::num(r.other_data ? "2495" : std::to_string(r.n)),
+                               Cell::num(unparsed(r))};
+      for (const auto& f : r.classes) row.push_back(Cell::num(value_only(f)));
+      row.push_back(Cell::num(pct(r.macro), bold));
+      row.push_back(Cell::num(value_only(r.weighted)));
       t.rows.push_back(std::move(row));
     }
     t.note =
-        "Rows marked 'other data' are the QuanTemp paper's published figures on the full test set (2,495 "
-        "claims, "
-        "no intervals published): they are not measured on the claims above and are shown for orientation "
-        "only. "
-        "Categories of the claims above come from the rule-based categorizer when the claims carry no "
-        "taxonomy "
-        "label.";
+        "Rows marked 'paper (other data)' are the QuanTemp paper's published figures on the full test set "
+        "(2,495 claims, no intervals published): they are not measured on the claims above and are shown "
+        "for orientation only. W-F1 intervals are in the per-category table.";
     d.table(std::move(t));
+    for (const auto& r : s.table2) {
+      if (r.other_data || r.unparseable == 0) continue;
+      if (r.n > 0 && r.unparseable >= r.n)
+        d.warning(fmt::format(
+            "{}: none of its {} answers could be parsed, so every verdict counts as wrong and its F1 "
+            "figures are 0 by that rule: they measure the answer format, not the verifier.",
+            r.system, r.n));
+      else
+        d.paragraph(fmt::format("{}: {} of {} answers could not be parsed and count as wrong.", r.system,
+                                r.unparseable, r.n));
+    }
+    doc::html::Table c;
+    c.caption = "Claim verification with gold evidence, per category (Table 2 layout, one row per category)";
+    c.id = "claims-table2-categories";
+    c.header = {"system", "category", "M-F1 [95% CI]", "W-F1 [95% CI]", "unparsed"};
+    for (const auto& r : s.table2) {
+      for (std::size_t k = 0; k < kCats.size(); ++k)
+        c.rows.push_back({Cell::txt(r.system), Cell::txt(kCats[k]), Cell::num(pct(r.categories[2 * k])),
+                          Cell::num(pct(r.categories[2 * k + 1])), Cell::num(unparsed(r))});
+      c.rows.push_back({Cell::txt(r.system), Cell::txt("full set"), Cell::num(pct(r.macro)),
+                        Cell::num(pct(r.weighted)), Cell::num(unparsed(r))});
+    }
+    c.note =
+        "unparsed: the system's answers that could not be parsed, over all categories (each counts as "
+        "wrong).";
+    d.table(std::move(c));
   }
   if (!s.paired.empty()) {
     doc::html::Table t;
-    t.caption = "Paired tests on the same claims";
+    t.caption = "Paired tests on the same claims (A minus B)";
     t.id = "claims-paired";
-    t.header = {
-        "A",        "B", "n", "M-F1 A", "M-F1 B", "ΔM-F1 [95% CI]", "bootstrap p", "A-only / B-only correct",
-        "McNemar p"};
+    t.header = {"A", "B", "n", "ΔM-F1 [95% CI]", "p (M-F1)", "A-only / B-only", "p (acc.)"};
     for (const auto& p : s.paired)
       t.rows.push_back(
           {Cell::txt(p.a), Cell::txt(p.b), Cell::num(std::to_string(p.n)),
-           Cell::num(fmt::format("{:.2f}", 100 * p.macro_a)),
-           Cell::num(fmt::format("{:.2f}", 100 * p.macro_b)),
            Cell::num(fmt::format("{:.2f} [{:.1f}, {:.1f}]", 100 * p.diff, 100 * p.diff_lo, 100 * p.diff_hi)),
            Cell::num(fmt::format("{:.3g}", p.boot_p)), Cell::num(fmt::format("{} / {}", p.a_only, p.b_only)),
            Cell::num(fmt::format("{:.3g}", p.mcnemar_p))});
     t.note =
-        "Paired bootstrap over claims for the macro-F1 difference; exact McNemar test on per-claim "
-        "correctness.";
+        "Two tests of two different quantities. p (M-F1): paired bootstrap over claims of the macro-F1 "
+        "difference. p (acc.): exact McNemar test on per-claim correctness, i.e. of the accuracy "
+        "difference, from the claims only A or only B got right (A-only / B-only). A macro-F1 difference can "
+        "be clear while "
+        "accuracy is not (and the reverse), since macro-F1 weighs the rare Conflicting class as much as "
+        "the others.";
     d.table(std::move(t));
   }
   if (!s.cv.empty()) {
     d.heading(3, "claims-cv", "Cross-validation of the trained verifier on the val split");
     d.paragraph(s.cv_note);
     doc::html::Table t;
-    t.caption = "Grouped k-fold cross-validation: trained verifier, baselines on the same folds, ablations";
+    t.caption =
+        "Grouped k-fold cross-validation, means over seeds: trained verifier, baselines on the same "
+        "folds, ablations";
     t.id = "claims-cv";
-    t.header = {"system", "kind", "M-F1 [95% CI]",   "W-F1 [95% CI]", "T-F1",
-                "F-F1",   "C-F1", "Δ M-F1 [95% CI]", "McNemar p"};
+    t.header = {"system", "kind", "M-F1 [95% CI]", "W-F1 [95% CI]", "T-F1", "F-F1", "C-F1"};
     for (std::size_t i = 0; i < s.cv.size(); ++i) {
       const auto& r = s.cv[i];
       t.rows.push_back({Cell::txt(r.system), Cell::txt(r.kind), Cell::num(pct(r.macro), i == 0),
-                        Cell::num(pct(r.weighted)), Cell::num(fmt::format("{:.2f}", 100 * r.classes[0])),
-                        Cell::num(fmt::format("{:.2f}", 100 * r.classes[1])),
-                        Cell::num(fmt::format("{:.2f}", 100 * r.classes[2])),
-                        Cell::num(i == 0 ? "–"
-                                         : fmt::format("{:.2f} [{:.1f}, {:.1f}]", 100 * r.diff,
-                                                       100 * r.diff_lo, 100 * r.diff_hi)),
-                        Cell::num(i == 0 ? "–" : fmt::format("{:.3g}", r.mcnemar_p))});
+                        Cell::num(pct(r.weighted)), Cell::num(f2(r.classes[0])), Cell::num(f2(r.classes[1])),
+                        Cell::num(f2(r.classes[2]))});
     }
     d.table(std::move(t));
+    doc::html::Table v;
+    v.caption = "Cross-validation: each system against the trained verifier, means over seeds";
+    v.id = "claims-cv-paired";
+    v.header = {"system", "ΔM-F1 [95% CI]", "p (M-F1)"};
+    for (std::size_t i = 1; i < s.cv.size(); ++i) {
+      const auto& r = s.cv[i];
+      v.rows.push_back(
+          {Cell::txt(r.system),
+           Cell::num(fmt::format("{:.2f} [{:.1f}, {:.1f}]", 100 * r.diff, 100 * r.diff_lo, 100 * r.diff_hi)),
+           Cell::num(r.boot_p ? fmt::format("{:.3g}", *r.boot_p) : "–")});
+    }
+    v.note =
+        "ΔM-F1 = trained minus this system's macro-F1, the mean over seeds, with its 95% cluster-bootstrap "
+        "interval; p (M-F1) is the paired bootstrap p of that difference (two-sided). No accuracy test is "
+        "shown here: the cv JSON keeps an exact McNemar p (per-claim correctness) of the first seed only.";
+    if (!v.rows.empty()) d.table(std::move(v));
   }
   for (const auto& n : s.notes) d.paragraph(n);
   return d;
@@ -279,9 +339,14 @@ ClaimsSection section_from_file_json(const io::Json& j, std::string_view where) 
   if (!j.is_object() || j.value("format", "") != "numcheck-claims-section")
     fail("{}: not a claims section file (from `numcheck claims section`)", where);
   try {
-    auto s =
-        build_claims_section(j.value("eval", io::Json()), j.value("cv", io::Json()),
-                             j.value("paper", io::Json()), j.value("ours", ""), j.value("gold_note", ""));
+    std::vector<std::string> ours;
+    if (j.contains("ours") && j["ours"].is_array()) {
+      for (const auto& n : j["ours"]) ours.push_back(n.get<std::string>());
+    } else {
+      ours.push_back(j.value("ours", ""));
+    }
+    auto s = build_claims_section(j.value("eval", io::Json()), j.value("cv", io::Json()),
+                                  j.value("paper", io::Json()), ours, j.value("gold_note", ""));
     for (const auto& n : j.value("notes", io::Json::array())) s.notes.push_back(n.get<std::string>());
     return s;
   } catch (const io::Json::exception& e) {

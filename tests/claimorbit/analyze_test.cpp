@@ -2,11 +2,13 @@
 // keyed on surface digits scores below it, and every figure equals a direct computation.
 #include "claimorbit/analyze.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "../support/table_width.hpp"
 #include "claimorbit/render.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
@@ -165,6 +167,35 @@ TEST(ClaimOrbitAnalysis, MissingVerdictsAreCountedNotGuessed) {
   const auto a = analyze(orbits, v, {}, {}, {});
   EXPECT_EQ(a.missing_original, 1u);
   EXPECT_EQ(a.missing_variants, orbits[0].variants.size() + 1);
+}
+
+// A form with no scored pair says "no pairs" (a bold 0.0 read as a measured total failure), and
+// every table of the section fits the page in HTML and LaTeX, two long system names side by side.
+TEST(ClaimOrbitReport, NoScoredPairsSaysSoAndEveryTableFitsThePage) {
+  const auto orbits = sample_orbits();
+  std::map<std::string, Verdict> gold;
+  for (std::size_t i = 0; i < orbits.size(); ++i) gold[orbits[i].id] = claims::kVerdicts[i % 3];
+  AnalyzeOptions opt;
+  opt.draws = 200;
+  auto a = analyze(orbits, verdicts_of(orbits, surface_stub), gold, {}, opt, "trained_surface_gold249");
+  const auto b =
+      analyze(orbits, verdicts_of(orbits, canonical_stub), gold, {}, opt, "trained_canonical_gold249");
+  a.by_form.emplace_back("scale_letter", PairStats{});  // a form no variant of these claims has
+  doc::Document d;
+  add_section(d, {a, b});
+  const std::string md = d.to_markdown();
+  EXPECT_NE(md.find("| scale\\_letter | 0 | no pairs | - |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| scale\\_letter | 0 | **"), std::string::npos) << md;
+  std::size_t tables = 0;
+  for (const auto& blk : d.blocks()) {
+    if (blk.kind != doc::Block::Kind::kTable) continue;
+    ++tables;
+    EXPECT_LE(testing::html_min_chars(blk.table), testing::kHtmlMaxChars) << blk.table.caption;
+    if (blk.in_latex) {
+      EXPECT_LE(testing::latex_chars(blk.table), testing::kLatexMaxChars) << blk.table.caption;
+    }
+  }
+  EXPECT_GE(tables, 5u);
 }
 
 TEST(ClaimOrbitAnalysis, ChangedSpanIsMarkedAndEscaped) {

@@ -1,4 +1,4 @@
-// The loaders against the real QuanTemp files in ../shared/data/quantemp (skipped with a message
+// The loaders against the real QuanTemp files in the folder NUMCHECK_QUANTEMP names (skipped with a message
 // when that folder is absent): record counts and label distributions must match the data README.
 #include <filesystem>
 #include <map>
@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/quantemp_data.hpp"
 #include "claims/evaluate.hpp"
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
@@ -15,13 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path data_dir() { return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp"; }
+fs::path data_dir() { return numcheck::testing::quantemp_dir(); }
 
 #define REQUIRE_DATA(file)                                       \
   const fs::path path = data_dir() / (file);                     \
   if (!fs::exists(path))                                         \
   GTEST_SKIP() << "QuanTemp data not found at " << path.string() \
-               << " (tests read ../shared/data/quantemp next to the repository)"
+               << " (set NUMCHECK_QUANTEMP to the QuanTemp data folder)"
 
 std::map<std::string, std::size_t> label_counts(const LoadResult& r) {
   std::map<std::string, std::size_t> m;

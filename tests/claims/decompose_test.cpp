@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "../support/quantemp_data.hpp"
 #include "claims/decompose.hpp"
 #include "claims/load.hpp"
 #include "claims/prompt.hpp"
@@ -131,8 +132,7 @@ TEST(Released, ClaimDecompCsvLoadsIntoTheOutputFormat) {
 }
 
 TEST(Released, RealTestClaimDecompFile) {
-  const std::filesystem::path f =
-      std::filesystem::path(NUMCHECK_SOURCE_DIR) / "../shared/data/quantemp/test_claimdecomp.csv";
+  const std::filesystem::path f = numcheck::testing::quantemp_dir() / "test_claimdecomp.csv";
   if (!std::filesystem::exists(f)) GTEST_SKIP() << "QuanTemp data not found at " << f;
   const auto loaded = load_claims(f);
   const auto d = released_decompositions(loaded.claims);

@@ -98,6 +98,27 @@ TEST(Evidence, ErrorsNameFileLineAndField) {
   EXPECT_TRUE(valid_selection("claim-top3"));
 }
 
+TEST(Evidence, RepeatedClaimIdIsRefusedNamingTheIdAndBothLines) {
+  const fs::path p = tmp_file("dup.jsonl");
+  io::write_file_atomic(p,
+                        "{\"id\":\"a\",\"claim\":\"c\",\"evidence\":[],\"selection\":\"gold\"}\n"
+                        "{\"id\":\"b\",\"claim\":\"c\",\"evidence\":[],\"selection\":\"gold\"}\n"
+                        "\n"
+                        "{\"id\":\"a\",\"claim\":\"d\",\"evidence\":[],\"selection\":\"gold\"}\n");
+  std::string what;
+  try {
+    (void)read_evidence(p);
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("dup.jsonl"), std::string::npos) << what;
+  EXPECT_NE(what.find("claim id 'a'"), std::string::npos) << what;
+  EXPECT_NE(what.find("lines 1 and 4"), std::string::npos) << what;
+  std::size_t streamed = 0;
+  EXPECT_THROW(for_each_evidence(p, [&](EvidenceRecord&&) { ++streamed; }), Error);
+  EXPECT_EQ(streamed, 2u);  // the records before the repeat, never the repeat itself
+}
+
 TEST(Evidence, ClaimIdIsExplicitIdElseStemAndRecord) {
   Claim c;
   c.source = "val_mapping.json";

@@ -138,5 +138,37 @@ TEST(Document, MarkdownAndLatexEscapers) {
   EXPECT_EQ(latex_escape("50% of $x_1$ & more"), "50\\% of \\$x\\_1\\$ \\& more");
 }
 
+// pdflatex stops on a character its UTF-8 input does not map ("Unicode character Δ (U+0394) not
+// set up for use with LaTeX"): Greek and symbols go to math mode, dashes and quotes to TeX
+// ligatures, Latin letters stay, anything else is spelled as its code point. The output is ASCII
+// apart from the Latin letters.
+TEST(Document, LatexEscapeLeavesNoCharacterPdflatexCannotTypeset) {
+  EXPECT_EQ(latex_escape("\xCE\x94 M-F1"), "\\ensuremath{\\mathrm{\\Delta}} M-F1");
+  EXPECT_EQ(latex_escape("\xCE\xB1 = 0.05"), "\\ensuremath{\\alpha} = 0.05");
+  EXPECT_EQ(latex_escape("5\xE2\x80\x93"
+                         "11 \xE2\x80\x94 \xE2\x80\x9Cq\xE2\x80\x9D"),
+            "5--11 --- ``q''");
+  EXPECT_EQ(
+      latex_escape("\xC2\xB1 \xC3\x97 \xE2\x89\xA4 \xE2\x86\x92 \xE2\x80\xA6"),
+      "\\ensuremath{\\pm} \\ensuremath{\\times} \\ensuremath{\\leq} \\ensuremath{\\rightarrow} \\ldots{}");
+  EXPECT_EQ(latex_escape("caf\xC3\xA9 \xC5\x82\xC3\xB3"
+                         "d\xC5\xBA"),
+            "caf\xC3\xA9 \xC5\x82\xC3\xB3"
+            "d\xC5\xBA");
+  EXPECT_EQ(latex_escape("\xE4\xB8\xAD \xF0\x9F\x98\x80"), "[U+4E2D] [U+1F600]");
+  EXPECT_EQ(latex_escape("bad \xFF byte"), "bad ? byte");
+  // A whole table: the header's Δ and the cells' en dashes come out as commands, never raw.
+  Document d;
+  html::Table t;
+  t.caption = "\xCE\x94 M-F1 per seed";
+  t.header = {"system", "\xCE\x94 M-F1 [95% CI]"};
+  t.rows = {{html::Cell::txt("trained"), html::Cell::num("\xE2\x80\x93")}};
+  d.table(t);
+  const std::string tex = d.to_latex("\xCE\x94 in a comment");
+  const std::string body = tex.substr(tex.find('\n'));
+  for (const char c : body) EXPECT_EQ(static_cast<unsigned char>(c) & 0x80, 0) << tex;
+  EXPECT_THAT(tex, HasSubstr("\\ensuremath{\\mathrm{\\Delta}} M-F1 [95\\% CI]"));
+}
+
 }  // namespace
 }  // namespace numcheck::doc

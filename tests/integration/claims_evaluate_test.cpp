@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/quantemp_data.hpp"
 #include "cli_support.hpp"
 
 namespace numcheck::testing {
@@ -82,7 +83,7 @@ TEST(ClaimsCli, QuantitiesAndStats) {
 }
 
 TEST(ClaimsCli, RealDataWhenPresent) {
-  const std::string d = std::string(NUMCHECK_SOURCE_DIR) + "/../shared/data/quantemp/";
+  const std::string d = (numcheck::testing::quantemp_dir() / "").string();
   if (!std::filesystem::exists(d + "model_gpt4o_test_results.csv"))
     GTEST_SKIP() << "QuanTemp data not found at " << d;
   const auto r = run_cli("claims evaluate --gold '" + d + "model_gpt4o_test_results.csv' --pred '" + d +

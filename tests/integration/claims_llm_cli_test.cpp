@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "../support/quantemp_data.hpp"
 #include "cli_support.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -182,7 +183,7 @@ TEST(ClaimsLlmCli, UsageErrors) {
 }
 
 TEST(ClaimsLlmCli, ReleasedClaimDecompQuestions) {
-  const fs::path data = fs::path(NUMCHECK_SOURCE_DIR) / "../shared/data/quantemp/test_claimdecomp.csv";
+  const fs::path data = numcheck::testing::quantemp_dir() / "test_claimdecomp.csv";
   if (!fs::exists(data)) GTEST_SKIP() << "QuanTemp data not found at " << data;
   const fs::path dir = testing::fresh_dir("claims_released");
   auto r = run_cli(

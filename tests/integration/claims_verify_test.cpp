@@ -71,6 +71,37 @@ TEST(ClaimsVerifyCli, EvidenceTrainVerifyEvaluate) {
   std::filesystem::remove_all(dir);
 }
 
+// A claim id on two lines of an evidence file: train, verify and cv refuse it, naming the id and
+// both lines, before any work.
+TEST(ClaimsVerifyCli, RepeatedClaimIdIsRefusedByTrainVerifyAndCv) {
+  const auto dir = fresh_dir("claims_verify_dup");
+  const std::string ev = (dir / "ev.jsonl").string();
+  auto r = run_cli("claims evidence --from '" + kMap + "' --out '" + ev + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string m = (dir / "m.json").string();
+  r = run_cli("claims train --evidence '" + ev + "' --out '" + m + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = slurp(ev);
+  const std::string first = text.substr(0, text.find('\n') + 1);
+  const std::string id = nlohmann::json::parse(first)["id"];
+  const std::string dup = (dir / "dup.jsonl").string();
+  std::ofstream(dup, std::ios::binary) << text << first;  // 30 records, then the first one again
+  const std::string want = fmt::format("claim id '{}' appears twice (lines 1 and 31)", id);
+  for (const std::string& cmd :
+       {"claims train --evidence '" + dup + "' --out '" + (dir / "m2.json").string() + "'",
+        "claims verify --method trained --model '" + m + "' --evidence '" + dup + "' --out '" +
+            (dir / "v").string() + "'",
+        "claims cv --evidence '" + dup + "' --folds 2 --seeds 1 --draws 0 --no-ablation"}) {
+    r = run_cli(cmd);
+    EXPECT_EQ(r.exit_code, 1) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("dup.jsonl"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "m2.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "v" / "predictions.jsonl"));
+  std::filesystem::remove_all(dir);
+}
+
 // XGBoost is loaded with dlopen on first use (src/verify/boost.cpp): a linear model (the default
 // learner) must not load it, even to name its version in the model file, or a machine without
 // libxgboost could not train one. The dynamic loader's LD_DEBUG=files trace (on stderr) names

@@ -1,6 +1,6 @@
 // Retrieval-quality regression tests in the style of PISA/Anserini: a small committed query set
 // with expected metrics (tests/retrieval/fixtures/regression_expected.json), and on the real
-// QuanTemp data (skipped when ../shared/data/quantemp is absent) gold-document recall@1/3/10/100
+// QuanTemp data (skipped when the data folder, NUMCHECK_QUANTEMP, is absent) gold-document recall@1/3/10/100
 // of the 249 labelled test claims, their justifications as passages pooled with the val snippets
 // as distractors, with claim queries and with question queries
 // (tests/retrieval/fixtures/quantemp_expected.json). The metrics are diffed exactly (4 decimals):
@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "../support/quantemp_data.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "retrieval/index.hpp"
@@ -27,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fixtures() { return fs::path(NUMCHECK_SOURCE_DIR) / "tests" / "retrieval" / "fixtures"; }
-fs::path data_dir() { return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp"; }
+fs::path data_dir() { return numcheck::testing::quantemp_dir(); }
 
 struct Judged {
   std::string query;
@@ -106,7 +107,7 @@ TEST(Regression, QuanTempGoldRecall) {
   const fs::path decomp = data_dir() / "test_claimdecomp.csv";
   if (!fs::exists(val) || !fs::exists(gold) || !fs::exists(decomp))
     GTEST_SKIP() << "QuanTemp data not found at " << data_dir().string()
-                 << " (tests read ../shared/data/quantemp next to the repository)";
+                 << " (set NUMCHECK_QUANTEMP to the QuanTemp data folder)";
   Collection c;
   (void)c.add_corpus(val);
   (void)c.add_gold(gold, 100, 50);

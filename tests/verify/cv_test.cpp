@@ -18,13 +18,15 @@ claims::EvidenceRecord rec(std::string text, claims::Verdict v) {
   return r;
 }
 
-std::vector<claims::EvidenceRecord> toy(std::size_t n) {
+// `noisy`: every fourth claim's word says another verdict than its label, so scores depend on the
+// folds (and differ between seeds).
+std::vector<claims::EvidenceRecord> toy(std::size_t n, bool noisy = false) {
   std::vector<claims::EvidenceRecord> v;
   const char* w[] = {"rose", "fell", "stayed"};
   for (std::size_t i = 0; i < n; ++i) {
     const auto c = static_cast<claims::Verdict>(i % 3 == 2 ? 2 : i % 5 == 0 ? 0 : 1);
-    v.push_back(
-        rec(std::string("prices ") + w[static_cast<int>(c)] + " by " + std::to_string(i) + " percent", c));
+    const int word = noisy && i % 4 == 1 ? (static_cast<int>(c) + 1) % 3 : static_cast<int>(c);
+    v.push_back(rec(std::string("prices ") + w[word] + " by " + std::to_string(i) + " percent", c));
   }
   return v;
 }
@@ -83,6 +85,37 @@ TEST(CrossValidate, BaselinesOnTheSameFoldsAndAblations) {
   EXPECT_TRUE(ablation);
   EXPECT_NE(cv_markdown(r).find("| claim-only NB | baseline |"), std::string::npos);
   EXPECT_EQ(cv_json(r)["systems"].size(), r.systems.size());
+}
+
+// Every figure of a row has one source: the mean over seeds. The difference against the trained
+// verifier is the difference of the means (not the first seed's), its interval is of that mean,
+// and it has a paired bootstrap p; McNemar (accuracy, first seed) stays in the JSON, labelled.
+TEST(CrossValidate, RowsAreMeansOverSeedsWithIntervalsOfTheMeans) {
+  CvOptions opt;
+  opt.seeds = 3;
+  opt.draws = 200;
+  opt.threads = 1;
+  opt.ablations = false;
+  const auto r = cross_validate(toy(90, true), FeatureSettings::builtin(), opt);
+  bool seeds_differ = false;
+  for (const auto& s : r.systems) {
+    ASSERT_EQ(s.predictions_per_seed.size(), 3u);
+    EXPECT_NEAR(s.diff, r.systems[0].macro_f1 - s.macro_f1, 1e-12) << s.name;
+    EXPECT_LE(s.diff_lo, s.diff_hi) << s.name;
+    EXPECT_GE(s.boot_p, 0.0);
+    EXPECT_LE(s.boot_p, 1.0);
+    seeds_differ = seeds_differ || s.macro_f1_per_seed[0] != s.macro_f1_per_seed[1] ||
+                   s.macro_f1_per_seed[0] != s.macro_f1_per_seed[2];
+  }
+  EXPECT_TRUE(seeds_differ) << "the toy data must make seeds differ for this test to mean anything";
+  const auto j = cv_json(r);
+  EXPECT_TRUE(j.contains("figures"));
+  EXPECT_TRUE(j["systems"][1]["vs_trained"].contains("bootstrap_p"));
+  EXPECT_NE(j["systems"][1]["vs_trained"]["mcnemar_source"].get<std::string>().find("first seed"),
+            std::string::npos);
+  const std::string md = cv_markdown(r);
+  EXPECT_EQ(md.find("McNemar p |"), std::string::npos) << md;  // no accuracy test beside the F1 difference
+  EXPECT_NE(md.find("p (M-F1)"), std::string::npos) << md;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// On the real QuanTemp claims (skipped when ../shared/data/quantemp is absent): every claim-orbit
+// On the real QuanTemp claims (skipped when the data folder, NUMCHECK_QUANTEMP, is absent): every claim-orbit
 // variant (claimorbit::generate_orbit, all forms) of every val claim and every labelled test claim
 // has exactly the canonical features of its original, with the original's evidence. So a trained
 // verifier with canonical numbers is invariant on claim orbits by construction, whatever it
@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "../support/quantemp_data.hpp"
 #include "claimorbit/orbit.hpp"
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
@@ -17,7 +18,7 @@ namespace numcheck::verify {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kData = fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp";
+const fs::path kData = numcheck::testing::quantemp_dir();
 
 std::map<std::string, double> flat(const NamedFeatures& f) {
   std::map<std::string, double> m;

@@ -1,5 +1,5 @@
 // Speed work on the quantity segmenter and the feature extraction must not change a single output:
-// on the real QuanTemp data (skipped when ../shared/data/quantemp is absent) the SHA-256 of every
+// on the real QuanTemp data (skipped when the data folder, NUMCHECK_QUANTEMP, is absent) the SHA-256 of every
 // segment (claims::segment_json) of every claim and evidence document, and of every named feature
 // of every record (built-in settings), are pinned. A change that is meant to change them must
 // update the pins and say why.
@@ -12,6 +12,7 @@
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
 
+#include "../support/quantemp_data.hpp"
 #include "io/sha256.hpp"
 #include "verify/model.hpp"
 
@@ -19,7 +20,7 @@ namespace numcheck::verify {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kData = fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp";
+const fs::path kData = numcheck::testing::quantemp_dir();
 
 std::vector<claims::EvidenceRecord> load(const char* file) {
   std::vector<claims::EvidenceRecord> v;

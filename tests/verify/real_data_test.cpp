@@ -1,4 +1,4 @@
-// On the real QuanTemp val split (skipped when ../shared/data/quantemp is absent): grouped 5-fold
+// On the real QuanTemp val split (skipped when the data folder, NUMCHECK_QUANTEMP, is absent): grouped 5-fold
 // CV of the trained verifier beats the claim-only naive Bayes baseline on the same folds.
 // Figures recorded when written (seed 20260725, 1 seed): trained 49.8 macro-F1, claim-only NB 42.4;
 // with evidence cues and the learner variants (session 3): trained 48.8, NB 42.4, claim-only linear
@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "../support/quantemp_data.hpp"
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "verify/cv.hpp"
@@ -15,8 +16,7 @@ namespace numcheck::verify {
 namespace {
 
 TEST(RealData, GroupedCvBeatsClaimOnlyBaseline) {
-  const auto p = std::filesystem::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp" /
-                 "val_claimonly_evidence_question_mapping.json";
+  const auto p = numcheck::testing::quantemp_dir() / "val_claimonly_evidence_question_mapping.json";
   if (!std::filesystem::exists(p)) GTEST_SKIP() << "QuanTemp data not found at " << p.string();
   std::vector<claims::EvidenceRecord> recs;
   for (const auto& c : claims::load_claims(p).claims) recs.push_back(claims::evidence_from_claim(c));

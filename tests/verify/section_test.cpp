@@ -2,6 +2,7 @@
 // paired tests, rendering escapes model text.
 #include <gtest/gtest.h>
 
+#include "../support/table_width.hpp"
 #include "core/error.hpp"
 #include "verify/section.hpp"
 
@@ -24,7 +25,7 @@ TEST(Section, BuildsTable2PairedAndCvRows) {
       {"name": "trained", "kind": "model", "macro_f1": 0.5, "macro_f1_ci95": [0.4, 0.6], "weighted_f1": 0.6,
        "class_f1": {"True": 0.1, "False": 0.2, "Conflicting": 0.3},
        "vs_trained": {"macro_f1_diff": 0, "ci95": [0, 0], "mcnemar_p": 1}}]})");
-  const auto s = build_claims_section(eval, cv, paper, "ours<b>", "note");
+  const auto s = build_claims_section(eval, cv, paper, {"ours<b>"}, "note");
   ASSERT_EQ(s.table2.size(), 3u);
   EXPECT_EQ(s.table2[0].system, "ours<b>");
   EXPECT_FALSE(s.table2[0].other_data);
@@ -42,6 +43,112 @@ TEST(Section, BuildsTable2PairedAndCvRows) {
   EXPECT_NE(d.to_markdown().find("other data"), std::string::npos);
   EXPECT_EQ(section_json(s)["table2"].size(), 3u);
   EXPECT_THROW((void)section_from_file_json(io::Json::parse(R"({"format": "x"})"), "f"), Error);
+}
+
+// What a main job with the LLM verifier writes: two systems of ours (the trained one and the LLM
+// verifier, whose answers all failed to parse), three released prediction files with long names,
+// the paper's rows, paired tests and a cv file of the current format.
+ClaimsSection full_section() {
+  auto sys = [](double m, std::size_t unparseable) {
+    io::Json o = io::Json::parse(R"({"n": 249, "macro_f1_ci95": [0.41, 0.583], "weighted_f1_ci95": [0.5, 0.6],
+        "per_class": {"True": {"f1": 0.45}, "False": {"f1": 0.71}, "Conflicting": {"f1": 0.33}}})");
+    o["macro_f1"] = m;
+    o["weighted_f1"] = m + 0.05;
+    o["unparseable"] = unparseable;
+    for (const char* c : {"statistical", "temporal", "interval", "comparison"})
+      o["categories"][c] = io::Json::parse(
+          R"({"macro_f1": 0.5123, "macro_f1_ci95": [0.401, 0.623], "weighted_f1": 0.55, "weighted_f1_ci95": [0.45, 0.66]})");
+    return o;
+  };
+  io::Json eval;
+  eval["systems"]["numcheck_trained"] = sys(0.5123, 0);
+  eval["systems"]["numcheck_llm"] = sys(0.0, 249);
+  eval["systems"]["finqa_roberta_claimdecomp_test"] = sys(0.61, 0);
+  eval["systems"]["unified_claimdecomp_final"] = sys(0.58, 0);
+  eval["systems"]["claim_only_numdecomp_final_5"] = sys(0.55, 3);
+  eval["comparisons"] = io::Json::array();
+  for (const char* b : {"finqa_roberta_claimdecomp_test", "unified_claimdecomp_final", "numcheck_llm"})
+    eval["comparisons"].push_back(io::Json{
+        {"a", "numcheck_trained"},
+        {"b", b},
+        {"n", 249},
+        {"macro_f1_a", 0.51},
+        {"macro_f1_b", 0.61},
+        {"mcnemar", {{"a_only_correct", 31}, {"b_only_correct", 44}, {"p", 0.1655}}},
+        {"bootstrap_macro_f1", {{"diff", -0.1012}, {"lo", -0.1834}, {"hi", -0.0211}, {"p", 0.012}}}});
+  io::Json cv = io::Json::parse(R"({"folds": 5, "records": 3084, "claim_texts": 3002, "seeds": 3,
+      "figures": "means over seeds", "systems": []})");
+  for (const char* n : {"trained", "majority", "claim-only NB", "trained, learner xgboost",
+                        "trained -alignment", "trained, surface numbers"})
+    cv["systems"].push_back(io::Json::parse(std::string(R"({"name": ")") + n + R"(", "kind": "ablation",
+        "macro_f1": 0.5143, "macro_f1_ci95": [0.4921, 0.5372], "weighted_f1": 0.6012, "weighted_f1_ci95": [0.5811, 0.6213],
+        "class_f1": {"True": 0.4, "False": 0.7, "Conflicting": 0.4},
+        "vs_trained": {"macro_f1_diff": -0.0123, "ci95": [-0.0311, 0.0101], "bootstrap_p": 0.2468, "mcnemar_p": 0.01}})"));
+  const io::Json paper = io::Json::parse(
+      R"js({"rows": [{"system": "FinQA-Roberta-Large + ClaimDecomp (paper, Table 3)",
+                      "values": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}]})js");
+  return build_claims_section(eval, cv, paper, {"numcheck_trained", "numcheck_llm"}, "note");
+}
+
+// numcheck's LLM verifier is ours, not "released predictions"; the number of unparsed answers
+// stands beside the F1 figures, and a system none of whose answers parsed is said to be so.
+TEST(Section, OurVerifiersAreOursAndUnparsedAnswersAreCounted) {
+  const auto s = full_section();
+  ASSERT_GE(s.table2.size(), 6u);
+  EXPECT_EQ(s.table2[0].system, "numcheck_trained");
+  EXPECT_EQ(s.table2[1].system, "numcheck_llm");
+  EXPECT_EQ(s.table2[1].data, "ours");
+  EXPECT_TRUE(s.table2[1].ours);
+  EXPECT_EQ(s.table2[2].data, "released");
+  const std::string md = section_document(s).to_markdown();
+  EXPECT_EQ(md.find("released predictions, same claims"), std::string::npos);
+  EXPECT_NE(md.find("| numcheck\\_llm | ours | 249 | 249 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| claim\\_only\\_numdecomp\\_final\\_5 | released | 249 | 3 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("numcheck\\_llm: none of its 249 answers could be parsed"), std::string::npos) << md;
+  EXPECT_NE(md.find("3 of 249 answers could not be parsed"), std::string::npos) << md;
+  // Only the first of ours is in bold.
+  EXPECT_NE(md.find("**51.23 \\[41.0, 58.3\\]**"), std::string::npos) << md;
+  EXPECT_EQ(md.find("**0.00"), std::string::npos) << md;
+  // The section file's "ours" may be one name (older files) or a list.
+  io::Json file = {
+      {"format", "numcheck-claims-section"}, {"ours", {"a", "b"}}, {"eval", nullptr}, {"cv", nullptr}};
+  EXPECT_NO_THROW((void)section_from_file_json(file, "f"));
+}
+
+// Every table of the section fits the page: HTML within the content width at 1400 px, LaTeX at a
+// readable size (the full-set figures, per-class and overall M-F1, in one narrow table; the
+// per-category figures in a long table of their own).
+TEST(Section, EveryTableFitsThePage) {
+  const auto d = section_document(full_section());
+  std::size_t tables = 0;
+  for (const auto& b : d.blocks()) {
+    if (b.kind != doc::Block::Kind::kTable) continue;
+    ++tables;
+    EXPECT_LE(b.table.header.size(), 9u) << b.table.caption;
+    EXPECT_LE(testing::html_min_chars(b.table), testing::kHtmlMaxChars) << b.table.caption;
+    EXPECT_LE(testing::latex_chars(b.table), testing::kLatexMaxChars) << b.table.caption;
+  }
+  EXPECT_EQ(tables, 5u);
+  // The key column is there: overall M-F1 of each system in the first table.
+  const std::string md = d.to_markdown();
+  EXPECT_NE(md.find("M-F1 \\[95% CI\\] | W-F1 |"), std::string::npos) << md;
+}
+
+// One source per row in the cv tables, said in the note, and each test named by what it tests.
+TEST(Section, CvRowsHaveOneSourceAndTestsSayWhatTheyTest) {
+  const auto s = full_section();
+  EXPECT_NE(s.cv_note.find("Every figure of a row is a mean over the seeds"), std::string::npos) << s.cv_note;
+  const std::string md = section_document(s).to_markdown();
+  EXPECT_EQ(md.find("McNemar p |"), std::string::npos) << md;  // no bare "McNemar p" beside an F1 difference
+  EXPECT_NE(md.find("| trained -alignment | -1.23 \\[-3.1, 1.0\\] | 0.247 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("p (acc.): exact McNemar test on per-claim correctness"), std::string::npos) << md;
+  EXPECT_NE(md.find("p (M-F1): paired bootstrap over claims of the macro-F1"), std::string::npos) << md;
+  // An older cv file (no "figures" field) is said to mix sources.
+  io::Json old_cv =
+      io::Json::parse(R"({"folds": 5, "records": 10, "claim_texts": 9, "seeds": 3, "systems": []})");
+  const auto o = build_claims_section(io::Json(), old_cv, io::Json(), {"x"}, "");
+  EXPECT_NE(o.cv_note.find("first seed only"), std::string::npos) << o.cv_note;
 }
 
 }  // namespace
