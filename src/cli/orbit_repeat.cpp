@@ -103,8 +103,7 @@ void setup(CLI::App& app) {
                  "Run folder of the repeated requests (default: RUN/repeat; must not exist)");
   app.footer(
       "Give the same system flags as `orbit run` (--endpoint/--model or --system reference). Writes "
-      "RUN/repeat.json. Exit codes: 0 written (whatever the counts), 1 error, 2 usage, 3 some repeated "
-      "prompts unanswered (repeat.json is still written). See docs/orbit.md.");
+      "RUN/repeat.json. See docs/orbit.md.");
   app.callback([a] {
     if (a->n == 0) fail(ErrorCode::kUsage, "--n must be at least 1");
     const fs::path run(a->run);
@@ -310,10 +309,14 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "repeat",
+    {"orbit",
+     "repeat",
      "Repeat check: ask N recorded prompts of a run again (no cache) and count byte- and answer-identical "
      "responses",
-     setup}};
+     setup,
+     "numcheck orbit repeat --run out/run --n 10 --endpoint http://localhost:8080/v1 --model my-model",
+     {"repeat.json written (whatever the counts)",
+      "some repeated prompts unanswered (repeat.json is still written)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -49,10 +49,6 @@ void setup(CLI::App& app) {
       "words, unit, paraphrase1, paraphrase2) or 'all'; default: every view except the paraphrases");
   app.add_option("--base-ids", args->base_ids, "File with the base ids to run, one per line ('#' comments)");
   add_run_flags(app, args->opts);
-  app.footer(
-      "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
-      "errors.jsonl; "
-      "run again with --resume to retry them).");
   app.callback([args] {
     OrbitRunRequest req;
     req.bench_dir = args->bench;
@@ -72,10 +68,15 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "run",
+    {"orbit",
+     "run",
      "Run a model (OpenAI-compatible endpoint or the simulated reference system) on a "
      "benchmark",
-     setup}};
+     setup,
+     "numcheck orbit run --bench out/bench --out out/run --endpoint http://localhost:8080/v1 --model "
+     "qwen3.5-4b",
+     {"every prompt answered",
+      "some prompts unanswered (see errors.jsonl; run again with --resume to retry them)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli
