@@ -1,7 +1,9 @@
 #include "claimsllm/stages.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -18,6 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What a stage's run directory says about its claims: the answers, the last error of each item
+// that has one, and the shots each record was sent with (the LLM verifier's "shots" field).
 struct RunRecords {
   struct Answer {
     std::string text;
@@ -25,31 +29,64 @@ struct RunRecords {
   };
   std::unordered_map<std::string, Answer> answers;
   std::unordered_map<std::string, std::string> errors;  // the last error per item
+  std::unordered_map<std::string, std::vector<std::string>> shots;
 };
+
+// Calls fn(record, id) for each record of out_dir/file that has the id field (none when the file
+// is absent). Fields are read through io::Record: a field of the wrong type is an Error naming
+// file:line and the field.
+void for_each_run_record(const fs::path& out_dir, const char* file, const std::string& id_field,
+                         const std::function<void(const io::Record&, const std::string&)>& fn) {
+  const fs::path path = out_dir / file;
+  if (!fs::exists(path)) return;
+  (void)llm::read_records(path, [&](const io::Json& j, std::size_t line) {
+    const io::Record rec = io::Record::of(j, fmt::format("{}:{}", path.string(), line));
+    if (const auto id = rec.opt_string(id_field)) fn(rec, *id);
+  });
+}
 
 RunRecords read_run(const fs::path& out_dir, const std::string& id_field) {
   RunRecords r;
-  const fs::path responses = out_dir / "responses.jsonl", errors = out_dir / "errors.jsonl";
-  if (fs::exists(responses)) {
-    (void)llm::read_records(responses, [&](const io::Json& rec, std::size_t) {
-      if (!rec.contains(id_field) || !rec[id_field].is_string()) return;
-      RunRecords::Answer a;
-      if (rec.contains("response") && rec["response"].is_string())
-        a.text = rec["response"].get<std::string>();
-      if (rec.contains("finish_reason") && rec["finish_reason"].is_string())
-        a.finish_reason = rec["finish_reason"].get<std::string>();
-      r.answers[rec[id_field].get<std::string>()] = std::move(a);
-    });
-  }
-  if (fs::exists(errors)) {
-    (void)llm::read_records(errors, [&](const io::Json& rec, std::size_t) {
-      if (!rec.contains(id_field) || !rec[id_field].is_string()) return;
-      r.errors[rec[id_field].get<std::string>()] = rec.contains("error") && rec["error"].is_string()
-                                                       ? rec["error"].get<std::string>()
-                                                       : "request failed";
-    });
-  }
+  const auto add_shots = [&r](const io::Record& rec, const std::string& id) {
+    if (auto s = rec.opt_strings("shots")) r.shots[id] = std::move(*s);
+  };
+  for_each_run_record(out_dir, "responses.jsonl", id_field,
+                      [&](const io::Record& rec, const std::string& id) {
+                        r.answers[id] = {rec.opt_string("response").value_or(""),
+                                         rec.opt_string("finish_reason").value_or("")};
+                        add_shots(rec, id);
+                      });
+  for_each_run_record(out_dir, "errors.jsonl", id_field, [&](const io::Record& rec, const std::string& id) {
+    r.errors[id] = rec.opt_string("error").value_or("request failed");
+    add_shots(rec, id);
+  });
   return r;
+}
+
+// The bookkeeping every stage does per claim, once: with an answer, parse(text) fills the record
+// and returns nullopt, or returns why the answer does not parse (status "parse_failure", the
+// reason with a note when the answer was cut at max_tokens, the raw text); without one, status
+// "error" with the item's last request error. Counts the claim in c.
+template <class Rec, class Parse>
+void settle(const RunRecords& run, const std::string& id, Rec& rec, StageCounts& c, Parse&& parse) {
+  ++c.records;
+  const auto a = run.answers.find(id);
+  if (a == run.answers.end()) {
+    rec.status = "error";
+    const auto e = run.errors.find(id);
+    rec.reason = e != run.errors.end() ? e->second : "unanswered (the run stopped before this claim)";
+    ++c.errors;
+    return;
+  }
+  std::optional<std::string> why = parse(a->second.text);
+  if (!why) {
+    ++c.ok;
+    return;
+  }
+  rec.status = "parse_failure";
+  rec.reason = *why + (a->second.finish_reason == "length" ? " (the answer was cut at max_tokens)" : "");
+  rec.raw = a->second.text;
+  ++c.parse_failures;
 }
 
 void write_lines(const fs::path& path, const std::vector<io::OrderedJson>& records) {
@@ -77,10 +114,6 @@ io::OrderedJson prompt_json(const claims::PromptSpec& p) {
   j["method"] = p.method;
   j["source"] = p.source;
   return j;
-}
-
-std::string cut_note(const std::string& finish_reason) {
-  return finish_reason == "length" ? " (the answer was cut at max_tokens)" : "";
 }
 
 }  // namespace
@@ -137,25 +170,13 @@ StageCounts write_decompositions(const std::vector<claims::Claim>& claims, const
     d.id = claims::claim_id(cl);
     d.claim = cl.text;
     d.method = std::string(claims::decomp_method_name(spec.method));
-    if (auto a = run.answers.find(d.id); a != run.answers.end()) {
-      claims::DecompParse p = claims::parse_decomposition(spec.method, a->second.text);
-      if (p.ok) {
-        d.questions = std::move(p.questions);
-        if (spec.method == claims::DecompMethod::kProgramFc) d.program = std::move(p.program);
-        ++c.ok;
-      } else {
-        d.status = "parse_failure";
-        d.reason = p.reason + cut_note(a->second.finish_reason);
-        d.raw = a->second.text;
-        ++c.parse_failures;
-      }
-    } else {
-      d.status = "error";
-      auto e = run.errors.find(d.id);
-      d.reason = e != run.errors.end() ? e->second : "unanswered (the run stopped before this claim)";
-      ++c.errors;
-    }
-    ++c.records;
+    settle(run, d.id, d, c, [&](const std::string& text) -> std::optional<std::string> {
+      claims::DecompParse p = claims::parse_decomposition(spec.method, text);
+      if (!p.ok) return std::move(p.reason);
+      d.questions = std::move(p.questions);
+      if (spec.method == claims::DecompMethod::kProgramFc) d.program = std::move(p.program);
+      return std::nullopt;
+    });
     out.push_back(claims::decomposition_json(d));
   }
   write_lines(out_dir / "decompositions.jsonl", out);
@@ -262,20 +283,8 @@ std::vector<llm::WorkItem> verify_items(const std::vector<claims::VerifyInput>& 
 
 StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, const VerifySpec& spec,
                               const fs::path& out_dir) {
+  // The shots per claim come from the records (what was actually sent).
   const RunRecords run = read_run(out_dir, "id");
-  // Shots per claim from the records (what was actually sent).
-  std::unordered_map<std::string, std::vector<std::string>> shots_of;
-  for (const char* f : {"responses.jsonl", "errors.jsonl"}) {
-    if (!fs::exists(out_dir / f)) continue;
-    (void)llm::read_records(out_dir / f, [&](const io::Json& rec, std::size_t) {
-      if (!rec.contains("id") || !rec["id"].is_string() || !rec.contains("shots") || !rec["shots"].is_array())
-        return;
-      auto& v = shots_of[rec["id"].get<std::string>()];
-      v.clear();
-      for (const auto& s : rec["shots"])
-        if (s.is_string()) v.push_back(s.get<std::string>());
-    });
-  }
   StageCounts c;
   std::vector<verify::Prediction> preds;
   preds.reserve(claims.size());
@@ -285,26 +294,14 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
     r.id = cl.id;
     r.claim = cl.claim;
     r.gold = cl.label;
-    if (auto s = shots_of.find(cl.id); s != shots_of.end()) r.shots = s->second;
-    if (auto a = run.answers.find(cl.id); a != run.answers.end()) {
-      const claims::VerdictParse p = claims::parse_verdict(a->second.text);
-      if (p.ok) {
-        r.verdict = p.verdict;
-        r.justification = p.justification;
-        ++c.ok;
-      } else {
-        r.status = "parse_failure";
-        r.reason = p.reason + cut_note(a->second.finish_reason);
-        r.raw = a->second.text;
-        ++c.parse_failures;
-      }
-    } else {
-      r.status = "error";
-      auto e = run.errors.find(cl.id);
-      r.reason = e != run.errors.end() ? e->second : "unanswered (the run stopped before this claim)";
-      ++c.errors;
-    }
-    ++c.records;
+    if (auto s = run.shots.find(cl.id); s != run.shots.end()) r.shots = s->second;
+    settle(run, cl.id, r, c, [&](const std::string& text) -> std::optional<std::string> {
+      const claims::VerdictParse p = claims::parse_verdict(text);
+      if (!p.ok) return p.reason;
+      r.verdict = p.verdict;
+      r.justification = p.justification;
+      return std::nullopt;
+    });
     verdicts += io::to_line(claims::verify_record_json(r));
     verdicts += '\n';
     verify::Prediction pr;

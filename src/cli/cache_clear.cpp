@@ -29,7 +29,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg{{"cache", "clear", "Remove all (or one model's) cached responses", setup}};
+const CommandRegistration reg{{"cache",
+                               "clear",
+                               "Remove all (or one model's) cached responses",
+                               setup,
+                               "numcheck cache clear --model qwen3.5-4b",
+                               {"entries removed (the count is printed)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

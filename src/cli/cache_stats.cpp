@@ -45,7 +45,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg{{"cache", "stats", "Show the response cache's size and models", setup}};
+const CommandRegistration reg{{"cache",
+                               "stats",
+                               "Show the response cache's size and models",
+                               setup,
+                               "numcheck cache stats --json",
+                               {"printed"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

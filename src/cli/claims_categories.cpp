@@ -134,8 +134,12 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg(
-    {"claims", "categories",
-     "Categorizer accuracy with intervals on a held-out split, category shares vs the paper", setup});
+    {"claims",
+     "categories",
+     "Categorizer accuracy with intervals on a held-out split, category shares vs the paper",
+     setup,
+     "numcheck claims categories val_claimonly_evidence_question_mapping.json --part heldout",
+     {"printed"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -49,10 +49,13 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg(
-    {"claims", "cv",
+    {"claims",
+     "cv",
      "Grouped stratified k-fold CV of the trained verifier beside majority and claim-only "
      "baselines, with ablations",
-     setup});
+     setup,
+     "numcheck claims cv --evidence val.jsonl --json cv.json > cv.md",
+     {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

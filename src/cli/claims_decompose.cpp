@@ -30,10 +30,7 @@ struct Args {
   llm::RunOptions opts;
 };
 
-void print_counts(const std::string& out, const claimsllm::StageCounts& c) {
-  fmt::print("{}/decompositions.jsonl: {} claims, {} ok, {} parse failures, {} errors\n", out, c.records,
-             c.ok, c.parse_failures, c.errors);
-}
+constexpr StageOutput kOutput{"decompositions.jsonl", "ok", "parse failures"};
 
 void setup(CLI::App& app) {
   auto a = std::make_shared<Args>();
@@ -55,8 +52,7 @@ void setup(CLI::App& app) {
       "Method defaults come from the prompt file (claimdecomp: temperature 0.3, frequency penalty 0.6, "
       "presence "
       "penalty 0.8); a sampling flag overrides them.\nA model answer that does not parse is a record with "
-      "status parse_failure and its raw text, never a default decomposition.\nExit codes: 0 done, 1 error, 2 "
-      "usage error, 3 some claims unanswered (run again with --resume).");
+      "status parse_failure and its raw text, never a default decomposition.");
   app.callback([a, &app] {
     if (!a->released.empty()) {
       if (!a->claims.empty() || !a->opts.endpoints.empty())
@@ -64,18 +60,17 @@ void setup(CLI::App& app) {
       const auto loaded = claims::load_claims(a->released);
       report_issues(loaded.issues);
       const auto c = claimsllm::write_released(loaded.claims, a->released, a->out);
-      print_counts(a->out, c);
+      print_stage_counts(a->out, kOutput, c);
       return;
     }
     if (a->claims.empty()) fail(ErrorCode::kUsage, "give --claims FILE (or --from-released FILE)");
     const auto method = *claims::decomp_method_from_name(a->method);
     auto backend = claims_backend(a->opts);
-    llm::RunSettings s = llm::settings_from(a->opts);
     claimsllm::DecomposeSpec spec;
     spec.method = method;
     spec.prompt = a->prompt.empty() ? claims::builtin_prompt(a->method) : claims::load_prompt(a->prompt);
     spec.claims_path = a->claims;
-    claimsllm::apply_prompt_sampling(s, spec.prompt, sampling_flags_given(app));
+    llm::RunSettings s = claims_stage_settings(a->opts, spec.prompt, app);
 
     auto loaded = claims::load_claims(a->claims);
     report_issues(loaded.issues);
@@ -83,8 +78,6 @@ void setup(CLI::App& app) {
     if (loaded.claims.empty()) fail("{}: no claims", a->claims);
     const auto items = claimsllm::decompose_items(loaded.claims, spec);
 
-    s.kind = "claims decompose";
-    s.id_field = "id";
     s.binding["method"] = a->method;
     s.binding["prompt_sha256"] = spec.prompt.sha256;
     s.binding["claims_sha256"] = io::sha256_file(a->claims);
@@ -93,17 +86,20 @@ void setup(CLI::App& app) {
     sel["limit"] = a->limit ? io::OrderedJson(*a->limit) : io::OrderedJson();
     sel["prompt"] = spec.prompt.path;
     s.info["selection"] = sel;
-    const llm::RunSummary r = llm::run_items(items, s, *backend, a->out);
-    const auto c = claimsllm::write_decompositions(loaded.claims, spec, a->out);
-    print_counts(a->out, c);
-    finish_run(a->out, r, "claims");
+    run_claims_stage("claims decompose", items, s, *backend, a->out, kOutput,
+                     [&] { return claimsllm::write_decompositions(loaded.claims, spec, a->out); });
   });
 }
 
-const CommandRegistration reg{{"claims", "decompose",
+const CommandRegistration reg{{"claims",
+                               "decompose",
                                "Decompose claims into questions (ClaimDecomp, ProgramFC) through an "
                                "OpenAI-compatible endpoint, or load released questions",
-                               setup}};
+                               setup,
+                               "numcheck claims decompose --claims claims.jsonl --method claimdecomp --out "
+                               "cd-qwen --endpoint http://localhost:8080/v1 --model qwen3.5-4b",
+                               {"every claim answered (parse failures are records, not errors)",
+                                "some claims unanswered (run again with --resume)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -102,8 +102,13 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "evaluate", "Score verdict predictions against gold claim labels",
-                               setup});
+const CommandRegistration reg(
+    {"claims",
+     "evaluate",
+     "Score verdict predictions against gold claim labels",
+     setup,
+     "numcheck claims evaluate --gold val.jsonl --pred verify/predictions.jsonl --by-category",
+     {"scored"}});
 
 }  // namespace
 }  // namespace numcheck::cli

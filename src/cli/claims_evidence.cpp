@@ -60,8 +60,13 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "evidence",
-                               "Write an evidence file (JSONL + manifest) from claim files", setup});
+const CommandRegistration reg(
+    {"claims",
+     "evidence",
+     "Write an evidence file (JSONL + manifest) from claim files",
+     setup,
+     "numcheck claims evidence --from val_claimonly_evidence_question_mapping.json --out val.jsonl",
+     {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

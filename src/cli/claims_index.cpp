@@ -98,7 +98,13 @@ void setup(CLI::App& app) {
   app.callback([a] { run(*a); });
 }
 
-const CommandRegistration reg({"claims", "index", "Build the evidence index for claims retrieval", setup});
+const CommandRegistration reg(
+    {"claims",
+     "index",
+     "Build the evidence index for claims retrieval",
+     setup,
+     "numcheck claims index --corpus val_claimonly_evidence_question_mapping.json --out index",
+     {"index written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -63,10 +63,13 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg(
-    {"claims orbit", "evidence",
+    {"claims orbit",
+     "evidence",
      "The evidence file of claim orbits (every variant with its original's evidence), "
      "for any verifier",
-     setup});
+     setup,
+     "numcheck claims orbit evidence --orbits orbits --evidence test_ev.jsonl --out orbit_ev.jsonl",
+     {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -43,9 +43,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims orbit", "generate",
+const CommandRegistration reg({"claims orbit",
+                               "generate",
                                "Claim orbits: rewrite each claim's quantities into exactly equivalent forms",
-                               setup});
+                               setup,
+                               "numcheck claims orbit generate --claims test_ev.jsonl --out orbits",
+                               {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

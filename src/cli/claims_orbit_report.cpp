@@ -85,9 +85,13 @@ void setup(CLI::App& app) {
   app.callback([a] { run(*a); });
 }
 
-const CommandRegistration reg({"claims orbit", "report",
-                               "Verdict invariance over claim orbits: per form, per category, orbit-level",
-                               setup});
+const CommandRegistration reg(
+    {"claims orbit",
+     "report",
+     "Verdict invariance over claim orbits: per form, per category, orbit-level",
+     setup,
+     "numcheck claims orbit report --orbits orbits --predictions run_c/predictions.csv --out orbit-report",
+     {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

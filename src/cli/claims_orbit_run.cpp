@@ -189,8 +189,14 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg(
-    {"claims orbit", "run", "Run a verifier on every claim-orbit variant with the original claim's evidence",
-     setup});
+    {"claims orbit",
+     "run",
+     "Run a verifier on every claim-orbit variant with the original claim's evidence",
+     setup,
+     "numcheck claims orbit run --orbits orbits --evidence test_ev.jsonl --method trained --model "
+     "canonical.json --out run_c",
+     {"every original and variant has a verdict",
+      "some originals or variants have no verdict (predictions.csv and run.json are still written)"}});
 
 }  // namespace
 }  // namespace numcheck::cli

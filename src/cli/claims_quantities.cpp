@@ -65,7 +65,13 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "quantities", "Print each claim with its quantity segments", setup});
+const CommandRegistration reg(
+    {"claims",
+     "quantities",
+     "Print each claim with its quantity segments",
+     setup,
+     "numcheck claims quantities --text \"Unemployment fell by 2.5% to 4.1 million in 2019\"",
+     {"printed"}});
 
 }  // namespace
 }  // namespace numcheck::cli

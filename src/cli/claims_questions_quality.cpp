@@ -144,8 +144,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg{{"claims", "questions-quality",
-                               "Diversity and relevance of decomposed questions (QuanTemp Table 5)", setup}};
+const CommandRegistration reg{{"claims",
+                               "questions-quality",
+                               "Diversity and relevance of decomposed questions (QuanTemp Table 5)",
+                               setup,
+                               "numcheck claims questions-quality --questions cd-qwen/decompositions.jsonl",
+                               {"printed", "some texts got no embedding (run again with --resume)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/core.h>
@@ -43,10 +44,14 @@ std::string scoring_name(const retrieval::Bm25Params& p) {
   return fmt::format("{}(k1={},b={})", retrieval::kScoringVariant, p.k1, p.b);
 }
 
-void run(const Args& a) {
-  const retrieval::QueryMode mode = a.queries == "claim"       ? retrieval::QueryMode::kClaim
-                                    : a.queries == "questions" ? retrieval::QueryMode::kQuestions
-                                                               : retrieval::QueryMode::kBoth;
+retrieval::QueryMode query_mode(const Args& a) {
+  return a.queries == "claim"       ? retrieval::QueryMode::kClaim
+         : a.queries == "questions" ? retrieval::QueryMode::kQuestions
+                                    : retrieval::QueryMode::kBoth;
+}
+
+// The combinations of flags that cannot work, as usage errors before anything is read.
+void check_args(const Args& a, retrieval::QueryMode mode) {
   if (a.rerank != "none" && a.evidence.empty())
     throw Error(ErrorCode::kUsage, "--rerank needs --evidence FILE.jsonl (where the selected evidence goes)");
   if (a.rerank == "none" && !a.evidence.empty() && mode != retrieval::QueryMode::kClaim)
@@ -57,21 +62,15 @@ void run(const Args& a) {
     throw Error(ErrorCode::kUsage, "--rerank embeddings needs --endpoint URL and --model NAME");
   if (a.rerank != "embeddings" && !a.endpoints.empty())
     throw Error(ErrorCode::kUsage, "--endpoint is used only with --rerank embeddings");
+}
 
-  const retrieval::Index ix = retrieval::Index::load(fs::path(a.index) / "index.bin");
-  const retrieval::Bm25Params params{a.k1, a.b};
-  const retrieval::Searcher searcher(ix, params);
-  const retrieval::ClaimSet cs = retrieval::load_claim_queries(a.claims, a.questions, mode, a.limit);
-  for (const auto& w : cs.warnings) fmt::print(stderr, "numcheck: warning: {}\n", w);
-  if (mode != retrieval::QueryMode::kClaim && cs.without_questions > 0) {
-    fmt::print(stderr, "numcheck: warning: {} of {} claims have no questions{}\n", cs.without_questions,
-               cs.claims.size(), mode == retrieval::QueryMode::kQuestions ? " (they get no query)" : "");
-  }
-  const auto results = retrieval::retrieve(searcher, ix.tokenizer(), cs.claims, a.k, a.threads);
-  const std::string scoring = scoring_name(params);
+using Results = std::vector<std::vector<retrieval::QueryResult>>;
 
+// The retrieval output (--out): one line per claim with its queries and their ranked hits; returns
+// the bytes written and counts the queries.
+std::string write_hits(const Args& a, const retrieval::Index& ix, const retrieval::ClaimSet& cs,
+                       const Results& results, const std::string& scoring, std::size_t& nqueries) {
   std::string lines;
-  std::size_t nqueries = 0;
   for (std::size_t c = 0; c < cs.claims.size(); ++c) {
     io::OrderedJson j;
     j["id"] = cs.claims[c].id;
@@ -92,6 +91,175 @@ void run(const Args& a) {
     lines += io::to_line(j) + "\n";
   }
   io::write_file_atomic(a.out, lines);
+  return lines;
+}
+
+// --gold-recall: recall@k and MRR of the gold evidence per kind of query, printed and added to
+// the manifest.
+void add_gold_recall(const Args& a, const retrieval::Index& ix, const retrieval::ClaimSet& cs,
+                     const Results& results, io::OrderedJson& m) {
+  std::vector<std::size_t> ks;
+  for (std::size_t k : {1, 3, 10, 100})
+    if (k <= a.k) ks.push_back(k);
+  if (ks.empty() || ks.back() != a.k) ks.push_back(a.k);
+  io::OrderedJson gj = io::OrderedJson::object();
+  for (const auto& g : retrieval::gold_recall(ix, cs.claims, results, ks)) {
+    io::OrderedJson one;
+    one["queries"] = g.queries;
+    std::string line = fmt::format("gold recall, {} queries (n={}):", g.kind, g.queries);
+    for (auto [k, r] : g.recall) {
+      one[fmt::format("recall@{}", k)] = r;
+      line += fmt::format(" R@{} {:.4f}", k, r);
+    }
+    one[fmt::format("mrr@{}", a.k)] = g.mrr;
+    fmt::print("{} MRR@{} {:.4f}\n", line, a.k, g.mrr);
+    gj[g.kind] = std::move(one);
+  }
+  m["gold_recall"] = std::move(gj);
+}
+
+// --rerank embeddings: the vectors of every query and hit text through the embeddings client
+// (its own run folder, cache and resume); their account goes into the manifest.
+llm::Embeddings embed_hits(const Args& a, const retrieval::Index& ix, const retrieval::ClaimSet& cs,
+                           const Results& results, io::OrderedJson& m) {
+  std::set<std::string> texts;
+  for (std::size_t c = 0; c < cs.claims.size(); ++c)
+    for (const auto& q : results[c]) {
+      texts.insert(q.text);
+      for (const auto& h : q.hits) texts.insert(std::string(ix.doc_text(h.doc)));
+    }
+  llm::EmbedOptions eo;
+  eo.kind = "claims retrieve embeddings";
+  eo.endpoints = a.endpoints;
+  eo.model = a.model;
+  if (!a.api_key_env.empty()) {
+    const char* key = std::getenv(a.api_key_env.c_str());
+    if (key == nullptr || *key == 0)
+      throw Error(ErrorCode::kUsage,
+                  fmt::format("--api-key-env {}: that variable is not set", a.api_key_env));
+    eo.api_key = key;
+  }
+  eo.run_dir = a.embed_run.empty() ? fs::path(a.evidence + ".embeddings") : fs::path(a.embed_run);
+  eo.resume = a.resume;
+  eo.use_cache = !a.no_cache;
+  if (!a.cache_dir.empty()) eo.cache_path = llm::default_cache_path(a.cache_dir);
+  eo.concurrency = a.concurrency;
+  eo.retries = a.retries;
+  eo.retry_base_s = a.retry_base_s;
+  eo.timeout_s = a.timeout_s;
+  llm::Embeddings emb = llm::embed_texts({texts.begin(), texts.end()}, eo);
+  if (!emb.summary.cache_warning.empty())
+    fmt::print(stderr, "numcheck: warning: {}; the run went on without the response cache\n",
+               emb.summary.cache_warning);
+  m["embeddings"] = {{"model_requested", a.model},
+                     {"model_reported", emb.model},
+                     {"run_dir", eo.run_dir.string()},
+                     {"texts", texts.size()},
+                     {"answered", emb.by_text.size()},
+                     {"unanswered", emb.summary.unanswered},
+                     {"rejected", emb.rejected},
+                     {"cache_refused", emb.summary.cache_refused},
+                     {"wrong_dimension", emb.wrong_dimension},
+                     {"dimension", emb.dimension}};
+  return emb;
+}
+
+// One query's hits in the re-ranker's order: by embedding cosine (nullopt when a vector is
+// missing: retries ran out), lexically, or as BM25 ranked them.
+std::optional<std::vector<retrieval::Scored>> rank_hits(const Args& a, const retrieval::Index& ix,
+                                                        const retrieval::QueryResult& q,
+                                                        const llm::Embeddings* emb) {
+  std::vector<retrieval::Scored> list;
+  if (emb != nullptr) {
+    auto qv = emb->by_text.find(q.text);
+    if (qv == emb->by_text.end()) return std::nullopt;
+    for (std::size_t r = 0; r < q.hits.size(); ++r) {
+      auto dv = emb->by_text.find(std::string(ix.doc_text(q.hits[r].doc)));
+      if (dv == emb->by_text.end()) return std::nullopt;
+      list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, llm::cosine(qv->second, dv->second)});
+    }
+    std::stable_sort(list.begin(), list.end(), [](const retrieval::Scored& x, const retrieval::Scored& y) {
+      return x.score > y.score;
+    });
+  } else if (a.rerank == "lexical") {
+    list = retrieval::rerank_lexical(ix, ix.tokenizer(), q.text, q.hits);
+  } else {  // BM25 order
+    for (std::size_t r = 0; r < q.hits.size(); ++r)
+      list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, q.hits[r].score});
+  }
+  return list;
+}
+
+// What the evidence selection wrote.
+struct Selected {
+  std::size_t incomplete = 0, snippets = 0;
+  std::map<std::string, std::size_t> settings;  // claims selected by their questions or by the claim
+};
+
+// Re-ranks each claim's hits and writes the selected evidence (--evidence) through `writer`.
+Selected select_all(const Args& a, const retrieval::Index& ix, const retrieval::ClaimSet& cs,
+                    const Results& results, const llm::Embeddings* emb, const std::string& selection,
+                    claims::EvidenceWriter& writer) {
+  retrieval::SelectionPolicy pol;
+  pol.threshold = emb != nullptr ? std::optional<double>(a.threshold) : std::nullopt;
+  Selected out;
+  for (std::size_t c = 0; c < cs.claims.size(); ++c) {
+    const auto& cq = cs.claims[c];
+    const bool claim_only =
+        std::all_of(results[c].begin(), results[c].end(), [](const auto& q) { return q.kind == "claim"; });
+    // With both kinds of query, the questions select (the paper's unified setting); the claim
+    // query selects only when the claim has no questions.
+    std::vector<std::pair<std::string, std::vector<retrieval::Scored>>> per_query;
+    bool missing = false;
+    for (const auto& q : results[c]) {
+      if (!claim_only && q.kind == "claim") continue;
+      auto list = rank_hits(a, ix, q, emb);
+      if (!list) {
+        missing = true;
+        break;
+      }
+      per_query.emplace_back(q.text, std::move(*list));
+    }
+    if (missing) {  // a vector is missing (retries ran out): no evidence rather than partial evidence
+      ++out.incomplete;
+      continue;
+    }
+    const auto sel = retrieval::select_evidence(per_query, claim_only, pol);
+    claims::EvidenceRecord rec;
+    rec.id = cq.id;
+    rec.claim = cq.claim;
+    rec.label = cq.label;
+    rec.category = cq.category;
+    rec.questions = cq.questions;
+    for (std::size_t i = 0; i < sel.size(); ++i) {
+      const auto& s = sel[i];
+      rec.evidence.push_back(
+          {std::string(ix.doc_id(s.doc)), std::string(ix.doc_text(s.doc)), s.query, s.score, i + 1});
+    }
+    rec.selection = selection;
+    writer.write(rec);
+    ++out.settings[claim_only ? "claim-top3" : "question-top1"];
+    out.snippets += sel.size();
+  }
+  return out;
+}
+
+void run(const Args& a) {
+  const retrieval::QueryMode mode = query_mode(a);
+  check_args(a, mode);
+  const retrieval::Index ix = retrieval::Index::load(fs::path(a.index) / "index.bin");
+  const retrieval::Bm25Params params{a.k1, a.b};
+  const retrieval::Searcher searcher(ix, params);
+  const retrieval::ClaimSet cs = retrieval::load_claim_queries(a.claims, a.questions, mode, a.limit);
+  for (const auto& w : cs.warnings) fmt::print(stderr, "numcheck: warning: {}\n", w);
+  if (mode != retrieval::QueryMode::kClaim && cs.without_questions > 0) {
+    fmt::print(stderr, "numcheck: warning: {} of {} claims have no questions{}\n", cs.without_questions,
+               cs.claims.size(), mode == retrieval::QueryMode::kQuestions ? " (they get no query)" : "");
+  }
+  const auto results = retrieval::retrieve(searcher, ix.tokenizer(), cs.claims, a.k, a.threads);
+  const std::string scoring = scoring_name(params);
+  std::size_t nqueries = 0;
+  const std::string lines = write_hits(a, ix, cs, results, scoring, nqueries);
   io::OrderedJson m;
   m["kind"] = "claims retrieve";
   m["numcheck_version"] = kVersion;
@@ -110,26 +278,7 @@ void run(const Args& a) {
   m["output"] = a.out;
   m["output_sha256"] = io::sha256_hex(lines);
   fmt::print("{}: {} claims, {} queries, top {} by {}\n", a.out, cs.claims.size(), nqueries, a.k, scoring);
-  if (a.gold_recall) {
-    std::vector<std::size_t> ks;
-    for (std::size_t k : {1, 3, 10, 100})
-      if (k <= a.k) ks.push_back(k);
-    if (ks.empty() || ks.back() != a.k) ks.push_back(a.k);
-    io::OrderedJson gj = io::OrderedJson::object();
-    for (const auto& g : retrieval::gold_recall(ix, cs.claims, results, ks)) {
-      io::OrderedJson one;
-      one["queries"] = g.queries;
-      std::string line = fmt::format("gold recall, {} queries (n={}):", g.kind, g.queries);
-      for (auto [k, r] : g.recall) {
-        one[fmt::format("recall@{}", k)] = r;
-        line += fmt::format(" R@{} {:.4f}", k, r);
-      }
-      one[fmt::format("mrr@{}", a.k)] = g.mrr;
-      fmt::print("{} MRR@{} {:.4f}\n", line, a.k, g.mrr);
-      gj[g.kind] = std::move(one);
-    }
-    m["gold_recall"] = std::move(gj);
-  }
+  if (a.gold_recall) add_gold_recall(a, ix, cs, results, m);
   if (a.rerank == "none" && a.evidence.empty()) {
     io::write_file_atomic(a.out + ".manifest.json", io::to_pretty(m) + "\n");
     return;
@@ -140,118 +289,22 @@ void run(const Args& a) {
   llm::Embeddings emb;
   std::string selection = a.rerank == "none" ? "claim-top3" : "lexical";
   if (embeddings) {
-    std::set<std::string> texts;
-    for (std::size_t c = 0; c < cs.claims.size(); ++c)
-      for (const auto& q : results[c]) {
-        texts.insert(q.text);
-        for (const auto& h : q.hits) texts.insert(std::string(ix.doc_text(h.doc)));
-      }
-    llm::EmbedOptions eo;
-    eo.kind = "claims retrieve embeddings";
-    eo.endpoints = a.endpoints;
-    eo.model = a.model;
-    if (!a.api_key_env.empty()) {
-      const char* key = std::getenv(a.api_key_env.c_str());
-      if (key == nullptr || *key == 0)
-        throw Error(ErrorCode::kUsage,
-                    fmt::format("--api-key-env {}: that variable is not set", a.api_key_env));
-      eo.api_key = key;
-    }
-    eo.run_dir = a.embed_run.empty() ? fs::path(a.evidence + ".embeddings") : fs::path(a.embed_run);
-    eo.resume = a.resume;
-    eo.use_cache = !a.no_cache;
-    if (!a.cache_dir.empty()) eo.cache_path = llm::default_cache_path(a.cache_dir);
-    eo.concurrency = a.concurrency;
-    eo.retries = a.retries;
-    eo.retry_base_s = a.retry_base_s;
-    eo.timeout_s = a.timeout_s;
-    emb = llm::embed_texts({texts.begin(), texts.end()}, eo);
-    if (!emb.summary.cache_warning.empty())
-      fmt::print(stderr, "numcheck: warning: {}; the run went on without the response cache\n",
-                 emb.summary.cache_warning);
+    emb = embed_hits(a, ix, cs, results, m);
     selection = "embeddings:" + a.model;
-    m["embeddings"] = {{"model_requested", a.model},
-                       {"model_reported", emb.model},
-                       {"run_dir", eo.run_dir.string()},
-                       {"texts", texts.size()},
-                       {"answered", emb.by_text.size()},
-                       {"unanswered", emb.summary.unanswered},
-                       {"rejected", emb.rejected},
-                       {"cache_refused", emb.summary.cache_refused},
-                       {"wrong_dimension", emb.wrong_dimension},
-                       {"dimension", emb.dimension}};
   }
-  retrieval::SelectionPolicy pol;
-  pol.threshold = embeddings ? std::optional<double>(a.threshold) : std::nullopt;
   claims::EvidenceWriter writer(a.evidence);
   writer.add_input(a.claims);
   if (!a.questions.empty()) writer.add_input(a.questions);
   writer.add_input(fs::path(a.index) / "index.bin");
-  std::size_t incomplete = 0, selected_total = 0;
-  std::map<std::string, std::size_t> settings;
-  for (std::size_t c = 0; c < cs.claims.size(); ++c) {
-    const auto& cq = cs.claims[c];
-    const bool claim_only =
-        std::all_of(results[c].begin(), results[c].end(), [](const auto& q) { return q.kind == "claim"; });
-    // With both kinds of query, the questions select (the paper's unified setting); the claim
-    // query selects only when the claim has no questions.
-    std::vector<std::pair<std::string, std::vector<retrieval::Scored>>> per_query;
-    bool missing = false;
-    for (const auto& q : results[c]) {
-      if (!claim_only && q.kind == "claim") continue;
-      std::vector<retrieval::Scored> list;
-      if (embeddings) {
-        auto qv = emb.by_text.find(q.text);
-        if (qv == emb.by_text.end()) {
-          missing = true;
-          break;
-        }
-        for (std::size_t r = 0; r < q.hits.size(); ++r) {
-          auto dv = emb.by_text.find(std::string(ix.doc_text(q.hits[r].doc)));
-          if (dv == emb.by_text.end()) {
-            missing = true;
-            break;
-          }
-          list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, llm::cosine(qv->second, dv->second)});
-        }
-        std::stable_sort(
-            list.begin(), list.end(),
-            [](const retrieval::Scored& x, const retrieval::Scored& y) { return x.score > y.score; });
-      } else if (a.rerank == "lexical") {
-        list = retrieval::rerank_lexical(ix, ix.tokenizer(), q.text, q.hits);
-      } else {  // BM25 order
-        for (std::size_t r = 0; r < q.hits.size(); ++r)
-          list.push_back({q.hits[r].doc, r + 1, q.hits[r].score, q.hits[r].score});
-      }
-      per_query.emplace_back(q.text, std::move(list));
-    }
-    if (missing) {  // a vector is missing (retries ran out): no evidence rather than partial evidence
-      ++incomplete;
-      continue;
-    }
-    const auto sel = retrieval::select_evidence(per_query, claim_only, pol);
-    claims::EvidenceRecord rec;
-    rec.id = cq.id;
-    rec.claim = cq.claim;
-    rec.label = cq.label;
-    rec.category = cq.category;
-    rec.questions = cq.questions;
-    for (std::size_t i = 0; i < sel.size(); ++i) {
-      const auto& s = sel[i];
-      rec.evidence.push_back(
-          {std::string(ix.doc_id(s.doc)), std::string(ix.doc_text(s.doc)), s.query, s.score, i + 1});
-    }
-    rec.selection = selection;
-    writer.write(rec);
-    ++settings[claim_only ? "claim-top3" : "question-top1"];
-    selected_total += sel.size();
-  }
+  const Selected sel = select_all(a, ix, cs, results, embeddings ? &emb : nullptr, selection, writer);
+  const std::size_t incomplete = sel.incomplete;
   io::OrderedJson extra;
   extra["retrieval_output"] = a.out;
   extra["scoring"] = scoring;
   extra["rerank"] = a.rerank;
   extra["threshold"] = embeddings ? io::OrderedJson(a.threshold) : io::OrderedJson();
-  extra["settings"] = settings;  // claims selected by their questions (top-1 each) or by the claim (top 3)
+  extra["settings"] =
+      sel.settings;  // claims selected by their questions (top-1 each) or by the claim (top 3)
   extra["claims_incomplete"] = incomplete;
   if (embeddings) extra["embeddings"] = m["embeddings"];
   (void)writer.finish(extra);
@@ -259,10 +312,10 @@ void run(const Args& a) {
                    {"selection", selection},
                    {"claims_written", cs.claims.size() - incomplete},
                    {"claims_incomplete", incomplete},
-                   {"snippets_selected", selected_total}};
+                   {"snippets_selected", sel.snippets}};
   io::write_file_atomic(a.out + ".manifest.json", io::to_pretty(m) + "\n");
   fmt::print("{}: evidence for {} claims ({} snippets), selection {}\n", a.evidence,
-             cs.claims.size() - incomplete, selected_total, selection);
+             cs.claims.size() - incomplete, sel.snippets, selection);
   if (incomplete > 0) {
     throw Error(
         ErrorCode::kIncomplete,
@@ -325,8 +378,15 @@ void setup(CLI::App& app) {
   app.callback([a] { run(*a); });
 }
 
-const CommandRegistration reg({"claims", "retrieve", "Retrieve, re-rank and select evidence for claims",
-                               setup});
+const CommandRegistration reg(
+    {"claims",
+     "retrieve",
+     "Retrieve, re-rank and select evidence for claims",
+     setup,
+     "numcheck claims retrieve --index index --claims test_claimdecomp.csv --queries both --out "
+     "retrieved.jsonl",
+     {"evidence written for every claim",
+      "some claims have no evidence because embeddings are missing (run again with --resume)"}});
 
 }  // namespace
 }  // namespace numcheck::cli

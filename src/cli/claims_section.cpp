@@ -57,8 +57,13 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "section", "Gather claim results into the report's claims section",
-                               setup});
+const CommandRegistration reg(
+    {"claims",
+     "section",
+     "Gather claim results into the report's claims section",
+     setup,
+     "numcheck claims section --eval eval.json --cv cv.json --ours numcheck_trained --out section.json",
+     {"written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -113,8 +113,12 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg(
-    {"claims", "stats", "Counts, label/category distributions, filter pass counts, categorizer accuracy",
-     setup});
+    {"claims",
+     "stats",
+     "Counts, label/category distributions, filter pass counts, categorizer accuracy",
+     setup,
+     "numcheck claims stats --labels",
+     {"printed"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -78,7 +78,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "train", "Train the embedded claim verifier (liblinear)", setup});
+const CommandRegistration reg({"claims",
+                               "train",
+                               "Train the embedded claim verifier (liblinear)",
+                               setup,
+                               "numcheck claims train --evidence val.jsonl --out model.json",
+                               {"model written"}});
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -43,7 +43,13 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg({"claims", "verify", "Predict claim verdicts from an evidence file", setup});
+const CommandRegistration reg(
+    {"claims",
+     "verify",
+     "Predict claim verdicts from an evidence file",
+     setup,
+     "numcheck claims verify --method trained --model model.json --evidence gold.jsonl --out verify",
+     {"predictions written", "with --method llm, some claims unanswered (run again with --resume)"}});
 
 }  // namespace
 }  // namespace numcheck::cli

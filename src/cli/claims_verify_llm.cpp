@@ -80,7 +80,6 @@ void run(const VerifyArgs& a) {
   if (opts.shots == 0 && (!opts.train.empty() || opts.folds > 0))
     fail(ErrorCode::kUsage, "--train and --folds choose few-shot examples: give --shots K");
   auto backend = claims_backend(opts.run);
-  llm::RunSettings s = llm::settings_from(opts.run);
   claimsllm::VerifySpec spec;
   spec.prompt = !opts.prompt.empty() ? claims::load_prompt(opts.prompt)
                 : opts.shots > 0     ? claims::builtin_prompt("verify_few_shot")
@@ -93,7 +92,7 @@ void run(const VerifyArgs& a) {
   spec.limits.shot_evidence_bytes = opts.shot_evidence_bytes;
   spec.evidence_path = a.evidence;
   spec.train_path = opts.train;
-  claimsllm::apply_prompt_sampling(s, spec.prompt, sampling_flags_given(*opts.app));
+  llm::RunSettings s = claims_stage_settings(opts.run, spec.prompt, *opts.app);
 
   auto claims = inputs_of(a.evidence);
   const std::vector<claims::VerifyInput> pool = opts.shots == 0
@@ -106,8 +105,6 @@ void run(const VerifyArgs& a) {
     if (p.label) labelled.push_back(p);
   const auto items = claimsllm::verify_items(claims, labelled, spec);
 
-  s.kind = "claims verify llm";
-  s.id_field = "id";
   s.binding["prompt_sha256"] = spec.prompt.sha256;
   s.binding["evidence_sha256"] = io::sha256_file(a.evidence);
   s.binding["train_sha256"] =
@@ -119,11 +116,9 @@ void run(const VerifyArgs& a) {
                         {"evidence_bytes", spec.limits.evidence_bytes},
                         {"shot_evidence_bytes", spec.limits.shot_evidence_bytes}};
   s.info["selection"] = {{"evidence", a.evidence}, {"limit", a.limit}};
-  const llm::RunSummary r = llm::run_items(items, s, *backend, a.out);
-  const auto c = claimsllm::write_predictions(claims, spec, a.out);
-  fmt::print("{}/predictions.jsonl: {} claims, {} verdicts, {} unparseable, {} errors\n", a.out, c.records,
-             c.ok, c.parse_failures, c.errors);
-  finish_run(a.out, r, "claims");
+  run_claims_stage("claims verify llm", items, s, *backend, a.out,
+                   {"predictions.jsonl", "verdicts", "unparseable"},
+                   [&] { return claimsllm::write_predictions(claims, spec, a.out); });
 }
 
 const VerifyMethodRegistration reg(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,14 @@ namespace numcheck::cli {
 std::vector<CommandSpec>& command_registry() {
   static std::vector<CommandSpec> registry;
   return registry;
+}
+
+std::string help_footer(const std::string& example, const ExitCodes& exits) {
+  std::string s =
+      fmt::format("Example:\n  {}\n\nExit codes: 0 {}; 1 {}; 2 usage error (the command line is wrong)",
+                  example, exits.ok, exits.error);
+  if (!exits.incomplete.empty()) s += fmt::format("; 3 {}", exits.incomplete);
+  return s + ".";
 }
 }  // namespace numcheck::cli
 
@@ -102,6 +111,24 @@ std::string usage_message(const CLI::App& app, int argc, char** argv, const CLI:
   return fmt::format("{} (see '{} --help')", what, path);
 }
 
+// A filesystem call that threw (an output folder under a regular file, a folder without write
+// permission, a full disk) as the project's Error: what was attempted, the path and the system's
+// reason ("cannot create the folder out/report: Permission denied"), instead of an internal error.
+// libstdc++'s what() is "filesystem error: <attempt>: <reason> [<path1>] [<path2>]".
+numcheck::Error filesystem_error(const std::filesystem::filesystem_error& e) {
+  const std::string reason = e.code().message();
+  std::string attempt = e.what();
+  if (attempt.rfind("filesystem error: ", 0) == 0) attempt.erase(0, 18);
+  if (const auto at = attempt.find(": " + reason); at != std::string::npos) attempt.resize(at);
+  if (const auto at = attempt.find(" ["); at != std::string::npos) attempt.resize(at);
+  if (attempt.rfind("cannot create director", 0) == 0) attempt = "cannot create the folder";
+  std::string paths = e.path1().string();
+  if (!e.path2().empty()) paths += " -> " + e.path2().string();
+  return numcheck::Error(numcheck::ErrorCode::kIo, paths.empty()
+                                                       ? fmt::format("{}: {}", attempt, reason)
+                                                       : fmt::format("{} {}: {}", attempt, paths, reason));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,7 +174,11 @@ int main(int argc, char** argv) {
       parent = it->second;
     }
     CLI::App* sub = parent->add_subcommand(spec.name, spec.description);
-    if (is_named(spec.group.empty() ? spec.name : spec.group + " " + spec.name)) spec.setup(*sub);
+    if (is_named(spec.group.empty() ? spec.name : spec.group + " " + spec.name)) {
+      spec.setup(*sub);
+      const std::string own = sub->get_footer();
+      sub->footer((own.empty() ? std::string() : own + "\n\n") + cli::help_footer(spec.example, spec.exits));
+    }
   }
 
   try {
@@ -163,6 +194,11 @@ int main(int argc, char** argv) {
   } catch (const cli::ExitCode& e) {
     return e.code;
   } catch (const Error& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "numcheck: error: {}\n", e.what());
+    return e.exit_code();
+  } catch (const std::filesystem::filesystem_error& fe) {
+    const Error e = filesystem_error(fe);
     std::fflush(stdout);
     fmt::print(stderr, "numcheck: error: {}\n", e.what());
     return e.exit_code();

@@ -41,6 +41,7 @@ void setup_plan(CLI::App& app) {
   app.add_option("--bench", a->bench,
                  "Benchmark directory generated with `numcheck orbit generate --paraphrases`")
       ->required();
+  app.footer(help_footer("numcheck orbit consensus plan --bench out/h3 --out plan.json", {"plan written"}));
   app.add_option("--out", a->out, "Plan file to write (JSON)")->required();
   app.add_option("--templates", a->templates, "Comma-separated study templates")->capture_default_str();
   app.add_option("--per-template", a->options.per_template, "Bases per template (the first N by id)")
@@ -103,9 +104,10 @@ void setup_run(CLI::App& app) {
   app.footer(
       "Sampling (temperature, top_p, top_k, seed, max_tokens) is fixed per call by the plan; the sampling "
       "flags "
-      "are rejected here. Exit codes: 0 every call answered, 1 error, 2 usage error, 3 some calls unanswered "
-      "(run "
-      "again with --resume).");
+      "are rejected here.\n\n" +
+      help_footer("numcheck orbit consensus run --plan plan.json --out runs/qwen --endpoint "
+                  "http://localhost:8080/v1 --model qwen3.5-4b",
+                  {"every call answered", "some calls unanswered (run again with --resume)"}));
   CLI::App* self = &app;
   app.callback([a, self] {
     for (const char* flag : {"--temperature", "--top-p", "--top-k", "--seed", "--max-tokens"}) {
@@ -151,6 +153,10 @@ void setup_analyze(CLI::App& app) {
   app.add_option("--threads", a->options.threads, "Bootstrap threads (0 = all cores)")->capture_default_str();
   app.add_flag("--allow-partial", a->allow_partial,
                "Count calls without a response as unparsed instead of failing");
+  app.footer(help_footer("numcheck orbit consensus analyze --plan plan.json --run runs/qwen --out consensus",
+                         {"written",
+                          "some planned calls have no response (finish the run with --resume, "
+                          "or pass --allow-partial)"}));
   app.callback([a] {
     consensus::StudyInputs in;
     in.plan_path = a->plan;
@@ -184,8 +190,12 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "consensus", "The consensus study (H3): plan, run and analyze agreement across representations",
-     setup}};
+    {"orbit",
+     "consensus",
+     "The consensus study (H3): plan, run and analyze agreement across representations",
+     setup,
+     "numcheck orbit consensus plan --bench out/h3 --out plan.json",
+     {"done", "`run`: some calls unanswered; `analyze`: some planned calls have no response"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

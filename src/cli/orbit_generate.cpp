@@ -48,9 +48,12 @@ void setup(CLI::App& app) {
   });
 }
 
-const CommandRegistration reg{{"orbit", "generate",
+const CommandRegistration reg{{"orbit",
+                               "generate",
                                "Generate the orbit benchmark (bases, views, manifest) from a template spec",
-                               setup}};
+                               setup,
+                               "numcheck orbit generate --out out/bench",
+                               {"written"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -76,7 +76,12 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "grade", "Grade one response from stdin with the strict parser and the audit layer", setup}};
+    {"orbit",
+     "grade",
+     "Grade one response from stdin with the strict parser and the audit layer",
+     setup,
+     "echo 'The tank holds 12.5 L.' | numcheck orbit grade --expected 12.5 --unit L",
+     {"graded (whatever the outcome)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -176,8 +176,7 @@ void setup(CLI::App& app) {
   app.footer(
       "The endpoint, model, API key variable (or --system reference and its --inject) are taken from "
       "run.json; a system flag that names another one is an error before any request. Writes "
-      "RUN/repeat.json. Exit codes: 0 written (whatever the counts), 1 error, 2 usage, 3 some repeated "
-      "prompts unanswered (repeat.json is still written). See docs/orbit.md.");
+      "RUN/repeat.json (also when some repeated prompts are unanswered). See docs/orbit.md.");
   app.callback([a] {
     if (a->n == 0) fail(ErrorCode::kUsage, "--n must be at least 1");
     const fs::path run(a->run);
@@ -393,10 +392,14 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "repeat",
+    {"orbit",
+     "repeat",
      "Repeat check: ask N recorded prompts of a run again (no cache) and count byte- and answer-identical "
      "responses",
-     setup}};
+     setup,
+     "numcheck orbit repeat --run out/runs/my-model --n 10",
+     {"repeat.json written (whatever the counts)",
+      "some repeated prompts unanswered (repeat.json is still written)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -147,8 +147,8 @@ void setup(CLI::App& app) {
                  "Rebuild the report from a supplement archive of `orbit supplement` (its frozen inputs and "
                  "settings) instead of --bench/--scores");
   app.footer(
-      "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. Exit codes: 0 "
-      "written; 1 unreadable or inconsistent inputs; 2 usage. See docs/report.md.");
+      "Writes metrics.json, report.md, report.html, report.tex and figures/*.svg into --out. See "
+      "docs/report.md.");
   app.callback([a] {
     if (!a->supplement.empty()) {
       if (!a->bench.empty() || !a->scores.empty() || !a->consensus.empty() || !a->claims.empty()) {
@@ -206,8 +206,12 @@ void run_report(const ReportArgs& args) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "report",
-     "Metrics, statistics and the report (metrics.json, Markdown, HTML, LaTeX) for scored systems", setup}};
+    {"orbit",
+     "report",
+     "Metrics, statistics and the report (metrics.json, Markdown, HTML, LaTeX) for scored systems",
+     setup,
+     "numcheck orbit report --bench out/bench --scores out/run/scores.jsonl --out out/report",
+     {"written"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -52,10 +52,6 @@ void setup(CLI::App& app) {
   add_run_flags(app, args->opts);
   app.add_flag("--dry-run", args->dry_run,
                "Print the number of prompts the run would ask and exit (no request; nothing written)");
-  app.footer(
-      "Exit codes: 0 every prompt answered, 1 error, 2 usage error, 3 some prompts unanswered (see "
-      "errors.jsonl; "
-      "run again with --resume to retry them).");
   app.callback([args] {
     OrbitRunRequest req;
     req.bench_dir = args->bench;
@@ -80,10 +76,15 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "run",
+    {"orbit",
+     "run",
      "Run a model (OpenAI-compatible endpoint or the simulated reference system) on a "
      "benchmark",
-     setup}};
+     setup,
+     "numcheck orbit run --bench out/bench --out out/run --endpoint http://localhost:8080/v1 --model "
+     "qwen3.5-4b",
+     {"every prompt answered",
+      "some prompts unanswered (see errors.jsonl; run again with --resume to retry them)"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

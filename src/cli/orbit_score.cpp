@@ -53,9 +53,7 @@ void setup(CLI::App& app) {
       "$NUMCHECK_CACHE_DIR, $XDG_CACHE_HOME/numcheck or ~/.cache/numcheck; used only while the files' "
       "size, inode and times are those it was made from, and hashed again unless they last changed "
       "2 s or more before it was made), and write no cache");
-  app.footer(
-      "Exit codes: 0 scored; 1 malformed, unknown or duplicate records (nothing written); 3 prompts without "
-      "a response (nothing written). See docs/grading.md.");
+  app.footer("See docs/grading.md.");
   app.callback([args] {
     const OrbitScoreResult r = score_orbit(args->bench, args->responses, args->out, args->allow_partial,
                                            args->whole, args->threads, !args->no_index_cache);
@@ -69,7 +67,14 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "score", "Grade a responses file against a benchmark: one score record per prompt", setup}};
+    {"orbit",
+     "score",
+     "Grade a responses file against a benchmark: one score record per prompt",
+     setup,
+     "numcheck orbit score --bench out/bench --responses out/run/responses.jsonl --out out/run/scores.jsonl",
+     {"scored", "prompts without a response (nothing written)",
+      "malformed, unknown or duplicate records (nothing written), or another "
+      "error named on stderr"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -34,8 +34,7 @@ void setup(CLI::App& app) {
       "Packs the benchmark, each system's scores, scores manifest, responses, run.json and repeat.json, the "
       "consensus and claims section files, the report settings, the original metrics.json and report.md, and "
       "a SHA256SUMS manifest into one deterministic archive (the same inputs give the same bytes). `orbit "
-      "report --from-supplement FILE --out DIR` rebuilds the report from it. Exit codes: 0 written, 1 a "
-      "missing or absolute input, 2 usage.");
+      "report --from-supplement FILE --out DIR` rebuilds the report from it.");
   app.callback([a] {
     if (!std::filesystem::is_regular_file(std::filesystem::path(a->report) / "metrics.json")) {
       fail(ErrorCode::kUsage, "--report {}: no metrics.json there (the output folder of `orbit report`)",
@@ -53,10 +52,13 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "supplement",
+    {"orbit",
+     "supplement",
      "Supplement archive of a report: its inputs, settings and a per-member SHA-256 manifest (deterministic "
      "ustar)",
-     setup}};
+     setup,
+     "numcheck orbit supplement --report out/report --out supplement.tar",
+     {"written"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

@@ -27,7 +27,6 @@ void setup(CLI::App& app) {
   app.add_option("--max-listed", args->max_listed, "List at most this many failing checks (0: all)")
       ->capture_default_str();
   app.add_flag("--quiet,-q", args->quiet, "No progress display");
-  app.footer("Exit codes: 0 every check passed, 1 the benchmark cannot be read, 3 some check failed.");
   app.callback([args] {
     const auto b = orbit::load_benchmark(args->dir);
     const bool tty = !args->quiet && isatty(fileno(stderr));
@@ -59,8 +58,12 @@ void setup(CLI::App& app) {
 }
 
 const CommandRegistration reg{
-    {"orbit", "validate", "Check a generated benchmark: hashes, counts, answer round trip, reference solver",
-     setup}};
+    {"orbit",
+     "validate",
+     "Check a generated benchmark: hashes, counts, answer round trip, reference solver",
+     setup,
+     "numcheck orbit validate out/bench",
+     {"every check passed", "some check failed (each is listed)", "the benchmark cannot be read"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

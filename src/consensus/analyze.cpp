@@ -46,6 +46,51 @@ std::vector<stats::TieGroup> groups_for(const std::vector<std::int64_t>& agreeme
   return stats::tie_groups(agreement, wrong);
 }
 
+// One base's decision under priority order oi, counted into the arm's result (the prediction and
+// the agreement do not depend on the order: they are counted once, under order 0).
+void count_decision(ArmResult& r, std::size_t oi, std::size_t b, const Decision& d,
+                    const num::Rational& expected, std::vector<std::vector<std::uint8_t>>& wrong_by_order) {
+  OrderResult& orr = r.orders[oi];
+  const bool unanimous = d.agreement == static_cast<int>(kCalls);
+  if (d.fallback_correct) {
+    ++orr.fallback_correct;
+  } else {
+    ++orr.fallback_wrong;
+  }
+  if (!unanimous) {
+    if (d.fallback_correct) {
+      ++orr.false_alarms;
+    } else {
+      ++orr.useful_flags;
+    }
+  }
+  wrong_by_order[oi][b] = d.fallback_correct ? 0 : 1;
+  if (oi != 0) return;
+  // Order-independent counts (the prediction never depends on the priority order).
+  r.base_agreement[b] = d.agreement;
+  r.base_wrong[b] = d.fallback_correct ? 0 : 1;
+  ++r.agreement[static_cast<std::size_t>(d.agreement)];
+  if (d.predicted) {
+    ++r.predictions;
+    if (*d.predicted == expected) {
+      ++r.prediction_correct;
+    } else {
+      ++r.prediction_wrong;
+    }
+  } else {
+    ++r.abstentions;
+  }
+  if (unanimous) {
+    if (d.fallback_correct) {
+      ++r.unanimous_correct;
+    } else {
+      ++r.unanimous_wrong;
+    }
+  } else {
+    ++r.non_unanimous;
+  }
+}
+
 }  // namespace
 
 SystemResult analyze_system(const Plan& plan, std::string name, std::span<const CallResult> calls) {
@@ -93,45 +138,7 @@ SystemResult analyze_system(const Plan& plan, std::string name, std::span<const 
         }
         for (std::size_t oi = 0; oi < kCyclicOrders.size(); ++oi) {
           const Decision d = decide(values, expected, kCyclicOrders[oi]);
-          OrderResult& orr = r.orders[oi];
-          const bool unanimous = d.agreement == static_cast<int>(kCalls);
-          if (d.fallback_correct) {
-            ++orr.fallback_correct;
-          } else {
-            ++orr.fallback_wrong;
-          }
-          if (!unanimous) {
-            if (d.fallback_correct) {
-              ++orr.false_alarms;
-            } else {
-              ++orr.useful_flags;
-            }
-          }
-          wrong_by_order[oi][b] = d.fallback_correct ? 0 : 1;
-          if (oi != 0) continue;
-          // Order-independent counts (the prediction never depends on the priority order).
-          r.base_agreement[b] = d.agreement;
-          r.base_wrong[b] = d.fallback_correct ? 0 : 1;
-          ++r.agreement[static_cast<std::size_t>(d.agreement)];
-          if (d.predicted) {
-            ++r.predictions;
-            if (*d.predicted == expected) {
-              ++r.prediction_correct;
-            } else {
-              ++r.prediction_wrong;
-            }
-          } else {
-            ++r.abstentions;
-          }
-          if (unanimous) {
-            if (d.fallback_correct) {
-              ++r.unanimous_correct;
-            } else {
-              ++r.unanimous_wrong;
-            }
-          } else {
-            ++r.non_unanimous;
-          }
+          count_decision(r, oi, b, d, expected, wrong_by_order);
         }
       }
       for (std::size_t b = 0; b < seen.size(); ++b) {

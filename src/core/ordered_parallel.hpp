@@ -1,16 +1,26 @@
 #pragma once
-// Work split over threads, results taken in order: produce(i, slot) runs for i = 0..n-1 on worker
-// threads, each into its own slot, and consume(i, slot) runs on the calling thread strictly in the
-// order of i, as soon as slot i is ready. At most `window` slots are in flight (produced and not
-// yet consumed), so memory stays bounded however large n is; a slot is reused for i + window once
-// i is consumed: produce finds the slot as the last consume left it (reuse its capacity, reset its
-// contents). With threads <= 1 everything runs on the calling thread, one slot, same order, so
-// the output of an ordered consumer is the same whatever the thread count.
+// The project's one way to spread work over threads (nothing else in src/ starts a pool of its
+// own): parallel_for for independent pieces of work written to their own places, ordered_parallel
+// when the results must be taken in order on the calling thread.
+//
+// parallel_for(n, threads, fn): fn(i) for i = 0..n-1 on up to `threads` threads, the calling
+// thread being one of them; indexes are handed out one at a time in increasing order. After a
+// failure no new index is started; once every thread has ended, the exception of the lowest
+// failed index is rethrown. With threads <= 1 (or n <= 1) it is a plain loop on the calling thread.
+//
+// ordered_parallel: work split over threads, results taken in order: produce(i, slot) runs for
+// i = 0..n-1 on worker threads, each into its own slot, and consume(i, slot) runs on the calling
+// thread strictly in the order of i, as soon as slot i is ready. At most `window` slots are in flight
+// (produced and not yet consumed), so memory stays bounded however large n is; a slot is reused for i +
+// window once i is consumed: produce finds the slot as the last consume left it (reuse its capacity, reset
+// its contents). With threads <= 1 everything runs on the calling thread, one slot, same order, so the output
+// of an ordered consumer is the same whatever the thread count.
 //
 // An exception thrown by produce(i) is kept and rethrown by the calling thread when i's turn
 // comes (so the first failure in order wins, as in a serial loop); one thrown by consume stops the
 // workers. Either way no thread outlives the call.
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
@@ -19,6 +29,36 @@
 #include <vector>
 
 namespace numcheck::core {
+
+template <typename Fn>
+void parallel_for(std::size_t n, std::size_t threads, Fn&& fn) {
+  if (threads <= 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  threads = std::min(threads, n);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errors(n);
+  const auto work = [&] {
+    for (std::size_t i = next++; i < n && !failed.load(std::memory_order_relaxed); i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    workers.reserve(threads - 1);
+    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+    work();
+  }  // the jthreads join here
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 template <typename Slot, typename Produce, typename Consume>
 void ordered_parallel(std::size_t n, std::size_t threads, std::size_t window, Produce&& produce,

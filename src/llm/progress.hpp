@@ -3,12 +3,18 @@
 // rewritten in place; otherwise a plain line every interval, so logs stay readable.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
-#include "llm/runner.hpp"
-
 namespace numcheck::llm {
+
+enum class ProgressMode : std::uint8_t {
+  kAuto,   // a live line on a terminal (stderr is a TTY), plain periodic lines otherwise
+  kLive,   // always the live "\r" line
+  kPlain,  // a plain line every `progress_interval`
+  kNone,
+};
 
 class Progress {
  public:

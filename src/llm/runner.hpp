@@ -41,6 +41,7 @@
 
 #include "io/json.hpp"
 #include "llm/backend.hpp"
+#include "llm/progress.hpp"
 
 namespace numcheck::llm {
 
@@ -68,13 +69,6 @@ struct RetryPolicy {
   std::chrono::milliseconds base_delay{1000};
   std::chrono::milliseconds max_delay{30000};
   std::chrono::milliseconds max_retry_after{300000};
-};
-
-enum class ProgressMode : std::uint8_t {
-  kAuto,   // a live line on a terminal (stderr is a TTY), plain periodic lines otherwise
-  kLive,   // always the live "\r" line
-  kPlain,  // a plain line every `progress_interval`
-  kNone,
 };
 
 struct RunSettings {

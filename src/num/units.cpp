@@ -61,6 +61,36 @@ std::optional<int> power_of_ten_exponent(const Rational& r) {
   return inverse ? -k : k;
 }
 
+// One entry of the registry's "units" list ("where" names it); its dimension must be declared.
+Unit read_unit(const io::Json& j, const std::string& where,
+               const std::vector<std::pair<std::string, std::string>>& dim_canon) {
+  Unit u;
+  u.id = io::require_string(j, "id", where);
+  if (trim(u.id).empty()) fail("{}.id: must not be empty", where);
+  const std::string uw = fmt::format("{} ('{}')", where, u.id);
+  u.dimension = io::require_string(j, "dimension", uw);
+  if (std::none_of(dim_canon.begin(), dim_canon.end(),
+                   [&](const auto& d) { return d.first == u.dimension; })) {
+    fail("{}.dimension: '{}' is not declared in 'dimensions'", uw, u.dimension);
+  }
+  const io::Json& factor = io::require(j, "factor", uw);
+  if (!factor.is_string()) fail("{}.factor: must be a string such as \"1/1000\" (exact rational)", uw);
+  auto f = Rational::from_string(factor.get<std::string>());
+  if (!f)
+    fail("{}.factor: '{}' is not an exact rational (expected an integer or p/q)", uw,
+         factor.get<std::string>());
+  if (f->sign() <= 0) fail("{}.factor: '{}' must be positive", uw, factor.get<std::string>());
+  u.factor = *f;
+  u.factor_exp10 = power_of_ten_exponent(u.factor);
+  u.symbols = string_list(j, "symbols", uw);
+  u.words = string_list(j, "words", uw);
+  if (auto p = j.find("prefix"); p != j.end()) {
+    if (!p->is_boolean()) fail("{}.prefix: must be true or false", uw);
+    u.prefix = p->get<bool>();
+  }
+  return u;
+}
+
 }  // namespace
 
 UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view where_sv) {
@@ -92,30 +122,7 @@ UnitRegistry UnitRegistry::parse(std::string_view json_text, std::string_view wh
   if (!units.is_array() || units.empty()) fail("{}: field 'units' must be a non-empty array", file);
   for (std::size_t i = 0; i < units.size(); ++i) {
     const std::string where = fmt::format("{}: units[{}]", file, i);
-    Unit u;
-    u.id = io::require_string(units[i], "id", where);
-    if (trim(u.id).empty()) fail("{}.id: must not be empty", where);
-    const std::string uw = fmt::format("{} ('{}')", where, u.id);
-    u.dimension = io::require_string(units[i], "dimension", uw);
-    if (std::none_of(dim_canon.begin(), dim_canon.end(),
-                     [&](const auto& d) { return d.first == u.dimension; })) {
-      fail("{}.dimension: '{}' is not declared in 'dimensions'", uw, u.dimension);
-    }
-    const io::Json& factor = io::require(units[i], "factor", uw);
-    if (!factor.is_string()) fail("{}.factor: must be a string such as \"1/1000\" (exact rational)", uw);
-    auto f = Rational::from_string(factor.get<std::string>());
-    if (!f)
-      fail("{}.factor: '{}' is not an exact rational (expected an integer or p/q)", uw,
-           factor.get<std::string>());
-    if (f->sign() <= 0) fail("{}.factor: '{}' must be positive", uw, factor.get<std::string>());
-    u.factor = *f;
-    u.factor_exp10 = power_of_ten_exponent(u.factor);
-    u.symbols = string_list(units[i], "symbols", uw);
-    u.words = string_list(units[i], "words", uw);
-    if (auto p = units[i].find("prefix"); p != units[i].end()) {
-      if (!p->is_boolean()) fail("{}.prefix: must be true or false", uw);
-      u.prefix = p->get<bool>();
-    }
+    Unit u = read_unit(units[i], where, dim_canon);
     for (const auto& other : reg.units_) {
       if (other.id == u.id) fail("{}.id: unit '{}' is declared twice", where, u.id);
     }

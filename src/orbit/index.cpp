@@ -198,6 +198,34 @@ struct IndexBlock {
 
 namespace {
 
+// A views.jsonl record checked on a worker (its fields, its prompt id, its base in bases.jsonl)
+// and kept in the block, for the calling thread to add in file order.
+void add_view_record(IndexBlock& k, const OR& j, std::size_t line, const BenchmarkIndex& b) {
+  const std::string_view where = j.where();
+  IndexBlock::Rec r;
+  r.line = line;
+  const std::string_view prompt_id = j.string_view("prompt_id");
+  const std::string_view base_id = j.string_view("base_id");
+  r.template_id = k.put(j.string_view("template"));
+  const std::string_view view = j.string_view("view");
+  (void)j.at("family");  // required, may be null
+  const std::optional<std::string_view> family = j.opt_string_view("family");
+  (void)j.string_view("prompt");
+  r.expected = k.put(detail::canonical_rational(j, "expected"));
+  r.unit = k.put(j.string_view("answer_unit"));
+  if (prompt_id.size() != base_id.size() + 1 + view.size() || !prompt_id.starts_with(base_id) ||
+      prompt_id[base_id.size()] != ':' || !prompt_id.ends_with(view)) {
+    fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
+  }
+  if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
+  r.id = k.put(prompt_id);
+  r.hash = BenchmarkIndex::hash_id(prompt_id);
+  r.view = k.put(view);
+  r.has_family = family.has_value();
+  if (family) r.family = k.put(*family);
+  k.recs.push_back(r);
+}
+
 // The index from bases.jsonl and views.jsonl.
 BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::size_t threads) {
   BenchmarkIndex b;
@@ -263,30 +291,7 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
   io::Sha256 views_hash;
   hash_into(views_hash);
   how.on_record = [&](std::size_t slot, const OR& j, std::size_t line) {
-    IndexBlock& k = blocks[slot];
-    const std::string_view where = j.where();
-    IndexBlock::Rec r;
-    r.line = line;
-    const std::string_view prompt_id = j.string_view("prompt_id");
-    const std::string_view base_id = j.string_view("base_id");
-    r.template_id = k.put(j.string_view("template"));
-    const std::string_view view = j.string_view("view");
-    (void)j.at("family");  // required, may be null
-    const std::optional<std::string_view> family = j.opt_string_view("family");
-    (void)j.string_view("prompt");
-    r.expected = k.put(detail::canonical_rational(j, "expected"));
-    r.unit = k.put(j.string_view("answer_unit"));
-    if (prompt_id.size() != base_id.size() + 1 + view.size() || !prompt_id.starts_with(base_id) ||
-        prompt_id[base_id.size()] != ':' || !prompt_id.ends_with(view)) {
-      fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
-    }
-    if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
-    r.id = k.put(prompt_id);
-    r.hash = BenchmarkIndex::hash_id(prompt_id);
-    r.view = k.put(view);
-    r.has_family = family.has_value();
-    if (family) r.family = k.put(*family);
-    k.recs.push_back(r);
+    add_view_record(blocks[slot], j, line, b);
   };
   how.on_block = [&](std::size_t slot) {
     IndexBlock& k = blocks[slot];

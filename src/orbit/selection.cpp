@@ -83,6 +83,45 @@ std::vector<std::size_t> allocate_seats(const std::vector<std::size_t>& sizes, s
   return seats;
 }
 
+namespace {
+
+// --bases N: a stratified sample of whole orbits, seats over the templates in proportion to their
+// bases in `pool` (largest remainder), each template's members shuffled by its own stream of the
+// seed (--seed, else the benchmark's generation seed); keeps the chosen ones in `pool` and returns
+// the seed.
+std::uint64_t sample_bases(const Benchmark& bench, const SelectionSpec& spec, std::size_t n,
+                           std::vector<const Base*>& pool) {
+  std::vector<std::string> order;  // templates in order of first appearance
+  std::map<std::string, std::vector<const Base*>> by_template;
+  for (const Base* b : pool) {
+    if (by_template.find(b->template_id) == by_template.end()) order.push_back(b->template_id);
+    by_template[b->template_id].push_back(b);
+  }
+  std::vector<std::size_t> sizes;
+  sizes.reserve(order.size());
+  for (const auto& t : order) sizes.push_back(by_template[t].size());
+  const auto seats = allocate_seats(sizes, n);
+  std::uint64_t seed = 20260725;
+  if (spec.seed) {
+    seed = *spec.seed;
+  } else {
+    const io::Json m = io::Json::parse(bench.manifest_json, nullptr, false);
+    if (m.is_object() && m.contains("seed") && m["seed"].is_number_unsigned())
+      seed = m["seed"].get<std::uint64_t>();
+  }
+  std::unordered_set<const Base*> chosen;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    auto members = by_template[order[i]];
+    Rng rng(seed, "selection:" + order[i]);
+    rng.shuffle(members);
+    for (std::size_t k = 0; k < seats[i]; ++k) chosen.insert(members[k]);
+  }
+  std::erase_if(pool, [&](const Base* b) { return chosen.count(b) == 0; });
+  return seed;
+}
+
+}  // namespace
+
 Selection select(const Benchmark& bench, const SelectionSpec& spec) {
   Selection s;
   OJ rec = OJ::object();
@@ -152,32 +191,7 @@ Selection select(const Benchmark& bench, const SelectionSpec& spec) {
   }
   if (spec.bases) {
     if (*spec.bases == 0) fail(ErrorCode::kUsage, "--bases must be at least 1");
-    std::vector<std::string> order;  // templates in order of first appearance
-    std::map<std::string, std::vector<const Base*>> by_template;
-    for (const Base* b : pool) {
-      if (by_template.find(b->template_id) == by_template.end()) order.push_back(b->template_id);
-      by_template[b->template_id].push_back(b);
-    }
-    std::vector<std::size_t> sizes;
-    sizes.reserve(order.size());
-    for (const auto& t : order) sizes.push_back(by_template[t].size());
-    const auto seats = allocate_seats(sizes, *spec.bases);
-    std::uint64_t seed = 20260725;
-    if (spec.seed) {
-      seed = *spec.seed;
-    } else {
-      const io::Json m = io::Json::parse(bench.manifest_json, nullptr, false);
-      if (m.is_object() && m.contains("seed") && m["seed"].is_number_unsigned())
-        seed = m["seed"].get<std::uint64_t>();
-    }
-    std::unordered_set<const Base*> chosen;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      auto members = by_template[order[i]];
-      Rng rng(seed, "selection:" + order[i]);
-      rng.shuffle(members);
-      for (std::size_t k = 0; k < seats[i]; ++k) chosen.insert(members[k]);
-    }
-    std::erase_if(pool, [&](const Base* b) { return chosen.count(b) == 0; });
+    const std::uint64_t seed = sample_bases(bench, spec, *spec.bases, pool);
     rec["bases"] = *spec.bases;
     rec["seed"] = seed;
   } else {

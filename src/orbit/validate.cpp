@@ -50,17 +50,8 @@ bool is_family(std::string_view v) {
   return std::any_of(std::begin(kFamilies), std::end(kFamilies), [&](const char* f) { return v == f; });
 }
 
-}  // namespace
-
-ValidationReport validate_benchmark(const Benchmark& b,
-                                    const std::function<void(std::size_t, std::size_t)>& progress) {
-  ValidationReport r;
-  r.bases = b.bases.size();
-  r.prompts = b.views.size();
-  const std::string mwhere = (b.dir / "manifest.json").string();
-  const io::Json m = io::parse_json(b.manifest_json, mwhere);
-
-  // Manifest: format, hashes, spec hash.
+// Manifest: format, hashes, spec hash. Returns whether it says the paraphrase views were made.
+bool check_manifest(const Benchmark& b, const io::Json& m, const OrbitSpec& spec, ValidationReport& r) {
   if (!m.is_object() || !m.contains("format") || m["format"] != kBenchmarkFormat)
     r.issues.push_back({"manifest.json", "manifest", fmt::format("format is not \"{}\"", kBenchmarkFormat)});
   for (const char* name : {"bases.jsonl", "views.jsonl"}) {
@@ -82,17 +73,17 @@ ValidationReport validate_benchmark(const Benchmark& b,
           {name, "manifest",
            fmt::format("{} records, the manifest says {}", records, rec["records"].get<std::size_t>())});
   }
-  const OrbitSpec& spec = benchmark_spec(b);
   if (m.contains("spec_sha256") && m["spec_sha256"] != spec.sha256)
     r.issues.push_back({"manifest.json", "manifest", "spec_sha256 does not match the embedded spec"});
   if (m.contains("prompt_version") && m["prompt_version"] != spec.prompt_version)
     r.issues.push_back({"manifest.json", "manifest", "prompt_version does not match the embedded spec"});
-  const bool paraphrases = m.contains("paraphrases") && m["paraphrases"] == true;
+  return m.contains("paraphrases") && m["paraphrases"] == true;
+}
 
-  // Counts: from the records, from the manifest, and from the spec.
+// Counts: from the records, from the manifest, and from the spec.
+void check_counts(const Benchmark& b, const io::Json& m, const OrbitSpec& spec, bool paraphrases,
+                  ValidationReport& r) {
   Counts actual, demanded;
-  std::map<std::string, std::vector<std::string>> views_of_base;
-  for (const auto& v : b.views) views_of_base[v.base_id].push_back(v.view);
   actual["bases"] = b.bases.size();
   actual["prompts"] = b.views.size();
   for (const auto& base : b.bases) ++actual["templates." + base.template_id + ".bases"];
@@ -135,8 +126,12 @@ ValidationReport validate_benchmark(const Benchmark& b,
   demanded["bases"] = db;
   demanded["prompts"] = dp;
   compare_counts(demanded, actual, "the spec", "the benchmark", r);
+}
 
-  // Bases: template, id, params, answer, views.
+// Bases: template, id, params, answer, views.
+void check_bases(const Benchmark& b, const OrbitSpec& spec, ValidationReport& r) {
+  std::map<std::string, std::vector<std::string>> views_of_base;
+  for (const auto& v : b.views) views_of_base[v.base_id].push_back(v.view);
   std::map<std::string, std::size_t> next_index;
   for (const auto& base : b.bases) {
     const TemplateSpec* t = spec.find(base.template_id);
@@ -174,62 +169,81 @@ ValidationReport validate_benchmark(const Benchmark& b,
         if (std::find(base.views.begin(), base.views.end(), f) == base.views.end())
           r.issues.push_back({base.base_id, "base", fmt::format("consensus base without its {} view", f)});
   }
+}
 
-  // Views: consistency, round trip through the strict parser, rendering, and the reference solver.
+// One view: consistency, round trip through the strict parser, rendering, and the reference
+// solver.
+void check_view(const Benchmark& b, const OrbitSpec& spec, const View& v, ValidationReport& r) {
+  const Base* base = b.find_base(v.base_id);
+  const TemplateSpec* t = spec.find(v.template_id);
+  if (!base || !t || base->template_id != v.template_id) {
+    r.issues.push_back({v.prompt_id, "view", "template differs from its base's, or is not in the spec"});
+    return;
+  }
+  if (v.expected != base->answer)
+    r.issues.push_back(
+        {v.prompt_id, "view",
+         fmt::format("expected {} differs from the base answer {}", v.expected.str(), base->answer.str())});
+  if (v.answer_unit != base->canonical_unit)
+    r.issues.push_back({v.prompt_id, "view", "answer_unit differs from the base's canonical unit"});
+  const bool fam = is_family(v.view);
+  if ((fam && v.family != v.view) || (!fam && v.family))
+    r.issues.push_back(
+        {v.prompt_id, "view", "family must be the view name for a family view and null otherwise"});
+  if (!fam && v.view != "canonical" && v.view != "paraphrase1" && v.view != "paraphrase2")
+    r.issues.push_back({v.prompt_id, "view", fmt::format("unknown view '{}'", v.view)});
+
+  const std::string response = v.answer_unit.empty()
+                                   ? "FINAL: " + v.expected.str()
+                                   : fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
+  const grade::Grade g = grade::grade_response(response, grade::Question{v.expected, v.answer_unit});
+  if (g.strict.outcome == grade::Outcome::kCorrect) {
+    ++r.round_trips;
+  } else {
+    r.issues.push_back({v.prompt_id, "roundtrip",
+                        fmt::format("'{}' grades as {}", response, grade::outcome_name(g.strict.outcome))});
+  }
+
+  std::vector<num::Rational> vals;
+  for (const auto& [_, val] : base->params) vals.push_back(val);
+  if (vals.size() == t->params.size()) {
+    try {
+      if (render_prompt(spec, *t, v.view, vals, num::UnitRegistry::builtin()) != v.prompt)
+        r.issues.push_back({v.prompt_id, "render", "the prompt differs from the rendering of its base"});
+    } catch (const Error& e) {
+      r.issues.push_back({v.prompt_id, "render", e.what()});
+    }
+  }
+
+  const SolveResult s = solve_prompt(*t, v.view, v.prompt, spec.instruction);
+  if (!s) {
+    r.issues.push_back({v.prompt_id, "solver", "the text does not determine the label: " + s.error});
+  } else if (*s.value != v.expected) {
+    r.issues.push_back({v.prompt_id, "solver",
+                        fmt::format("the text gives {}, expected {}", s.value->str(), v.expected.str())});
+  } else {
+    ++r.solved;
+  }
+}
+
+}  // namespace
+
+ValidationReport validate_benchmark(const Benchmark& b,
+                                    const std::function<void(std::size_t, std::size_t)>& progress) {
+  ValidationReport r;
+  r.bases = b.bases.size();
+  r.prompts = b.views.size();
+  const std::string mwhere = (b.dir / "manifest.json").string();
+  const io::Json m = io::parse_json(b.manifest_json, mwhere);
+  const OrbitSpec& spec = benchmark_spec(b);
+  const bool paraphrases = check_manifest(b, m, spec, r);
+  check_counts(b, m, spec, paraphrases, r);
+  check_bases(b, spec, r);
   std::size_t done = 0;
   for (const auto& v : b.views) {
     if (progress && (done % 256 == 0)) progress(done, b.views.size());
     ++done;
-    const Base* base = b.find_base(v.base_id);
-    const TemplateSpec* t = spec.find(v.template_id);
-    if (!base || !t || base->template_id != v.template_id) {
-      r.issues.push_back({v.prompt_id, "view", "template differs from its base's, or is not in the spec"});
-      continue;
-    }
-    if (v.expected != base->answer)
-      r.issues.push_back(
-          {v.prompt_id, "view",
-           fmt::format("expected {} differs from the base answer {}", v.expected.str(), base->answer.str())});
-    if (v.answer_unit != base->canonical_unit)
-      r.issues.push_back({v.prompt_id, "view", "answer_unit differs from the base's canonical unit"});
-    const bool fam = is_family(v.view);
-    if ((fam && v.family != v.view) || (!fam && v.family))
-      r.issues.push_back(
-          {v.prompt_id, "view", "family must be the view name for a family view and null otherwise"});
-    if (!fam && v.view != "canonical" && v.view != "paraphrase1" && v.view != "paraphrase2")
-      r.issues.push_back({v.prompt_id, "view", fmt::format("unknown view '{}'", v.view)});
-
-    const std::string response = v.answer_unit.empty()
-                                     ? "FINAL: " + v.expected.str()
-                                     : fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
-    const grade::Grade g = grade::grade_response(response, grade::Question{v.expected, v.answer_unit});
-    if (g.strict.outcome == grade::Outcome::kCorrect) {
-      ++r.round_trips;
-    } else {
-      r.issues.push_back({v.prompt_id, "roundtrip",
-                          fmt::format("'{}' grades as {}", response, grade::outcome_name(g.strict.outcome))});
-    }
-
-    std::vector<num::Rational> vals;
-    for (const auto& [_, val] : base->params) vals.push_back(val);
-    if (vals.size() == t->params.size()) {
-      try {
-        if (render_prompt(spec, *t, v.view, vals, num::UnitRegistry::builtin()) != v.prompt)
-          r.issues.push_back({v.prompt_id, "render", "the prompt differs from the rendering of its base"});
-      } catch (const Error& e) {
-        r.issues.push_back({v.prompt_id, "render", e.what()});
-      }
-    }
-
-    const SolveResult s = solve_prompt(*t, v.view, v.prompt, spec.instruction);
-    if (!s) {
-      r.issues.push_back({v.prompt_id, "solver", "the text does not determine the label: " + s.error});
-    } else if (*s.value != v.expected) {
-      r.issues.push_back({v.prompt_id, "solver",
-                          fmt::format("the text gives {}, expected {}", s.value->str(), v.expected.str())});
-    } else {
-      ++r.solved;
-    }
+    check_view(b, spec, v, r);
   }
   if (progress) progress(b.views.size(), b.views.size());
   return r;

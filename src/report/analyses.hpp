@@ -25,7 +25,7 @@
 #include "doc/document.hpp"
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
-#include "report/metrics.hpp"
+#include "report/layout.hpp"
 #include "report/metrics_model.hpp"
 #include "report/scores.hpp"
 #include "stats/bootstrap.hpp"

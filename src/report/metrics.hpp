@@ -18,17 +18,11 @@
 
 #include "io/json.hpp"
 #include "orbit/benchmark.hpp"
+#include "report/layout.hpp"
 #include "report/metrics_model.hpp"
 #include "report/scores.hpp"
 
 namespace numcheck::report {
-
-struct ReportOptions {
-  std::size_t bootstrap_draws = 10000;
-  std::uint64_t seed = 20260725;
-  unsigned threads = 0;  // 0 = all cores
-  double level = 0.95;   // interval level (bootstrap percentile and Wilson)
-};
 
 // Per-base outcome flags of one system under one layer (exposed for tests).
 struct BaseFlags {
@@ -38,19 +32,7 @@ struct BaseFlags {
   bool consistent_wrong = false;
 };
 
-// Index of the benchmark by base: its orbit views (indices into Benchmark::views).
-struct OrbitLayout {
-  struct BaseViews {
-    std::size_t base = 0;              // index into Benchmark::bases
-    std::size_t canonical = SIZE_MAX;  // view index
-    std::size_t family[5] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
-    std::vector<std::size_t> orbit;  // canonical first, then families in kFamilies order
-  };
-  std::vector<BaseViews> bases;                        // every base, in file order
-  std::vector<std::vector<std::size_t>> family_bases;  // per family: positions in `bases`
-  std::vector<std::string> templates;                  // in order of first appearance
-  std::vector<std::string> views;                      // "canonical" and the families that occur
-};
+// The layout (report/layout.hpp) of a benchmark.
 [[nodiscard]] OrbitLayout make_layout(const orbit::Benchmark& bench);
 
 [[nodiscard]] BaseFlags base_flags(const OrbitLayout::BaseViews& b, const SystemScores& s, Layer layer);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "io/files.hpp"
 #include "report/analyses.hpp"
 #include "report/selection_scope.hpp"
@@ -775,19 +776,12 @@ doc::Document build_document(const MetricsModel& m, const orbit::Benchmark& benc
   return d;
 }
 
-ReportOutput run_orbit_report(const ReportInputs& in) {
-  if (in.scores.empty()) fail(ErrorCode::kUsage, "at least one --scores file is needed");
-  if (in.names.size() > in.scores.size()) {
-    fail(ErrorCode::kUsage, "{} --name values for {} --scores files", in.names.size(), in.scores.size());
-  }
-  if (in.responses.size() > in.scores.size()) {
-    fail(ErrorCode::kUsage, "{} --responses files for {} --scores files", in.responses.size(),
-         in.scores.size());
-  }
-  const orbit::Benchmark bench = scope_to_scores(orbit::load_benchmark(in.bench_dir), in.scores);
-  // The systems' files are independent: loaded on up to one thread per core (each file on one
-  // thread, in order), then checked in order, so the first failing file's error is the one given,
-  // as a one-by-one load would.
+namespace {
+
+// The systems' scores files. They are independent: loaded on up to one thread per core (each
+// file on one thread, in order), then checked in order, so the first failing file's error is the
+// one given, as a one-by-one load would; two systems may not share a name.
+std::vector<SystemScores> load_systems(const ReportInputs& in, const orbit::Benchmark& bench) {
   const std::size_t n_sys = in.scores.size();
   std::vector<std::optional<SystemScores>> loaded(n_sys);
   std::vector<std::exception_ptr> errors(n_sys);
@@ -805,15 +799,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   {
     const unsigned threads =
         in.options.threads != 0 ? in.options.threads : std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t workers = std::min<std::size_t>(n_sys, threads);
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-      for (std::size_t i = next++; i < n_sys; i = next++) load_one(i);
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
-    work();
-    for (auto& th : pool) th.join();
+    core::parallel_for(n_sys, threads, load_one);
   }
   std::vector<SystemScores> systems;
   std::set<std::string> names;
@@ -825,6 +811,22 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
            in.scores[i].string());
     }
   }
+  return systems;
+}
+
+}  // namespace
+
+ReportOutput run_orbit_report(const ReportInputs& in) {
+  if (in.scores.empty()) fail(ErrorCode::kUsage, "at least one --scores file is needed");
+  if (in.names.size() > in.scores.size()) {
+    fail(ErrorCode::kUsage, "{} --name values for {} --scores files", in.names.size(), in.scores.size());
+  }
+  if (in.responses.size() > in.scores.size()) {
+    fail(ErrorCode::kUsage, "{} --responses files for {} --scores files", in.responses.size(),
+         in.scores.size());
+  }
+  const orbit::Benchmark bench = scope_to_scores(orbit::load_benchmark(in.bench_dir), in.scores);
+  const std::vector<SystemScores> systems = load_systems(in, bench);
   ReportOutput out;
   out.model = compute_metrics(bench, systems, in.options);
   // Provenance, and every path relative to the report's folder (the same inputs elsewhere give the

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/string_set.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
@@ -357,28 +358,11 @@ Index Index::parse(std::string_view bytes, std::string_view name, bool verify_ch
 
 namespace {
 
-// Runs fn(0) .. fn(t - 1) on t threads (fn(0) on the calling one) and waits; rethrows the first
-// exception.
+// Runs fn(0) .. fn(t - 1) on t threads (the calling one among them) and waits; rethrows the first
+// exception (core::parallel_for).
 template <class Fn>
 void parallel(unsigned t, Fn&& fn) {
-  std::vector<std::thread> ths;
-  std::vector<std::exception_ptr> errs(t);
-  for (unsigned i = 1; i < t; ++i)
-    ths.emplace_back([&, i] {
-      try {
-        fn(i);
-      } catch (...) {
-        errs[i] = std::current_exception();
-      }
-    });
-  try {
-    fn(0u);
-  } catch (...) {
-    errs[0] = std::current_exception();
-  }
-  for (auto& th : ths) th.join();
-  for (auto& e : errs)
-    if (e) std::rethrow_exception(e);
+  core::parallel_for(t, t, [&fn](std::size_t i) { fn(static_cast<unsigned>(i)); });
 }
 
 std::uint64_t hash_term(std::string_view t) { return short_string_hash(t); }

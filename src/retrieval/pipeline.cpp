@@ -11,6 +11,7 @@
 #include "claims/load.hpp"
 #include "core/ascii.hpp"
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "io/files.hpp"
 #include "io/sha256.hpp"
 
@@ -179,17 +180,10 @@ std::vector<std::vector<QueryResult>> retrieve(const Searcher& s, const Tokenize
     }
   }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t j = next++; j < jobs.size(); j = next++) {
-      auto [c, q] = jobs[j];
-      out[c][q].hits = s.search(make_query(out[c][q].text, tok), k);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  core::parallel_for(jobs.size(), threads, [&](std::size_t j) {
+    auto [c, q] = jobs[j];
+    out[c][q].hits = s.search(make_query(out[c][q].text, tok), k);
+  });
   return out;
 }
 

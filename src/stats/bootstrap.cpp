@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
 #include "stats/descriptive.hpp"
 
@@ -76,32 +77,16 @@ unsigned resolve_threads(unsigned threads, std::size_t draws) {
   return threads;
 }
 
-// Runs body(first_draw, last_draw) on contiguous blocks of draws, one block per thread; the first
-// exception thrown by any block is rethrown after all threads have joined.
+// Runs body(first_draw, last_draw) on contiguous blocks of draws, one block per thread
+// (core::parallel_for).
 void parallel_blocks(std::size_t draws, unsigned threads,
                      const std::function<void(std::size_t, std::size_t)>& body) {
   if (threads <= 1) {
     body(0, draws);
     return;
   }
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) {
-    const std::size_t first = draws * t / threads;
-    const std::size_t last = draws * (t + 1) / threads;
-    pool.emplace_back([&, first, last] {
-      try {
-        body(first, last);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  core::parallel_for(threads, threads,
+                     [&](std::size_t t) { body(draws * t / threads, draws * (t + 1) / threads); });
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
@@ -568,23 +569,7 @@ namespace {
 void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / 64)));
-  if (threads <= 1) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::vector<std::exception_ptr> errors(threads);
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      try {
-        for (std::size_t i = t; i < n; i += threads) fn(i);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  core::parallel_for(n, threads, fn);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // core::ordered_parallel: results consumed in order whatever the threads, never more than the
 // window in flight, the first failure in order rethrown, a failing consumer stops the workers.
+// core::parallel_for: every index once, on several threads at a time, the lowest failed index's
+// exception rethrown after every thread has ended.
 #include "core/ordered_parallel.hpp"
 
 #include <gtest/gtest.h>
@@ -101,6 +103,57 @@ TEST(OrderedParallel, AFailingConsumerStopsTheWorkers) {
   EXPECT_EQ(consumed, 10U);
   // The window bounds what was produced after the failure: the workers stopped, none outlived the call.
   EXPECT_LE(produced.load(), 10U + 1 + 4);
+}
+
+TEST(ParallelFor, RunsEveryIndexOnceWhateverTheThreads) {
+  for (std::size_t threads : {0, 1, 2, 3, 8, 100}) {
+    for (std::size_t n : {0, 1, 2, 7, 1000}) {
+      std::vector<std::atomic<int>> runs(n);
+      parallel_for(n, threads, [&](std::size_t i) {
+        jitter(i);
+        ++runs[i];
+      });
+      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(runs[i].load(), 1) << "n " << n << " threads " << threads;
+    }
+  }
+}
+
+TEST(ParallelFor, UsesSeveralThreadsAtOnce) {
+  // Four indexes that each wait (at most 5 s) until all four have started: they all see the four
+  // only when four threads run them at once.
+  std::atomic<int> started{0}, saw_all{0};
+  parallel_for(4, 4, [&](std::size_t) {
+    ++started;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (started.load() < 4 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    if (started.load() == 4) ++saw_all;
+  });
+  EXPECT_EQ(saw_all.load(), 4);
+}
+
+TEST(ParallelFor, TheLowestFailedIndexIsRethrownAfterEveryThreadEnded) {
+  std::atomic<int> running{0};
+  try {
+    parallel_for(64, 4, [&](std::size_t i) {
+      ++running;
+      jitter(i);
+      --running;
+      if (i == 9 || i == 5) throw std::runtime_error("index " + std::to_string(i));
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "index 5");
+  }
+  EXPECT_EQ(running.load(), 0);
+  // Serially the first failure stops the loop, as a plain loop would.
+  std::size_t ran = 0;
+  EXPECT_THROW(parallel_for(10, 1,
+                            [&](std::size_t i) {
+                              ++ran;
+                              if (i == 3) throw std::runtime_error("3");
+                            }),
+               std::runtime_error);
+  EXPECT_EQ(ran, 4U);
 }
 
 }  // namespace

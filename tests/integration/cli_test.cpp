@@ -2,7 +2,10 @@
 // every registered command answers --help.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "cli_support.hpp"
+#include "io/files.hpp"
 
 namespace numcheck::testing {
 namespace {
@@ -138,6 +141,69 @@ TEST(Cli, EveryCommandHasHelp) {
     }
     EXPECT_GT(seen, 0) << group;
   }
+}
+
+// The names listed under "Subcommands:" in a --help text ("  name   description" lines).
+std::vector<std::string> subcommands_of(const std::string& help) {
+  std::vector<std::string> names;
+  const auto pos = help.find("ubcommands:");
+  if (pos == std::string::npos) return names;
+  std::size_t start = help.find('\n', pos);
+  while (start != std::string::npos && start + 1 < help.size()) {
+    const std::size_t end = help.find('\n', start + 1);
+    const std::string line =
+        help.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+    start = end;
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos || first == 0) continue;
+    names.push_back(line.substr(first, line.find(' ', first) - first));
+  }
+  return names;
+}
+
+TEST(Cli, EveryCommandsHelpShowsAnExampleAndItsExitCodes) {
+  // Walk the tree from `numcheck --help`: every command (a node without subcommands) ends its
+  // --help with a real example of itself and the meaning of its exit codes.
+  int commands = 0;
+  const std::function<void(const std::string&)> walk = [&](const std::string& path) {
+    const auto h = run_cli(path + (path.empty() ? "" : " ") + "--help");
+    ASSERT_EQ(h.exit_code, 0) << path << ": " << h.err;
+    const auto subs = subcommands_of(h.out);
+    if (!subs.empty()) {
+      for (const auto& s : subs) walk(path.empty() ? s : path + " " + s);
+      if (path.empty() || path == "orbit" || path == "claims" || path == "cache" || path == "claims orbit")
+        return;  // a group: its commands carry the example
+    }
+    ++commands;
+    const auto ex = h.out.find("Example:\n  ");
+    ASSERT_NE(ex, std::string::npos) << path << ":\n" << h.out;
+    const std::string example = h.out.substr(ex + 11, h.out.find('\n', ex + 11) - ex - 11);
+    EXPECT_NE(example.find("numcheck " + path + " "), std::string::npos) << path << ": " << example;
+    EXPECT_NE(h.out.find("Exit codes: 0 "), std::string::npos) << path << ":\n" << h.out;
+    EXPECT_NE(h.out.find("; 1 "), std::string::npos) << path;
+    EXPECT_NE(h.out.find("; 2 usage error"), std::string::npos) << path;
+  };
+  walk("");
+  EXPECT_GE(commands, 29);
+  // A command that can leave work undone says when it exits 3; one that cannot says nothing of 3.
+  EXPECT_NE(run_cli("orbit run --help").out.find("; 3 some prompts unanswered"), std::string::npos);
+  EXPECT_EQ(run_cli("orbit generate --help").out.find("; 3 "), std::string::npos);
+}
+
+TEST(Cli, AnOutputFolderThatCannotBeMadeIsNamedWithTheReason) {
+  // A folder under a regular file cannot be made, even as root: the error names the folder and
+  // the system's reason, exit 1, never "internal error".
+  const auto d = fresh_dir("unwritable_out");
+  io::write_file_atomic(d / "claims.jsonl",
+                        "{\"id\": \"a\", \"claim\": \"Families making $86k pay 80% of the tax\"}\n");
+  io::write_file_atomic(d / "file.txt", "a file\n");
+  const std::string out = (d / "file.txt" / "sub").string();
+  const auto r = run_cli(
+      fmt::format("claims orbit generate --claims '{}' --out '{}'", (d / "claims.jsonl").string(), out));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, fmt::format("numcheck: error: cannot create the folder {}: Not a directory\n", out));
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace
