@@ -1,8 +1,8 @@
 // Retrieval-quality regression tests in the style of PISA/Anserini: a small committed query set
 // with expected metrics (tests/retrieval/fixtures/regression_expected.json), and on the real
-// QuanTemp data (skipped when ../shared/data/quantemp is absent) gold-document recall@1/3/10/100
-// of the 249 labelled test claims, their justifications as passages pooled with the val snippets
-// as distractors, with claim queries and with question queries
+// QuanTemp data ($NUMCHECK_QUANTEMP, default ../shared/data/quantemp; skipped when absent) gold-document
+// recall@1/3/10/100 of the 249 labelled test claims, their justifications as passages pooled with the val
+// snippets as distractors, with claim queries and with question queries
 // (tests/retrieval/fixtures/quantemp_expected.json). The metrics are diffed exactly (4 decimals):
 // a change in tokenizer, scoring or pruning that moves them must update the file, on purpose.
 // NUMCHECK_UPDATE_EXPECTED=1 rewrites the files instead of comparing.
@@ -27,7 +27,11 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fixtures() { return fs::path(NUMCHECK_SOURCE_DIR) / "tests" / "retrieval" / "fixtures"; }
-fs::path data_dir() { return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp"; }
+// $NUMCHECK_QUANTEMP when set (as the scripts and the benchmarks read it), else next to the repository.
+fs::path data_dir() {
+  if (const char* e = std::getenv("NUMCHECK_QUANTEMP"); e != nullptr && *e != '\0') return e;
+  return fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp";
+}
 
 struct Judged {
   std::string query;
@@ -106,7 +110,7 @@ TEST(Regression, QuanTempGoldRecall) {
   const fs::path decomp = data_dir() / "test_claimdecomp.csv";
   if (!fs::exists(val) || !fs::exists(gold) || !fs::exists(decomp))
     GTEST_SKIP() << "QuanTemp data not found at " << data_dir().string()
-                 << " (tests read ../shared/data/quantemp next to the repository)";
+                 << " (set NUMCHECK_QUANTEMP to the data folder)";
   Collection c;
   (void)c.add_corpus(val);
   (void)c.add_gold(gold, 100, 50);
