@@ -1,5 +1,6 @@
 // Quantity-segment extraction throughput over the 9,935 QuanTemp training claims
-// (../shared/data/quantemp/filtered_claims.json): items/s = claims per second.
+// (filtered_claims.json in $NUMCHECK_QUANTEMP, default ../shared/data/quantemp): items/s = claims
+// per second.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -8,13 +9,13 @@
 
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
+#include "quantemp.hpp"
 
 namespace {
 
 const std::vector<std::string>* train_claims() {
   static const std::vector<std::string>* claims = [] {
-    const auto p = std::filesystem::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp" /
-                   "filtered_claims.json";
+    const auto p = numcheck::bench::quantemp_dir() / "filtered_claims.json";
     auto* v = new std::vector<std::string>();
     if (!std::filesystem::exists(p)) return v;
     for (auto& c : numcheck::claims::load_claims(p).claims) v->push_back(std::move(c.text));
@@ -26,7 +27,10 @@ const std::vector<std::string>* train_claims() {
 void BM_ExtractTrainClaims(benchmark::State& state) {
   const auto* claims = train_claims();
   if (claims->empty()) {
-    state.SkipWithError("QuanTemp data not found at ../shared/data/quantemp/filtered_claims.json");
+    static const std::string msg = "QuanTemp data not found: no " +
+                                   (numcheck::bench::quantemp_dir() / "filtered_claims.json").string() +
+                                   " (set NUMCHECK_QUANTEMP to the data folder)";
+    state.SkipWithError(msg.c_str());
     return;
   }
   (void)numcheck::claims::Lexicon::builtin();

@@ -1,7 +1,7 @@
 // Trained-verifier throughput: verification (feature extraction + scoring) of 10,000 claims with
 // their evidence, items/s = claims per second. The claims are the 3,084 labelled QuanTemp val
-// claims with their top-3 snippets (../shared/data/quantemp), repeated to 10,000; the model is
-// trained on them once (outside the timing). Two variants: the 249 test claims with their gold
+// claims with their top-3 snippets ($NUMCHECK_QUANTEMP, default ../shared/data/quantemp), repeated to 10,000;
+// the model is trained on them once (outside the timing). Two variants: the 249 test claims with their gold
 // evidence (long fact-checker justifications) repeated to 10,000, the stacked learner (XGBoost over
 // the dense features and the linear model's probabilities), and 1 vs 2 threads. The CPU column is
 // the whole process's CPU time per iteration (every thread's), so CPU per claim = CPU / 10,000.
@@ -13,13 +13,14 @@
 
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
+#include "quantemp.hpp"
 #include "verify/model.hpp"
 
 namespace {
 namespace fs = std::filesystem;
 using numcheck::claims::EvidenceRecord;
 
-const fs::path kData = fs::path(NUMCHECK_SOURCE_DIR) / ".." / "shared" / "data" / "quantemp";
+const fs::path kData = numcheck::bench::quantemp_dir();
 
 std::vector<EvidenceRecord> load(const char* file) {
   std::vector<EvidenceRecord> v;
@@ -69,7 +70,9 @@ std::vector<EvidenceRecord> repeat_to(const std::vector<EvidenceRecord>& src, st
 void run(benchmark::State& state, bool gold, bool stacked = false) {
   const auto& s = setup();
   if (s.val.empty() || (gold && s.gold.empty())) {
-    state.SkipWithError("QuanTemp data not found under ../shared/data/quantemp");
+    static const std::string msg =
+        "QuanTemp data not found under " + kData.string() + " (set NUMCHECK_QUANTEMP to the data folder)";
+    state.SkipWithError(msg.c_str());
     return;
   }
   const auto recs = repeat_to(gold ? s.gold : s.val, 10000);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,7 @@ struct Result {
   double index_cpu_s = 0, query_cpu_s = 0;
   double index_s = 0, docs_per_s = 0, queries_per_s = 0, exhaustive_qps = 0;
   double index_mb = 0, peak_mb = 0, mean_hits = 0;
+  double load_s = 0, searcher_s = 0, query_peak_mb = 0;  // the query process: load, then queries
 };
 
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
@@ -66,8 +68,7 @@ std::uint64_t dir_bytes(const fs::path& p) {
   return n;
 }
 
-Result run_ours(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
-                unsigned threads, const fs::path& dir, bool numbers) {
+Result run_ours(const std::vector<std::string>& docs, unsigned threads, const fs::path& dir, bool numbers) {
   Result r;
   const double c0 = cpu_now();
   const auto t0 = Clock::now();
@@ -84,7 +85,31 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
   r.index_s = secs(t0, t1);
   r.docs_per_s = static_cast<double>(docs.size()) / r.index_s;
   r.index_mb = static_cast<double>(fs::file_size(dir / "index.bin")) / 1e6;
+  return r;
+}
+
+// Resident memory of this process now (MB), from /proc/self/statm.
+double resident_mb() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6 : 0;
+}
+
+// In a process of its own: load the index file (read, verify, decode its tables), set up the
+// searcher, run the queries. Its memory figure is what the loaded index and searcher add to the
+// process (resident after the queries minus before the load; the child inherits the collection).
+Result query_ours(const std::vector<std::string>& queries, const fs::path& dir) {
+  Result r;
+  const double rss0 = resident_mb();
+  const auto l0 = Clock::now();
   const retrieval::Index ix = retrieval::Index::load(dir / "index.bin");
+  const auto l1 = Clock::now();
+  r.load_s = secs(l0, l1);
+  const retrieval::Searcher s(ix, {});
+  r.searcher_s = secs(l1, Clock::now());
   {
     // What the file holds (table sizes in MB; string tables carry u64 offsets, counted apart).
     std::uint64_t texts = 0, ids = 0, meta = 0, term_bytes = 0;
@@ -97,15 +122,16 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
     const double n = ix.num_docs(), nt = static_cast<double>(ix.num_terms());
     fmt::print(
         "numcheck index file: {} terms, {} postings; MB: texts {:.1f}, ids {:.1f}, metadata {:.1f}, "
-        "string offsets {:.1f}, lengths {:.1f}, terms {:.1f}, term offsets {:.1f}, postings (u32 "
-        "document, u32 frequency) {:.1f}; SHA-256 {}\n",
+        "string offsets {:.1f}, lengths {:.1f}, terms {:.1f}, term offsets {:.1f}, posting blocks {:.1f} "
+        "({} blocks, {:.2f} bytes per posting), block tables {:.1f}; SHA-256 {}\n",
         ix.num_terms(), ix.num_postings(), static_cast<double>(texts) / 1e6, static_cast<double>(ids) / 1e6,
         static_cast<double>(meta) / 1e6, (3 * 8 * (n + 1) + 8 * (nt + 1)) / 1e6, 4 * n / 1e6,
         static_cast<double>(term_bytes) / 1e6, 4 * (nt + 1) / 1e6,
-        8 * static_cast<double>(ix.num_postings()) / 1e6, io::sha256_file(dir / "index.bin"));
+        static_cast<double>(ix.posting_bytes()) / 1e6, ix.num_blocks(),
+        static_cast<double>(ix.posting_bytes()) / std::max(1.0, static_cast<double>(ix.num_postings())),
+        12 * static_cast<double>(ix.num_blocks()) / 1e6, io::sha256_file(dir / "index.bin"));
     std::fflush(stdout);
   }
-  const retrieval::Searcher s(ix, {});
   std::vector<retrieval::Query> qs;
   for (const auto& q : queries) qs.push_back(retrieval::make_query(q, ix.tokenizer()));
   std::size_t hits = 0;
@@ -120,6 +146,7 @@ Result run_ours(const std::vector<std::string>& docs, const std::vector<std::str
   const auto t4 = Clock::now();
   for (std::size_t i = 0; i < nx; ++i) hits += s.search_exhaustive(qs[i], 100).size();
   r.exhaustive_qps = static_cast<double>(nx) / secs(t4, Clock::now());
+  r.query_peak_mb = resident_mb() - rss0;
   return r;
 }
 
@@ -262,7 +289,17 @@ int main(int argc, char** argv) {
       "synthetic collection: {} snippets, {} queries (generated in {:.1f} s, not counted); {} indexing "
       "threads; machine: {} cores\n",
       ndocs, nqueries, gen_s, threads, std::thread::hardware_concurrency());
-  const Result ours = in_child([&] { return run_ours(docs, queries, threads, dir, numbers); });
+  Result ours = in_child([&] { return run_ours(docs, threads, dir, numbers); });
+  {
+    const Result q = in_child([&] { return query_ours(queries, dir); });
+    ours.query_cpu_s = q.query_cpu_s;
+    ours.queries_per_s = q.queries_per_s;
+    ours.mean_hits = q.mean_hits;
+    ours.exhaustive_qps = q.exhaustive_qps;
+    ours.load_s = q.load_s;
+    ours.searcher_s = q.searcher_s;
+    ours.query_peak_mb = q.query_peak_mb;
+  }
   Result xap;
 #if NUMCHECK_HAVE_XAPIAN
   if (xapian) xap = in_child([&] { return run_xapian(docs, queries, dir); });
@@ -288,5 +325,9 @@ int main(int argc, char** argv) {
   row("mean hits per query", ours.mean_hits, xap.mean_hits, "{:.1f}");
   row("peak memory (MB, whole child)", ours.peak_mb, xap.peak_mb, "{:.0f}");
   fmt::print("numcheck exhaustive (no pruning) top-100 queries/s: {:.1f}\n", ours.exhaustive_qps);
+  fmt::print(
+      "numcheck query process: index load {:.3f} s (read, verify, decode tables), searcher setup {:.3f} "
+      "s, resident memory of the loaded index and searcher {:.0f} MB\n",
+      ours.load_s, ours.searcher_s, ours.query_peak_mb);
   return 0;
 }

@@ -1,7 +1,7 @@
 // Fuzz target for the index file reader (src/retrieval/index.hpp). The checksum is not verified
 // here (a fuzzer cannot forge SHA-256), so every structural check of the reader is exercised:
 // any bytes either load into an index whose every posting is in range, or throw numcheck::Error.
-// A loaded index must answer a query without reading out of bounds.
+// A loaded index must answer a query and decode its posting blocks without reading out of bounds.
 #include <cstdint>
 #include <string_view>
 
@@ -21,6 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)s.search(q, 10);
     (void)s.search_exhaustive(q, 10);
+    if (ix.num_docs() > 0) (void)s.score(q, ix.num_docs() - 1);
+    // Every block of the first terms decoded (the reader checked each one; this must not read
+    // past them) and looked up.
+    for (std::uint32_t t = 0; t < ix.num_terms() && t < 8; ++t) {
+      const auto pl = ix.postings(t);
+      for (const auto d : pl.docs)
+        if (d >= ix.num_docs() || !ix.contains(t, d)) __builtin_trap();
+    }
   } catch (const numcheck::Error&) {
   }
   return 0;

@@ -1,11 +1,15 @@
 #include "retrieval/index.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -34,7 +38,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "the index file format is little-endian");
 
 constexpr std::string_view kMagic = "NUMCHECK-RIDX\n";  // 14 bytes
-constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kFormatVersion = 2;             // 1: uncompressed postings (refused: rebuild)
 constexpr std::size_t kHashHexBytes = 64;
 
 // ---- writing ----
@@ -69,15 +73,20 @@ struct Out {
     u64(v.size());
     raw({reinterpret_cast<const char*>(v.data()), v.size() * 4});
   }
-  void strings(const detail::StringTable& v) {
+  template <class Vec>
+  void u64s(const Vec& v) {
     u64(v.size());
-    std::uint64_t off = 0;
-    for (const auto& x : v) {
-      u64(off);
-      off += x.size();
-    }
-    u64(off);
-    for (const auto& x : v) raw(x);
+    raw({reinterpret_cast<const char*>(v.data()), v.size() * 8});
+  }
+  // A string table: count, count + 1 offsets, the bytes.
+  void strings(const std::vector<std::uint64_t>& off, std::string_view bytes) {
+    const std::uint64_t n = off.empty() ? 0 : off.size() - 1;
+    u64(n);
+    if (off.empty())
+      u64(0);
+    else
+      raw({reinterpret_cast<const char*>(off.data()), off.size() * 8});
+    raw(bytes);
   }
 };
 
@@ -114,31 +123,101 @@ struct In {
     pos += 8;
     return v;
   }
-  template <class Vec = std::vector<std::uint32_t>>
-  Vec u32s(std::string_view what) {
+  template <class T>
+  std::vector<T> array(std::string_view what) {
     const std::uint64_t n = u64(what);
-    if (n > (b.size() - pos) / 4) bad(what);
-    Vec v(n);
-    if (n) std::memcpy(v.data(), b.data() + pos, n * 4);
-    pos += n * 4;
+    if (n > (b.size() - pos) / sizeof(T)) bad(what);
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), b.data() + pos, n * sizeof(T));
+    pos += n * sizeof(T);
     return v;
   }
-  detail::StringTable strings(std::string_view what) {
+  // A string table read in place: its offsets are checked, its bytes stay where they are (the
+  // table's base is their position in the file).
+  std::vector<std::uint64_t> strings(std::string_view what, std::uint64_t& base) {
     const std::uint64_t n = u64(what);
     if (n >= (b.size() - pos) / 8) bad(what);
     std::vector<std::uint64_t> off(n + 1);
-    for (auto& o : off) o = u64(what);
+    std::memcpy(off.data(), b.data() + pos, (n + 1) * 8);
+    pos += (n + 1) * 8;
     if (off[0] != 0) bad(what);
     for (std::size_t i = 0; i < n; ++i)
       if (off[i + 1] < off[i]) bad(what);
     need(off[n], what);
-    detail::StringTable v;
-    v.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) v.emplace_back(b.substr(pos + off[i], off[i + 1] - off[i]));
+    base = pos;
     pos += off[n];
-    return v;
+    return off;
   }
 };
+
+// ---- the posting codec ----
+// A block holds up to 128 postings of one term: a byte with the width of its document-number gaps,
+// a byte with the width of its frequencies, then the gaps (document number minus the previous
+// document number minus 1; the first relative to the previous block's last document, or to -1 in a
+// term's first block) and the frequencies minus 1, each bit-packed at its width (least significant
+// bit first, padded to a whole byte).
+constexpr std::uint64_t packed_bytes(std::uint64_t n, unsigned bits) { return (n * bits + 7) / 8; }
+
+unsigned bits_for(std::uint32_t v) { return v == 0 ? 0u : 32u - static_cast<unsigned>(std::countl_zero(v)); }
+
+void pack(std::string& out, const std::uint32_t* v, std::uint32_t n, unsigned bits) {
+  if (bits == 0) return;
+  std::uint64_t acc = 0;
+  unsigned have = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    acc |= static_cast<std::uint64_t>(v[i]) << have;
+    have += bits;
+    while (have >= 8) {
+      out.push_back(static_cast<char>(acc & 0xFFu));
+      acc >>= 8;
+      have -= 8;
+    }
+  }
+  if (have > 0) out.push_back(static_cast<char>(acc & 0xFFu));
+}
+
+// Reads n values of B bits; reads up to 7 bytes past the packed values (the index keeps at least
+// 8 bytes after its last block).
+template <unsigned B>
+void unpack(const unsigned char* p, std::uint32_t n, std::uint32_t* out) {
+  if constexpr (B == 0) {
+    std::fill(out, out + n, 0u);
+  } else {
+    constexpr std::uint64_t kMask = (std::uint64_t{1} << B) - 1;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::size_t bit = std::size_t{i} * B;
+      std::uint64_t w;
+      std::memcpy(&w, p + (bit >> 3), 8);
+      out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & kMask);
+    }
+  }
+}
+using Unpacker = void (*)(const unsigned char*, std::uint32_t, std::uint32_t*);
+template <std::size_t... I>
+constexpr std::array<Unpacker, sizeof...(I)> unpackers(std::index_sequence<I...>) {
+  return {&unpack<static_cast<unsigned>(I)>...};
+}
+constexpr auto kUnpack = unpackers(std::make_index_sequence<33>{});
+
+// Appends one block (n postings; `prev_end` = the previous block's last document + 1, 0 for a
+// term's first block).
+void encode_block(std::string& out, const std::uint32_t* docs, const std::uint32_t* tfs, std::uint32_t n,
+                  std::uint32_t prev_end) {
+  std::array<std::uint32_t, Index::kBlock> gap{}, tf{};
+  std::uint32_t gmax = 0, tmax = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    gap[i] = docs[i] - prev_end;
+    prev_end = docs[i] + 1;
+    tf[i] = tfs[i] - 1;
+    gmax |= gap[i];
+    tmax |= tf[i];
+  }
+  const unsigned bd = bits_for(gmax), bt = bits_for(tmax);
+  out.push_back(static_cast<char>(bd));
+  out.push_back(static_cast<char>(bt));
+  pack(out, gap.data(), n, bd);
+  pack(out, tf.data(), n, bt);
+}
 
 bool better(const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.doc < b.doc); }
 
@@ -169,7 +248,7 @@ std::vector<std::uint32_t> sorted_by_id(std::size_t n, const IdOf& id) {
 }  // namespace
 
 void Index::finish() {
-  finish(sorted_by_id(doc_ids_.size(), [&](std::uint32_t d) -> std::string_view { return doc_ids_[d]; }));
+  finish(sorted_by_id(doc_ids_.size(), [&](std::uint32_t d) -> std::string_view { return doc_id(d); }));
 }
 
 void Index::finish(std::vector<std::uint32_t> id_order) {
@@ -183,16 +262,70 @@ void Index::finish(std::vector<std::uint32_t> id_order) {
 
 std::optional<std::uint32_t> Index::doc_number(std::string_view id) const {
   auto it = std::lower_bound(id_order_.begin(), id_order_.end(), id,
-                             [&](std::uint32_t d, std::string_view x) { return doc_ids_[d] < x; });
-  if (it == id_order_.end() || doc_ids_[*it] != id) return std::nullopt;
+                             [&](std::uint32_t d, std::string_view x) { return doc_id(d) < x; });
+  if (it == id_order_.end() || doc_id(*it) != id) return std::nullopt;
   return *it;
 }
 
 std::optional<std::uint32_t> Index::term(std::string_view t) const {
-  auto it = std::lower_bound(terms_.begin(), terms_.end(), t,
-                             [](const std::string& a, std::string_view x) { return a < x; });
-  if (it == terms_.end() || *it != t) return std::nullopt;
-  return static_cast<std::uint32_t>(it - terms_.begin());
+  std::size_t lo = 0, hi = terms_.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (term_text(static_cast<std::uint32_t>(mid)) < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == terms_.size() || term_text(static_cast<std::uint32_t>(lo)) != t) return std::nullopt;
+  return static_cast<std::uint32_t>(lo);
+}
+
+void Index::derive_blocks() {
+  term_block_.resize(term_off_.size());
+  std::uint32_t b = 0;
+  for (std::size_t t = 0; t + 1 < term_off_.size(); ++t) {
+    term_block_[t] = b;
+    b += (term_off_[t + 1] - term_off_[t] + kBlock - 1) / kBlock;
+  }
+  term_block_.back() = b;
+}
+
+std::uint32_t Index::decode_block(std::uint32_t t, std::uint32_t b, std::uint32_t* docs,
+                                  std::uint32_t* tfs) const {
+  const std::uint32_t first = term_block_[t];
+  const std::uint32_t n = b + 1 < term_block_[t + 1] ? kBlock : df(t) - (b - first) * kBlock;
+  const auto* p = reinterpret_cast<const unsigned char*>(store_.data()) + blocks_base_ + block_off_[b];
+  const unsigned bd = p[0], bt = p[1];
+  kUnpack[bd](p + 2, n, docs);
+  kUnpack[bt](p + 2 + packed_bytes(n, bd), n, tfs);
+  std::uint32_t next = b == first ? 0 : block_last_[b - 1] + 1;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    docs[i] += next;
+    next = docs[i] + 1;
+    tfs[i] += 1;
+  }
+  return n;
+}
+
+Index::PostingList Index::postings(std::uint32_t t) const {
+  PostingList pl;
+  pl.docs.resize(df(t));
+  pl.tfs.resize(df(t));
+  std::size_t at = 0;
+  for (std::uint32_t b = first_block(t); b < end_block(t); ++b)
+    at += decode_block(t, b, pl.docs.data() + at, pl.tfs.data() + at);
+  return pl;
+}
+
+bool Index::contains(std::uint32_t t, std::uint32_t d) const {
+  const auto* first = block_last_.data() + first_block(t);
+  const auto* last = block_last_.data() + end_block(t);
+  const auto* it = std::lower_bound(first, last, d);
+  if (it == last) return false;
+  std::array<std::uint32_t, kBlock> docs, tfs;
+  const std::uint32_t n =
+      decode_block(t, static_cast<std::uint32_t>(it - block_last_.data()), docs.data(), tfs.data());
+  return std::binary_search(docs.data(), docs.data() + n, d);
 }
 
 template <class Sink>
@@ -202,14 +335,20 @@ void Index::write_body(Sink& sink) const {
   o.u32(kFormatVersion);
   o.u32((tok_.stem ? 1u : 0u) | (tok_.number_terms ? 2u : 0u));
   o.f64(avgdl_);
-  o.strings(doc_ids_);
-  o.strings(doc_texts_);
-  o.strings(doc_meta_);
+  const std::string_view store(store_.data(), store_.size());
+  auto strings = [&](const Strings& s) {
+    o.strings(s.off, store.substr(s.base, s.off.empty() ? 0 : s.off.back()));
+  };
+  strings(doc_ids_);
+  strings(doc_texts_);
+  strings(doc_meta_);
   o.u32s(doc_len_);
-  o.strings(terms_);
+  strings(terms_);
   o.u32s(term_off_);
-  o.u32s(docids_);
-  o.u32s(tfs_);
+  o.u32s(block_last_);
+  o.u64s(block_off_);
+  o.u64(posting_bytes());
+  o.raw(store.substr(blocks_base_, posting_bytes()));
   o.flush();
 }
 
@@ -292,63 +431,141 @@ void Index::save(const std::filesystem::path& path) const {
 }
 
 Index Index::load(const std::filesystem::path& path) {
-  const std::string bytes = io::read_file(path);
-  return parse(bytes, path.string());
+  // Read straight into memory of the index's own (2 MiB pages, not zero-filled first).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::kIo, "cannot read {}: {}", path.string(), std::strerror(errno));
+  detail::Bytes bytes;
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+      fail(ErrorCode::kIo, "cannot read {}: not a regular file", path.string());
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      const ::ssize_t r = ::read(fd, bytes.data() + got, std::min<std::size_t>(bytes.size() - got, 8u << 20));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        fail(ErrorCode::kIo, "error while reading {}: {}", path.string(),
+             r < 0 ? std::strerror(errno) : "file shrank");
+      got += static_cast<std::size_t>(r);
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return parse_owned(std::move(bytes), path.string(), true);
 }
 
 Index Index::parse(std::string_view bytes, std::string_view name, bool verify_checksum) {
+  return parse_owned(detail::Bytes(bytes.begin(), bytes.end()), name, verify_checksum);
+}
+
+Index Index::parse_owned(detail::Bytes file, std::string_view name, bool verify_checksum) {
+  // The tables are read in place: the index keeps the file's bytes (and reads through offsets,
+  // so copies of the index are fine too).
+  Index ix;
+  ix.store_ = std::move(file);
+  const std::string_view bytes(ix.store_.data(), ix.store_.size());
   In in{bytes, 0, name};
   if (bytes.size() < kMagic.size() + kHashHexBytes || bytes.substr(0, kMagic.size()) != kMagic) {
     in.bad(bytes.size() < kMagic.size() + kHashHexBytes ? "too short" : "not a numcheck index");
   }
   const std::string_view body = bytes.substr(0, bytes.size() - kHashHexBytes);
-  if (verify_checksum && io::sha256_hex(body) != bytes.substr(body.size())) {
-    in.pos = body.size();
-    in.bad("checksum mismatch");
-  }
-  in.b = body;
-  in.pos = kMagic.size();
-  Index ix;
-  if (const auto v = in.u32("version"); v != kFormatVersion)
-    fail("index file {} has format version {}, this numcheck reads version {}; rebuild it", name, v,
-         kFormatVersion);
-  const std::uint32_t flags = in.u32("flags");
-  if (flags > 3) in.bad("unknown flags");
-  ix.tok_.stem = (flags & 1u) != 0;
-  ix.tok_.number_terms = (flags & 2u) != 0;
-  ix.avgdl_ = in.f64("avgdl");
-  ix.doc_ids_ = in.strings("document ids");
-  ix.doc_texts_ = in.strings("document texts");
-  ix.doc_meta_ = in.strings("document metadata");
-  ix.doc_len_ = in.u32s("document lengths");
-  const std::size_t n = ix.doc_ids_.size();
-  if (ix.doc_texts_.size() != n || ix.doc_meta_.size() != n || ix.doc_len_.size() != n || n > 0xFFFFFFF0u)
-    in.bad("document tables disagree");
-  ix.terms_ = in.strings("terms");
-  for (std::size_t i = 1; i < ix.terms_.size(); ++i)
-    if (!(ix.terms_[i - 1] < ix.terms_[i])) in.bad("terms out of order");
-  ix.term_off_ = in.u32s("term offsets");
-  ix.docids_ = in.u32s<detail::PostingVector>("postings");
-  ix.tfs_ = in.u32s<detail::PostingVector>("frequencies");
-  if (in.pos != body.size()) in.bad("trailing bytes");
-  if (ix.term_off_.size() != ix.terms_.size() + 1 || ix.term_off_.front() != 0 ||
-      ix.term_off_.back() != ix.docids_.size() || ix.tfs_.size() != ix.docids_.size())
-    in.bad("posting tables disagree");
-  // Offsets first (strictly increasing from 0 to the posting count), so that no posting list
-  // below reaches past the tables even when a later offset is the one that is wrong.
-  for (std::size_t t = 0; t < ix.terms_.size(); ++t)
-    if (ix.term_off_[t + 1] <= ix.term_off_[t]) in.bad("empty or negative posting list");
-  for (std::size_t t = 0; t < ix.terms_.size(); ++t) {
-    const auto b = ix.term_off_[t], e = ix.term_off_[t + 1];
-    for (auto i = b; i < e; ++i) {
-      if (ix.docids_[i] >= n || (i > b && ix.docids_[i] <= ix.docids_[i - 1]) || ix.tfs_[i] == 0)
-        in.bad("posting out of range or order");
+  // The checksum is computed on a second thread while this one checks the structure; a mismatch
+  // is the error reported whatever the structure showed.
+  std::future<bool> sum_ok;
+  if (verify_checksum)
+    sum_ok =
+        std::async(std::launch::async, [&] { return io::sha256_hex(body) == bytes.substr(body.size()); });
+  auto checksum_mismatch = [&] {
+    In at{bytes, body.size(), name};
+    at.bad("checksum mismatch");
+  };
+  // The structure, every table and block (after the blocks come the 64 checksum bytes: the
+  // decoder's slack).
+  auto check = [&] {
+    in.b = body;
+    in.pos = kMagic.size();
+    if (const auto v = in.u32("version"); v != kFormatVersion)
+      fail(
+          "index file {} has format version {} ({}), this numcheck reads version {}: rebuild it with "
+          "'numcheck claims index' (the same --corpus/--gold arguments and --out)",
+          name, v, v == 1 ? "uncompressed postings" : "unknown", kFormatVersion);
+    const std::uint32_t flags = in.u32("flags");
+    if (flags > 3) in.bad("unknown flags");
+    ix.tok_.stem = (flags & 1u) != 0;
+    ix.tok_.number_terms = (flags & 2u) != 0;
+    ix.avgdl_ = in.f64("avgdl");
+    ix.doc_ids_.off = in.strings("document ids", ix.doc_ids_.base);
+    ix.doc_texts_.off = in.strings("document texts", ix.doc_texts_.base);
+    ix.doc_meta_.off = in.strings("document metadata", ix.doc_meta_.base);
+    ix.doc_len_ = in.array<std::uint32_t>("document lengths");
+    const std::size_t n = ix.doc_ids_.size();
+    if (ix.doc_texts_.size() != n || ix.doc_meta_.size() != n || ix.doc_len_.size() != n || n > 0xFFFFFFF0u)
+      in.bad("document tables disagree");
+    ix.terms_.off = in.strings("terms", ix.terms_.base);
+    const std::size_t nt = ix.terms_.size();
+    for (std::size_t i = 1; i < nt; ++i) {
+      const std::string_view a(bytes.data() + ix.terms_.base + ix.terms_.off[i - 1],
+                               ix.terms_.off[i] - ix.terms_.off[i - 1]);
+      const std::string_view c(bytes.data() + ix.terms_.base + ix.terms_.off[i],
+                               ix.terms_.off[i + 1] - ix.terms_.off[i]);
+      if (!(a < c)) in.bad("terms out of order");
     }
+    ix.term_off_ = in.array<std::uint32_t>("term offsets");
+    ix.block_last_ = in.array<std::uint32_t>("block last documents");
+    ix.block_off_ = in.array<std::uint64_t>("block offsets");
+    const std::uint64_t nbytes = in.u64("posting blocks");
+    in.need(nbytes, "posting blocks");
+    ix.blocks_base_ = in.pos;
+    in.pos += nbytes;
+    if (in.pos != body.size()) in.bad("trailing bytes");
+    if (ix.term_off_.size() != nt + 1 || ix.term_off_.front() != 0) in.bad("posting tables disagree");
+    // Offsets first (strictly increasing from 0), so that no posting list below reaches past the
+    // tables even when a later offset is the one that is wrong.
+    for (std::size_t t = 0; t < nt; ++t)
+      if (ix.term_off_[t + 1] <= ix.term_off_[t]) in.bad("empty or negative posting list");
+    ix.derive_blocks();
+    const std::size_t nb = ix.term_block_.back();
+    if (ix.block_last_.size() != nb || ix.block_off_.size() != nb + 1 || ix.block_off_.front() != 0 ||
+        ix.block_off_.back() != nbytes)
+      in.bad("block tables disagree");
+    // Every block once: its size from its header must be its place in the offsets, and its postings
+    // must be in order, in range, with frequencies of at least 1, ending at its recorded last
+    // document. Queries decode blocks without checks after this.
+    std::array<std::uint32_t, kBlock> docs{}, tfs{};
+    const auto* base = reinterpret_cast<const unsigned char*>(bytes.data()) + ix.blocks_base_;
+    for (std::uint32_t t = 0; t < nt; ++t) {
+      for (std::uint32_t b = ix.term_block_[t]; b < ix.term_block_[t + 1]; ++b) {
+        const std::uint64_t at = ix.block_off_[b], end = ix.block_off_[b + 1];
+        if (end < at || end - at < 2) in.bad("posting block size");
+        const unsigned bd = base[at], bt = base[at + 1];
+        const std::uint32_t m =
+            b + 1 < ix.term_block_[t + 1] ? kBlock : ix.df(t) - (b - ix.term_block_[t]) * kBlock;
+        if (bd > 32 || bt > 32 || end - at != 2 + packed_bytes(m, bd) + packed_bytes(m, bt))
+          in.bad("posting block size");
+        (void)ix.decode_block(t, b, docs.data(), tfs.data());
+        for (std::uint32_t i = 0; i < m; ++i) {
+          const bool after =
+              i > 0 ? docs[i] > docs[i - 1] : (b == ix.term_block_[t] || docs[0] > ix.block_last_[b - 1]);
+          if (!after || docs[i] >= n || tfs[i] == 0) in.bad("posting out of range or order");
+        }
+        if (docs[m - 1] != ix.block_last_[b]) in.bad("block's last document");
+      }
+    }
+    std::uint64_t total = 0;
+    for (auto l : ix.doc_len_) total += l;
+    const double avg = (n == 0 || total == 0) ? 1.0 : static_cast<double>(total) / static_cast<double>(n);
+    if (!(ix.avgdl_ == avg)) in.bad("average document length");
+  };
+  try {
+    check();
+  } catch (...) {
+    if (sum_ok.valid() && !sum_ok.get()) checksum_mismatch();
+    throw;
   }
-  std::uint64_t total = 0;
-  for (auto l : ix.doc_len_) total += l;
-  const double avg = (n == 0 || total == 0) ? 1.0 : static_cast<double>(total) / static_cast<double>(n);
-  if (!(ix.avgdl_ == avg)) in.bad("average document length");
+  if (sum_ok.valid() && !sum_ok.get()) checksum_mismatch();
   ix.finish();
   return ix;
 }
@@ -617,6 +834,7 @@ Index IndexBuilder::build(unsigned threads) {
   std::vector<std::vector<std::uint32_t>> l2g(threads);
   for (unsigned w = 0; w < threads; ++w) l2g[w].resize(tables[w].count());
   std::vector<std::uint32_t> df;
+  std::vector<std::string> ix_terms;
   {
     const unsigned parts = threads;
     unsigned big = 0;
@@ -682,10 +900,10 @@ Index IndexBuilder::build(unsigned threads) {
       for (unsigned w = 0; w < threads; ++w)
         for (std::size_t i = bound[p][w]; i < bound[p + 1][w]; ++i) l2g[w][sorted[w][i].id] += first[p];
     });
-    ix.terms_.reserve(first[parts]);
+    ix_terms.reserve(first[parts]);
     df.reserve(first[parts]);
     for (unsigned p = 0; p < parts; ++p) {
-      for (auto& t : part_terms[p]) ix.terms_.push_back(std::move(t));
+      for (auto& t : part_terms[p]) ix_terms.push_back(std::move(t));
       df.insert(df.end(), part_df[p].begin(), part_df[p].end());
     }
   }
@@ -703,8 +921,7 @@ Index IndexBuilder::build(unsigned threads) {
     if (total >= 0xFFFFFFF0u) fail("too many postings for one index ({})", total);
     ix.term_off_[g + 1] = static_cast<std::uint32_t>(total);
   }
-  ix.docids_.resize(total);
-  ix.tfs_.resize(total);
+  detail::PostingVector all_docs(total), all_tfs(total);
   {
     std::atomic<std::size_t> next{0};
     parallel(threads, [&](unsigned) {
@@ -728,8 +945,8 @@ Index IndexBuilder::build(unsigned threads) {
   parallel(threads, [&](unsigned t) {
     const std::uint32_t lo = bounds[t], hi = bounds[t + 1];
     std::vector<std::uint32_t> at(ix.term_off_.begin() + lo, ix.term_off_.begin() + hi);
-    std::uint32_t* docids = ix.docids_.data();
-    std::uint32_t* tfs = ix.tfs_.data();
+    std::uint32_t* docids = all_docs.data();
+    std::uint32_t* tfs = all_tfs.data();
     for (std::size_t c = 0; c < nchunks; ++c) {
       const Chunk& ch = chunks[c];
       const Pair* prs = pairs[ch.worker].data() + ch.begin;
@@ -748,16 +965,65 @@ Index IndexBuilder::build(unsigned threads) {
   });
   chunks.clear();
   pairs.clear();
+  // 4. The blocks: each thread encodes its range of terms into bytes of its own, then the ranges
+  // are joined in term order.
+  ix.derive_blocks();
+  const std::uint32_t nblocks = ix.term_block_.back();
+  ix.block_last_.resize(nblocks);
+  std::vector<std::string> coded(threads);
+  std::vector<std::vector<std::uint64_t>> coded_off(threads);
+  parallel(threads, [&](unsigned t) {
+    std::string& out = coded[t];
+    auto& off = coded_off[t];
+    for (std::uint32_t g = bounds[t]; g < bounds[t + 1]; ++g) {
+      const std::uint32_t b0 = ix.term_off_[g], e = ix.term_off_[g + 1];
+      for (std::uint32_t i = b0, blk = ix.term_block_[g]; i < e; i += Index::kBlock, ++blk) {
+        const std::uint32_t m = std::min(Index::kBlock, e - i);
+        off.push_back(out.size());
+        encode_block(out, all_docs.data() + i, all_tfs.data() + i, m, i == b0 ? 0 : all_docs[i - 1] + 1);
+        ix.block_last_[blk] = all_docs[i + m - 1];
+      }
+    }
+  });
+  detail::PostingVector().swap(all_docs);
+  detail::PostingVector().swap(all_tfs);
+  // 5. One store for the strings and the blocks, in file order.
   std::vector<std::uint32_t> order = id_order.get();
-  ix.doc_ids_.reserve(n);
-  ix.doc_texts_.reserve(n);
-  ix.doc_meta_.reserve(n);
-  for (Document& doc : docs_) {
-    ix.doc_ids_.push_back(std::move(doc.id));
-    ix.doc_texts_.push_back(std::move(doc.text));
-    ix.doc_meta_.push_back(std::move(doc.meta));
-  }
+  std::uint64_t bytes = 8;
+  for (const Document& doc : docs_) bytes += doc.id.size() + doc.text.size() + doc.meta.size();
+  for (const auto& t : ix_terms) bytes += t.size();
+  for (const auto& c : coded) bytes += c.size();
+  ix.store_.reserve(bytes);
+  auto table = [&](Index::Strings& s, auto&& field, std::size_t count) {
+    s.base = ix.store_.size();
+    s.off.resize(count + 1);
+    s.off[0] = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string_view v = field(i);
+      ix.store_.insert(ix.store_.end(), v.begin(), v.end());
+      s.off[i + 1] = ix.store_.size() - s.base;
+    }
+  };
+  table(
+      ix.doc_ids_, [&](std::size_t i) -> std::string_view { return docs_[i].id; }, n);
+  table(
+      ix.doc_texts_, [&](std::size_t i) -> std::string_view { return docs_[i].text; }, n);
+  table(
+      ix.doc_meta_, [&](std::size_t i) -> std::string_view { return docs_[i].meta; }, n);
   docs_.clear();
+  table(
+      ix.terms_, [&](std::size_t i) -> std::string_view { return ix_terms[i]; }, ix_terms.size());
+  ix_terms.clear();
+  ix.blocks_base_ = ix.store_.size();
+  ix.block_off_.reserve(nblocks + 1);
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::uint64_t at = ix.store_.size() - ix.blocks_base_;
+    for (const auto o : coded_off[t]) ix.block_off_.push_back(at + o);
+    ix.store_.insert(ix.store_.end(), coded[t].begin(), coded[t].end());
+    std::string().swap(coded[t]);
+  }
+  ix.block_off_.push_back(ix.store_.size() - ix.blocks_base_);
+  ix.store_.insert(ix.store_.end(), 8, '\0');  // the decoder's slack
   ix.finish(std::move(order));
   return ix;
 }
@@ -791,12 +1057,19 @@ Searcher::Searcher(const Index& index, Bm25Params params) : ix_(index), p_(param
   for (std::uint32_t d = 0; d < n; ++d)
     norm_[d] = p_.k1 * (1.0 - p_.b + p_.b * static_cast<double>(ix_.doc_length(d)) / ix_.avgdl());
   max_ratio_.resize(ix_.num_terms());
+  block_ratio_.resize(ix_.num_blocks());
+  std::array<std::uint32_t, Index::kBlock> docs, tfs;
   for (std::uint32_t t = 0; t < ix_.num_terms(); ++t) {
-    const auto pl = ix_.postings(t);
     double m = 0;
-    for (std::size_t i = 0; i < pl.size; ++i) {
-      const double f = pl.tfs[i];
-      m = std::max(m, f / (f + norm_[pl.docs[i]]));
+    for (std::uint32_t b = ix_.first_block(t); b < ix_.end_block(t); ++b) {
+      const std::uint32_t cnt = ix_.decode_block(t, b, docs.data(), tfs.data());
+      double bm = 0;
+      for (std::uint32_t i = 0; i < cnt; ++i) {
+        const double f = tfs[i];
+        bm = std::max(bm, f / (f + norm_[docs[i]]));
+      }
+      block_ratio_[b] = bm;
+      m = std::max(m, bm);
     }
     max_ratio_[t] = m;
   }
@@ -838,11 +1111,15 @@ std::vector<Hit> finish_heap(std::vector<Hit> heap) {
 
 double Searcher::score(const Query& q, std::uint32_t doc) const {
   double s = 0;
+  std::array<std::uint32_t, Index::kBlock> docs, tfs;
   for (const TermW& t : resolve(ix_, *this, q, max_ratio_, p_.k1)) {
-    const auto pl = ix_.postings(t.term);
-    const auto* it = std::lower_bound(pl.docs, pl.docs + pl.size, doc);
-    if (it != pl.docs + pl.size && *it == doc) {
-      const double f = pl.tfs[it - pl.docs];
+    std::uint32_t b = ix_.first_block(t.term);
+    while (b < ix_.end_block(t.term) && ix_.block_last(b) < doc) ++b;
+    if (b == ix_.end_block(t.term)) continue;
+    const std::uint32_t cnt = ix_.decode_block(t.term, b, docs.data(), tfs.data());
+    const auto* it = std::lower_bound(docs.data(), docs.data() + cnt, doc);
+    if (it != docs.data() + cnt && *it == doc) {
+      const double f = tfs[static_cast<std::size_t>(it - docs.data())];
       s += t.weight * f / (f + norm_[doc]);
     }
   }
@@ -853,13 +1130,16 @@ std::vector<Hit> Searcher::search_exhaustive(const Query& q, std::size_t k) cons
   if (k == 0) return {};
   std::vector<double> acc(ix_.num_docs(), 0.0);
   std::vector<std::uint32_t> touched;
+  std::array<std::uint32_t, Index::kBlock> docs, tfs;
   for (const TermW& t : resolve(ix_, *this, q, max_ratio_, p_.k1)) {
-    const auto pl = ix_.postings(t.term);
-    for (std::size_t i = 0; i < pl.size; ++i) {
-      const std::uint32_t d = pl.docs[i];
-      const double f = pl.tfs[i];
-      if (acc[d] == 0.0) touched.push_back(d);
-      acc[d] += t.weight * f / (f + norm_[d]);
+    for (std::uint32_t b = ix_.first_block(t.term); b < ix_.end_block(t.term); ++b) {
+      const std::uint32_t cnt = ix_.decode_block(t.term, b, docs.data(), tfs.data());
+      for (std::uint32_t i = 0; i < cnt; ++i) {
+        const std::uint32_t d = docs[i];
+        const double f = tfs[i];
+        if (acc[d] == 0.0) touched.push_back(d);
+        acc[d] += t.weight * f / (f + norm_[d]);
+      }
     }
   }
   std::vector<Hit> hits;
@@ -882,34 +1162,66 @@ std::vector<Hit> Searcher::search(const Query& q, std::size_t k) const {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return terms[a].max_score < terms[b].max_score; });
+  constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
+  // A cursor over one term's blocks: the current block decoded, whole blocks skipped by their last
+  // document number without decoding them.
   struct Cursor {
-    const std::uint32_t* docs;
-    const std::uint32_t* tfs;
-    std::size_t pos, size;
+    const Index* ix;
+    std::uint32_t term, block, end_block;
+    std::uint32_t pos = 0, size = 0;
+    std::uint32_t cur = kEnd;  // the current document (kEnd when done)
     double weight;
     std::size_t slot;
-    [[nodiscard]] std::uint32_t doc() const {
-      return pos < size ? docs[pos] : std::numeric_limits<std::uint32_t>::max();
+    std::array<std::uint32_t, Index::kBlock> docs, tfs;
+    void load(std::uint32_t b) {
+      block = b;
+      size = ix->decode_block(term, b, docs.data(), tfs.data());
+      pos = 0;
+      cur = docs[0];
+    }
+    void start() { load(block); }
+    [[nodiscard]] std::uint32_t doc() const { return cur; }
+    [[nodiscard]] std::uint32_t tf() const { return tfs[pos]; }
+    void next() {
+      if (++pos < size) {
+        cur = docs[pos];
+      } else if (block + 1 < end_block) {
+        load(block + 1);
+      } else {
+        cur = kEnd;
+      }
     }
     void next_geq(std::uint32_t d) {
-      if (pos >= size || docs[pos] >= d) return;
-      std::size_t step = 1, lo = pos, hi = pos + 1;
-      while (hi < size && docs[hi] < d) {
-        lo = hi;
-        step *= 2;
-        hi = std::min(size, hi + step);
+      if (cur >= d) return;
+      if (ix->block_last(block) < d) {
+        std::uint32_t b = block + 1;
+        while (b < end_block && ix->block_last(b) < d) ++b;
+        if (b == end_block) {
+          cur = kEnd;
+          return;
+        }
+        load(b);
       }
-      pos = static_cast<std::size_t>(std::lower_bound(docs + lo, docs + hi, d) - docs);
+      pos = static_cast<std::uint32_t>(std::lower_bound(docs.data() + pos, docs.data() + size, d) -
+                                       docs.data());
+      cur = docs[pos];
     }
   };
   std::vector<Cursor> cur;
+  cur.reserve(nt);
   std::vector<double> ub(nt);  // ub[i] = sum of max scores of cursors 0..i, slightly inflated
   constexpr double kSlack = 1.0 + 1e-9;
   double run = 0;
   for (std::size_t i = 0; i < nt; ++i) {
     const TermW& t = terms[order[i]];
-    const auto pl = ix_.postings(t.term);
-    cur.push_back({pl.docs, pl.tfs, 0, pl.size, t.weight, t.slot});
+    Cursor& c = cur.emplace_back();
+    c.ix = &ix_;
+    c.term = t.term;
+    c.block = ix_.first_block(t.term);
+    c.end_block = ix_.end_block(t.term);
+    c.weight = t.weight;
+    c.slot = t.slot;
+    c.start();
     run += t.max_score;
     ub[i] = run * kSlack;
   }
@@ -918,7 +1230,6 @@ std::vector<Hit> Searcher::search(const Query& q, std::size_t k) const {
   heap.reserve(k + 1);
   double theta = -1.0;  // a document must score > theta to enter (scores are > 0)
   std::size_t first_ess = 0;
-  constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
   std::uint32_t next = kEnd;
   for (const auto& c : cur) next = std::min(next, c.doc());
   while (next != kEnd) {
@@ -930,11 +1241,11 @@ std::vector<Hit> Searcher::search(const Query& q, std::size_t k) const {
     for (std::size_t i = first_ess; i < nt; ++i) {
       Cursor& c = cur[i];
       if (c.doc() == d) {
-        const double f = c.tfs[c.pos];
+        const double f = c.tf();
         const double v = c.weight * f / (f + nd);
         contrib[c.slot] = v;
         partial += v;
-        ++c.pos;
+        c.next();
       }
       next = std::min(next, c.doc());
     }
@@ -947,7 +1258,7 @@ std::vector<Hit> Searcher::search(const Query& q, std::size_t k) const {
       Cursor& c = cur[i];
       c.next_geq(d);
       if (c.doc() == d) {
-        const double f = c.tfs[c.pos];
+        const double f = c.tf();
         const double v = c.weight * f / (f + nd);
         contrib[c.slot] = v;
         partial += v;

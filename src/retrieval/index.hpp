@@ -1,6 +1,8 @@
 #pragma once
-// The inverted index and the BM25 scorer (our own; the layout follows PISA's ideas without its
-// compression: per term a document-ordered posting list of (document number, term frequency)).
+// The inverted index and the BM25 scorer (our own; the layout follows PISA's ideas: per term a
+// document-ordered posting list of (document number, term frequency), compressed in blocks of 128
+// postings: document-number gaps and frequencies bit-packed with one width per block, and per block
+// its last document number, so a cursor skips whole blocks without decoding them).
 //
 // Scoring is one named variant, "bm25-lucene": Lucene's / Elasticsearch's BM25
 //   idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -16,7 +18,9 @@
 //
 // Persistence: one file (format in docs/retrieval.md) ending with the SHA-256 of everything before
 // it; load() verifies size, magic, version and checksum before reading, and bounds-checks every
-// count and offset, so a truncated or corrupt file is an Error, never a wrong ranking.
+// count, offset and posting block (each block is decoded and checked once), so a truncated or
+// corrupt file is an Error, never a wrong ranking or a read out of bounds. A loaded index keeps the
+// file's bytes and reads its strings and blocks in place.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -56,36 +60,47 @@ using core::kLargeArrayBytes;
 using core::map_large;
 using core::unmap_large;
 using PostingVector = std::vector<std::uint32_t, DefaultInitAllocator<std::uint32_t>>;
-// The document and term string tables (at 423k snippets 13.5 MB of std::string each).
-using StringTable = std::vector<std::string, DefaultInitAllocator<std::string>>;
+// The bytes of a loaded index file (read without zero-filling first) or of a built index.
+using Bytes = std::vector<char, DefaultInitAllocator<char>>;
 }  // namespace detail
 
 class Index {
  public:
+  static constexpr std::uint32_t kBlock = 128;  // postings per block (the last one of a list: fewer)
+
   [[nodiscard]] std::uint32_t num_docs() const { return static_cast<std::uint32_t>(doc_len_.size()); }
   [[nodiscard]] std::size_t num_terms() const { return terms_.size(); }
-  [[nodiscard]] std::uint64_t num_postings() const { return docids_.size(); }
+  [[nodiscard]] std::uint64_t num_postings() const { return term_off_.empty() ? 0 : term_off_.back(); }
+  [[nodiscard]] std::size_t num_blocks() const { return block_last_.size(); }
+  // Bytes of the compressed posting blocks.
+  [[nodiscard]] std::uint64_t posting_bytes() const { return block_off_.empty() ? 0 : block_off_.back(); }
   [[nodiscard]] double avgdl() const { return avgdl_; }
   [[nodiscard]] const TokenizerOptions& tokenizer() const { return tok_; }
-  [[nodiscard]] std::string_view doc_id(std::uint32_t d) const { return doc_ids_[d]; }
-  [[nodiscard]] std::string_view doc_text(std::uint32_t d) const { return doc_texts_[d]; }
-  [[nodiscard]] std::string_view doc_meta(std::uint32_t d) const { return doc_meta_[d]; }
+  [[nodiscard]] std::string_view doc_id(std::uint32_t d) const { return str(doc_ids_, d); }
+  [[nodiscard]] std::string_view doc_text(std::uint32_t d) const { return str(doc_texts_, d); }
+  [[nodiscard]] std::string_view doc_meta(std::uint32_t d) const { return str(doc_meta_, d); }
   [[nodiscard]] std::uint32_t doc_length(std::uint32_t d) const { return doc_len_[d]; }
   [[nodiscard]] std::optional<std::uint32_t> doc_number(std::string_view id) const;
 
   // Term number, or nullopt when the term is not in the index.
   [[nodiscard]] std::optional<std::uint32_t> term(std::string_view t) const;
-  [[nodiscard]] std::string_view term_text(std::uint32_t t) const { return terms_[t]; }
+  [[nodiscard]] std::string_view term_text(std::uint32_t t) const { return str(terms_, t); }
   [[nodiscard]] std::uint32_t df(std::uint32_t t) const { return term_off_[t + 1] - term_off_[t]; }
-  struct Postings {
-    const std::uint32_t* docs;
-    const std::uint32_t* tfs;
-    std::size_t size;
+
+  // Term t's blocks are first_block(t) .. end_block(t) - 1 (at least one).
+  [[nodiscard]] std::uint32_t first_block(std::uint32_t t) const { return term_block_[t]; }
+  [[nodiscard]] std::uint32_t end_block(std::uint32_t t) const { return term_block_[t + 1]; }
+  // The last (largest) document number in block b.
+  [[nodiscard]] std::uint32_t block_last(std::uint32_t b) const { return block_last_[b]; }
+  // Decodes block b of term t into docs and tfs (room for kBlock values each); returns the count.
+  std::uint32_t decode_block(std::uint32_t t, std::uint32_t b, std::uint32_t* docs, std::uint32_t* tfs) const;
+  // Term t's whole posting list, decoded (tests and tools; queries decode block by block).
+  struct PostingList {
+    std::vector<std::uint32_t> docs, tfs;
   };
-  [[nodiscard]] Postings postings(std::uint32_t t) const {
-    const auto b = term_off_[t];
-    return {docids_.data() + b, tfs_.data() + b, static_cast<std::size_t>(term_off_[t + 1] - b)};
-  }
+  [[nodiscard]] PostingList postings(std::uint32_t t) const;
+  // Whether document d has term t (decodes at most one block).
+  [[nodiscard]] bool contains(std::uint32_t t, std::uint32_t d) const;
 
   // Writes the index file (atomically). Throws Error (kIo).
   void save(const std::filesystem::path& path) const;
@@ -99,16 +114,34 @@ class Index {
 
  private:
   friend class IndexBuilder;
+  // A string table: string i is store_[base + off[i], base + off[i + 1]).
+  struct Strings {
+    std::uint64_t base = 0;
+    std::vector<std::uint64_t> off;  // count + 1 (empty: no strings)
+    [[nodiscard]] std::size_t size() const { return off.empty() ? 0 : off.size() - 1; }
+  };
+  [[nodiscard]] std::string_view str(const Strings& s, std::size_t i) const {
+    return {store_.data() + s.base + s.off[i], static_cast<std::size_t>(s.off[i + 1] - s.off[i])};
+  }
   TokenizerOptions tok_;
-  detail::StringTable doc_ids_, doc_texts_, doc_meta_;
+  // The bytes the string tables and posting blocks live in: a loaded file's own bytes (read in
+  // place), or what the builder assembled. At least 8 bytes follow the last block (the decoder
+  // reads 8 bytes at a time).
+  detail::Bytes store_;
+  Strings doc_ids_, doc_texts_, doc_meta_;
   std::vector<std::uint32_t> doc_len_;
   double avgdl_ = 1.0;
-  detail::StringTable terms_;            // sorted (byte order)
-  std::vector<std::uint32_t> term_off_;  // size terms + 1, into docids_/tfs_
-  detail::PostingVector docids_, tfs_;
+  Strings terms_;                                    // sorted (byte order)
+  std::vector<std::uint32_t> term_off_;              // size terms + 1: posting counts before each term
+  std::vector<std::uint32_t> term_block_;            // size terms + 1: blocks before each term
+  std::vector<std::uint32_t> block_last_;            // per block: its last document number
+  std::vector<std::uint64_t> block_off_;             // size blocks + 1: byte offsets from blocks_base_
+  std::uint64_t blocks_base_ = 0;                    // where the blocks start in store_
   std::vector<std::uint32_t> id_order_;              // document numbers sorted by id (for doc_number)
   void finish();                                     // avgdl, id order; throws on duplicate ids
   void finish(std::vector<std::uint32_t> id_order);  // the same with the id order given
+  void derive_blocks();                              // term_block_ from term_off_
+  [[nodiscard]] static Index parse_owned(detail::Bytes file, std::string_view name, bool verify_checksum);
   template <class Sink>
   void write_body(Sink& sink) const;  // the file's bytes before the checksum, in pieces
 };
@@ -157,8 +190,9 @@ class Searcher {
  private:
   const Index& ix_;
   Bm25Params p_;
-  std::vector<double> norm_;       // per document: k1 * (1 - b + b * dl / avgdl)
-  std::vector<double> max_ratio_;  // per term: max over postings of f / (f + norm)
+  std::vector<double> norm_;         // per document: k1 * (1 - b + b * dl / avgdl)
+  std::vector<double> max_ratio_;    // per term: max over postings of f / (f + norm)
+  std::vector<double> block_ratio_;  // per block: the same over the block's postings
 };
 
 }  // namespace numcheck::retrieval

@@ -229,12 +229,9 @@ std::vector<Scored> rerank_lexical(const Index& ix, const TokenizerOptions& tok,
   // every document's number terms when it was built with them), not by re-reading the snippet's
   // text: the same answer, without running the number reader over 100 snippets per query. An
   // index built without number terms falls back to reading the texts.
-  std::vector<std::optional<Index::Postings>> lists;
+  std::vector<std::optional<std::uint32_t>> lists;
   if (ix.tokenizer().number_terms)
-    for (const auto& q : qnums) {
-      const auto t = ix.term(q);
-      lists.push_back(t ? std::optional(ix.postings(*t)) : std::nullopt);
-    }
+    for (const auto& q : qnums) lists.push_back(ix.term(q));
   const double best = hits.empty() ? 1.0 : hits.front().score;
   std::vector<Scored> out;
   out.reserve(hits.size());
@@ -244,7 +241,7 @@ std::vector<Scored> rerank_lexical(const Index& ix, const TokenizerOptions& tok,
       std::size_t shared = 0;
       if (ix.tokenizer().number_terms) {
         for (const auto& l : lists)
-          if (l && std::binary_search(l->docs, l->docs + l->size, hits[i].doc)) ++shared;
+          if (l && ix.contains(*l, hits[i].doc)) ++shared;
       } else {
         std::vector<std::string> dn = number_terms(ix.doc_text(hits[i].doc));
         std::sort(dn.begin(), dn.end());

@@ -191,8 +191,8 @@ TEST(IndexBuilder, PostingsEqualStraightforwardInversionForAnyThreadCount) {
       for (const auto& [term, list] : want) {
         ASSERT_EQ(ix.term_text(static_cast<std::uint32_t>(t)), term);
         const auto pl = ix.postings(static_cast<std::uint32_t>(t));
-        ASSERT_EQ(pl.size, list.size()) << term;
-        for (std::size_t i = 0; i < pl.size; ++i) {
+        ASSERT_EQ(pl.docs.size(), list.size()) << term;
+        for (std::size_t i = 0; i < pl.docs.size(); ++i) {
           ASSERT_EQ(pl.docs[i], list[i].first) << term;
           ASSERT_EQ(pl.tfs[i], list[i].second) << term;
         }
@@ -245,14 +245,12 @@ TEST(IndexFile, TruncatedOrCorruptIsAClearError) {
   EXPECT_THROW((void)Index::parse(bad, "idx.bin", false), Error);
 }
 
-// Regression (libFuzzer, fuzz_retrieval_index): a term offset past the posting table that a later
-// offset "returns" from (0, 5, 2 over two postings) passed the first/last-offset checks and the
-// reader walked the first posting list out of bounds. Every offset is now checked before any list.
-TEST(IndexFile, AnOffsetPastThePostingsIsAnErrorNotARead) {
+// An index file written by hand (format 2), for damage the builder never writes.
+struct HandFile {
   std::string f = "NUMCHECK-RIDX\n";
-  auto u32 = [&](std::uint32_t v) { f.append(reinterpret_cast<const char*>(&v), 4); };
-  auto u64 = [&](std::uint64_t v) { f.append(reinterpret_cast<const char*>(&v), 8); };
-  auto strings = [&](const std::vector<std::string>& v) {
+  void u32(std::uint32_t v) { f.append(reinterpret_cast<const char*>(&v), 4); }
+  void u64(std::uint64_t v) { f.append(reinterpret_cast<const char*>(&v), 8); }
+  void strings(const std::vector<std::string>& v) {
     u64(v.size());
     std::uint64_t off = 0;
     for (const auto& x : v) {
@@ -261,29 +259,154 @@ TEST(IndexFile, AnOffsetPastThePostingsIsAnErrorNotARead) {
     }
     u64(off);
     for (const auto& x : v) f += x;
-  };
-  auto u32s = [&](const std::vector<std::uint32_t>& v) {
+  }
+  void u32s(const std::vector<std::uint32_t>& v) {
     u64(v.size());
     for (auto x : v) u32(x);
-  };
-  u32(1);  // format version
-  u32(0);  // flags
+  }
+  void u64s(const std::vector<std::uint64_t>& v) {
+    u64(v.size());
+    for (auto x : v) u64(x);
+  }
+};
+
+// Three documents "a", "a", "b"; term "a" in documents 0 and 1 (one block: gaps 0, 0 and
+// frequencies 1, 1 at width 0), term "b" in document 2 (gap 2 at width 2). Each argument replaces
+// one table.
+struct Parts {
+  std::uint32_t version = 2;
+  std::vector<std::uint32_t> term_off{0, 2, 3};
+  std::vector<std::uint32_t> block_last{1, 2};
+  std::vector<std::uint64_t> block_off{0, 2, 5};
+  std::string blocks{"\x00\x00\x02\x00\x02", 5};
+};
+std::string hand_file(const Parts& p) {
+  HandFile h;
+  h.u32(p.version);
+  h.u32(0);  // flags
   const double avgdl = 1.0;
-  f.append(reinterpret_cast<const char*>(&avgdl), 8);
-  strings({"d0", "d1", "d2"});
-  strings({"a", "a", "b"});
-  strings({"", "", ""});
-  u32s({1, 1, 1});
-  strings({"a", "b"});
-  u32s({0, 5, 2});            // term offsets: front 0 and back 2 are right, the middle one is not
-  u32s({0, 1});               // postings: valid as far as they go, so only the offset can stop the walk
-  u32s({1, 1});               // frequencies
-  f += std::string(64, '0');  // checksum (not verified below)
+  h.f.append(reinterpret_cast<const char*>(&avgdl), 8);
+  h.strings({"d0", "d1", "d2"});
+  h.strings({"a", "a", "b"});
+  h.strings({"", "", ""});
+  h.u32s({1, 1, 1});
+  h.strings({"a", "b"});
+  h.u32s(p.term_off);
+  h.u32s(p.block_last);
+  h.u64s(p.block_off);
+  h.u64(p.blocks.size());
+  h.f += p.blocks;
+  h.f += std::string(64, '0');  // checksum (not verified below)
+  return h.f;
+}
+
+void expect_refused(const Parts& p, std::string_view why) {
   try {
-    (void)Index::parse(f, "idx.bin", false);
-    ADD_FAILURE() << "a damaged offset table loaded";
+    (void)Index::parse(hand_file(p), "idx.bin", false);
+    ADD_FAILURE() << "a damaged index loaded (expected: " << why << ")";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("posting list"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("idx.bin"), std::string::npos) << e.what();
+  }
+}
+
+TEST(IndexFile, TheHandWrittenFileLoads) {
+  const Index ix = Index::parse(hand_file({}), "idx.bin", false);
+  ASSERT_EQ(ix.num_terms(), 2u);
+  EXPECT_EQ(ix.postings(0).docs, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(ix.postings(0).tfs, (std::vector<std::uint32_t>{1, 1}));
+  EXPECT_EQ(ix.postings(1).docs, (std::vector<std::uint32_t>{2}));
+  EXPECT_TRUE(ix.contains(1, 2));
+  EXPECT_FALSE(ix.contains(1, 1));
+}
+
+// Regression (libFuzzer, fuzz_retrieval_index): a term offset past the posting table that a later
+// offset "returns" from (0, 5, 3) passed the first/last-offset checks and the reader walked the
+// first posting list out of bounds. Every offset is checked before any list.
+TEST(IndexFile, AnOffsetPastThePostingsIsAnErrorNotARead) {
+  Parts p;
+  p.term_off = {0, 5, 3};
+  expect_refused(p, "posting list");
+}
+
+TEST(IndexFile, DamagedBlocksAreErrorsNotReads) {
+  Parts p;
+  p.blocks[0] = 33;  // a width above 32 bits
+  expect_refused(p, "posting block size");
+  p = {};
+  p.block_off = {0, 3, 5};  // a block whose header says 2 bytes, placed as 3
+  expect_refused(p, "posting block size");
+  p = {};
+  p.block_off = {0, 2, 4};  // offsets that end before the blocks do
+  expect_refused(p, "block tables disagree");
+  p = {};
+  p.block_off = {0, 7, 5};  // offsets out of order (a read past the blocks if trusted)
+  expect_refused(p, "posting block size");
+  p = {};
+  p.blocks[4] = 3;  // term "b" in document 3 of 3
+  expect_refused(p, "out of range");
+  p = {};
+  p.block_last = {1, 1};  // the skip table disagrees with the block
+  expect_refused(p, "last document");
+  p = {};
+  // Frequencies at width 32: 0xFFFFFFFF + 1 wraps to a frequency of 0.
+  p.blocks = std::string("\x00\x20\xff\xff\xff\xff\x00\x00\x00\x00\x02\x00\x02", 13);
+  p.block_off = {0, 10, 13};
+  expect_refused(p, "out of range or order");
+  p = {};
+  // Gaps at width 32: 1 + 0xFFFFFFFF wraps to document 0, not after document 0.
+  p.blocks = std::string("\x20\x00\x00\x00\x00\x00\xff\xff\xff\xff\x02\x00\x02", 13);
+  p.block_off = {0, 10, 13};
+  expect_refused(p, "out of range or order");
+  p = {};
+  p.blocks.pop_back();  // the last block cut short
+  expect_refused(p, "block tables disagree");
+}
+
+// Every single-byte change in the posting blocks of a real index, with the checksum not verified
+// (what the fuzz target does): an Error, or an index whose pruned and exhaustive search agree.
+TEST(IndexFile, EveryDamagedBlockByteIsAnErrorOrConsistent) {
+  std::vector<std::string> texts;
+  Rng rng(11, "blocks");
+  for (int i = 0; i < 400; ++i) {
+    std::string t = "common";
+    for (int k = 0; k < 6; ++k) t += " w" + std::to_string(rng.below(40));
+    texts.push_back(t);
+  }
+  const Index ix = build(texts);
+  ASSERT_GT(ix.num_blocks(), ix.num_terms());  // some terms span several blocks
+  const std::string bytes = ix.serialize();
+  const std::size_t end = bytes.size() - 64, begin = end - ix.posting_bytes();
+  std::size_t refused = 0;
+  for (std::size_t at = begin; at < end; ++at) {
+    for (const unsigned char x : {0x01, 0x80, 0xFF}) {
+      std::string bad = bytes;
+      bad[at] = static_cast<char>(static_cast<unsigned char>(bad[at]) ^ x);
+      try {
+        const Index back = Index::parse(bad, "idx.bin", false);
+        const Searcher s(back, {});
+        const Query q = make_query("common w1 w2 w3", back.tokenizer());
+        const auto a = s.search(q, 20), b = s.search_exhaustive(q, 20);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].doc, b[i].doc);
+      } catch (const Error&) {
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0u);
+}
+
+TEST(IndexFile, TheUncompressedFormatIsRefusedWithHowToRebuild) {
+  Parts p;
+  p.version = 1;
+  try {
+    (void)Index::parse(hand_file(p), "old/index.bin", false);
+    ADD_FAILURE() << "a format 1 index loaded";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("old/index.bin has format version 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("rebuild it with 'numcheck claims index'"), std::string::npos) << m;
   }
 }
 
