@@ -2,7 +2,7 @@
 # missing (scripts/setup.sh, Debian packages only) before it builds.
 #   make run    install, build, and run the main job (scripts/main-job.sh)
 #   make test   install, build, and pass every test
-.PHONY: run test setup setup-test build build-all asan-test fuzz-build fuzz-smoke fuzz-smoke-asan bench bench-compare format format-check tidy clean
+.PHONY: run test setup setup-test build build-all asan-test fuzz-build fuzz-smoke bench bench-compare format format-check tidy clean
 
 JOBS ?= $(shell nproc)
 # Extra CMake settings for the configure steps, e.g. CMAKE_FLAGS=-DNUMCHECK_WERROR=ON (what CI uses).
@@ -42,14 +42,9 @@ fuzz-build: setup
 	cmake --build --preset fuzz -j $(JOBS) --target fuzz_all
 
 # A short libFuzzer run of every target (FUZZ_SECONDS each), seeded from fuzz/corpus/<target>.
-# `fuzz-smoke` builds the fuzz preset's targets; `fuzz-smoke-asan` runs the ones `make asan-test`
-# built (one clang build serves the sanitizer tests and the fuzz targets: what CI does).
 FUZZ_SECONDS ?= 60
 fuzz-smoke: fuzz-build
 	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS) build/fuzz
-
-fuzz-smoke-asan:
-	bash scripts/fuzz-smoke.sh $(FUZZ_SECONDS) build/asan
 
 bench: build-all
 	bash scripts/run-benchmarks.sh
