@@ -63,10 +63,10 @@ Table invariance_table(std::string caption, std::string first) {
 Table accuracy_table(std::string caption, std::string first) {
   Table t;
   t.caption = std::move(caption);
-  t.header = {"system",      std::move(first), "pairs",         "acc. orig. %",
-              "acc. var. %", "diff. [95% CI]", "McNemar b/c; p"};
+  t.header = {"system", std::move(first), "pairs", "orig. %", "var. %", "diff. [95% CI]", "McNemar b/c; p"};
   t.note =
-      "Accuracy, in percent, on the pairs whose claim has a gold label. The difference (variant minus "
+      "Accuracy, in percent, on the original (orig.) and the variant (var.) of the pairs whose claim has a "
+      "gold label. The difference (variant minus "
       "original, in points) has a claim-clustered bootstrap interval; McNemar's exact test asks whether the "
       "pairs only the original "
       "got right (b) and only the variant got right (c) differ in number.";

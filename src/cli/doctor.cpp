@@ -275,14 +275,18 @@ void setup(CLI::App& app) {
   app.footer(
       "Lists every runtime library numcheck uses (those it is linked with, read from the running "
       "process; those loaded on first use, tried with dlopen) and every data file, found or not, "
-      "with the Debian package that provides each library. Exit 0 when everything numcheck needs "
-      "is found, 3 when a needed library or data file is missing (an optional library is not "
-      "needed). Example: numcheck doctor --data-dir /usr/share/numcheck --json");
+      "with the Debian package that provides each library. An optional library (XGBoost) that is "
+      "missing does not count as missing.");
   app.callback([args] { run_doctor(*args); });
 }
 
 const CommandRegistration reg{
-    {"", "doctor", "List the runtime libraries and data files numcheck needs, found or not", setup}};
+    {"",
+     "doctor",
+     "List the runtime libraries and data files numcheck needs, found or not",
+     setup,
+     "numcheck doctor --data-dir /usr/share/numcheck --json",
+     {"everything numcheck needs was found", "a needed library or data file is missing"}}};
 
 }  // namespace
 }  // namespace numcheck::cli

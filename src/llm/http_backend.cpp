@@ -404,6 +404,9 @@ bool retryable_curl(CURLcode c) {
     case CURLE_BAD_CONTENT_ENCODING:
     case CURLE_WEIRD_SERVER_REPLY:
     case CURLE_SSL_CONNECT_ERROR:
+    // A reply that is not HTTP at all (libcurl reads it as HTTP/0.9 and refuses it): a garbled
+    // answer of a server whose URL was checked as http(s) when the run began, so worth a retry.
+    case CURLE_UNSUPPORTED_PROTOCOL:
       return true;
     default:
       return false;

@@ -110,7 +110,8 @@ TEST(DoctorCli, AMissingDataFileIsReportedAndExitsNonZero) {
 TEST(DoctorCli, HelpHasAnExample) {
   const auto r = run_cli("doctor --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Example: numcheck doctor"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Example:\n  numcheck doctor"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; 3 a needed library or data file is missing"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--json"), std::string::npos) << r.out;
 }
 

@@ -157,8 +157,8 @@ TEST(JsonlFast, WalkAgreesWithNlohmann) {
 }
 
 // Every record `orbit run` writes carries "temperature":0.0 in its request: plain zeros in any
-// spelling take the fast path, and wherever the walk declines (only the negative zeros), the DOM
-// path decides; where both read a line they read the same values.
+// spelling take the fast path; a negative zero may go either way ("-0" is the integer 0 to both
+// readers, "-0.0" goes to the DOM path); where both read a line they read the same values.
 TEST(JsonlFast, PlainZerosTakeTheFastPathAndAgreeWithTheDomPath) {
   const std::string runner_like =
       R"({"attempts":1,"id":"b0001/v00","request":{"max_tokens":1024,"messages":[{"content":"What is )"
@@ -166,7 +166,7 @@ TEST(JsonlFast, PlainZerosTakeTheFastPathAndAgreeWithTheDomPath) {
       R"("top_p":1.0},"response":"3/4","timings":{"predicted_ms":0.0},"usage":{"completion_tokens":0}})";
   struct Case {
     const char* zero;
-    bool fast;  // the walk must accept it
+    bool fast;  // the walk must accept it (the negative zeros: it may, when it reads them as nlohmann does)
   };
   for (const Case c : {Case{"0", true}, Case{"0.0", true}, Case{"0e5", true}, Case{"0E-3", true},
                        Case{"0.000e+7", true}, Case{"-0", false}, Case{"-0.0", false}}) {
@@ -175,7 +175,9 @@ TEST(JsonlFast, PlainZerosTakeTheFastPathAndAgreeWithTheDomPath) {
     FastLineParser p;
     std::vector<FlatValue> fast;
     const bool walked = p.walk(line, fast);
-    EXPECT_EQ(walked, c.fast) << c.zero;
+    if (c.fast) {
+      EXPECT_TRUE(walked) << c.zero;
+    }
     JsonError err;
     const auto j = parse_jsonl_line<OrderedJson>(line, true, TornTail::kError, "x", err);
     ASSERT_TRUE(j.has_value()) << c.zero;

@@ -651,8 +651,6 @@ TEST_F(RunnerTest, ACacheOpenedAheadIsTakenOnlyForItsOwnPath) {
   EXPECT_NE(failed.cache_warning.find("cannot create the cache folder"), std::string::npos)
       << failed.cache_warning;
 }
-EXPECT_FALSE(fs::exists(dir_ / "r4" / "responses.jsonl"));
-}
 
 // Two runners on one folder: the second is refused while the first holds run.lock (a lock taken
 // here on the same file stands in for the other process: flock locks conflict between open files).

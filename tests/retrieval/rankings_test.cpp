@@ -81,7 +81,7 @@ TEST(Rankings, SameBitsAsPlainPostingLists) {
   for (const Bm25Params p : {Bm25Params{1.2, 0.75}, Bm25Params{0.9, 0.4}}) {
     const Searcher s(built, p), l(loaded, p);
     for (std::size_t i = 0; i < 100; ++i) {
-      const Query q = make_query(coll.query(i), ix.tokenizer());
+      const Query q = make_query(coll.query(i), built.tokenizer());
       const auto want = hits_text(plain_top(docs, q, p, 50));
       EXPECT_EQ(hits_text(s.search(q, 50)), want) << "query " << i;
       EXPECT_EQ(hits_text(s.search_exhaustive(q, 50)), want) << "query " << i;
