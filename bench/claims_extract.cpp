@@ -7,15 +7,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include "../tests/support/quantemp_data.hpp"
 #include "claims/load.hpp"
 #include "claims/segment.hpp"
-#include "quantemp.hpp"
 
 namespace {
 
 const std::vector<std::string>* train_claims() {
   static const std::vector<std::string>* claims = [] {
-    const auto p = numcheck::bench::quantemp_dir() / "filtered_claims.json";
+    const auto p = numcheck::testing::quantemp_dir() / "filtered_claims.json";
     auto* v = new std::vector<std::string>();
     if (!std::filesystem::exists(p)) return v;
     for (auto& c : numcheck::claims::load_claims(p).claims) v->push_back(std::move(c.text));
@@ -28,7 +28,7 @@ void BM_ExtractTrainClaims(benchmark::State& state) {
   const auto* claims = train_claims();
   if (claims->empty()) {
     static const std::string msg = "QuanTemp data not found: no " +
-                                   (numcheck::bench::quantemp_dir() / "filtered_claims.json").string() +
+                                   (numcheck::testing::quantemp_dir() / "filtered_claims.json").string() +
                                    " (set NUMCHECK_QUANTEMP to the data folder)";
     state.SkipWithError(msg.c_str());
     return;

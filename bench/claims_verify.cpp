@@ -11,16 +11,16 @@
 
 #include <benchmark/benchmark.h>
 
+#include "../tests/support/quantemp_data.hpp"
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
-#include "quantemp.hpp"
 #include "verify/model.hpp"
 
 namespace {
 namespace fs = std::filesystem;
 using numcheck::claims::EvidenceRecord;
 
-const fs::path kData = numcheck::bench::quantemp_dir();
+const fs::path kData = numcheck::testing::quantemp_dir();
 
 std::vector<EvidenceRecord> load(const char* file) {
   std::vector<EvidenceRecord> v;

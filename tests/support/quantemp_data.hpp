@@ -1,7 +1,8 @@
 #pragma once
 // Where the tests that read the real QuanTemp data find it: the folder NUMCHECK_QUANTEMP names,
 // as for the claims job and the scripts, else a shared/data/quantemp folder beside the
-// repository's folder. Header-only: every test suite includes it as "../support/quantemp_data.hpp".
+// repository's folder. Header-only: the test suites include it as "../support/quantemp_data.hpp", the
+// real-data benchmarks (bench/claims_*.cpp) as "../tests/support/quantemp_data.hpp".
 #include <cstdlib>
 #include <filesystem>
 
