@@ -6,13 +6,13 @@ namespace numcheck::retrieval::detail {
 #define NUMCHECK_TEXT_LIBS_ENTRY(member, function) &::function,
 
 const IcuApi& icu() {
-  static constexpr IcuApi api{NUMCHECK_ICU_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
-  return api;
+  static constexpr IcuApi kApi{NUMCHECK_ICU_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
+  return kApi;
 }
 
 const StemmerApi& stemmer() {
-  static constexpr StemmerApi api{NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
-  return api;
+  static constexpr StemmerApi kApi{NUMCHECK_STEMMER_FUNCTIONS(NUMCHECK_TEXT_LIBS_ENTRY)};
+  return kApi;
 }
 
 }  // namespace numcheck::retrieval::detail
