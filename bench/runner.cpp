@@ -27,54 +27,18 @@
 #include "io/files.hpp"
 #include "llm/http_backend.hpp"
 #include "llm/runner.hpp"
+#include "test_server_process.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace numcheck;
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != 0 ? std::string(v) : fallback;
-}
-
-struct Server {
-  pid_t pid = -1;
-  std::string url;
-  ~Server() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      int st = 0;
-      ::waitpid(pid, &st, 0);
-    }
-  }
-};
+using bench::env_or;
+using Server = bench::ServerProcess;
 
 std::unique_ptr<Server> start_server() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  const std::string bin =
-      env_or("NUMCHECK_TEST_SERVER",
-             (self.parent_path().parent_path() / "tests/support/numcheck_test_server").string());
-  int fds[2];
-  if (::pipe(fds) != 0) return nullptr;
-  auto s = std::make_unique<Server>();
-  s->pid = ::fork();
-  if (s->pid == 0) {
-    ::dup2(fds[1], 1);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execl(bin.c_str(), bin.c_str(), "--threads", "96", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  char c = 0;
-  while (::read(fds[0], &c, 1) == 1 && c != '\n') s->url += c;
-  ::close(fds[0]);
-  if (s->url.rfind("http://", 0) != 0) {
-    fmt::print(stderr, "bench_runner: cannot start the test server {}\n", bin);
-    return nullptr;
-  }
-  return s;
+  return bench::start_test_server({"--threads", "96"}, "bench_runner");
 }
 
 Server* g_server = nullptr;
