@@ -1,7 +1,12 @@
 #include "io/tar.hpp"
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,41 +19,24 @@ namespace {
 constexpr std::size_t kBlock = 512;
 constexpr std::uint64_t kMaxSize = 077777777777ULL;  // 11 octal digits (8 GiB - 1)
 
-void put_octal(std::string& h, std::size_t off, std::size_t width, std::uint64_t v) {
-  // width - 1 octal digits, zero-padded, then NUL.
-  const std::string s = fmt::format("{:0{}o}", v, width - 1);
-  h.replace(off, width - 1, s);
-  h[off + width - 1] = '\0';
+struct ArchiveWriteFree {
+  void operator()(archive* a) const noexcept { archive_write_free(a); }
+};
+struct ArchiveReadFree {
+  void operator()(archive* a) const noexcept { archive_read_free(a); }
+};
+struct EntryFree {
+  void operator()(archive_entry* e) const noexcept { archive_entry_free(e); }
+};
+
+std::string error_of(archive* a) {
+  const char* s = archive_error_string(a);
+  return s != nullptr ? s : "unknown libarchive error";
 }
 
-std::uint64_t get_octal(std::string_view f, std::string_view where, const std::string& member) {
-  std::uint64_t v = 0;
-  bool any = false;
-  for (char c : f) {
-    if (c == '\0' || c == ' ') {
-      if (any) break;
-      continue;
-    }
-    if (c < '0' || c > '7') fail("{}: member '{}': a numeric header field is not octal", where, member);
-    if (v > (kMaxSize >> 3)) fail("{}: member '{}': a numeric header field is too large", where, member);
-    v = v * 8 + static_cast<std::uint64_t>(c - '0');
-    any = true;
-  }
-  return v;
-}
-
-std::string field(std::string_view h, std::size_t off, std::size_t width) {
-  std::string_view f = h.substr(off, width);
-  const auto nul = f.find('\0');
-  return std::string(nul == std::string_view::npos ? f : f.substr(0, nul));
-}
-
-std::uint64_t checksum(std::string_view h) {
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < kBlock; ++i) {
-    sum += (i >= 148 && i < 156) ? static_cast<unsigned char>(' ') : static_cast<unsigned char>(h[i]);
-  }
-  return sum;
+la_ssize_t append_to_string(archive*, void* out, const void* data, size_t n) {
+  static_cast<std::string*>(out)->append(static_cast<const char*>(data), n);
+  return static_cast<la_ssize_t>(n);
 }
 
 }  // namespace
@@ -88,80 +76,83 @@ void check_no_file_folder(const std::vector<TarMember>& members, std::string_vie
 
 std::string write_ustar(const std::vector<TarMember>& members) {
   check_no_file_folder(members, "tar");
-  std::string out;
-  std::set<std::string> seen;
+  std::set<std::string_view> seen;
   for (const auto& m : members) {
     check_member_path(m.path, "tar");
     if (!seen.insert(m.path).second) fail("tar: member '{}' given twice", m.path);
     if (m.bytes.size() > kMaxSize) fail("tar: member '{}' is larger than ustar allows", m.path);
-    std::string name = m.path, prefix;
-    if (name.size() > 100) {
-      // Split at a '/' so that the prefix has at most 155 bytes and the name at most 100.
-      std::size_t cut = std::string::npos;
-      for (std::size_t i = 0; i < m.path.size(); ++i) {
-        if (m.path[i] == '/' && i <= 155 && m.path.size() - i - 1 <= 100) {
-          cut = i;
-          break;
-        }
-      }
-      if (cut == std::string::npos) fail("tar: member path '{}' is too long for ustar", m.path);
-      prefix = m.path.substr(0, cut);
-      name = m.path.substr(cut + 1);
-    }
-    std::string h(kBlock, '\0');
-    h.replace(0, name.size(), name);
-    put_octal(h, 100, 8, 0644);
-    put_octal(h, 108, 8, 0);
-    put_octal(h, 116, 8, 0);
-    put_octal(h, 124, 12, m.bytes.size());
-    put_octal(h, 136, 12, 0);
-    h[156] = '0';
-    h.replace(257, 6, std::string("ustar\0", 6));
-    h.replace(263, 2, "00");
-    put_octal(h, 329, 8, 0);
-    put_octal(h, 337, 8, 0);
-    h.replace(345, prefix.size(), prefix);
-    const std::string sum = fmt::format("{:06o}", checksum(h));
-    h.replace(148, 6, sum);
-    h[154] = '\0';
-    h[155] = ' ';
-    out += h;
-    out += m.bytes;
-    out.append((kBlock - m.bytes.size() % kBlock) % kBlock, '\0');
   }
-  out.append(2 * kBlock, '\0');
+  std::string out;
+  const std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
+  if (!a) fail(ErrorCode::kIo, "tar: libarchive could not start an archive");
+  // Unblocked: headers, contents padded to 512 bytes, and the two end blocks, nothing more (tar's
+  // default 10 KiB blocking would only add zeros).
+  if (archive_write_set_format_ustar(a.get()) != ARCHIVE_OK || archive_write_add_filter_none(a.get()) != ARCHIVE_OK ||
+      archive_write_set_bytes_per_block(a.get(), 0) != ARCHIVE_OK ||
+      archive_write_open(a.get(), &out, nullptr, append_to_string, nullptr) != ARCHIVE_OK) {
+    fail(ErrorCode::kIo, "tar: {}", error_of(a.get()));
+  }
+  const std::unique_ptr<archive_entry, EntryFree> e(archive_entry_new());
+  for (const auto& m : members) {
+    // Every field but the name and size fixed, so the same members always give the same bytes.
+    archive_entry_clear(e.get());
+    archive_entry_copy_pathname(e.get(), m.path.c_str());
+    archive_entry_set_filetype(e.get(), AE_IFREG);
+    archive_entry_set_perm(e.get(), 0644);
+    archive_entry_set_size(e.get(), static_cast<la_int64_t>(m.bytes.size()));
+    archive_entry_set_mtime(e.get(), 0, 0);
+    archive_entry_set_uid(e.get(), 0);
+    archive_entry_set_gid(e.get(), 0);
+    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK)
+      fail("tar: member '{}': {}", m.path, error_of(a.get()));
+    if (!m.bytes.empty() &&
+        archive_write_data(a.get(), m.bytes.data(), m.bytes.size()) != static_cast<la_ssize_t>(m.bytes.size())) {
+      fail(ErrorCode::kIo, "tar: member '{}': {}", m.path, error_of(a.get()));
+    }
+    if (archive_write_finish_entry(a.get()) != ARCHIVE_OK)
+      fail(ErrorCode::kIo, "tar: member '{}': {}", m.path, error_of(a.get()));
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) fail(ErrorCode::kIo, "tar: {}", error_of(a.get()));
   return out;
 }
 
-std::vector<TarMember> read_ustar(std::string_view a, std::string_view where) {
+std::vector<TarMember> read_ustar(std::string_view bytes, std::string_view where) {
+  // libarchive accepts an archive that simply stops after a member; numcheck's archives end with
+  // tar's two zero blocks, and one without them was cut short.
+  const bool ended = bytes.size() >= 2 * kBlock && bytes.size() % kBlock == 0 &&
+                     std::all_of(bytes.end() - 2 * kBlock, bytes.end(), [](char c) { return c == '\0'; });
+  const std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
+  if (!a) fail(ErrorCode::kIo, "{}: libarchive could not start reading", where);
+  if (archive_read_support_format_tar(a.get()) != ARCHIVE_OK ||
+      archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK) {
+    fail("{}: not a tar archive: {}", where, error_of(a.get()));
+  }
   std::vector<TarMember> out;
   std::set<std::string> seen;
-  std::size_t pos = 0;
-  bool ended = false;
-  while (pos + kBlock <= a.size()) {
-    const std::string_view h = a.substr(pos, kBlock);
-    if (std::all_of(h.begin(), h.end(), [](char c) { return c == '\0'; })) {
-      ended = true;
-      break;
+  for (;;) {
+    archive_entry* e = nullptr;
+    const int r = archive_read_next_header(a.get(), &e);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK) {
+      fail("{}: {} (after {} member{})", where, error_of(a.get()), out.size(), out.size() == 1 ? "" : "s");
     }
-    std::string name = field(h, 0, 100);
-    const std::string prefix = field(h, 345, 155);
-    if (!prefix.empty()) name = fmt::format("{}/{}", prefix, name);
-    const std::string magic(h.substr(257, 5));
-    if (magic != "ustar") fail("{}: member '{}' at byte {} has no ustar header", where, name, pos);
-    if (get_octal(h.substr(148, 8), where, name) != checksum(h)) {
-      fail("{}: member '{}' at byte {}: header checksum mismatch", where, name, pos);
-    }
-    const char type = h[156];
-    if (type != '0' && type != '\0')
-      fail("{}: member '{}' is not a regular file (type '{}')", where, name, type);
+    const char* raw = archive_entry_pathname(e);
+    const std::string name = raw != nullptr ? raw : "";
+    if (archive_entry_filetype(e) != AE_IFREG) fail("{}: member '{}' is not a regular file", where, name);
     check_member_path(name, where);
     if (!seen.insert(name).second) fail("{}: member '{}' appears twice", where, name);
-    const std::uint64_t size = get_octal(h.substr(124, 12), where, name);
-    pos += kBlock;
-    if (size > a.size() - pos) fail("{}: member '{}' is truncated ({} bytes announced)", where, name, size);
-    out.push_back(TarMember{name, std::string(a.substr(pos, size))});
-    pos += (size + kBlock - 1) / kBlock * kBlock;
+    const la_int64_t size = archive_entry_size(e);
+    if (size < 0 || static_cast<std::uint64_t>(size) > bytes.size())
+      fail("{}: member '{}' is truncated ({} bytes announced)", where, name, size);
+    std::string content(static_cast<std::size_t>(size), '\0');
+    std::size_t got = 0;
+    while (got < content.size()) {
+      const la_ssize_t n = archive_read_data(a.get(), content.data() + got, content.size() - got);
+      if (n < 0) fail("{}: member '{}': {}", where, name, error_of(a.get()));
+      if (n == 0) fail("{}: member '{}' is truncated ({} bytes announced)", where, name, size);
+      got += static_cast<std::size_t>(n);
+    }
+    out.push_back(TarMember{name, std::move(content)});
   }
   if (!ended) fail("{}: truncated archive (no end-of-archive blocks)", where);
   check_no_file_folder(out, where);
