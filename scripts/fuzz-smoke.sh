@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of a clang build (the 'fuzz' preset's, or the 'asan' preset's, which
-# builds them beside the sanitizer tests) for a few seconds each, starting from the committed corpus
+# Runs every libFuzzer target of the 'asan' preset's clang build (which builds them beside the
+# sanitizer tests) for a few seconds each, starting from the committed corpus
 # in fuzz/corpus/<target>/, FUZZ_JOBS targets at a time (default: one per core). Any crash fails
 # the run (and leaves crash-* files in BUILD/artifacts/ to turn into named regression tests); each
 # target's last lines are printed when it ends, whole.
-#   scripts/fuzz-smoke.sh [SECONDS] [BUILD_DIR]   (default 60 s, build/fuzz)
+#   scripts/fuzz-smoke.sh [SECONDS] [BUILD_DIR]   (default 60 s, build/asan)
 set -euo pipefail
 seconds=${1:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/${2:-build/fuzz}"
+build="$root/${2:-build/asan}"
 art="$build/artifacts"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT

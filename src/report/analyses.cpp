@@ -27,8 +27,6 @@ namespace html = doc::html;
 using html::Cell;
 using html::Table;
 using num::Rational;
-constexpr std::size_t kNone = SIZE_MAX;
-constexpr std::size_t kFamilyCount = 5;
 
 // Template metadata recorded in the benchmark's manifest (orbit generate embeds the spec).
 struct TemplateInfo {

@@ -9,6 +9,9 @@
 
 namespace numcheck::report {
 
+inline constexpr std::size_t kNone = SIZE_MAX;  // no view or base at this position
+inline constexpr std::size_t kFamilyCount = 5;  // the orbit families (orbit::kFamilies)
+
 struct ReportOptions {
   std::size_t bootstrap_draws = 10000;
   std::uint64_t seed = 20260725;
@@ -20,8 +23,8 @@ struct ReportOptions {
 struct OrbitLayout {
   struct BaseViews {
     std::size_t base = 0;              // index into Benchmark::bases
-    std::size_t canonical = SIZE_MAX;  // view index
-    std::size_t family[5] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    std::size_t canonical = kNone;  // view index
+    std::size_t family[kFamilyCount] = {kNone, kNone, kNone, kNone, kNone};
     std::vector<std::size_t> orbit;  // canonical first, then families in kFamilies order
   };
   std::vector<BaseViews> bases;                        // every base, in file order

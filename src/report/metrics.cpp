@@ -19,8 +19,6 @@ namespace numcheck::report {
 namespace {
 
 using OJ = io::OrderedJson;
-constexpr std::size_t kNone = SIZE_MAX;
-constexpr std::size_t kFamilyCount = 5;
 
 int family_index(std::string_view view) {
   for (std::size_t f = 0; f < kFamilyCount; ++f) {

@@ -13,13 +13,13 @@
 namespace numcheck::claims {
 namespace {
 
-struct Case {
+struct CategoryCase {
   const char* text;
   Category want;
 };
 
 TEST(Categorizer, RulesFromTheDefinitions) {
-  const std::vector<Case> cases = {
+  const std::vector<CategoryCase> cases = {
       // comparison: a multiplier or a cue outside segments
       {"vaccinated people are 13 times more likely to catch it", Category::kComparison},
       {"unemployment doubled under his watch", Category::kComparison},

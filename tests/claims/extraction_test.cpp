@@ -28,12 +28,12 @@ std::vector<std::string> all(std::string_view text) {
   return out;
 }
 
-struct Case {
+struct ExtractionCase {
   const char* text;
   std::vector<std::string> want;
 };
 
-void check(const std::vector<Case>& cases) {
+void check(const std::vector<ExtractionCase>& cases) {
   for (const auto& c : cases) EXPECT_EQ(all(c.text), c.want) << c.text;
 }
 

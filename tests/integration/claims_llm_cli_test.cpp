@@ -20,17 +20,11 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::count_lines;
 using testing::Child;
 using testing::run_cli;
 
 using testing::kServer;
-
-std::size_t count_lines(const fs::path& p) {
-  if (!fs::exists(p)) return 0;
-  std::size_t n = 0;
-  io::for_each_line(p, [&](const io::Line& l) { n += l.terminated ? 1 : 0; });
-  return n;
-}
 
 fs::path write_claims(const fs::path& dir, int n) {
   const fs::path f = dir / "claims.jsonl";

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -15,6 +16,9 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "io/files.hpp"
+#include "io/json.hpp"
 
 namespace numcheck::testing {
 
@@ -165,5 +169,47 @@ class Child {
   pid_t pid_ = -1;
   bool reaped_ = false;
 };
+
+// The records of a JSONL file: every terminated, non-empty line parsed (none when it is missing).
+inline std::vector<io::Json> read_jsonl(const std::filesystem::path& p) {
+  std::vector<io::Json> out;
+  if (!std::filesystem::exists(p)) return out;
+  io::for_each_line(p, [&](const io::Line& l) {
+    if (l.terminated && !l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
+  });
+  return out;
+}
+
+// The terminated lines of a file (0 when it is missing).
+inline std::size_t count_lines(const std::filesystem::path& p) {
+  if (!std::filesystem::exists(p)) return 0;
+  std::size_t n = 0;
+  io::for_each_line(p, [&](const io::Line& l) { n += l.terminated ? 1 : 0; });
+  return n;
+}
+
+// How many times `needle` occurs in `hay` (overlapping occurrences counted).
+inline std::size_t occurrences(const std::string& hay, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// A path in single quotes, for the command lines run_cli passes to the shell.
+inline std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+// Runs `cmd` in `dir` with only PATH and HOME of the caller's environment plus `vars` (no NUMCHECK_*
+// setting of the caller reaches the job); output appended to dir/log. The exit code, or -1.
+inline int run_clean(const std::filesystem::path& dir, const std::string& vars, const std::string& cmd) {
+  const char* path = std::getenv("PATH");
+  const std::string full =
+      fmt::format("cd '{}' && env -i PATH='{}' HOME='{}' {} {} >>'{}/log' 2>&1", dir.string(),
+                  path != nullptr ? path : "/usr/bin:/bin", dir.string(), vars, cmd, dir.string());
+  const int status = std::system(full.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The answer faults the test server injects in the run tests (a few of each kind).
+inline const std::string kInjectFaults = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
 
 }  // namespace numcheck::testing

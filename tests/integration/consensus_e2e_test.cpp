@@ -29,17 +29,7 @@ std::string slurp(const fs::path& p) {
 
 json read_json(const fs::path& p) { return json::parse(slurp(p)); }
 
-std::vector<json> read_jsonl(const fs::path& p) {
-  std::vector<json> out;
-  std::ifstream f(p);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
-const char* kInject = "times_ten=0.1,markdown=0.08,unit_slip=0.12,truncation=0.05";
+const char* kConsensusInject = "times_ten=0.1,markdown=0.08,unit_slip=0.12,truncation=0.05";
 
 class ConsensusE2E : public ::testing::Test {
  protected:
@@ -54,7 +44,7 @@ class ConsensusE2E : public ::testing::Test {
     r =
         run_cli(fmt::format("orbit consensus run --plan '{}' --out '{}' --system reference --inject {} "
                             "--progress none --no-cache --no-fsync",
-                            (d / "plan.json").string(), (d / "run").string(), kInject));
+                            (d / "plan.json").string(), (d / "run").string(), kConsensusInject));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     r = run_cli(fmt::format("orbit consensus analyze --plan '{}' --run '{}' --out '{}' --bootstrap 300",
                             (d / "plan.json").string(), (d / "run").string(), (d / "out").string()));

@@ -19,17 +19,7 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Runs `cmd` in `dir` with an environment that holds only PATH and HOME plus `vars`, so no
-// NUMCHECK_* setting of the caller (an endpoint, a limit, a seed) can reach the pinned job.
-int run_clean(const fs::path& dir, const std::string& vars, const std::string& cmd) {
-  const char* path = std::getenv("PATH");
-  const std::string full =
-      fmt::format("cd '{}' && env -i PATH='{}' HOME='{}' {} {} >'{}/log' 2>&1", dir.string(),
-                  path != nullptr ? path : "/usr/bin:/bin", dir.string(), vars, cmd, dir.string());
-  const int status = std::system(full.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using testing::run_clean;
 
 // The run's session times (UTC, ISO 8601) in the systems table and metrics.json differ on every
 // run: they are pinned as "<time>" (scripts/update-golden.sh writes the pins the same way).

@@ -24,7 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
 TEST(OrbitGradeCli, PrintsTheGradeObject) {
   const auto r = run_cli("orbit grade --expected 14940 --unit L",
@@ -101,7 +100,7 @@ class OrbitScoreCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new fs::path(fresh_dir("orbit_score"));
-    const auto g = run_cli("orbit generate --out " + q(*dir_ / "bench"));
+    const auto g = run_cli("orbit generate --out " + quoted(*dir_ / "bench"));
     ASSERT_EQ(g.exit_code, 0) << g.err;
     views_ = new std::vector<PromptInfo>(read_views(*dir_ / "bench"));
   }
@@ -136,8 +135,8 @@ TEST_F(OrbitScoreCli, EveryExpectedAnswerRoundTripsAndMagnitudeSlipsAreCounted) 
   io::write_file_atomic(run / "responses.jsonl", text);
   io::write_file_atomic(run / "run.json", R"({"model":"roundtrip-system","simulated":true})");
   const fs::path out = *dir_ / "roundtrip.scores.jsonl";
-  const auto r = run_cli("orbit score --bench " + q(*dir_ / "bench") + " --responses " +
-                         q(run / "responses.jsonl") + " --out " + q(out));
+  const auto r = run_cli("orbit score --bench " + quoted(*dir_ / "bench") + " --responses " +
+                         quoted(run / "responses.jsonl") + " --out " + quoted(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
 
@@ -192,8 +191,8 @@ TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
   const auto score = [&](const std::string& extra) {
     fs::remove(out);
     fs::remove(out.string() + ".manifest.json");
-    return run_cli("orbit score --bench " + q(bench) + " --responses " + q(run / "responses.jsonl") +
-                   " --out " + q(out) + extra);
+    return run_cli("orbit score --bench " + quoted(bench) + " --responses " + quoted(run / "responses.jsonl") +
+                   " --out " + quoted(out) + extra);
   };
   const auto r0 = score(" --no-index-cache");
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
@@ -258,8 +257,8 @@ TEST_F(OrbitScoreCli, ProblemsAreReportedWithLineNumbers) {
   }
   const fs::path responses = run / "responses.jsonl";
   io::write_file_atomic(responses, text);
-  const std::string args = "orbit score --bench " + q(*dir_ / "bench") + " --responses " + q(responses) +
-                           " --out " + q(run / "s.jsonl");
+  const std::string args = "orbit score --bench " + quoted(*dir_ / "bench") + " --responses " + quoted(responses) +
+                           " --out " + quoted(run / "s.jsonl");
   const auto r = run_cli(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(responses.string() + ":4: not valid JSON"), std::string::npos) << r.err;

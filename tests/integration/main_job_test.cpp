@@ -22,19 +22,9 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::run_clean;
 
 const std::string kScripts = std::string(NUMCHECK_SOURCE_DIR) + "/scripts/";
-
-// Runs `cmd` in `dir` with only PATH and HOME of the caller's environment plus `vars` (no NUMCHECK_*
-// setting of the caller reaches the job); output appended to dir/log.
-int run_clean(const fs::path& dir, const std::string& vars, const std::string& cmd) {
-  const char* path = std::getenv("PATH");
-  const std::string full =
-      fmt::format("cd '{}' && env -i PATH='{}' HOME='{}' {} {} >>'{}/log' 2>&1", dir.string(),
-                  path != nullptr ? path : "/usr/bin:/bin", dir.string(), vars, cmd, dir.string());
-  const int status = std::system(full.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // The announced total of the last "== requests to send: ...; total N" line of the log (-1: none).
 long announced_total(const std::string& log) {
@@ -109,7 +99,7 @@ TEST(MainJob, ASmokeRunSendsTheRequestsItAnnouncesAndASecondSystemDoesNotReplace
 // test claims and the claim orbits of those 20 (not 249 and 534), each counted by `--count` before
 // and sent exactly.
 TEST(MainJob, TheClaimsStepsOfASmokeRunSendWhatTheyAnnounce) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NUMCHECK_SANITIZED)
   // The whole claims job on the real data (cross-validation with three seeds, retrieval, training)
   // takes about 2 minutes in the release build and many times that under the sanitizers; the
   // release tests run it, and the sanitizer tests run each of its commands on smaller data.

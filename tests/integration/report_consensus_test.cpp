@@ -21,11 +21,6 @@ namespace fs = std::filesystem;
 
 const std::string kHostile = "<script>alert(1)</script>|sys";
 
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
 
 class ReportConsensus : public ::testing::Test {
  protected:
@@ -156,7 +151,7 @@ TEST_F(ReportConsensus, EveryFigureIsAStandaloneSvgLinkedFromMarkdown) {
   // The risk-coverage figure carries the escaped hostile name in its title, not markup.
   const std::string rc = io::read_file(d / "report" / "figures" / "06-consensus-rc-1-stochastic.svg");
   EXPECT_NE(rc.find("&lt;script&gt;"), std::string::npos);
-  EXPECT_GE(count(rc, "<polyline") + count(rc, "<path"), 3u);  // one curve per arm
+  EXPECT_GE(occurrences(rc, "<polyline") + occurrences(rc, "<path"), 3u);  // one curve per arm
 }
 
 TEST_F(ReportConsensus, HtmlAndLatexHaveTheSectionEscaped) {

@@ -26,11 +26,6 @@ const std::string kPayload =
     "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
     "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
 
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-  return n;
-}
 
 // Runs chromium headless with a fresh profile; returns its stdout.
 std::string chromium(const fs::path& work, const std::string& args) {
@@ -125,11 +120,11 @@ TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
   EXPECT_EQ(dom.find("<div id=\"injected\""), std::string::npos);
   EXPECT_EQ(dom.find("<script"), std::string::npos);
   // The payload is present as text (escaped in the serialized DOM), in examples and the name.
-  EXPECT_GE(count(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
+  EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
   // Tables and figures rendered: every section's table and SVG chart are in the DOM.
-  EXPECT_GE(count(dom, "<table"), 15u);
-  EXPECT_GE(count(dom, "<svg"), 6u);  // 2 view bars, 2 outcome charts, 2 gap charts
-  EXPECT_GE(count(dom, "<rect"), 50u);
+  EXPECT_GE(occurrences(dom, "<table"), 15u);
+  EXPECT_GE(occurrences(dom, "<svg"), 6u);  // 2 view bars, 2 outcome charts, 2 gap charts
+  EXPECT_GE(occurrences(dom, "<rect"), 50u);
   EXPECT_NE(dom.find("id=\"comparisons\""), std::string::npos) << "two systems: comparisons";
 
   const fs::path shot = dir / "report.png";

@@ -30,28 +30,13 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_jsonl;
+using testing::count_lines;
+using testing::kInjectFaults;
 using testing::Child;
 using testing::run_cli;
 
 using testing::kServer;
-const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
-
-std::size_t count_lines(const fs::path& p) {
-  if (!fs::exists(p)) return 0;
-  std::size_t n = 0;
-  io::for_each_line(p, [&](const io::Line& l) { n += l.terminated ? 1 : 0; });
-  return n;
-}
-
-std::vector<io::Json> read_jsonl(const fs::path& p) {
-  std::vector<io::Json> out;
-  if (!fs::exists(p)) return out;
-  io::for_each_line(p, [&](const io::Line& l) {
-    if (l.terminated && !l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
-  });
-  return out;
-}
-
 // prompt_id -> graded result (strict and audit JSON) of a run's responses.
 std::map<std::string, std::string> graded(const orbit::Benchmark& b, const fs::path& run) {
   std::map<std::string, std::string> out;
@@ -77,7 +62,7 @@ TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   const fs::path out = dir("ref");
   const std::string cmd =
       fmt::format("orbit run --bench '{}' --out '{}' --resume --system reference --inject '{}'",
-                  bench().string(), out.string(), kInject);
+                  bench().string(), out.string(), kInjectFaults);
   auto r = run_cli(cmd);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const io::Json m = io::read_json_file(out / "run.json");
@@ -118,7 +103,7 @@ TEST_F(RunCli, MainJobReferenceRunIsSimulatedCompleteAndResumable) {
   // The run is byte-identical in what it answered: a second fresh run gives the same responses.
   const fs::path out2 = dir("ref2");
   r = run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --bases 20",
-                          bench().string(), out2.string(), kInject));
+                          bench().string(), out2.string(), kInjectFaults));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto recs2 = read_jsonl(out2 / "responses.jsonl");
   // 20 whole orbits, stratified across templates (so not the first prompts of the file).

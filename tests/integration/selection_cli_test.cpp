@@ -21,17 +21,10 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_jsonl;
+using testing::kInjectFaults;
 using testing::run_cli;
 
-const std::string kInject = "times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01";
-
-std::vector<io::Json> read_jsonl(const fs::path& p) {
-  std::vector<io::Json> out;
-  io::for_each_line(p, [&](const io::Line& l) {
-    if (!l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
-  });
-  return out;
-}
 
 class SelectionCli : public testing::SharedDirSuite<SelectionCli> {
  protected:
@@ -43,7 +36,7 @@ class SelectionCli : public testing::SharedDirSuite<SelectionCli> {
     r = run_cli(
         fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --progress none "
                     "--no-fsync",
-                    bench().string(), (*root_ / "full").string(), kInject));
+                    bench().string(), (*root_ / "full").string(), kInjectFaults));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     r = run_cli(fmt::format("orbit score --bench '{}' --responses '{}' --out '{}'", bench().string(),
                             (*root_ / "full" / "responses.jsonl").string(),
@@ -59,7 +52,7 @@ TEST_F(SelectionCli, SubsetReportEqualsTheFullRunRestrictedToTheSameBases) {
   auto r =
       run_cli(fmt::format("orbit run --bench '{}' --out '{}' --system reference --inject '{}' --bases 30 "
                           "--progress none --no-fsync",
-                          bench().string(), (sub / "run").string(), kInject));
+                          bench().string(), (sub / "run").string(), kInjectFaults));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = run_cli(fmt::format("orbit score --bench '{}' --responses '{}' --out '{}'", bench().string(),
                           (sub / "run" / "responses.jsonl").string(), (sub / "a" / "scores.jsonl").string()));

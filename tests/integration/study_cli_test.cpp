@@ -23,21 +23,13 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_jsonl;
+using testing::count_lines;
 using testing::Child;
 using testing::run_cli;
 
 using testing::kServer;
 
-std::vector<io::Json> read_jsonl(const fs::path& p) {
-  std::vector<io::Json> out;
-  if (!fs::exists(p)) return out;
-  io::for_each_line(p, [&](const io::Line& l) {
-    if (l.terminated && !l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
-  });
-  return out;
-}
-
-std::size_t count_lines(const fs::path& p) { return read_jsonl(p).size(); }
 
 // Exactly one record per selected prompt of the run folder (no lost or duplicated record).
 void expect_one_record_per_prompt(const fs::path& run) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <ranges>
+#include <sstream>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -112,8 +113,9 @@ TEST_F(EmbedFixture, NeverAVectorOfAnotherModel) {
 std::size_t errors_mentioning(const fs::path& run, std::string_view what) {
   if (!fs::exists(run / "errors.jsonl")) return 0;
   std::size_t n = 0;
-  for (const auto& l : io::read_file(run / "errors.jsonl") | std::views::split('\n'))
-    if (std::string_view(l.begin(), l.end()).find(what) != std::string_view::npos) ++n;
+  std::istringstream lines(io::read_file(run / "errors.jsonl"));
+  for (std::string l; std::getline(lines, l);)
+    if (l.find(what) != std::string::npos) ++n;
   return n;
 }
 

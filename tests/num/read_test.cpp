@@ -1,4 +1,5 @@
 #include "num/read.hpp"
+#include "../support/exact.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,7 @@
 namespace numcheck::num {
 namespace {
 
-Rational q(const char* s) { return *Rational::from_string(s); }
+using numcheck::testing::q;
 
 // ---- Accepted: text, form, exact value ------------------------------------------------------
 

@@ -15,14 +15,8 @@ namespace numcheck::num {
 namespace {
 
 // Sanitizer builds run fewer inputs so that the test stays a few seconds there too.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NUMCHECK_SANITIZED)
 constexpr int kRounds = 200'000;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kRounds = 200'000;
-#else
-constexpr int kRounds = 2'000'000;
-#endif
 #else
 constexpr int kRounds = 2'000'000;
 #endif

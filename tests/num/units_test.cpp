@@ -7,12 +7,13 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "../support/exact.hpp"
 
 namespace numcheck::num {
 namespace {
 
 const UnitRegistry& reg() { return UnitRegistry::builtin(); }
-Rational q(const char* s) { return *Rational::from_string(s); }
+using numcheck::testing::q;
 
 TEST(Units, BuiltinHasTheOrbitStrictParserNames) {
   // Symbols, case-sensitive.

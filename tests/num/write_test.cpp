@@ -6,11 +6,12 @@
 
 #include "core/error.hpp"
 #include "core/prng.hpp"
+#include "../support/exact.hpp"
 
 namespace numcheck::num {
 namespace {
 
-Rational q(const char* s) { return *Rational::from_string(s); }
+using numcheck::testing::q;
 std::string w(const char* v, NumberForm f, WriteOptions o = {}) {
   return write_number(q(v), f, o).value_or("<refused>");
 }

@@ -3,13 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "../support/exact.hpp"
 
 namespace numcheck::orbit {
 namespace {
 
 using num::Rational;
 
-Rational R(long p, long q = 1) { return Rational(mpz_class(p), mpz_class(q)); }
+using numcheck::testing::R;
 
 TEST(Expr, EvaluatesExactlyWithPrecedence) {
   const std::vector<std::string> names = {"a", "b", "n"};

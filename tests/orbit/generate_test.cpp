@@ -11,13 +11,14 @@
 #include "num/read.hpp"
 #include "orbit/benchmark.hpp"
 #include "orbit/render.hpp"
+#include "../support/exact.hpp"
 
 namespace numcheck::orbit {
 namespace {
 
 using num::Rational;
 
-Rational R(long p, long q = 1) { return Rational(mpz_class(p), mpz_class(q)); }
+using numcheck::testing::R;
 
 std::vector<io::Json> lines(const std::string& jsonl) {
   std::vector<io::Json> out;

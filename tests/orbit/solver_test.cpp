@@ -8,13 +8,14 @@
 
 #include "orbit/generate.hpp"
 #include "orbit/render.hpp"
+#include "../support/exact.hpp"
 
 namespace numcheck::orbit {
 namespace {
 
 using num::Rational;
 
-Rational R(long p, long q = 1) { return Rational(mpz_class(p), mpz_class(q)); }
+using numcheck::testing::R;
 
 const std::string& instruction() { return default_spec().instruction; }
 std::string with_instruction(const std::string& body) { return body + "\n" + instruction(); }

@@ -8,6 +8,7 @@
 #include "claims/segment.hpp"
 #include "core/error.hpp"
 #include "verify/features.hpp"
+#include "verify_support.hpp"
 
 namespace numcheck::verify {
 namespace {
@@ -169,12 +170,7 @@ namespace {
 // "<4/5>", alignment compared a percentage only with percentages (so "4/5" missed the evidence's
 // "80 percent"), "2 weeks" and "14 days" were different tokens, and the claim cues and length
 // bucket counted number words ("zero" is an absolute, "eighty-six thousand dollars" three words).
-std::map<std::string, double> flat(const NamedFeatures& f) {
-  std::map<std::string, double> m;
-  for (const auto& g : f.groups)
-    for (const auto& [n, v] : g) m[n] = v;
-  return m;
-}
+using testing::flat;
 
 TEST(Extract, CanonicalFeaturesIgnoreHowAQuantityIsWritten) {
   struct Case {

@@ -13,19 +13,15 @@
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
 #include "verify/features.hpp"
+#include "verify_support.hpp"
 
 namespace numcheck::verify {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kData = numcheck::testing::quantemp_dir();
+using testing::kData;
 
-std::map<std::string, double> flat(const NamedFeatures& f) {
-  std::map<std::string, double> m;
-  for (const auto& g : f.groups)
-    for (const auto& [n, v] : g) m[n] = v;
-  return m;
-}
+using testing::flat;
 
 struct Count {
   std::size_t variants = 0, differ_canonical = 0, differ_surface = 0;

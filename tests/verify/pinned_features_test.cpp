@@ -15,12 +15,13 @@
 #include "../support/quantemp_data.hpp"
 #include "io/sha256.hpp"
 #include "verify/model.hpp"
+#include "verify_support.hpp"
 
 namespace numcheck::verify {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kData = numcheck::testing::quantemp_dir();
+using testing::kData;
 
 std::vector<claims::EvidenceRecord> load(const char* file) {
   std::vector<claims::EvidenceRecord> v;
