@@ -138,16 +138,26 @@ if [[ -n "${NUMCHECK_CONFIG:-}" ]]; then
   fi
   study_args=(--config "$NUMCHECK_CONFIG" --out "$out" --bench "$out/bench" --resume)
   if [[ -n "${NUMCHECK_BASES:-}" ]]; then study_args+=(--bases "$NUMCHECK_BASES"); fi
-  NUMCHECK_BIN="$nc" bash "$root/scripts/claims-job.sh" "$out"
-  if [[ -f "$out/claims/section.json" ]]; then study_args+=(--claims "$out/claims/section.json"); fi
-  for d in "$out/claims/orbits/gold-report" "$out/claims/orbits/val-report"; do
-    if [[ -f "$d/metrics.json" ]]; then study_args+=(--claim-orbits "$d"); fi
-  done
   if [[ "${NUMCHECK_CONSENSUS:-1}" != 0 ]]; then
     c="$out/consensus"
     consensus_plan "$c"
     study_args+=(--consensus-plan "$c/plan.json")
   fi
+  # What every step will send, before the first request: each system's run and consensus calls
+  # (`orbit study --dry-run`), and the claim pipeline's.
+  read -r claims_verifier claims_orbits <<< "$(claims_requests)"
+  steps=()
+  while IFS=$'\t' read -r name prompts calls; do
+    steps+=("$name: orbit run" "$prompts")
+    if (( calls > 0 )); then steps+=("$name: consensus" "$calls"); fi
+  done < <("$nc" orbit study "${study_args[@]}" --dry-run |
+           sed -n 's/^dry run: \(.*\): \([0-9][0-9]*\) prompts, \([0-9][0-9]*\) consensus calls$/\1\t\2\t\3/p')
+  print_requests "${steps[@]}" "claims LLM verifier" "$claims_verifier" "claim orbits (LLM verifier)" "$claims_orbits"
+  NUMCHECK_BIN="$nc" bash "$root/scripts/claims-job.sh" "$out"
+  if [[ -f "$out/claims/section.json" ]]; then study_args+=(--claims "$out/claims/section.json"); fi
+  for d in "$out/claims/orbits/gold-report" "$out/claims/orbits/val-report"; do
+    if [[ -f "$d/metrics.json" ]]; then study_args+=(--claim-orbits "$d"); fi
+  done
   echo "== study: $NUMCHECK_CONFIG"
   "$nc" orbit study "${study_args[@]}"
   echo "also: $out/report/report.md with figures/*.svg, report.tex, metrics.json; runs in $out/runs/<system>"

@@ -113,12 +113,21 @@ fs::path find_data_file(const std::string& relative, const std::string& data_dir
   }
 }
 
-void run_doctor(const DoctorArgs& args) {
-  const std::vector<Loaded> at_start = loaded_objects();  // before doctor loads anything itself
-  const fs::path config_path = io::data_path("doctor.json");
-  const io::Json config = io::read_json_file(config_path);
-  const io::Record conf = io::Record::of(config, config_path.string());
+struct OtherLibrary {
+  Loaded lib;
+  std::string package;
+};
 
+// What doctor found: the listed libraries, every other library the program started with, the data
+// files, and how many needed ones are missing.
+struct DoctorFindings {
+  std::vector<LibraryCheck> libraries;
+  std::vector<OtherLibrary> others;
+  std::vector<FileCheck> files;
+  std::size_t missing = 0;
+};
+
+std::vector<LibraryCheck> check_libraries(const io::Record& conf, const std::vector<Loaded>& at_start) {
   std::vector<LibraryCheck> libraries;
   for (const auto& lib : conf.objects("libraries")) {
     LibraryCheck c;
@@ -142,17 +151,17 @@ void run_doctor(const DoctorArgs& args) {
     c.package = package_name(c.package, version);
     libraries.push_back(std::move(c));
   }
+  return libraries;
+}
 
-  // Every other library the program was started with, with its package when the list knows it.
+// Every other library the program was started with, with its package when the list knows it.
+std::vector<OtherLibrary> other_libraries(const io::Record& conf, const std::vector<Loaded>& at_start,
+                                          const std::vector<LibraryCheck>& libraries) {
   std::map<std::string, std::string> packages;
   const io::Record pkgs = conf.object("packages");
   for (auto it = pkgs.json().begin(); it != pkgs.json().end(); ++it)
     packages[it.key()] = pkgs.string(it.key());
-  struct Other {
-    Loaded lib;
-    std::string package;
-  };
-  std::vector<Other> others;
+  std::vector<OtherLibrary> others;
   for (const auto& l : at_start) {
     const bool listed = std::any_of(libraries.begin(), libraries.end(),
                                     [&](const LibraryCheck& c) { return c.linked && c.path == l.path; });
@@ -167,13 +176,16 @@ void run_doctor(const DoctorArgs& args) {
     }
     others.push_back({l, package});
   }
+  return others;
+}
 
+std::vector<FileCheck> check_files(const io::Record& conf, const std::string& data_dir) {
   std::vector<FileCheck> files;
   for (const auto& f : conf.objects("data_files")) {
     FileCheck c;
     c.relative = f.string("path");
     c.what = f.string("what");
-    const fs::path p = find_data_file(c.relative, args.data_dir);
+    const fs::path p = find_data_file(c.relative, data_dir);
     if (!p.empty()) {
       c.found = true;
       c.path = p.string();
@@ -182,87 +194,102 @@ void run_doctor(const DoctorArgs& args) {
     }
     files.push_back(std::move(c));
   }
+  return files;
+}
 
-  std::size_t missing = 0;
-  for (const auto& c : libraries) missing += !c.found && !c.optional ? 1 : 0;
-  for (const auto& c : files) missing += c.found ? 0 : 1;
+void print_json(const DoctorFindings& d, const DoctorArgs& args) {
+  io::OrderedJson j = io::OrderedJson::object();
+  io::OrderedJson libs = io::OrderedJson::array();
+  for (const auto& c : d.libraries) {
+    io::OrderedJson l = io::OrderedJson::object();
+    l["name"] = c.name;
+    l["soname"] = c.soname;
+    l["found"] = c.found;
+    l["path"] = c.found ? io::OrderedJson(c.path) : io::OrderedJson();
+    l["loaded"] = c.linked ? "linked" : "on first use";
+    l["optional"] = c.optional;
+    l["needed_for"] = c.needed_for;
+    l["debian_package"] = c.package;
+    if (!c.found) l["error"] = c.error;
+    libs.push_back(std::move(l));
+  }
+  j["libraries"] = std::move(libs);
+  io::OrderedJson other = io::OrderedJson::array();
+  for (const auto& o : d.others) {
+    other.push_back({{"soname", o.lib.soname},
+                     {"path", o.lib.path},
+                     {"debian_package", o.package.empty() ? io::OrderedJson() : io::OrderedJson(o.package)}});
+  }
+  j["other_linked_libraries"] = std::move(other);
+  j["data_dir"] = args.data_dir.empty() ? io::OrderedJson() : io::OrderedJson(args.data_dir);
+  io::OrderedJson fl = io::OrderedJson::array();
+  for (const auto& c : d.files) {
+    io::OrderedJson f = io::OrderedJson::object();
+    f["file"] = c.relative;
+    f["found"] = c.found;
+    f["path"] = c.found ? io::OrderedJson(c.path) : io::OrderedJson();
+    if (c.found) {
+      f["bytes"] = c.bytes;
+      f["sha256"] = c.sha256;
+    }
+    f["what"] = c.what;
+    fl.push_back(std::move(f));
+  }
+  j["data_files"] = std::move(fl);
+  j["missing"] = d.missing;
+  j["ok"] = d.missing == 0;
+  fmt::print("{}\n", io::to_pretty(j));
+}
 
-  if (args.json) {
-    io::OrderedJson j = io::OrderedJson::object();
-    io::OrderedJson libs = io::OrderedJson::array();
-    for (const auto& c : libraries) {
-      io::OrderedJson l = io::OrderedJson::object();
-      l["name"] = c.name;
-      l["soname"] = c.soname;
-      l["found"] = c.found;
-      l["path"] = c.found ? io::OrderedJson(c.path) : io::OrderedJson();
-      l["loaded"] = c.linked ? "linked" : "on first use";
-      l["optional"] = c.optional;
-      l["needed_for"] = c.needed_for;
-      l["debian_package"] = c.package;
-      if (!c.found) l["error"] = c.error;
-      libs.push_back(std::move(l));
-    }
-    j["libraries"] = std::move(libs);
-    io::OrderedJson other = io::OrderedJson::array();
-    for (const auto& o : others) {
-      other.push_back(
-          {{"soname", o.lib.soname},
-           {"path", o.lib.path},
-           {"debian_package", o.package.empty() ? io::OrderedJson() : io::OrderedJson(o.package)}});
-    }
-    j["other_linked_libraries"] = std::move(other);
-    j["data_dir"] = args.data_dir.empty() ? io::OrderedJson() : io::OrderedJson(args.data_dir);
-    io::OrderedJson fl = io::OrderedJson::array();
-    for (const auto& c : files) {
-      io::OrderedJson f = io::OrderedJson::object();
-      f["file"] = c.relative;
-      f["found"] = c.found;
-      f["path"] = c.found ? io::OrderedJson(c.path) : io::OrderedJson();
-      if (c.found) {
-        f["bytes"] = c.bytes;
-        f["sha256"] = c.sha256;
-      }
-      f["what"] = c.what;
-      fl.push_back(std::move(f));
-    }
-    j["data_files"] = std::move(fl);
-    j["missing"] = missing;
-    j["ok"] = missing == 0;
-    fmt::print("{}\n", io::to_pretty(j));
-  } else {
-    fmt::print("Libraries numcheck needs:\n");
-    for (const auto& c : libraries) {
-      const char* state = c.found ? "found  " : (c.optional ? "absent " : "MISSING");
-      fmt::print(
-          "  {} {:<22} {:<16} {}{}\n", state, c.name, c.package,
-          c.found ? c.path : c.soname + " (" + c.error + ")",
-          c.linked ? "" : (c.optional ? "  [optional, loaded on first use]" : "  [loaded on first use]"));
-      fmt::print("          for {}\n", c.needed_for);
-    }
-    fmt::print("Other libraries linked:\n");
-    for (const auto& o : others)
-      fmt::print("  {:<24} {:<16} {}\n", o.lib.soname, o.package.empty() ? "?" : o.package, o.lib.path);
-    fmt::print("Data files ({}):\n",
-               args.data_dir.empty()
-                   ? "the data folder: $NUMCHECK_DATA_DIR, ../share/numcheck, the source tree"
-                   : args.data_dir);
-    for (const auto& c : files) {
-      if (c.found) {
-        fmt::print("  found   {:<38} {:>9} bytes  sha256 {}  {}\n", c.relative, c.bytes,
-                   c.sha256.substr(0, 16), c.path);
-      } else {
-        fmt::print("  MISSING {:<38} ({})\n", c.relative, c.what);
-      }
-    }
-    if (missing == 0) {
-      fmt::print("Everything numcheck needs is found.\n");
+void print_text(const DoctorFindings& d, const DoctorArgs& args) {
+  fmt::print("Libraries numcheck needs:\n");
+  for (const auto& c : d.libraries) {
+    const char* state = c.found ? "found  " : (c.optional ? "absent " : "MISSING");
+    fmt::print(
+        "  {} {:<22} {:<16} {}{}\n", state, c.name, c.package,
+        c.found ? c.path : c.soname + " (" + c.error + ")",
+        c.linked ? "" : (c.optional ? "  [optional, loaded on first use]" : "  [loaded on first use]"));
+    fmt::print("          for {}\n", c.needed_for);
+  }
+  fmt::print("Other libraries linked:\n");
+  for (const auto& o : d.others)
+    fmt::print("  {:<24} {:<16} {}\n", o.lib.soname, o.package.empty() ? "?" : o.package, o.lib.path);
+  fmt::print("Data files ({}):\n",
+             args.data_dir.empty() ? "the data folder: $NUMCHECK_DATA_DIR, ../share/numcheck, the source tree"
+                                   : args.data_dir);
+  for (const auto& c : d.files) {
+    if (c.found) {
+      fmt::print("  found   {:<38} {:>9} bytes  sha256 {}  {}\n", c.relative, c.bytes, c.sha256.substr(0, 16),
+                 c.path);
     } else {
-      fmt::print("{} missing: numcheck commands that need {} will fail.\n", missing,
-                 missing == 1 ? "it" : "them");
+      fmt::print("  MISSING {:<38} ({})\n", c.relative, c.what);
     }
   }
-  if (missing != 0) throw ExitCode{3};
+  if (d.missing == 0) {
+    fmt::print("Everything numcheck needs is found.\n");
+  } else {
+    fmt::print("{} missing: numcheck commands that need {} will fail.\n", d.missing,
+               d.missing == 1 ? "it" : "them");
+  }
+}
+
+void run_doctor(const DoctorArgs& args) {
+  const std::vector<Loaded> at_start = loaded_objects();  // before doctor loads anything itself
+  const fs::path config_path = io::data_path("doctor.json");
+  const io::Json config = io::read_json_file(config_path);
+  const io::Record conf = io::Record::of(config, config_path.string());
+  DoctorFindings d;
+  d.libraries = check_libraries(conf, at_start);
+  d.others = other_libraries(conf, at_start, d.libraries);
+  d.files = check_files(conf, args.data_dir);
+  for (const auto& c : d.libraries) d.missing += !c.found && !c.optional ? 1 : 0;
+  for (const auto& c : d.files) d.missing += c.found ? 0 : 1;
+  if (args.json) {
+    print_json(d, args);
+  } else {
+    print_text(d, args);
+  }
+  if (d.missing != 0) throw ExitCode{3};
 }
 
 void setup(CLI::App& app) {

@@ -153,6 +153,257 @@ void take_system_from_run(llm::RunOptions& o, const io::Json& manifest, const fs
   }
 }
 
+// The run asked again: its folder, manifest, benchmark (checked against the hashes it was run on)
+// and the folder the repeat writes.
+struct RepeatSource {
+  fs::path run;
+  io::Json manifest;
+  std::string bench_dir;
+  std::shared_ptr<const orbit::Benchmark> bench;
+  fs::path out;
+};
+
+RepeatSource open_run(RepeatArgs& a) {
+  if (a.n == 0) fail(ErrorCode::kUsage, "--n must be at least 1");
+  RepeatSource src;
+  src.run = a.run;
+  const fs::path run_json = src.run / "run.json";
+  if (!fs::is_regular_file(run_json) || !fs::is_regular_file(src.run / "responses.jsonl")) {
+    fail(ErrorCode::kUsage, "--run {}: not an orbit run folder (no run.json and responses.jsonl)", a.run);
+  }
+  src.manifest = io::read_json_file(run_json);
+  const io::Record m = io::Record::of(src.manifest, run_json.string());
+  const std::string kind = m.opt_string("kind").value_or("?");
+  if (kind != "orbit run")
+    fail(ErrorCode::kUsage, "--run {}: run.json is of kind '{}', not 'orbit run'", a.run, kind);
+  take_system_from_run(a.opts, src.manifest, run_json);
+  src.out = a.out.empty() ? src.run / "repeat" : fs::path(a.out);
+  require_output_dir(src.out.string());
+  if (fs::exists(src.out)) {
+    fail(ErrorCode::kUsage, "{} exists (an earlier repeat): remove it or give another --out",
+         src.out.string());
+  }
+  src.bench_dir = a.bench;
+  if (src.bench_dir.empty()) {
+    const auto selection = m.opt_object("selection");
+    const auto dir = selection ? selection->opt_string("benchmark_dir") : std::nullopt;
+    if (!dir) fail(ErrorCode::kUsage, "run.json records no benchmark folder: give --bench");
+    src.bench_dir = *dir;
+  }
+  src.bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(src.bench_dir));
+  if (const auto hashes = m.opt_object("benchmark_sha256")) {
+    for (const auto& [file, hex] : src.bench->file_sha256) {
+      const auto recorded = hashes->opt_string(file);
+      if (recorded && *recorded != hex) {
+        fail("{}: {} differs from the one the run was made on (sha256 {} recorded in {})", src.bench_dir,
+             file, *recorded, run_json.string());
+      }
+    }
+  }
+  return src;
+}
+
+// The recorded answers sorted by prompt id, then a seeded sample of n of them.
+std::vector<io::Json> sample_recorded(const fs::path& run, std::size_t n, std::uint64_t seed) {
+  std::vector<io::Json> recorded;
+  (void)llm::read_records(run / "responses.jsonl",
+                          [&](const io::Json& r, std::size_t) { recorded.push_back(r); });
+  std::sort(recorded.begin(), recorded.end(), [](const io::Json& x, const io::Json& y) {
+    return x.value("prompt_id", std::string()) < y.value("prompt_id", std::string());
+  });
+  if (recorded.empty()) fail("--run {}: responses.jsonl holds no answered prompt", run.string());
+  Rng rng(seed, "orbit-repeat");
+  n = std::min(n, recorded.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t j = i + static_cast<std::size_t>(rng.below(recorded.size() - i));
+    std::swap(recorded[i], recorded[j]);
+  }
+  recorded.resize(n);
+  return recorded;
+}
+
+// The work item that sends a recorded request again exactly: its prompt, system prompt and
+// sampling; the request's other fields (those the runner does not own) go to `extra`.
+llm::WorkItem work_item_of(const io::Json& rec, const RepeatSource& src, io::Json& extra) {
+  const std::string where = (src.run / "responses.jsonl").string();
+  const io::Record r = io::Record::of(rec, where);
+  const std::string id = r.opt_string("prompt_id").value_or("");
+  const orbit::View* v = src.bench->find_view(id);
+  if (v == nullptr) fail("{}: prompt {} is not in the benchmark {}", where, id, src.bench_dir);
+  const auto req = r.opt_object("request");
+  if (!req) fail("{}: the record of {} holds no request", where, id);
+  llm::WorkItem it;
+  it.item_id = id;
+  if (req->contains("messages")) {
+    for (const auto& m : req->objects("messages")) {
+      const std::string role = m.opt_string("role").value_or("");
+      if (role == "user") it.prompt = m.opt_string("content").value_or("");
+      if (role == "system") it.system_prompt = m.opt_string("content").value_or("");
+    }
+  } else {
+    it.prompt = req->opt_string("prompt").value_or("");
+  }
+  it.sampling.temperature = req->opt_number("temperature");
+  it.sampling.top_p = req->opt_number("top_p");
+  it.sampling.top_k = req->opt_integer("top_k");
+  if (req->has("seed")) it.sampling.seed = req->unsigned_integer("seed");
+  it.sampling.max_tokens = req->opt_integer("max_tokens");
+  it.sampling.frequency_penalty = req->opt_number("frequency_penalty");
+  it.sampling.presence_penalty = req->opt_number("presence_penalty");
+  extra = io::Json::object();
+  for (const auto& [k, val] : req->json().items()) {
+    if (!runner_field(k)) extra[k] = val;
+  }
+  set_orbit_fields(it, *v);
+  return it;
+}
+
+// What repeat.json counts, and its per-prompt rows.
+struct Comparison {
+  std::size_t answered = 0, bytes = 0, answers = 0, requests = 0, finish = 0;
+  io::OrderedJson rows = io::OrderedJson::array();
+};
+
+Comparison compare(const std::vector<io::Json>& recorded, const fs::path& out,
+                   const orbit::Benchmark& bench) {
+  std::map<std::string, io::Json> again;
+  if (fs::exists(out / "responses.jsonl")) {
+    (void)llm::read_records(out / "responses.jsonl", [&](const io::Json& r, std::size_t) {
+      again[r.value("prompt_id", std::string())] = r;
+    });
+  }
+  Comparison c;
+  for (const auto& rec : recorded) {
+    const std::string id = rec["prompt_id"].get<std::string>();
+    const orbit::View& v = *bench.find_view(id);
+    io::OrderedJson row = io::OrderedJson::object();
+    row["prompt_id"] = id;
+    const Answer before = answer_of(rec, v);
+    io::OrderedJson orig = before.json();
+    orig["finish_reason"] = rec.value("finish_reason", std::string());
+    row["recorded"] = orig;
+    auto it = again.find(id);
+    if (it == again.end()) {
+      row["answered"] = false;
+      row["byte_identical"] = false;
+      row["answer_identical"] = false;
+      row["request_identical"] = false;
+      c.rows.push_back(row);
+      continue;
+    }
+    const io::Json& r2 = it->second;
+    ++c.answered;
+    const Answer after = answer_of(r2, v);
+    const bool b = r2.value("response", std::string()) == rec.value("response", std::string());
+    const bool ans = before.same(after);
+    const bool rq = r2.contains("request") && r2["request"] == rec["request"];
+    const bool fr = r2.value("finish_reason", std::string()) == rec.value("finish_reason", std::string());
+    c.bytes += b;
+    c.answers += ans;
+    c.requests += rq;
+    c.finish += fr;
+    io::OrderedJson rep = after.json();
+    rep["finish_reason"] = r2.value("finish_reason", std::string());
+    row["answered"] = true;
+    row["repeat"] = rep;
+    row["byte_identical"] = b;
+    row["answer_identical"] = ans;
+    row["request_identical"] = rq;
+    c.rows.push_back(row);
+  }
+  return c;
+}
+
+void write_repeat_json(const RepeatArgs& a, const RepeatSource& src, const llm::RunSummary& sum,
+                       std::size_t n, Comparison c) {
+  io::OrderedJson j = io::OrderedJson::object();
+  j["kind"] = "numcheck.orbit_repeat";
+  j["version"] = 1;
+  j["numcheck_version"] = kVersion;
+  j["run_model"] = src.manifest.value("model", std::string());
+  j["model"] = sum.model.empty() ? a.opts.model : sum.model;
+  j["repeat_dir"] = fs::relative(fs::absolute(src.out), fs::absolute(src.run)).lexically_normal().string();
+  j["seed"] = a.seed;
+  j["n_requested"] = a.n;
+  j["recorded_prompts"] = n == a.n ? io::OrderedJson(nullptr) : io::OrderedJson(n);
+  j["selection"] = "seeded sample of the recorded prompts sorted by prompt_id (Rng(seed, \"orbit-repeat\"))";
+  j["cache"] = false;
+  io::OrderedJson counts = io::OrderedJson::object();
+  counts["asked"] = n;
+  counts["answered"] = c.answered;
+  counts["byte_identical"] = c.bytes;
+  counts["answer_identical"] = c.answers;
+  counts["request_identical"] = c.requests;
+  counts["finish_reason_identical"] = c.finish;
+  j["counts"] = counts;
+  j["answer"] =
+      "the strict parser's parsed value in the question's unit, compared as exact rationals; when neither "
+      "parses, the same strict outcome";
+  j["warning"] = kWarning;
+  j["items"] = std::move(c.rows);
+  io::write_file_atomic(src.run / "repeat.json", io::to_pretty(j));
+}
+
+void run_repeat(RepeatArgs& a) {
+  const RepeatSource src = open_run(a);
+  const std::vector<io::Json> recorded = sample_recorded(src.run, a.n, a.seed);
+  const std::size_t n = recorded.size();
+
+  a.opts.no_cache = true;
+  a.opts.resume = false;
+  a.opts.api = src.manifest.value("api", std::string("chat"));
+  auto backend = llm::make_backend(a.opts, llm::benchmark_solver(src.bench));
+  llm::RunSettings s = llm::settings_from(a.opts);
+  s.kind = "orbit repeat";
+  s.id_field = "prompt_id";
+  s.use_cache = false;
+  std::vector<llm::WorkItem> items;
+  std::optional<io::Json> extra;
+  for (const auto& rec : recorded) {
+    io::Json e;
+    items.push_back(work_item_of(rec, src, e));
+    if (extra && *extra != e) {
+      fail("{}: the recorded requests carry different extra body fields; repeat them in separate runs",
+           (src.run / "responses.jsonl").string());
+    }
+    extra = std::move(e);
+  }
+  s.extra_body = extra.value_or(io::Json::object());
+  s.binding["repeat_of"] = fs::absolute(src.run).lexically_normal().string();
+
+  fmt::print(stderr, "numcheck: note: {}\n", kWarning);
+  llm::RunSummary sum;
+  try {
+    sum = run_session(items, s, *backend, src.out.string());
+  } catch (...) {
+    // A repeat that could not run (server down, preflight refused) leaves no folder behind that
+    // would refuse the next try.
+    std::error_code ec;
+    fs::remove_all(src.out, ec);
+    throw;
+  }
+
+  Comparison c = compare(recorded, src.out, *src.bench);
+  const std::size_t answered = c.answered, bytes = c.bytes, answers = c.answers, requests = c.requests;
+  write_repeat_json(a, src, sum, n, std::move(c));
+  fmt::print(
+      "repeat check: {} prompts asked again, {} answered; byte-identical {}/{}, answer-identical {}/{}\n", n,
+      answered, bytes, n, answers, n);
+  if (requests != answered) {
+    fmt::print(
+        stderr,
+        "numcheck: warning: {} of {} repeated requests differ from the recorded ones (another model name "
+        "or endpoint?)\n",
+        answered - requests, answered);
+  }
+  fmt::print("wrote {}\n", (src.run / "repeat.json").string());
+  if (sum.unanswered > 0) {
+    throw Error(ErrorCode::kIncomplete,
+                fmt::format("{} of {} repeated prompts are unanswered (see {}); they count as not identical",
+                            sum.unanswered, n, (src.out / "errors.jsonl").string()));
+  }
+}
+
 void setup(CLI::App& app) {
   auto a = std::make_shared<RepeatArgs>();
   app.add_option("--run", a->run, "Run folder of `numcheck orbit run` (run.json, responses.jsonl)")
@@ -177,218 +428,7 @@ void setup(CLI::App& app) {
       "The endpoint, model, API key variable (or --system reference and its --inject) are taken from "
       "run.json; a system flag that names another one is an error before any request. Writes "
       "RUN/repeat.json (also when some repeated prompts are unanswered). See docs/orbit.md.");
-  app.callback([a] {
-    if (a->n == 0) fail(ErrorCode::kUsage, "--n must be at least 1");
-    const fs::path run(a->run);
-    if (!fs::is_regular_file(run / "run.json") || !fs::is_regular_file(run / "responses.jsonl")) {
-      fail(ErrorCode::kUsage, "--run {}: not an orbit run folder (no run.json and responses.jsonl)", a->run);
-    }
-    const io::Json manifest = io::read_json_file(run / "run.json");
-    if (manifest.value("kind", std::string()) != "orbit run") {
-      fail(ErrorCode::kUsage, "--run {}: run.json is of kind '{}', not 'orbit run'", a->run,
-           manifest.value("kind", std::string("?")));
-    }
-    take_system_from_run(a->opts, manifest, run / "run.json");
-    const fs::path out = a->out.empty() ? run / "repeat" : fs::path(a->out);
-    require_output_dir(out.string());
-    if (fs::exists(out)) {
-      fail(ErrorCode::kUsage, "{} exists (an earlier repeat): remove it or give another --out", out.string());
-    }
-    std::string bench_dir = a->bench;
-    if (bench_dir.empty()) {
-      if (manifest.contains("selection") && manifest["selection"].contains("benchmark_dir") &&
-          manifest["selection"]["benchmark_dir"].is_string()) {
-        bench_dir = manifest["selection"]["benchmark_dir"].get<std::string>();
-      } else {
-        fail(ErrorCode::kUsage, "run.json records no benchmark folder: give --bench");
-      }
-    }
-    auto bench = std::make_shared<const orbit::Benchmark>(orbit::load_benchmark(bench_dir));
-    if (manifest.contains("benchmark_sha256") && manifest["benchmark_sha256"].is_object()) {
-      for (const auto& [file, hex] : bench->file_sha256) {
-        if (manifest["benchmark_sha256"].contains(file) && manifest["benchmark_sha256"][file] != hex) {
-          fail("{}: {} differs from the one the run was made on (sha256 {} recorded in {})", bench_dir, file,
-               manifest["benchmark_sha256"][file].get<std::string>(), (run / "run.json").string());
-        }
-      }
-    }
-
-    // The recorded answers, sorted by prompt id, then a seeded sample of N.
-    std::vector<io::Json> recorded;
-    (void)llm::read_records(run / "responses.jsonl",
-                            [&](const io::Json& r, std::size_t) { recorded.push_back(r); });
-    std::sort(recorded.begin(), recorded.end(), [](const io::Json& x, const io::Json& y) {
-      return x.value("prompt_id", std::string()) < y.value("prompt_id", std::string());
-    });
-    if (recorded.empty()) fail("--run {}: responses.jsonl holds no answered prompt", a->run);
-    Rng rng(a->seed, "orbit-repeat");
-    const std::size_t n = std::min(a->n, recorded.size());
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t j = i + static_cast<std::size_t>(rng.below(recorded.size() - i));
-      std::swap(recorded[i], recorded[j]);
-    }
-    recorded.resize(n);
-
-    // Work items that rebuild each recorded request exactly.
-    llm::SolveFn solver = llm::benchmark_solver(bench);
-    a->opts.no_cache = true;
-    a->opts.resume = false;
-    a->opts.api = manifest.value("api", std::string("chat"));
-    auto backend = llm::make_backend(a->opts, solver);
-    llm::RunSettings s = llm::settings_from(a->opts);
-    s.kind = "orbit repeat";
-    s.id_field = "prompt_id";
-    s.use_cache = false;
-    std::vector<llm::WorkItem> items;
-    std::optional<io::Json> extra;
-    for (const auto& rec : recorded) {
-      const std::string id = rec.value("prompt_id", std::string());
-      const orbit::View* v = bench->find_view(id);
-      if (v == nullptr)
-        fail("{}: prompt {} is not in the benchmark {}", (run / "responses.jsonl").string(), id, bench_dir);
-      if (!rec.contains("request") || !rec["request"].is_object()) {
-        fail("{}: the record of {} holds no request", (run / "responses.jsonl").string(), id);
-      }
-      const io::Json& req = rec["request"];
-      llm::WorkItem it;
-      it.item_id = id;
-      if (req.contains("messages") && req["messages"].is_array()) {
-        for (const auto& m : req["messages"]) {
-          const std::string role = m.value("role", std::string());
-          if (role == "user") it.prompt = m.value("content", std::string());
-          if (role == "system") it.system_prompt = m.value("content", std::string());
-        }
-      } else {
-        it.prompt = req.value("prompt", std::string());
-      }
-      if (req.contains("temperature")) it.sampling.temperature = req["temperature"].get<double>();
-      if (req.contains("top_p")) it.sampling.top_p = req["top_p"].get<double>();
-      if (req.contains("top_k")) it.sampling.top_k = req["top_k"].get<std::int64_t>();
-      if (req.contains("seed")) it.sampling.seed = req["seed"].get<std::uint64_t>();
-      if (req.contains("max_tokens")) it.sampling.max_tokens = req["max_tokens"].get<std::int64_t>();
-      if (req.contains("frequency_penalty"))
-        it.sampling.frequency_penalty = req["frequency_penalty"].get<double>();
-      if (req.contains("presence_penalty"))
-        it.sampling.presence_penalty = req["presence_penalty"].get<double>();
-      io::Json e = io::Json::object();
-      for (const auto& [k, val] : req.items()) {
-        if (!runner_field(k)) e[k] = val;
-      }
-      if (extra && *extra != e) {
-        fail("{}: the recorded requests carry different extra body fields; repeat them in separate runs",
-             (run / "responses.jsonl").string());
-      }
-      extra = e;
-      set_orbit_fields(it, *v);
-      items.push_back(std::move(it));
-    }
-    s.extra_body = extra.value_or(io::Json::object());
-    s.binding["repeat_of"] = fs::absolute(run).lexically_normal().string();
-
-    fmt::print(stderr, "numcheck: note: {}\n", kWarning);
-    llm::RunSummary sum;
-    try {
-      sum = run_session(items, s, *backend, out.string());
-    } catch (...) {
-      // A repeat that could not run (server down, preflight refused) leaves no folder behind that
-      // would refuse the next try.
-      std::error_code ec;
-      fs::remove_all(out, ec);
-      throw;
-    }
-
-    // Compare.
-    std::map<std::string, io::Json> again;
-    if (fs::exists(out / "responses.jsonl")) {
-      (void)llm::read_records(out / "responses.jsonl", [&](const io::Json& r, std::size_t) {
-        again[r.value("prompt_id", std::string())] = r;
-      });
-    }
-    std::size_t answered = 0, bytes = 0, answers = 0, requests = 0, finish = 0;
-    io::OrderedJson rows = io::OrderedJson::array();
-    for (const auto& rec : recorded) {
-      const std::string id = rec["prompt_id"].get<std::string>();
-      const orbit::View& v = *bench->find_view(id);
-      io::OrderedJson row = io::OrderedJson::object();
-      row["prompt_id"] = id;
-      const Answer before = answer_of(rec, v);
-      io::OrderedJson orig = before.json();
-      orig["finish_reason"] = rec.value("finish_reason", std::string());
-      row["recorded"] = orig;
-      auto it = again.find(id);
-      if (it == again.end()) {
-        row["answered"] = false;
-        row["byte_identical"] = false;
-        row["answer_identical"] = false;
-        row["request_identical"] = false;
-        rows.push_back(row);
-        continue;
-      }
-      const io::Json& r2 = it->second;
-      ++answered;
-      const Answer after = answer_of(r2, v);
-      const bool b = r2.value("response", std::string()) == rec.value("response", std::string());
-      const bool ans = before.same(after);
-      const bool rq = r2.contains("request") && r2["request"] == rec["request"];
-      const bool fr = r2.value("finish_reason", std::string()) == rec.value("finish_reason", std::string());
-      bytes += b;
-      answers += ans;
-      requests += rq;
-      finish += fr;
-      io::OrderedJson rep = after.json();
-      rep["finish_reason"] = r2.value("finish_reason", std::string());
-      row["answered"] = true;
-      row["repeat"] = rep;
-      row["byte_identical"] = b;
-      row["answer_identical"] = ans;
-      row["request_identical"] = rq;
-      rows.push_back(row);
-    }
-    io::OrderedJson j = io::OrderedJson::object();
-    j["kind"] = "numcheck.orbit_repeat";
-    j["version"] = 1;
-    j["numcheck_version"] = kVersion;
-    j["run_model"] = manifest.value("model", std::string());
-    j["model"] = sum.model.empty() ? a->opts.model : sum.model;
-    j["repeat_dir"] = fs::relative(fs::absolute(out), fs::absolute(run)).lexically_normal().string();
-    j["seed"] = a->seed;
-    j["n_requested"] = a->n;
-    j["recorded_prompts"] = n == a->n ? io::OrderedJson(nullptr) : io::OrderedJson(n);
-    j["selection"] =
-        "seeded sample of the recorded prompts sorted by prompt_id (Rng(seed, \"orbit-repeat\"))";
-    j["cache"] = false;
-    io::OrderedJson c = io::OrderedJson::object();
-    c["asked"] = n;
-    c["answered"] = answered;
-    c["byte_identical"] = bytes;
-    c["answer_identical"] = answers;
-    c["request_identical"] = requests;
-    c["finish_reason_identical"] = finish;
-    j["counts"] = c;
-    j["answer"] =
-        "the strict parser's parsed value in the question's unit, compared as exact rationals; when neither "
-        "parses, the same strict outcome";
-    j["warning"] = kWarning;
-    j["items"] = rows;
-    io::write_file_atomic(run / "repeat.json", io::to_pretty(j));
-    fmt::print(
-        "repeat check: {} prompts asked again, {} answered; byte-identical {}/{}, answer-identical {}/{}\n",
-        n, answered, bytes, n, answers, n);
-    if (requests != answered) {
-      fmt::print(
-          stderr,
-          "numcheck: warning: {} of {} repeated requests differ from the recorded ones (another model name "
-          "or endpoint?)\n",
-          answered - requests, answered);
-    }
-    fmt::print("wrote {}\n", (run / "repeat.json").string());
-    if (sum.unanswered > 0) {
-      throw Error(
-          ErrorCode::kIncomplete,
-          fmt::format("{} of {} repeated prompts are unanswered (see {}); they count as not identical",
-                      sum.unanswered, n, (out / "errors.jsonl").string()));
-    }
-  });
+  app.callback([a] { run_repeat(*a); });
 }
 
 const CommandRegistration reg{

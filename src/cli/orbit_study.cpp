@@ -35,6 +35,7 @@ struct StudyArgs {
   std::string systems;  // comma-separated names to run now ("" = all)
   std::optional<std::size_t> bases;
   bool resume = false;
+  bool dry_run = false;
   bool no_cache = false;
   std::string cache_dir;
   std::string progress = "auto";
@@ -206,6 +207,33 @@ void report_study(const StudyArgs& a, const llm::Study& st, const fs::path& benc
   fmt::print("report: {}\n", (in.out_dir / "report.html").string());
 }
 
+// --dry-run: each system's number of prompts (and consensus calls with --consensus-plan), one line
+// each ("dry run: NAME: N prompts, M consensus calls"), then a total. Nothing is sent and no run
+// folder is made (the benchmark is generated when missing, as for a run).
+void print_study_requests(const StudyArgs& a, const llm::Study& st, const fs::path& bench,
+                          const orbit::SelectionSpec& selection, const std::vector<std::string>& only) {
+  std::size_t calls = 0;
+  if (!a.consensus_plan.empty()) {
+    const io::Json plan = io::read_json_file(a.consensus_plan);
+    calls = io::Record::of(plan, a.consensus_plan).array("requests").size();
+  }
+  std::size_t total = 0, systems = 0;
+  for (const auto& sys : st.systems) {
+    if (!only.empty() && std::find(only.begin(), only.end(), sys.name) == only.end()) continue;
+    OrbitRunRequest req;
+    req.bench_dir = bench.string();
+    req.selection = selection;
+    req.options = sys.options;
+    req.out = (fs::path(a.out) / "runs" / sys.name).string();
+    req.dry_run = true;
+    const std::size_t prompts = run_orbit(req).total;
+    fmt::print("dry run: {}: {} prompts, {} consensus calls\n", sys.name, prompts, calls);
+    total += prompts + calls;
+    ++systems;
+  }
+  fmt::print("dry run: {} systems, {} requests in all would be sent; no request sent\n", systems, total);
+}
+
 void run_study(const StudyArgs& a) {
   require_output_dir(a.out);
   const llm::Study st = llm::load_study(a.config);
@@ -214,6 +242,10 @@ void run_study(const StudyArgs& a) {
   const fs::path bench = study_benchmark(a, st);
   orbit::SelectionSpec selection = st.selection;
   if (a.bases) selection.bases = a.bases;
+  if (a.dry_run) {
+    print_study_requests(a, st, bench, selection, only);
+    return;
+  }
   StudyState state;
   for (const auto& sys : st.systems) {
     const bool run_now =
@@ -252,6 +284,8 @@ void setup(CLI::App& app) {
                  "Smoke run: a stratified sample of N whole orbits for every system (overrides the study "
                  "file's selection.bases)");
   app.add_flag("--resume", a->resume, "Continue the systems' run folders (a fresh folder simply starts)");
+  app.add_flag("--dry-run", a->dry_run,
+               "Print each system's number of prompts (and consensus calls) and the total; send nothing");
   app.add_flag("--no-cache", a->no_cache, "Neither read nor write the response cache");
   app.add_option("--cache-dir", a->cache_dir, "Response cache folder (default as for `orbit run`)");
   app.add_option("--progress", a->progress, "Progress display: auto, live, plain, none")
