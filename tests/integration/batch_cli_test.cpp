@@ -133,12 +133,21 @@ TEST_F(BatchCli, ExportImportScoreReportEqualsALiveRunOfTheSameAnswers) {
                             (d / "responses.jsonl").string(), (d / "scores.jsonl").string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     r = run_cli(fmt::format("orbit report --bench '{}' --scores '{}' --out '{}' --bootstrap 200",
-                            bench().string(), (d / "scores.jsonl").string(), (d / "report").string()));
+                            bench().string(), (d / "scores.jsonl").string(), (d.string() + "-report")));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   EXPECT_EQ(io::read_file(run / "scores.jsonl"), io::read_file(live / "scores.jsonl"));
-  ASSERT_EQ(results_of(live / "report" / "metrics.json").size(), 1u);
-  EXPECT_EQ(results_of(run / "report" / "metrics.json"), results_of(live / "report" / "metrics.json"));
+  // The supplement of the batch run's report rebuilds it.
+  r = run_cli(fmt::format("orbit supplement --report '{}' --out '{}'", run.string() + "-report",
+                          (run / "supplement.tar").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli(fmt::format("orbit report --from-supplement '{}' --out '{}'", (run / "supplement.tar").string(),
+                          (run / "rebuilt").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("byte-identical"), std::string::npos) << r.out;
+  ASSERT_EQ(results_of(fs::path(live.string() + "-report") / "metrics.json").size(), 1u);
+  EXPECT_EQ(results_of(fs::path(run.string() + "-report") / "metrics.json"),
+            results_of(fs::path(live.string() + "-report") / "metrics.json"));
 }
 
 TEST_F(BatchCli, FaultyOutputsAreRefusedOrReportedWithTheirExitCodes) {
