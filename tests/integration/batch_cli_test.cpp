@@ -193,6 +193,13 @@ TEST_F(BatchCli, FaultyOutputsAreRefusedOrReportedWithTheirExitCodes) {
   const auto errors = read_lines(batch / "run-partial" / "errors.jsonl");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0]["error"], "batch error server_error: out of memory");
+  // An export sends nothing and reads no key: the live run's flags are usage errors.
+  r = run_cli(
+      fmt::format("orbit batch export --bench '{}' --out '{}' --bases 2 --model test-model --api-key-env "
+                  "OPENAI_API_KEY",
+                  bench().string(), (batch / "key.jsonl").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(batch / "key.jsonl"));
   // An input file changed after the export: refused.
   { std::ofstream(batch / "in.jsonl", std::ios::app) << "\n"; }
   r = import(lines, "changed");
