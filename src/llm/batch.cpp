@@ -25,6 +25,7 @@ namespace {
 constexpr const char* kBackend = "batch";   // run.json "system", binding "backend", records' endpoint
 constexpr std::size_t kHashDigits = 16;     // hex digits of the body's SHA-256 in a custom_id
 constexpr std::size_t kShownProblems = 20;  // refused lines named in the error
+constexpr std::size_t kWriteChunk = std::size_t{1} << 20;  // bytes of records written at a time
 
 // An answer or an error line of one item, with where it came from.
 struct Origin {
@@ -243,12 +244,12 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
   std::unordered_map<std::size_t, std::string> answered_at;  // item -> "file:line" of its answer
   io::OrderedJson output_files = io::OrderedJson::array();
   for (const fs::path& path : outputs) {
-    const std::string bytes = io::read_file(path);
     const std::string name = path.filename().string();
     io::JsonlOptions options;
     options.on_bad_line = [&](const io::JsonError& e, std::size_t) { problems.push_back(e.what()); };
-    const io::JsonlStats stats = io::read_jsonl_text<io::Json>(
-        bytes, path.string(),
+    // Streamed line by line: an output file of a million answers is not held in memory.
+    const io::JsonlStats stats = io::read_jsonl<io::Json>(
+        path,
         [&](const io::Record& rec, std::size_t line) {
           ++r.lines;
           const io::Json& j = rec.json();
@@ -335,7 +336,7 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
         options);
     io::OrderedJson f = io::OrderedJson::object();
     f["file"] = name;
-    f["sha256"] = io::sha256_hex(bytes);
+    f["sha256"] = io::sha256_file(path);
     f["lines"] = stats.records;
     output_files.push_back(std::move(f));
   }
@@ -347,30 +348,18 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
     fail("{} batch output line(s) refused (nothing written):{}", problems.size(), list);
   }
 
-  // The records, in the items' order.
-  std::string responses, errors, body;
+  // The counts, in the items' order.
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Slot& s = slots[i];
     if (!s.named) r.missing.push_back(items[i].item_id);
-    if (s.answer == std::nullopt && s.errors.empty()) {
+    r.error_lines += s.errors.size();
+    if (!s.answer) {
       ++r.unanswered;
       continue;
     }
-    body.clear();
-    bodies.append(body, items[i]);
-    for (const auto& e : s.errors) {
-      append_error(errors, settings, items[i], i, body, requests.custom_ids[i], e);
-      ++r.error_lines;
-    }
-    if (s.answer) {
-      append_response(responses, settings, items[i], i, body, requests.custom_ids[i], *s.answer);
-      ++r.answered;
-      const std::string& m = s.answer->completion.model;
-      if (!m.empty() && std::find(r.models.begin(), r.models.end(), m) == r.models.end())
-        r.models.push_back(m);
-    } else {
-      ++r.unanswered;
-    }
+    ++r.answered;
+    const std::string& m = s.answer->completion.model;
+    if (!m.empty() && std::find(r.models.begin(), r.models.end(), m) == r.models.end()) r.models.push_back(m);
   }
 
   // run.json: run_items's fields (runner.cpp Manifest::write, make_binding), backend "batch".
@@ -444,16 +433,43 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", out_dir.string(), ec.message());
-  io::FileLock lock;
+  io::FileLock lock;  // held until the import returns
   if (!lock.try_lock(out_dir / "run.lock")) {
     fail(
         "another numcheck process is running in {} (it holds {}); wait for it to end or choose another --out",
         out_dir.string(), (out_dir / "run.lock").string());
   }
   check_out_dir(out_dir);
-  io::write_file_atomic(out_dir / "responses.jsonl", responses);
-  io::write_file_atomic(out_dir / "errors.jsonl", errors);
+  // run.json first: a folder an interrupted import left is still known as a batch import's, and
+  // importing again replaces it.
   io::write_file_atomic(out_dir / "run.json", io::to_pretty(m));
+
+  // The records, in the items' order, written in pieces (each file takes its name at commit).
+  io::AtomicFile responses_file(out_dir / "responses.jsonl"), errors_file(out_dir / "errors.jsonl");
+  std::string responses, errors, body;
+  const auto flush = [&](bool all) {
+    if (all || responses.size() >= kWriteChunk) {
+      responses_file.write(responses);
+      responses.clear();
+    }
+    if (all || errors.size() >= kWriteChunk) {
+      errors_file.write(errors);
+      errors.clear();
+    }
+  };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    flush(false);
+    const Slot& s = slots[i];
+    if (!s.answer && s.errors.empty()) continue;
+    body.clear();
+    bodies.append(body, items[i]);
+    for (const auto& e : s.errors)
+      append_error(errors, settings, items[i], i, body, requests.custom_ids[i], e);
+    if (s.answer) append_response(responses, settings, items[i], i, body, requests.custom_ids[i], *s.answer);
+  }
+  flush(true);
+  responses_file.commit();
+  errors_file.commit();
   return r;
 }
 
