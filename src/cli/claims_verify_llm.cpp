@@ -3,12 +3,14 @@
 // docs/claims-reference.md, "LLM verifier".
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
 #include "claims/evidence.hpp"
 #include "claims/llm_verify.hpp"
 #include "claimsllm/stages.hpp"
+#include "cli/claims_batch.hpp"
 #include "cli/claims_llm.hpp"
 #include "cli/claims_verify.hpp"
 #include "cli/cli_util.hpp"
@@ -29,6 +31,8 @@ struct LlmOpts {
   std::size_t evidence_bytes = 3000;
   std::size_t shot_evidence_bytes = 1000;
   llm::RunOptions run;
+  std::string batch_export;               // --batch-export FILE
+  std::vector<std::string> batch_import;  // --batch-import FILE (repeatable)
   CLI::App* app = nullptr;
 };
 LlmOpts opts;
@@ -70,6 +74,7 @@ void add_options(CLI::App& app) {
   app.add_option("--shot-evidence-bytes", opts.shot_evidence_bytes, "llm: evidence kept per example")
       ->capture_default_str();
   add_run_flags(app, opts.run, /*model_flag=*/false);
+  add_batch_options(app, opts.batch_export, opts.batch_import);
 }
 
 void run(const VerifyArgs& a) {
@@ -79,7 +84,9 @@ void run(const VerifyArgs& a) {
     fail(ErrorCode::kUsage, "--shots needs --train FILE or --folds K (examples are never the claim itself)");
   if (opts.shots == 0 && (!opts.train.empty() || opts.folds > 0))
     fail(ErrorCode::kUsage, "--train and --folds choose few-shot examples: give --shots K");
-  auto backend = claims_backend(opts.run);
+  // A batch sends nothing: no endpoint (docs/batch.md).
+  const bool batch = !opts.batch_export.empty() || !opts.batch_import.empty();
+  const std::unique_ptr<llm::Backend> backend = batch ? nullptr : claims_backend(opts.run);
   claimsllm::VerifySpec spec;
   spec.prompt = !opts.prompt.empty() ? claims::load_prompt(opts.prompt)
                 : opts.shots > 0     ? claims::builtin_prompt("verify_few_shot")
@@ -116,8 +123,11 @@ void run(const VerifyArgs& a) {
                         {"evidence_bytes", spec.limits.evidence_bytes},
                         {"shot_evidence_bytes", spec.limits.shot_evidence_bytes}};
   s.info["selection"] = {{"evidence", a.evidence}, {"limit", a.limit}};
-  run_claims_stage("claims verify llm", items, s, *backend, a.out,
-                   {"predictions.jsonl", "verdicts", "unparseable"},
+  const StageOutput what{"predictions.jsonl", "verdicts", "unparseable"};
+  if (run_claims_batch("claims verify llm", items, s, opts.run, opts.batch_export, opts.batch_import, a.out,
+                       what, [&] { return claimsllm::write_predictions(claims, spec, a.out); }))
+    return;
+  run_claims_stage("claims verify llm", items, s, *backend, a.out, what,
                    [&] { return claimsllm::write_predictions(claims, spec, a.out); });
 }
 

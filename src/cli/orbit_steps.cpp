@@ -45,6 +45,39 @@ void set_orbit_fields(llm::WorkItem& it, const orbit::View& v) {
   fields.emplace_back("view", v.view);
 }
 
+std::vector<llm::WorkItem> orbit_items(orbit::Benchmark& bench, const std::string& bench_dir,
+                                       const orbit::SelectionSpec& spec, bool take_prompts,
+                                       llm::RunSettings& s) {
+  const orbit::Selection sel = orbit::select(bench, spec);
+  const orbit::AskedViews asked = orbit::asked_views(bench, sel);
+  const std::vector<const orbit::View*>& chosen = asked.views;
+  std::vector<llm::WorkItem> items;
+  items.reserve(chosen.size());
+  for (const orbit::View* v : chosen) {
+    llm::WorkItem& it = items.emplace_back();
+    it.item_id = v->prompt_id;
+    if (take_prompts) {
+      it.prompt = std::move(bench.views[static_cast<std::size_t>(v - bench.views.data())].prompt);
+    } else {
+      it.prompt = v->prompt;
+    }
+    set_orbit_fields(it, *v);
+  }
+  if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");
+  s.kind = "orbit run";
+  s.id_field = "prompt_id";
+  io::OrderedJson files = io::OrderedJson::object();
+  for (const auto& [name, hash] : bench.file_sha256) files[name] = hash;
+  files["manifest.json"] = io::sha256_hex(bench.manifest_json);
+  s.binding["benchmark_sha256"] = files;
+  s.info["benchmark"] = orbit::generator_provenance(bench);
+  io::OrderedJson selection = io::OrderedJson::object();
+  selection["benchmark_dir"] = bench_dir;
+  for (const auto& [k, v] : asked.record.items()) selection[k] = v;
+  s.info["selection"] = selection;
+  return items;
+}
+
 llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   // Options first (a usage error should not wait for the benchmark to load); the reference
   // system's solver is bound once the benchmark is loaded.
@@ -60,49 +93,22 @@ llm::RunSummary run_orbit(const OrbitRunRequest& r) {
   auto bench = std::make_shared<orbit::Benchmark>(orbit::load_benchmark(r.bench_dir));
   orbit::verify_benchmark(*bench);
   if (backend->simulated()) solver = llm::benchmark_solver(bench);  // only the reference system solves
-  const orbit::Selection sel = orbit::select(*bench, r.selection);
-  const orbit::AskedViews asked = orbit::asked_views(*bench, sel);
-  const std::vector<const orbit::View*>& chosen = asked.views;
   auto owned_items = std::make_shared<std::vector<llm::WorkItem>>();
   std::vector<llm::WorkItem>& items = *owned_items;
   if (r.keep_until_exit) {
     keep_until_exit(bench);
     keep_until_exit(owned_items);
   }
-  items.reserve(chosen.size());
   // Only the reference system reads the benchmark's prompts once the items are made (its solver
   // finds a prompt by its text). For any other backend the items take the prompts over instead of
   // copying them: for 172,000 prompts, about 60 MB less fresh memory to fault in before the first
   // request (docs/performance.md, eighteenth round).
-  const bool take_prompts = !backend->simulated();
-  for (const orbit::View* v : chosen) {
-    llm::WorkItem& it = items.emplace_back();
-    it.item_id = v->prompt_id;
-    if (take_prompts) {
-      it.prompt = std::move(bench->views[static_cast<std::size_t>(v - bench->views.data())].prompt);
-    } else {
-      it.prompt = v->prompt;
-    }
-    set_orbit_fields(it, *v);
-  }
-  if (items.empty()) fail(ErrorCode::kUsage, "no prompts selected (check --views, --templates, --base-ids)");
+  items = orbit_items(*bench, r.bench_dir, r.selection, !backend->simulated(), s);
   if (r.dry_run) {
     llm::RunSummary dry;
     dry.total = items.size();
     return dry;
   }
-
-  s.kind = "orbit run";
-  s.id_field = "prompt_id";
-  io::OrderedJson files = io::OrderedJson::object();
-  for (const auto& [name, hash] : bench->file_sha256) files[name] = hash;
-  files["manifest.json"] = io::sha256_hex(bench->manifest_json);
-  s.binding["benchmark_sha256"] = files;
-  s.info["benchmark"] = orbit::generator_provenance(*bench);
-  io::OrderedJson selection = io::OrderedJson::object();
-  selection["benchmark_dir"] = r.bench_dir;
-  for (const auto& [k, v] : asked.record.items()) selection[k] = v;
-  s.info["selection"] = selection;
   for (const auto& [k, v] : r.info.items()) s.info[k] = v;
   if (backend->simulated()) {
     s.info["inject"] = llm::to_json(llm::parse_fault_rates(r.options.inject));

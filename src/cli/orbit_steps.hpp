@@ -3,10 +3,12 @@
 // two commands run (same selection, records, run.json, scores and manifest).
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "io/json.hpp"
 #include "llm/options.hpp"
 #include "llm/runner.hpp"
+#include "orbit/benchmark.hpp"
 #include "orbit/selection.hpp"
 #include "report/orbit_report.hpp"
 
@@ -31,6 +33,15 @@ struct OrbitRunRequest {
 // The fields an orbit prompt's records carry after its prompt_id: base_id, template, view, in that
 // order (replacing what `it.fields` held; `orbit run` and `orbit repeat`).
 void set_orbit_fields(llm::WorkItem& it, const orbit::View& v);
+
+// The work items of `orbit run` (one per selected prompt, in benchmark order, with
+// set_orbit_fields) and the run settings' orbit fields (kind, id field, binding
+// "benchmark_sha256", info "benchmark" and "selection"): what `orbit run` sends and what
+// `orbit batch` exports and imports. `take_prompts`: the items take the prompts over from `bench`
+// instead of copying them. Throws Error (kUsage) for an empty selection.
+[[nodiscard]] std::vector<llm::WorkItem> orbit_items(orbit::Benchmark& bench, const std::string& bench_dir,
+                                                     const orbit::SelectionSpec& spec, bool take_prompts,
+                                                     llm::RunSettings& s);
 
 // Loads and verifies the benchmark, resolves the selection and runs its prompts through one runner
 // session (preflight, Ctrl-C handling: cli_util.hpp run_session). Throws Error on set-up mistakes.
