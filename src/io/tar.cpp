@@ -87,7 +87,8 @@ std::string write_ustar(const std::vector<TarMember>& members) {
   if (!a) fail(ErrorCode::kIo, "tar: libarchive could not start an archive");
   // Unblocked: headers, contents padded to 512 bytes, and the two end blocks, nothing more (tar's
   // default 10 KiB blocking would only add zeros).
-  if (archive_write_set_format_ustar(a.get()) != ARCHIVE_OK || archive_write_add_filter_none(a.get()) != ARCHIVE_OK ||
+  if (archive_write_set_format_ustar(a.get()) != ARCHIVE_OK ||
+      archive_write_add_filter_none(a.get()) != ARCHIVE_OK ||
       archive_write_set_bytes_per_block(a.get(), 0) != ARCHIVE_OK ||
       archive_write_open(a.get(), &out, nullptr, append_to_string, nullptr) != ARCHIVE_OK) {
     fail(ErrorCode::kIo, "tar: {}", error_of(a.get()));
@@ -105,8 +106,8 @@ std::string write_ustar(const std::vector<TarMember>& members) {
     archive_entry_set_gid(e.get(), 0);
     if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK)
       fail("tar: member '{}': {}", m.path, error_of(a.get()));
-    if (!m.bytes.empty() &&
-        archive_write_data(a.get(), m.bytes.data(), m.bytes.size()) != static_cast<la_ssize_t>(m.bytes.size())) {
+    if (!m.bytes.empty() && archive_write_data(a.get(), m.bytes.data(), m.bytes.size()) !=
+                                static_cast<la_ssize_t>(m.bytes.size())) {
       fail(ErrorCode::kIo, "tar: member '{}': {}", m.path, error_of(a.get()));
     }
     if (archive_write_finish_entry(a.get()) != ARCHIVE_OK)

@@ -4,9 +4,9 @@
 // and size (mode 0644, uid/gid 0, empty user and group names, mtime 0), so the same members always
 // give the same bytes. Used by `numcheck orbit
 // supplement` (docs/orbit.md). Reading is strict (hostile input): a bad checksum, anything that
-// is not a tar archive (libarchive reads ustar, pax and GNU tar), a member that is not a regular file, an absolute path or one with a ".." component, a
-// duplicate name, a member that is also the folder of another member ("a" and "a/b") or a truncated
-// archive is an Error naming the member.
+// is not a tar archive (libarchive reads ustar, pax and GNU tar), a member that is not a regular file, an
+// absolute path or one with a ".." component, a duplicate name, a member that is also the folder of another
+// member ("a" and "a/b") or a truncated archive is an Error naming the member.
 #include <string>
 #include <string_view>
 #include <vector>

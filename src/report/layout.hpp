@@ -22,7 +22,7 @@ struct ReportOptions {
 // Index of the benchmark by base: its orbit views (indices into Benchmark::views).
 struct OrbitLayout {
   struct BaseViews {
-    std::size_t base = 0;              // index into Benchmark::bases
+    std::size_t base = 0;           // index into Benchmark::bases
     std::size_t canonical = kNone;  // view index
     std::size_t family[kFamilyCount] = {kNone, kNone, kNone, kNone, kNone};
     std::vector<std::size_t> orbit;  // canonical first, then families in kFamilies order

@@ -208,20 +208,13 @@ TEST_F(BatchCli, FaultyOutputsAreRefusedOrReportedWithTheirExitCodes) {
 }
 
 // The LLM verifier as a batch: predictions and verdicts byte for byte a live run's.
-fs::path write_evidence(const fs::path& dir) {
-  const fs::path f = dir / "evidence.jsonl";
-  std::ofstream out(f);
-  const char* markers[] = {"[true]", "[false]", "[conflicting]", "[malformed]", "[refuse]", "[true]"};
-  const char* labels[] = {"True", "False", "Conflicting", "False", "True", "False"};
-  for (int i = 0; i < 6; ++i) {
-    out << fmt::format(
-        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", "
-        "\"questions\": "
-        "[\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], \"selection\": "
-        "\"val-top3\"}}\n",
-        i, i, markers[i], labels[i], i, i);
-  }
-  return f;
+fs::path six_marked_claims(const fs::path& dir) {
+  return testing::write_marked_evidence(dir, {{"[true]", "True"},
+                                              {"[false]", "False"},
+                                              {"[conflicting]", "Conflicting"},
+                                              {"[malformed]", "False"},
+                                              {"[refuse]", "True"},
+                                              {"[true]", "False"}});
 }
 
 TEST_F(BatchCli, ClaimsVerifierBatchEqualsALiveRun) {
@@ -229,7 +222,7 @@ TEST_F(BatchCli, ClaimsVerifierBatchEqualsALiveRun) {
   ASSERT_FALSE(server.first_line.empty());
   const fs::path d = dir("claims");
   fs::create_directories(d);
-  const fs::path ev = write_evidence(d);
+  const fs::path ev = six_marked_claims(d);
   const std::string common = fmt::format(
       "claims verify --method llm --evidence '{}' --model test-model --shots 2 --folds 3 --progress none",
       ev.string());

@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -207,6 +208,26 @@ inline int run_clean(const std::filesystem::path& dir, const std::string& vars, 
                   path != nullptr ? path : "/usr/bin:/bin", dir.string(), vars, cmd, dir.string());
   const int status = std::system(full.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// An evidence file (claims/evidence.hpp) of labelled claims whose markers ("[true]", "[false]",
+// "[conflicting]", "[malformed]", "[refuse]") fix the test server's canned verdicts: claim i is
+// "Claim i MARKER about 3% of jobs.", id val:i, with the label given.
+inline std::filesystem::path write_marked_evidence(
+    const std::filesystem::path& dir, const std::vector<std::pair<std::string, std::string>>& rows) {
+  const std::filesystem::path f = dir / "evidence.jsonl";
+  std::string text;
+  int i = 0;
+  for (const auto& [marker, label] : rows) {
+    text += fmt::format(
+        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", "
+        "\"questions\": [\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], "
+        "\"selection\": \"val-top3\"}}\n",
+        i, i, marker, label, i, i);
+    ++i;
+  }
+  io::write_file_atomic(f, text);
+  return f;
 }
 
 // The answer faults the test server injects in the run tests (a few of each kind).

@@ -24,7 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 TEST(OrbitGradeCli, PrintsTheGradeObject) {
   const auto r = run_cli("orbit grade --expected 14940 --unit L",
                          "Work...\nFINAL: 1.494 x 10\xCB\x86"
@@ -191,8 +190,8 @@ TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
   const auto score = [&](const std::string& extra) {
     fs::remove(out);
     fs::remove(out.string() + ".manifest.json");
-    return run_cli("orbit score --bench " + quoted(bench) + " --responses " + quoted(run / "responses.jsonl") +
-                   " --out " + quoted(out) + extra);
+    return run_cli("orbit score --bench " + quoted(bench) + " --responses " +
+                   quoted(run / "responses.jsonl") + " --out " + quoted(out) + extra);
   };
   const auto r0 = score(" --no-index-cache");
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
@@ -257,8 +256,8 @@ TEST_F(OrbitScoreCli, ProblemsAreReportedWithLineNumbers) {
   }
   const fs::path responses = run / "responses.jsonl";
   io::write_file_atomic(responses, text);
-  const std::string args = "orbit score --bench " + quoted(*dir_ / "bench") + " --responses " + quoted(responses) +
-                           " --out " + quoted(run / "s.jsonl");
+  const std::string args = "orbit score --bench " + quoted(*dir_ / "bench") + " --responses " +
+                           quoted(responses) + " --out " + quoted(run / "s.jsonl");
   const auto r = run_cli(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(responses.string() + ":4: not valid JSON"), std::string::npos) << r.err;

@@ -15,7 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 TEST(OrbitGenerateCli, DefaultBenchmarkIsCompleteValidAndReproducible) {
   const fs::path d = fresh_dir("orbit_gen");
   const auto g1 = run_cli("orbit generate --out " + quoted(d / "a"));
@@ -85,7 +84,8 @@ TEST(OrbitGenerateCli, BadSpecIsOneLineNamingTheField) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_FALSE(fs::exists(d / "out" / "manifest.json"));
 
-  const auto missing = run_cli("orbit generate --spec " + quoted(d / "nope.json") + " --out " + quoted(d / "out"));
+  const auto missing =
+      run_cli("orbit generate --spec " + quoted(d / "nope.json") + " --out " + quoted(d / "out"));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
   fs::remove_all(d);
@@ -108,7 +108,9 @@ TEST(OrbitGenerateCli, ParaphrasesAndCustomSpec) {
   cv["views"]["unit"]["quota"] = 35;
   spec["templates"] = io::OrderedJson::array({cv});
   io::write_file_atomic(d / "small.json", spec.dump(2));
-  ASSERT_EQ(run_cli("orbit generate --spec " + quoted(d / "small.json") + " --out " + quoted(d / "s")).exit_code, 0);
+  ASSERT_EQ(
+      run_cli("orbit generate --spec " + quoted(d / "small.json") + " --out " + quoted(d / "s")).exit_code,
+      0);
   const io::Json m = io::read_json_file(d / "s" / "manifest.json");
   EXPECT_EQ(m["counts"]["bases"], 50);
   EXPECT_EQ(m["counts"]["prompts"], 125);

@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
 
 const std::string kHostile = "<script>alert(1)</script>|sys";
 
-
 class ReportConsensus : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -26,7 +26,6 @@ const std::string kPayload =
     "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
     "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
 
-
 // Runs chromium headless with a fresh profile; returns its stdout.
 std::string chromium(const fs::path& work, const std::string& args) {
   const fs::path profile = work / fmt::format("profile-{}", ::getpid());

@@ -30,10 +30,10 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_jsonl;
+using testing::Child;
 using testing::count_lines;
 using testing::kInjectFaults;
-using testing::Child;
+using testing::read_jsonl;
 using testing::run_cli;
 
 using testing::kServer;

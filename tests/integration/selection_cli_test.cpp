@@ -21,10 +21,9 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_jsonl;
 using testing::kInjectFaults;
+using testing::read_jsonl;
 using testing::run_cli;
-
 
 class SelectionCli : public testing::SharedDirSuite<SelectionCli> {
  protected:

@@ -23,13 +23,12 @@ namespace numcheck {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_jsonl;
-using testing::count_lines;
 using testing::Child;
+using testing::count_lines;
+using testing::read_jsonl;
 using testing::run_cli;
 
 using testing::kServer;
-
 
 // Exactly one record per selected prompt of the run folder (no lost or duplicated record).
 void expect_one_record_per_prompt(const fs::path& run) {
@@ -70,19 +69,24 @@ TEST_F(StudyCli, ADryRunPrintsEachSystemsPromptsAndSendsNothing) {
   const fs::path dir = *root_ / "dry";
   fs::create_directories(dir);
   io::write_file_atomic(dir / "model.gguf", "bytes\n");
-  io::write_file_atomic(dir / "study.json", study_json("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", "model.gguf"));
-  const auto one = run_cli(fmt::format("orbit run --bench '{}' --bases 24 --system reference --out '{}' --dry-run",
-                                       bench().string(), (dir / "one").string()));
+  io::write_file_atomic(dir / "study.json",
+                        study_json("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1", "model.gguf"));
+  const auto one =
+      run_cli(fmt::format("orbit run --bench '{}' --bases 24 --system reference --out '{}' --dry-run",
+                          bench().string(), (dir / "one").string()));
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const std::string prompts = one.out.substr(0, one.out.find(" prompts"));
   ASSERT_FALSE(prompts.empty());
-  const auto r = run_cli(fmt::format("orbit study --config '{}' --out '{}' --bench '{}' --dry-run",
-                                     (dir / "study.json").string(), (dir / "out").string(), bench().string()));
+  const auto r =
+      run_cli(fmt::format("orbit study --config '{}' --out '{}' --bench '{}' --dry-run",
+                          (dir / "study.json").string(), (dir / "out").string(), bench().string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string n = prompts.substr(prompts.rfind(' ') + 1);
-  EXPECT_NE(r.out.find(fmt::format("dry run: alpha-q4: {} prompts, 0 consensus calls\n", n)), std::string::npos)
+  EXPECT_NE(r.out.find(fmt::format("dry run: alpha-q4: {} prompts, 0 consensus calls\n", n)),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(fmt::format("dry run: beta: {} prompts, 0 consensus calls\n", n)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("dry run: beta: {} prompts, 0 consensus calls\n", n)), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find(fmt::format("dry run: 2 systems, {} requests in all would be sent; no request sent",
                                    2 * std::stoul(n))),
             std::string::npos)

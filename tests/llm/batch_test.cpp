@@ -22,21 +22,13 @@
 #include "llm/batch.hpp"
 #include "llm/http_backend.hpp"
 #include "llm/runner.hpp"
+#include "temp_dir.hpp"
 #include "test_server.hpp"
 
 namespace numcheck::llm {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  static int counter = 0;
-  fs::path d =
-      fs::temp_directory_path() / fmt::format("numcheck_batch_{}_{}_{}", name, ::getpid(), counter++);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 std::vector<WorkItem> make_items(int n) {
   std::vector<WorkItem> items;
@@ -161,7 +153,7 @@ TEST(BatchExport, NeedsAModelAndUniqueIds) {
 TEST(BatchExport, BodiesAreTheBytesTheRunnerSendsAndRecords) {
   testing::TestServer server(testing::ServerOptions{}, SolveFn{});
   server.start();
-  const fs::path dir = fresh_dir("sent");
+  const fs::path dir = testing::fresh_temp_dir("batch", "sent");
   auto items = make_items(12);
   items[2].system_prompt = "Be exact.";
   items[7].sampling.max_tokens = 64;
@@ -238,7 +230,7 @@ std::string error_line(const std::string& custom_id, const std::string& code, co
 class BatchImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fresh_dir("import");
+    dir_ = testing::fresh_temp_dir("batch", "import");
     items_ = make_items(5);
     ids_ = batch_requests(items_, settings(), Api::kChat).custom_ids;
   }

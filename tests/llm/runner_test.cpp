@@ -28,6 +28,7 @@
 #include "llm/http_backend.hpp"
 #include "llm/preflight.hpp"
 #include "llm/runner.hpp"
+#include "temp_dir.hpp"
 #include "test_server.hpp"
 
 namespace numcheck::llm {
@@ -37,14 +38,6 @@ namespace fs = std::filesystem;
 using testing::FaultKind;
 using testing::FaultRule;
 using testing::TestServer;
-
-fs::path fresh_dir(const std::string& name) {
-  static int counter = 0;
-  fs::path d = fs::temp_directory_path() / fmt::format("numcheck_llm_{}_{}_{}", name, ::getpid(), counter++);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 std::vector<WorkItem> make_items(int n, const std::string& prefix = "q") {
   std::vector<WorkItem> items;
@@ -68,7 +61,7 @@ std::vector<io::Json> records(const fs::path& p) {
 class RunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fresh_dir("run");
+    dir_ = testing::fresh_temp_dir("llm", "run");
     server_ = std::make_unique<TestServer>(testing::ServerOptions{}, SolveFn{});
     server_->start();
   }

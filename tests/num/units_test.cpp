@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "core/error.hpp"
 #include "../support/exact.hpp"
+#include "core/error.hpp"
 
 namespace numcheck::num {
 namespace {

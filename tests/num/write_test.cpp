@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "../support/exact.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
-#include "../support/exact.hpp"
 
 namespace numcheck::num {
 namespace {

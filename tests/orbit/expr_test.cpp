@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.hpp"
 #include "../support/exact.hpp"
+#include "core/error.hpp"
 
 namespace numcheck::orbit {
 namespace {

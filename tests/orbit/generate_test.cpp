@@ -6,12 +6,12 @@
 #include <set>
 #include <sstream>
 
+#include "../support/exact.hpp"
 #include "core/error.hpp"
 #include "io/sha256.hpp"
 #include "num/read.hpp"
 #include "orbit/benchmark.hpp"
 #include "orbit/render.hpp"
-#include "../support/exact.hpp"
 
 namespace numcheck::orbit {
 namespace {

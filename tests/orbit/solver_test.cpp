@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
+#include "../support/exact.hpp"
 #include "orbit/generate.hpp"
 #include "orbit/render.hpp"
-#include "../support/exact.hpp"
 
 namespace numcheck::orbit {
 namespace {
