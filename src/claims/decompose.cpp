@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
 
@@ -12,13 +13,7 @@ namespace numcheck::claims {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
+using ascii::trim;
 
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> out;
