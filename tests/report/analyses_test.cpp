@@ -14,7 +14,7 @@ namespace {
 
 using namespace numcheck::report::testing;
 
-ReportOptions quick(std::size_t draws = 300) {
+ReportOptions analyses_options(std::size_t draws = 300) {
   ReportOptions o;
   o.bootstrap_draws = draws;
   o.seed = 11;
@@ -58,7 +58,7 @@ class Analyses : public ::testing::Test {
 };
 
 TEST_F(Analyses, AllocationAndExampleOrbit) {
-  const auto m = to_json(compute_metrics(bench_, {sys_}, quick()));
+  const auto m = to_json(compute_metrics(bench_, {sys_}, analyses_options()));
   const auto& a = m["allocation"];
   ASSERT_EQ(a["templates"].size(), 2u);
   EXPECT_EQ(a["templates"][0]["template"], "CV");
@@ -70,11 +70,11 @@ TEST_F(Analyses, AllocationAndExampleOrbit) {
   EXPECT_EQ(a["total"]["views"]["canonical"], 6);
   EXPECT_EQ(m["example_orbit"]["base_id"], "CV-0001");  // first base with the most views
   EXPECT_EQ(m["example_orbit"]["prompts"].size(), 2u);
-  EXPECT_EQ(compute_metrics(bench_, {sys_}, quick()).template_label("CV"), "CV");
+  EXPECT_EQ(compute_metrics(bench_, {sys_}, analyses_options()).template_label("CV"), "CV");
 }
 
 TEST_F(Analyses, LengthFinishedResponsesExcluded) {
-  const auto m = to_json(compute_metrics(bench_, {sys_}, quick()));
+  const auto m = to_json(compute_metrics(bench_, {sys_}, analyses_options()));
   const auto& f = m["systems"]["s"]["audit"]["length_excluded"]["fraction"];
   EXPECT_EQ(f["n"], 3);  // CV-0004's length finish is left out
   EXPECT_EQ(f["correct"], 2);
@@ -87,7 +87,7 @@ TEST_F(Analyses, LengthFinishedResponsesExcluded) {
 }
 
 TEST_F(Analyses, PowerOfTenByTemplate) {
-  const auto m = to_json(compute_metrics(bench_, {sys_}, quick()));
+  const auto m = to_json(compute_metrics(bench_, {sys_}, analyses_options()));
   const auto& cv = m["systems"]["s"]["audit"]["views_by_template"]["fraction"]["CV"];
   EXPECT_EQ(cv["n"], 4);
   EXPECT_EQ(cv["correct"], 2);
@@ -102,7 +102,7 @@ TEST_F(Analyses, PowerOfTenByTemplate) {
 }
 
 TEST_F(Analyses, IndependenceBaselineIsExact) {
-  const auto m = to_json(compute_metrics(bench_, {sys_}, quick()));
+  const auto m = to_json(compute_metrics(bench_, {sys_}, analyses_options()));
   const auto& h = m["systems"]["s"]["strict"]["h2_independence"];
   // Canonical 5/6, fraction 2/4, observed orbit 3/6 (CV-0001, LV-0001, LV-0002): gap 1/3.
   EXPECT_EQ(h["observed_gap"]["exact"], "1/3");
@@ -124,7 +124,7 @@ TEST_F(Analyses, NoFailuresGiveAZeroExcessWithAZeroInterval) {
   std::vector<FxScore> all;
   for (const auto& v : bench_.views) all.push_back(both(v.prompt_id, "correct", v.expected.str()));
   write_scores(dir_ / "p.jsonl", all);
-  const auto m = to_json(compute_metrics(bench_, {load_scores(dir_ / "p.jsonl", bench_)}, quick()));
+  const auto m = to_json(compute_metrics(bench_, {load_scores(dir_ / "p.jsonl", bench_)}, analyses_options()));
   const auto& h = m["systems"]["p"]["audit"]["h2_independence"]["independent_views"];
   EXPECT_EQ(h["excess_gap"]["exact"], "0");
   EXPECT_EQ(h["ci"][0].get<double>(), 0.0);
@@ -132,15 +132,15 @@ TEST_F(Analyses, NoFailuresGiveAZeroExcessWithAZeroInterval) {
 }
 
 TEST_F(Analyses, ExcessIsTheObservedMinusTheExpectedGapAndTheIntervalIsReproducible) {
-  const auto m1 = to_json(compute_metrics(bench_, {sys_}, quick()));
-  auto opt = quick();
+  const auto m1 = to_json(compute_metrics(bench_, {sys_}, analyses_options()));
+  auto opt = analyses_options();
   opt.threads = 1;
   const auto m2 = to_json(compute_metrics(bench_, {sys_}, opt));
   EXPECT_EQ(m1["systems"]["s"]["audit"]["h2_independence"], m2["systems"]["s"]["audit"]["h2_independence"]);
 }
 
 TEST_F(Analyses, ReportHasTheSectionsInPlace) {
-  const auto m = compute_metrics(bench_, {sys_}, quick());
+  const auto m = compute_metrics(bench_, {sys_}, analyses_options());
   const std::string md = build_document(m, bench_, {sys_}, 0).to_markdown();
   const auto pos = [&](const char* s) { return md.find(s); };
   ASSERT_NE(pos("## Benchmark: templates and allocation"), std::string::npos);
