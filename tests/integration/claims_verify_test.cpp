@@ -14,13 +14,6 @@ namespace {
 
 const std::string kMap = std::string(NUMCHECK_SOURCE_DIR) + "/tests/verify/fixtures/mapping_small.json";
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 TEST(ClaimsVerifyCli, EvidenceTrainVerifyEvaluate) {
   const auto dir = fresh_dir("claims_verify");
   const std::string ev = (dir / "ev.jsonl").string();

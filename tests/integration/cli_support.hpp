@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -179,6 +181,14 @@ inline std::vector<io::Json> read_jsonl(const std::filesystem::path& p) {
     if (l.terminated && !l.text.empty()) out.push_back(io::parse_json(l.text, p.string()));
   });
   return out;
+}
+
+// A file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
 // The terminated lines of a file (0 when it is missing).

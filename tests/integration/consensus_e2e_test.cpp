@@ -20,13 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 json read_json(const fs::path& p) { return json::parse(slurp(p)); }
 
 const char* kConsensusInject = "times_ten=0.1,markdown=0.08,unit_slip=0.12,truncation=0.05";

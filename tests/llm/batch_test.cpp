@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<WorkItem> make_items(int n) {
+std::vector<WorkItem> batch_items(int n) {
   std::vector<WorkItem> items;
   for (int i = 0; i < n; ++i) {
     WorkItem it;
@@ -108,7 +108,7 @@ std::vector<std::string> schema_problems(const io::Json& schema, const io::Json&
 TEST(BatchExport, LinesFollowOpenAIsSchemaForBatchInputLines) {
   const io::Json schema =
       io::read_json_file(fs::path(NUMCHECK_SOURCE_DIR) / "tests/llm/data/openai_batch_request.schema.json");
-  auto items = make_items(20);
+  auto items = batch_items(20);
   items[3].system_prompt = "Answer briefly.";
   items[4].sampling.temperature = 0.7;
   items[5].sampling.seed = 5;
@@ -144,8 +144,8 @@ TEST(BatchExport, LinesFollowOpenAIsSchemaForBatchInputLines) {
 TEST(BatchExport, NeedsAModelAndUniqueIds) {
   RunSettings s = settings();
   s.model.clear();
-  EXPECT_THROW((void)batch_requests(make_items(2), s, Api::kChat), Error);
-  auto items = make_items(2);
+  EXPECT_THROW((void)batch_requests(batch_items(2), s, Api::kChat), Error);
+  auto items = batch_items(2);
   items[1].item_id = items[0].item_id;
   EXPECT_THROW((void)batch_requests(items, settings(), Api::kChat), Error);
 }
@@ -154,7 +154,7 @@ TEST(BatchExport, BodiesAreTheBytesTheRunnerSendsAndRecords) {
   testing::TestServer server(testing::ServerOptions{}, SolveFn{});
   server.start();
   const fs::path dir = testing::fresh_temp_dir("batch", "sent");
-  auto items = make_items(12);
+  auto items = batch_items(12);
   items[2].system_prompt = "Be exact.";
   items[7].sampling.max_tokens = 64;
   RunSettings s = settings();
@@ -231,7 +231,7 @@ class BatchImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::fresh_temp_dir("batch", "import");
-    items_ = make_items(5);
+    items_ = batch_items(5);
     ids_ = batch_requests(items_, settings(), Api::kChat).custom_ids;
   }
   void TearDown() override { fs::remove_all(dir_); }

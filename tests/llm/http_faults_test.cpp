@@ -114,12 +114,12 @@ std::string prompt_of(const std::string& request) {
   return from == std::string::npos ? body : body.substr(from + 2, body.rfind('"') - from - 2);
 }
 
-std::string completion(const std::string& text) {
+std::string completion_body(const std::string& text) {
   return fmt::format(R"({{"choices":[{{"message":{{"content":"{}"}},"finish_reason":"stop"}}]}})", text);
 }
 
 std::string ok(const std::string& text, std::string_view extra = "") {
-  const std::string body = completion(text);
+  const std::string body = completion_body(text);
   return fmt::format("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{}\r\n{}",
                      body.size(), extra, body);
 }
@@ -230,7 +230,7 @@ TEST(HttpFaults, EmptyCutAndGarbledRepliesAndAnOversizedBodyAreFailuresNeverAnsw
     const std::string req = read_request(fd);
     if (req.empty()) return;
     const std::string p = prompt_of(req);
-    const std::string body = completion("a cut answer");
+    const std::string body = completion_body("a cut answer");
     if (p == "cut")
       write_all(fd, fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{}", body.size() + 40, body));
     if (p == "chunked-cut")
@@ -333,7 +333,7 @@ TEST(HttpFaults, ManyRequestsAtOnceOverClosingConnectionsEachGetTheirOwnAnswer) 
     for (int k = 0;; ++k) {
       const std::string req = read_request(fd);
       if (req.empty()) return;
-      const std::string body = completion("re: " + prompt_of(req));
+      const std::string body = completion_body("re: " + prompt_of(req));
       if ((n + k) % 3 == 0) {  // chunked, in pieces
         write_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
         write_all(fd, fmt::format("{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n", 5, body.substr(0, 5),

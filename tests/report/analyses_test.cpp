@@ -124,7 +124,8 @@ TEST_F(Analyses, NoFailuresGiveAZeroExcessWithAZeroInterval) {
   std::vector<FxScore> all;
   for (const auto& v : bench_.views) all.push_back(both(v.prompt_id, "correct", v.expected.str()));
   write_scores(dir_ / "p.jsonl", all);
-  const auto m = to_json(compute_metrics(bench_, {load_scores(dir_ / "p.jsonl", bench_)}, analyses_options()));
+  const auto m =
+      to_json(compute_metrics(bench_, {load_scores(dir_ / "p.jsonl", bench_)}, analyses_options()));
   const auto& h = m["systems"]["p"]["audit"]["h2_independence"]["independent_views"];
   EXPECT_EQ(h["excess_gap"]["exact"], "0");
   EXPECT_EQ(h["ci"][0].get<double>(), 0.0);
