@@ -290,7 +290,7 @@ TEST_F(StagesTest, Bm25ShotsAreSimilarNeverTheClaimAndDeterministic) {
   }
   // val:2 "Crime fell 20% [false] in 2019.": the Chicago claim and "Crime in 2019 fell." share the
   // most terms; the claim itself and its copy are left out.
-  EXPECT_EQ(items[1].fields["shots"], io::Json::parse(R"(["train:3", "train:5"])"));
+  EXPECT_EQ(items[1].fields["shots"].dump(), R"(["train:3","train:5"])");
   EXPECT_EQ(items[5].fields["shots"][0].get<std::string>(), "train:7");  // "Rents doubled ... since 2010."
   auto s = settings();
   apply_prompt_sampling(s, spec.prompt, {});

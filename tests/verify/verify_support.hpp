@@ -8,17 +8,17 @@
 #include "../support/quantemp_data.hpp"
 #include "verify/features.hpp"
 
-namespace numcheck::verify::testing {
+namespace numcheck::testing {
 
-// The QuanTemp data folder (numcheck::testing::quantemp_dir).
-inline const std::filesystem::path kData = numcheck::testing::quantemp_dir();
+// The QuanTemp data folder (quantemp_dir).
+inline const std::filesystem::path kData = quantemp_dir();
 
 // A feature vector as one name -> value map over all its groups.
-inline std::map<std::string, double> flat(const NamedFeatures& f) {
+inline std::map<std::string, double> flat(const verify::NamedFeatures& f) {
   std::map<std::string, double> m;
   for (const auto& g : f.groups)
     for (const auto& [n, v] : g) m[n] = v;
   return m;
 }
 
-}  // namespace numcheck::verify::testing
+}  // namespace numcheck::testing
