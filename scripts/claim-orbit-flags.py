@@ -17,6 +17,8 @@ Rules that change the claim:
                      ZIP/area codes, after "call"/"dial")
   tally              a number of a score or vote tally "228-197" rewritten alone
   year               a year rewritten as a number (a 4-digit 1000..2100 after a temporal word)
+  pronoun_one        the pronoun or compound "one" rewritten ("prevent one from", "a one way trip")
+  split_half         "a half" of "a year and a half" rewritten alone (the quantity is 1.5 years)
 Rules for absurd or unnatural forms:
   unit_range         a unit rewrite whose number is outside [0.01, 10^6]
   words_fraction     number words for a non-integer ("two and a half", "one half", "... point ...")
@@ -41,6 +43,7 @@ FRACTION_FOLLOWERS = {"of", "as", "in", "on", "to", "from", "since", "by", "and"
                       "more", "fewer", "the", "a", "an", "this", "that", "for", "over", "under", "last",
                       "during", "after", "before", "its", "their", "his", "her", "all"}
 YEAR_WORDS = {"in", "since", "until", "till", "during", "before", "after", "circa", "year", "by"}
+PRONOUN_VERBS = {"prevent", "prevents", "protect", "protects", "stop", "stops", "keep", "keeps"}
 FRACTION_WORDS = r"\b(half|halves|point|(third|quarter|fourth|fifth|sixth|seventh|eighth|ninth|tenth)s?)\b"
 
 
@@ -89,6 +92,11 @@ def flags_of_span(form, claim, ob, oe, sp):
     m = re.fullmatch(r"\W*(\d+)[-\u2013](\d+)\W*", tok)
     if m and int(m.group(1)) >= int(m.group(2)):
         out.append("tally")
+    prev = word_before(before)
+    if orig.strip().lower() == "one" and (words_after(after) in {"from", "way"} or prev in PRONOUN_VERBS):
+        out.append("pronoun_one")
+    if orig.strip().lower() in ("a half", "half", "one half") and prev == "and":
+        out.append("split_half")
     if re.fullmatch(r"\d{4}", orig.strip()) and 1000 <= int(orig) <= 2100 and word_before(before) in YEAR_WORDS:
         out.append("year")
     if form == "unit":
@@ -149,7 +157,7 @@ def main():
         for r in fl:
             counts[r] = counts.get(r, 0) + 1
         flagged += bool(fl)
-        meaning += bool(set(fl) & {"magnitude_split", "ordinal_fraction", "identifier", "tally", "year"})
+        meaning += bool(set(fl) & {"magnitude_split", "ordinal_fraction", "identifier", "tally", "year", "pronoun_one", "split_half"})
         if a.list:
             print(f"{','.join(fl) or '-'}\t{v['form']}\t{v['text']}")
     n = len(sample)

@@ -291,7 +291,8 @@ bool proper_enough(const Rational& v, const FormSpec& spec) {
 }
 
 // Quantities never rewritten whatever the form: a plain four-digit integer that may be a year ("In
-// 1527"), and a number joined by a hyphen to another number (a score or tally, "228-197").
+// 1527"), a number joined by a hyphen to another number (a score or tally, "228-197"), and the
+// "a half" of "a year and a half".
 std::optional<std::string> never_rewritten(std::string_view claim, const claims::Segment& s,
                                            const FormSpec& spec) {
   if (s.kind != claims::SegmentKind::kQuantity) return std::nullopt;
@@ -304,6 +305,17 @@ std::optional<std::string> never_rewritten(std::string_view claim, const claims:
   if (dash_at(s.end)) {
     const std::size_t d = claim[s.end] == '-' ? s.end + 1 : s.end + 3;
     if (d < claim.size() && ascii::is_digit(claim[d])) return "joined";
+  }
+  // "his first year and a half": the quantity is a year and a half; "a half" alone is not it.
+  {
+    std::string low = s.text;
+    for (char& c : low)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    std::size_t p = s.begin;
+    while (p > 0 && claim[p - 1] == ' ') --p;
+    if ((low == "a half" || low == "half" || low == "one half") && p >= 4 && claim.compare(p - 3, 3, "and") == 0 &&
+        (p == 3 || !ascii::is_alpha(claim[p - 4])))
+      return "joined";
   }
   if (spec.year_like && s.unit.empty() && s.value && s.value->is_integer() && !s.is_range() &&
       spec.year_like->first <= *s.value && *s.value <= spec.year_like->second) {

@@ -178,14 +178,19 @@ TEST(ClaimOrbit, SegmenterMisreadingsAreNotRewritten) {
            {"Women travelling alone at night can call 9969777888 a womens saftey helpline", ""},
            {"In 1527, Martin Luther wrote of the Black Death", "year_like"},
            {"The U.S. Thanksgiving holiday originated in 1637, in an event", "year_like"},
-           {"Democrats voted 228-197 in favor of allowing illegals to vote", "joined"}}) {
+           {"Democrats voted 228-197 in favor of allowing illegals to vote", "joined"},
+           {"Applying cow dung all over the body can prevent one from contracting COVID-19.", ""},
+           {"Aspiring astronaut Alyssa Carson is selected for a one way mission to Mars", ""},
+           {"\"President Trump in his first year and a half has already tripled what President Obama did\"",
+            "joined"}}) {
     const auto o = generate_orbit("x", t);
     EXPECT_TRUE(o.variants.empty()) << t << " -> " << (o.variants.empty() ? "" : o.variants[0].text);
     if (*reason == '\0') {  // no quantity at all (a date may remain)
       for (const auto& sk : o.skipped) EXPECT_EQ(sk.reason, "temporal") << t << ": " << sk.segment;
     } else {
-      ASSERT_FALSE(o.skipped.empty()) << t;
-      for (const auto& sk : o.skipped) EXPECT_EQ(sk.reason, reason) << t << ": " << sk.segment;
+      EXPECT_TRUE(std::any_of(o.skipped.begin(), o.skipped.end(),
+                              [&](const Skipped& sk) { return sk.reason == reason; }))
+          << t;
     }
   }
 }
