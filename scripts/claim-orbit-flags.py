@@ -19,6 +19,7 @@ Rules that change the claim:
   year               a year rewritten as a number (a 4-digit 1000..2100 after a temporal word)
   pronoun_one        the pronoun or compound "one" rewritten ("prevent one from", "a one way trip")
   split_half         "a half" of "a year and a half" rewritten alone (the quantity is 1.5 years)
+  quoted             a number that is all of a quotation rewritten (starting "19" -> "nineteen")
 Rules for absurd or unnatural forms:
   unit_range         a unit rewrite whose number is outside [0.01, 10^6]
   words_fraction     number words for a non-integer ("two and a half", "one half", "... point ...")
@@ -95,6 +96,8 @@ def flags_of_span(form, claim, ob, oe, sp):
     prev = word_before(before)
     if orig.strip().lower() == "one" and (words_after(after) in {"from", "way"} or prev in PRONOUN_VERBS):
         out.append("pronoun_one")
+    if re.search(r"[\"'“‘]$", before) and re.match(r"[\"'”’]", after):
+        out.append("quoted")
     if orig.strip().lower() in ("a half", "half", "one half") and prev == "and":
         out.append("split_half")
     if re.fullmatch(r"\d{4}", orig.strip()) and 1000 <= int(orig) <= 2100 and word_before(before) in YEAR_WORDS:
@@ -157,7 +160,7 @@ def main():
         for r in fl:
             counts[r] = counts.get(r, 0) + 1
         flagged += bool(fl)
-        meaning += bool(set(fl) & {"magnitude_split", "ordinal_fraction", "identifier", "tally", "year", "pronoun_one", "split_half"})
+        meaning += bool(set(fl) & {"magnitude_split", "ordinal_fraction", "identifier", "tally", "year", "pronoun_one", "split_half", "quoted"})
         if a.list:
             print(f"{','.join(fl) or '-'}\t{v['form']}\t{v['text']}")
     n = len(sample)

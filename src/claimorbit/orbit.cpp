@@ -291,8 +291,8 @@ bool proper_enough(const Rational& v, const FormSpec& spec) {
 }
 
 // Quantities never rewritten whatever the form: a plain four-digit integer that may be a year ("In
-// 1527"), a number joined by a hyphen to another number (a score or tally, "228-197"), and the
-// "a half" of "a year and a half".
+// 1527"), a number joined by a hyphen to another number (a score or tally, "228-197"), a number
+// that is all of a quotation, and the "a half" of "a year and a half".
 std::optional<std::string> never_rewritten(std::string_view claim, const claims::Segment& s,
                                            const FormSpec& spec) {
   if (s.kind != claims::SegmentKind::kQuantity) return std::nullopt;
@@ -300,11 +300,25 @@ std::optional<std::string> never_rewritten(std::string_view claim, const claims:
     return p < claim.size() && (claim[p] == '-' || claim.compare(p, 3, "\xE2\x80\x93") == 0);
   };
   if (s.begin >= 2 && ascii::is_digit(claim[s.begin - 2]) && claim[s.begin - 1] == '-') return "joined";
-  if (s.begin >= 4 && ascii::is_digit(claim[s.begin - 4]) && claim.compare(s.begin - 3, 3, "\xE2\x80\x93") == 0)
+  if (s.begin >= 4 && ascii::is_digit(claim[s.begin - 4]) &&
+      claim.compare(s.begin - 3, 3, "\xE2\x80\x93") == 0)
     return "joined";
   if (dash_at(s.end)) {
     const std::size_t d = claim[s.end] == '-' ? s.end + 1 : s.end + 3;
     if (d < claim.size() && ascii::is_digit(claim[d])) return "joined";
+  }
+  // A number that is all of a quotation ('starting "19"') is a quoted string, not a quantity.
+  {
+    auto quote_before = [&](std::size_t p) {
+      return (p >= 1 && (claim[p - 1] == '"' || claim[p - 1] == '\'')) ||
+             (p >= 3 &&
+              (claim.compare(p - 3, 3, "\xE2\x80\x9C") == 0 || claim.compare(p - 3, 3, "\xE2\x80\x98") == 0));
+    };
+    auto quote_after = [&](std::size_t p) {
+      return (p < claim.size() && (claim[p] == '"' || claim[p] == '\'')) ||
+             claim.compare(p, 3, "\xE2\x80\x9D") == 0 || claim.compare(p, 3, "\xE2\x80\x99") == 0;
+    };
+    if (quote_before(s.begin) && quote_after(s.end)) return "quoted";
   }
   // "his first year and a half": the quantity is a year and a half; "a half" alone is not it.
   {
@@ -313,14 +327,15 @@ std::optional<std::string> never_rewritten(std::string_view claim, const claims:
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     std::size_t p = s.begin;
     while (p > 0 && claim[p - 1] == ' ') --p;
-    if ((low == "a half" || low == "half" || low == "one half") && p >= 4 && claim.compare(p - 3, 3, "and") == 0 &&
-        (p == 3 || !ascii::is_alpha(claim[p - 4])))
+    if ((low == "a half" || low == "half" || low == "one half") && p >= 4 &&
+        claim.compare(p - 3, 3, "and") == 0 && (p == 3 || !ascii::is_alpha(claim[p - 4])))
       return "joined";
   }
   if (spec.year_like && s.unit.empty() && s.value && s.value->is_integer() && !s.is_range() &&
       spec.year_like->first <= *s.value && *s.value <= spec.year_like->second) {
     const auto ms = num::find_numbers(s.text);
-    if (ms.size() == 1 && ms[0].form == NumberForm::kInteger && ms[0].end - ms[0].begin == 4) return "year_like";
+    if (ms.size() == 1 && ms[0].form == NumberForm::kInteger && ms[0].end - ms[0].begin == 4)
+      return "year_like";
   }
   return std::nullopt;
 }
@@ -382,10 +397,9 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
       }
       return num::write_number(v, NumberForm::kPercent);
     }
-    const bool ratio_form =
-        spec.percent_from_forms.empty() ||
-        std::find(spec.percent_from_forms.begin(), spec.percent_from_forms.end(), num::form_name(sl.form)) !=
-            spec.percent_from_forms.end();
+    const bool ratio_form = spec.percent_from_forms.empty() ||
+                            std::find(spec.percent_from_forms.begin(), spec.percent_from_forms.end(),
+                                      num::form_name(sl.form)) != spec.percent_from_forms.end();
     if (number_class && s.unit.empty() && v.sign() > 0 && v < Rational(1) && ratio_form)
       return num::write_number(v, NumberForm::kPercent);
     return std::nullopt;

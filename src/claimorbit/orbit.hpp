@@ -27,13 +27,13 @@ struct FormSpec {
   long max_fraction_denominator = 12;
   int max_unit_decimals = 3;
   // Naturalness: which forms apply to which quantities (docs/claim-orbits.md).
-  bool words_integers_only = false;        // number words only for integers
-  int words_max_significant_digits = 0;    // 0 = any
-  num::Rational scientific_min_abs{1000};  // e-notation only from this magnitude up
-  bool fraction_proper_only = false;       // p/q only for ratios strictly between 0 and 1
+  bool words_integers_only = false;                 // number words only for integers
+  int words_max_significant_digits = 0;             // 0 = any
+  num::Rational scientific_min_abs{1000};           // e-notation only from this magnitude up
+  bool fraction_proper_only = false;                // p/q only for ratios strictly between 0 and 1
   std::optional<num::Rational> scale_max_mantissa;  // scale forms: mantissa below this
-  std::vector<std::string> percent_from_forms;  // number forms a plain ratio may become a percentage from
-                                                // (empty = any)
+  std::vector<std::string> percent_from_forms;      // number forms a plain ratio may become a percentage from
+                                                    // (empty = any)
   std::optional<std::pair<num::Rational, num::Rational>> year_like;  // plain 4-digit integers never rewritten
   // Unit form targets: unit id -> [min, max] of the number written in that unit; empty = any unit.
   std::map<std::string, std::pair<num::Rational, num::Rational>> unit_ranges;

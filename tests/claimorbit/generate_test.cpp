@@ -68,7 +68,7 @@ TEST(ClaimOrbit, CurrenciesAndScales) {
   EXPECT_EQ(fa.at("digits"), "Families making $86000 pay more");
   EXPECT_EQ(fa.at("words"), "Families making eighty-six thousand dollars pay more");
   EXPECT_EQ(fa.at("scale_word"), "Families making $86 thousand pay more");
-  EXPECT_EQ(fa.count("scientific"), 0u);  // e-notation only from a million up
+  EXPECT_EQ(fa.count("scientific"), 0u);    // e-notation only from a million up
   EXPECT_EQ(fa.count("scale_letter"), 0u);  // "$86k" is already written that way
 
   const auto b = generate_orbit("b", "India spent Rs 4 lakh crore on roads");
@@ -182,15 +182,16 @@ TEST(ClaimOrbit, SegmenterMisreadingsAreNotRewritten) {
            {"Applying cow dung all over the body can prevent one from contracting COVID-19.", ""},
            {"Aspiring astronaut Alyssa Carson is selected for a one way mission to Mars", ""},
            {"\"President Trump in his first year and a half has already tripled what President Obama did\"",
-            "joined"}}) {
+            "joined"},
+           {"ballots pre-filled with the year starting \"19\", and this could suppress votes", "quoted"}}) {
     const auto o = generate_orbit("x", t);
     EXPECT_TRUE(o.variants.empty()) << t << " -> " << (o.variants.empty() ? "" : o.variants[0].text);
     if (*reason == '\0') {  // no quantity at all (a date may remain)
       for (const auto& sk : o.skipped) EXPECT_EQ(sk.reason, "temporal") << t << ": " << sk.segment;
     } else {
-      EXPECT_TRUE(std::any_of(o.skipped.begin(), o.skipped.end(),
-                              [&](const Skipped& sk) { return sk.reason == reason; }))
-          << t;
+      EXPECT_TRUE(std::any_of(o.skipped.begin(), o.skipped.end(), [&](const Skipped& sk) {
+        return sk.reason == reason;
+      })) << t;
     }
   }
 }
@@ -227,7 +228,8 @@ TEST(ClaimOrbit, UnitRewritesStayInThePlausibleRangeOfTheTargetUnit) {
         ASSERT_EQ(v.spans.size(), 1u);
         const std::string& w = v.spans[0].rewritten;
         const auto sp = w.find(' ');
-        const auto read = num::read_number(w.substr(0, sp), {num::NumberForm::kInteger, num::NumberForm::kDecimal});
+        const auto read =
+            num::read_number(w.substr(0, sp), {num::NumberForm::kInteger, num::NumberForm::kDecimal});
         ASSERT_TRUE(read) << w;
         const num::Rational n = read.match->value;
         const num::Unit* u = num::UnitRegistry::builtin().lookup(w.substr(sp + 1));
