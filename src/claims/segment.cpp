@@ -744,6 +744,8 @@ class Segmenter {
   }
 
   bool name_before(std::size_t b) const {
+    const std::size_t q = skip_spaces_back(b);
+    if (q > 0 && (t_[q - 1] == ',' || t_[q - 1] == ';' || t_[q - 1] == ':')) return false;  // "call, 2016"
     const std::string w = word_before(b);
     if (w.empty()) return false;
     for (const auto& np : L_.name_prefixes) {

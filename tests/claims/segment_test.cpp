@@ -147,6 +147,11 @@ TEST(Segments, IdentifiersAreNotQuantities) {
     EXPECT_TRUE(s.empty()) << t << ": " << (s.empty() ? "" : segment_summary(s[0]));
   }
   // A number before parentheses that do not hold a short code is still a quantity.
+  // A comma ends the name: "if enough people call, 2016 election results can be overturned".
+  const auto y = only(segs("if enough people call, 2016 election results can be overturned"));
+  EXPECT_EQ(y.kind, SegmentKind::kTemporal);
+  EXPECT_EQ(segs("4,799 from Moderna, 13,039 from Pfizer and 73 from unknown vaccines").size(), 3u);
+  EXPECT_EQ(*only(segs("Under the Affordable Care Act, three states get the money")).value, q(3));
   const auto n = segs("it costs 5 (in dollars)");
   ASSERT_FALSE(n.empty());
   EXPECT_EQ(*n[0].value, q(5));
@@ -155,6 +160,8 @@ TEST(Segments, IdentifiersAreNotQuantities) {
 TEST(Segments, TemporalExpressions) {
   const auto& y = only(segs("created in 1954"));
   EXPECT_EQ(y.kind, SegmentKind::kTemporal);
+  EXPECT_EQ(segs("4,799 from Moderna, 13,039 from Pfizer and 73 from unknown vaccines").size(), 3u);
+  EXPECT_EQ(*only(segs("Under the Affordable Care Act, three states get the money")).value, q(3));
   EXPECT_EQ(y.period_start, "1954-01-01");
   EXPECT_EQ(y.period_end, "1954-12-31");
   const auto& d = only(segs("on June 17, 2020"));
