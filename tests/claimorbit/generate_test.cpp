@@ -14,6 +14,7 @@
 #include "claimorbit/orbit.hpp"
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
+#include "core/error.hpp"
 #include "core/prng.hpp"
 #include "io/files.hpp"
 #include "num/read.hpp"
@@ -274,6 +275,30 @@ TEST(ClaimOrbit, FormsApplyOnlyToTheQuantitiesTheySuit) {
   // Scale forms: a mantissa below 1,000 ("1304.795 thousand" and "$5600bn" are not written).
   EXPECT_EQ(by_form(generate_orbit("a", "1,304,795 people voted")).count("scale_word"), 0u);
   EXPECT_EQ(by_form(generate_orbit("a", "a $5.6 trillion budget")).count("scale_letter"), 0u);
+}
+
+TEST(ClaimOrbit, NaturalnessAndUnitRangeDataAreChecked) {
+  FormSpec spec;
+  EXPECT_THROW(spec.parse_unit_ranges(R"({"units": {"furlong": ["1", "10"]}})", "t"), Error);
+  EXPECT_THROW(spec.parse_unit_ranges(R"({"units": {"km": ["10", "1"]}})", "t"), Error);
+  EXPECT_THROW(spec.parse_unit_ranges(R"({"units": {"km": ["0", "1"]}})", "t"), Error);
+  spec.parse_unit_ranges(R"({"units": {"km": ["1/10", "1000000"]}})", "t");
+  EXPECT_EQ(spec.unit_ranges.at("km").first, num::Rational(mpz_class(1), mpz_class(10)));
+  EXPECT_THROW((void)FormSpec::parse(R"({"forms": [], "scale_words": [], "scale_letters": [],
+                                        "naturalness": {"percent_from_forms": ["roman"]}})",
+                                     "t"),
+               Error);
+  const auto f = FormSpec::parse(R"({"forms": ["words"], "scale_words": [], "scale_letters": [],
+                                     "naturalness": {"words_integers_only": true,
+                                                     "words_max_significant_digits": 1}})",
+                                 "t");
+  EXPECT_TRUE(f.words_integers_only);
+  EXPECT_EQ(f.words_max_significant_digits, 1);
+  // The spec drives generation: with one significant digit, "86" has no words form.
+  GenerateOptions o;
+  o.forms = {"words"};
+  EXPECT_TRUE(generate_orbit("a", "86 people came", o, f).variants.empty());
+  EXPECT_EQ(generate_orbit("a", "80 people came", o, f).variants.at(0).text, "eighty people came");
 }
 
 TEST(ClaimOrbit, JsonRoundTrip) {
