@@ -45,13 +45,52 @@ FormSpec FormSpec::parse(std::string_view json_text, std::string_view where) {
   if (j.contains("max_fraction_denominator"))
     f.max_fraction_denominator = j["max_fraction_denominator"].get<long>();
   if (j.contains("max_unit_decimals")) f.max_unit_decimals = j["max_unit_decimals"].get<int>();
+  if (j.contains("naturalness")) {
+    const io::Json& n = j["naturalness"];
+    const std::string nw = fmt::format("{}: naturalness", where);
+    auto rat = [&](const io::Json& v) { return Rational::parse_exact(v.get<std::string>(), nw); };
+    if (n.contains("words_integers_only")) f.words_integers_only = n["words_integers_only"].get<bool>();
+    if (n.contains("words_max_significant_digits"))
+      f.words_max_significant_digits = n["words_max_significant_digits"].get<int>();
+    if (n.contains("scientific_min_abs")) f.scientific_min_abs = rat(n["scientific_min_abs"]);
+    if (n.contains("fraction_proper_only")) f.fraction_proper_only = n["fraction_proper_only"].get<bool>();
+    if (n.contains("scale_max_mantissa")) f.scale_max_mantissa = rat(n["scale_max_mantissa"]);
+    if (n.contains("percent_from_forms"))
+      for (const auto& e : n["percent_from_forms"]) {
+        const auto name = e.get<std::string>();
+        if (!num::form_from_name(name)) fail("{}: unknown number form '{}'", nw, name);
+        f.percent_from_forms.push_back(name);
+      }
+    if (n.contains("year_like")) {
+      const io::Json& y = n["year_like"];
+      f.year_like = std::pair{rat(io::require(y, "min", nw)), rat(io::require(y, "max", nw))};
+    }
+  }
   return f;
+}
+
+void FormSpec::parse_unit_ranges(std::string_view json_text, std::string_view where) {
+  const io::Json j = io::parse_json(json_text, where);
+  const auto& units = io::require(j, "units", where);
+  if (!units.is_object()) fail("{}: 'units' must be an object", where);
+  for (const auto& [id, r] : units.items()) {
+    if (num::UnitRegistry::builtin().by_id(id) == nullptr) fail("{}: unknown unit '{}'", where, id);
+    if (!r.is_array() || r.size() != 2) fail("{}: unit '{}' must be [min, max]", where, id);
+    const std::string w = fmt::format("{}: {}", where, id);
+    const Rational lo = Rational::parse_exact(r[0].get<std::string>(), w);
+    const Rational hi = Rational::parse_exact(r[1].get<std::string>(), w);
+    if (lo.sign() <= 0 || hi < lo) fail("{}: unit '{}' needs 0 < min <= max", where, id);
+    unit_ranges[id] = {lo, hi};
+  }
 }
 
 const FormSpec& FormSpec::builtin() {
   static const FormSpec f = [] {
     const auto p = io::data_path("claims/orbit.json");
-    return parse(io::read_file(p), p.string());
+    FormSpec spec = parse(io::read_file(p), p.string());
+    const auto u = io::data_path("claims/orbit_units.json");
+    spec.parse_unit_ranges(io::read_file(u), u.string());
+    return spec;
   }();
   return f;
 }
@@ -101,6 +140,7 @@ struct Slot {
   bool bare_percent = false;     // "10" in "between 10 and 20 percent": a percentage without its sign
   std::size_t prefix_begin = 0;  // where the currency symbol starts (currency_prefix)
   bool attached_after = false;   // a symbol or letters follow without a space ("45°C")
+  NumberForm form = NumberForm::kInteger;  // how the number is written
 };
 
 struct Rewritable {
@@ -114,6 +154,18 @@ struct Rewritable {
 // Scale words the claims layer applies after a number ("35,000 crore", "5 bn") or attached ("86k").
 std::size_t extend_scale(std::string_view t, std::size_t e, std::size_t limit, Rational& factor) {
   const auto& lex = claims::Lexicon::builtin();
+  if (e + 1 < limit && t[e] == '-' && ascii::is_alpha(t[e + 1])) {  // "$110-billion"
+    std::size_t he = e + 1;
+    while (he < limit && ascii::is_alpha(t[he])) ++he;
+    std::string w(t.substr(e + 1, he - e - 1));
+    for (char& c : w)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (auto it = lex.hyphen_scales.find(w); it != lex.hyphen_scales.end()) {
+      factor = it->second;
+      return he;
+    }
+    return e;
+  }
   std::size_t le = e;
   while (le < limit && ascii::is_alpha(t[le])) ++le;
   if (le > e) {
@@ -175,6 +227,7 @@ std::optional<Rewritable> slots_of(std::string_view claim, const claims::Segment
     Rational factor(1);
     sl.end = s.begin + extend_scale(st, m.end, st.size(), factor);
     sl.percent = m.form == NumberForm::kPercent;
+    sl.form = m.form;
     Rational expect = want[k];
     if (pct_unit) {
       if (!sl.percent && !(s.is_range() && k == 0 && ms.size() == 2 && ms[1].form == NumberForm::kPercent)) {
@@ -221,6 +274,72 @@ std::optional<Rewritable> slots_of(std::string_view claim, const claims::Segment
   return r;
 }
 
+// Naturalness (FormSpec): number words only for integers with few significant digits.
+bool natural_words(const Rational& v, const FormSpec& spec) {
+  if (!v.is_integer()) return !spec.words_integers_only;
+  if (spec.words_max_significant_digits <= 0) return true;
+  mpz_class x = v.numerator();
+  if (x < 0) x = -x;
+  if (x == 0) return true;
+  while (x % 10 == 0) x /= 10;
+  return x.get_str().size() <= static_cast<std::size_t>(spec.words_max_significant_digits);
+}
+
+// A fraction p/q only for a ratio strictly between 0 and 1 (with fraction_proper_only).
+bool proper_enough(const Rational& v, const FormSpec& spec) {
+  return !spec.fraction_proper_only || (v.sign() > 0 && v < Rational(1));
+}
+
+// Quantities never rewritten whatever the form: a plain four-digit integer that may be a year ("In
+// 1527"), a number joined by a hyphen to another number (a score or tally, "228-197"), a number
+// that is all of a quotation, and the "a half" of "a year and a half".
+std::optional<std::string> never_rewritten(std::string_view claim, const claims::Segment& s,
+                                           const FormSpec& spec) {
+  if (s.kind != claims::SegmentKind::kQuantity) return std::nullopt;
+  auto dash_at = [&](std::size_t p) {
+    return p < claim.size() && (claim[p] == '-' || claim.compare(p, 3, "\xE2\x80\x93") == 0);
+  };
+  if (s.begin >= 2 && ascii::is_digit(claim[s.begin - 2]) && claim[s.begin - 1] == '-') return "joined";
+  if (s.begin >= 4 && ascii::is_digit(claim[s.begin - 4]) &&
+      claim.compare(s.begin - 3, 3, "\xE2\x80\x93") == 0)
+    return "joined";
+  if (dash_at(s.end)) {
+    const std::size_t d = claim[s.end] == '-' ? s.end + 1 : s.end + 3;
+    if (d < claim.size() && ascii::is_digit(claim[d])) return "joined";
+  }
+  // A number that is all of a quotation ('starting "19"') is a quoted string, not a quantity.
+  {
+    auto quote_before = [&](std::size_t p) {
+      return (p >= 1 && (claim[p - 1] == '"' || claim[p - 1] == '\'')) ||
+             (p >= 3 &&
+              (claim.compare(p - 3, 3, "\xE2\x80\x9C") == 0 || claim.compare(p - 3, 3, "\xE2\x80\x98") == 0));
+    };
+    auto quote_after = [&](std::size_t p) {
+      return (p < claim.size() && (claim[p] == '"' || claim[p] == '\'')) ||
+             claim.compare(p, 3, "\xE2\x80\x9D") == 0 || claim.compare(p, 3, "\xE2\x80\x99") == 0;
+    };
+    if (quote_before(s.begin) && quote_after(s.end)) return "quoted";
+  }
+  // "his first year and a half": the quantity is a year and a half; "a half" alone is not it.
+  {
+    std::string low = s.text;
+    for (char& c : low)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    std::size_t p = s.begin;
+    while (p > 0 && claim[p - 1] == ' ') --p;
+    if ((low == "a half" || low == "half" || low == "one half") && p >= 4 &&
+        claim.compare(p - 3, 3, "and") == 0 && (p == 3 || !ascii::is_alpha(claim[p - 4])))
+      return "joined";
+  }
+  if (spec.year_like && s.unit.empty() && s.value && s.value->is_integer() && !s.is_range() &&
+      spec.year_like->first <= *s.value && *s.value <= spec.year_like->second) {
+    const auto ms = num::find_numbers(s.text);
+    if (ms.size() == 1 && ms[0].form == NumberForm::kInteger && ms[0].end - ms[0].begin == 4)
+      return "year_like";
+  }
+  return std::nullopt;
+}
+
 // The slot written in `form`, or nullopt when the form does not apply or cannot write it exactly.
 std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, std::string_view original,
                                       const std::string& form, const FormSpec& spec) {
@@ -228,7 +347,8 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
     // The first end of "between 10 and 20 percent": written as a bare number in percent, or (in the
     // fraction form, with the other end a fraction too) as the ratio itself.
     if (form == "fraction") {
-      if (sl.value.is_integer() || sl.value.denominator() > spec.max_fraction_denominator)
+      if (sl.value.is_integer() || sl.value.denominator() > spec.max_fraction_denominator ||
+          !proper_enough(sl.value, spec))
         return std::nullopt;
       return num::write_number(sl.value, NumberForm::kFraction);
     }
@@ -258,6 +378,7 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
     return plain(v, true);
   }
   if (form == "words") {
+    if (!natural_words(sl.percent ? v * Rational(100) : v, spec)) return std::nullopt;
     if (sl.percent) {
       const auto w = num::write_number(v * Rational(100), NumberForm::kWords);
       return w ? std::optional<std::string>(*w + " percent") : std::nullopt;
@@ -265,7 +386,7 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
     return num::write_number(v, NumberForm::kWords);
   }
   if (form == "scientific") {
-    if (sl.percent || abs < Rational(1000)) return std::nullopt;
+    if (sl.percent || abs < Rational(1000) || abs < spec.scientific_min_abs) return std::nullopt;
     return num::write_number(v, NumberForm::kENotation);
   }
   if (form == "percent") {
@@ -276,13 +397,16 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
       }
       return num::write_number(v, NumberForm::kPercent);
     }
-    if (number_class && s.unit.empty() && v.sign() > 0 && v < Rational(1))
+    const bool ratio_form = spec.percent_from_forms.empty() ||
+                            std::find(spec.percent_from_forms.begin(), spec.percent_from_forms.end(),
+                                      num::form_name(sl.form)) != spec.percent_from_forms.end();
+    if (number_class && s.unit.empty() && v.sign() > 0 && v < Rational(1) && ratio_form)
       return num::write_number(v, NumberForm::kPercent);
     return std::nullopt;
   }
   if (form == "fraction") {
     if (!(sl.percent || (number_class && s.unit.empty())) || v.is_integer()) return std::nullopt;
-    if (v.denominator() > spec.max_fraction_denominator) return std::nullopt;
+    if (v.denominator() > spec.max_fraction_denominator || !proper_enough(v, spec)) return std::nullopt;
     return num::write_number(v, NumberForm::kFraction);
   }
   if (form == "scale_word" || form == "scale_letter") {
@@ -292,6 +416,7 @@ std::optional<std::string> write_slot(const Slot& sl, const claims::Segment& s, 
     for (const auto& [w, f] : scales) {
       if (abs < f) continue;
       const Rational m = v / f;
+      if (spec.scale_max_mantissa && !((m.sign() < 0 ? -m : m) < *spec.scale_max_mantissa)) continue;
       const auto d = decimals(m);
       if (!d || *d > spec.max_scale_decimals) continue;
       const auto digits = plain(m, false);
@@ -336,8 +461,14 @@ std::optional<Edit> unit_edit(const Rewritable& r, const FormSpec& spec, std::ui
   std::vector<std::string> candidates;
   for (const auto& to : num::UnitRegistry::builtin().units()) {
     if (to.dimension != from->dimension || to.id == from->id || to.words.empty()) continue;
+    const auto range = spec.unit_ranges.find(to.id);
+    if (!spec.unit_ranges.empty() && range == spec.unit_ranges.end()) continue;
     const auto c = num::UnitRegistry::convert(r.slots[0].value, *from, to);
     if (!c) continue;
+    if (range != spec.unit_ranges.end()) {
+      const Rational a = c->sign() < 0 ? -*c : *c;
+      if (a < range->second.first || range->second.second < a) continue;  // not what a writer would use
+    }
     const auto d = decimals(*c);
     if (!d || *d > spec.max_unit_decimals) continue;
     const auto digits = plain(*c, false);
@@ -404,6 +535,10 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
   std::vector<std::string> reasons(segs.size());
   for (std::size_t i = 0; i < segs.size(); ++i) {
     if (auto why = why_not(segs[i], opt)) {
+      reasons[i] = *why;
+      continue;
+    }
+    if (auto why = never_rewritten(claim, segs[i], spec)) {
       reasons[i] = *why;
       continue;
     }
@@ -594,6 +729,7 @@ GenerateSummary generate_to_dir(const std::filesystem::path& claims_file,
   m["forms_spec_sha256"] = io::sha256_file(io::data_path("claims/orbit.json"));
   m["segments_lexicon_sha256"] = io::sha256_file(io::data_path("claims/segments.json"));
   m["units_sha256"] = io::sha256_file(io::data_path("units.json"));
+  m["unit_ranges_sha256"] = io::sha256_file(io::data_path("claims/orbit_units.json"));
   m["forms"] = opt.forms.empty() ? spec.forms : opt.forms;
   m["seed"] = opt.seed;
   m["rewrite_approximate"] = opt.rewrite_approximate;

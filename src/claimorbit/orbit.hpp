@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,14 +18,28 @@
 
 namespace numcheck::claimorbit {
 
-// The forms and the scale words they write (data/claims/orbit.json).
+// The forms, the scale words they write and the naturalness rules (data/claims/orbit.json), and the
+// plausible range of the number per target unit of the unit form (data/claims/orbit_units.json).
 struct FormSpec {
   std::vector<std::string> forms;  // all forms, in output order
   std::vector<std::pair<std::string, num::Rational>> scale_words, scale_letters;  // largest first
   int max_scale_decimals = 3;
   long max_fraction_denominator = 12;
   int max_unit_decimals = 3;
+  // Naturalness: which forms apply to which quantities (docs/claim-orbits.md).
+  bool words_integers_only = false;                 // number words only for integers
+  int words_max_significant_digits = 0;             // 0 = any
+  num::Rational scientific_min_abs{1000};           // e-notation only from this magnitude up
+  bool fraction_proper_only = false;                // p/q only for ratios strictly between 0 and 1
+  std::optional<num::Rational> scale_max_mantissa;  // scale forms: mantissa below this
+  std::vector<std::string> percent_from_forms;      // number forms a plain ratio may become a percentage from
+                                                    // (empty = any)
+  std::optional<std::pair<num::Rational, num::Rational>> year_like;  // plain 4-digit integers never rewritten
+  // Unit form targets: unit id -> [min, max] of the number written in that unit; empty = any unit.
+  std::map<std::string, std::pair<num::Rational, num::Rational>> unit_ranges;
   [[nodiscard]] static FormSpec parse(std::string_view json_text, std::string_view where);
+  // Reads the unit ranges (orbit_units.json) into this spec.
+  void parse_unit_ranges(std::string_view json_text, std::string_view where);
   [[nodiscard]] static const FormSpec& builtin();
 };
 

@@ -118,6 +118,9 @@ Lexicon Lexicon::parse(std::string_view json_text, std::string_view where) {
   lex.fraction_multiplier_followers = strings(j, "fraction_multiplier_followers");
   lex.fraction_blocked_after = strings(j, "fraction_blocked_after");
   lex.name_exempt_before = strings(j, "name_exempt_before");
+  lex.hyphen_scales = rational_map(j, "hyphen_scales", true);
+  lex.ordinal_words = strings(j, "ordinal_words");
+  lex.ordinal_fraction_followers = strings(j, "ordinal_fraction_followers");
   std::stable_sort(lex.relative_temporal.begin(), lex.relative_temporal.end(),
                    [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
   if (const auto months = j.opt_object("months")) {
@@ -301,6 +304,53 @@ class Segmenter {
     for (const auto& tok : L_.name_tokens) {
       for (std::size_t p : hits(tok))
         if (boundary_before(p) && boundary_after(p + tok.size())) claim(p, p + tok.size());
+    }
+    mark_identifiers();
+  }
+
+  // Numbers that identify rather than count: a digit run followed by parenthesized letters or
+  // digits ("501(c)(4)", "401(k)") and telephone numbers ("1-800-273-8255", "555-123-4567").
+  void mark_identifiers() {
+    auto digit_run = [&](std::size_t p) {
+      std::size_t q = p;
+      while (q < n() && is_digit(t_[q])) ++q;
+      return q - p;
+    };
+    for (std::size_t p = 0; p < n(); ++p) {
+      if (!is_digit(t_[p]) || (p > 0 && (is_wordish(t_[p - 1]) || t_[p - 1] == '-'))) continue;
+      const std::size_t l = digit_run(p);
+      std::size_t e = p + l;
+      // Parenthesized groups: "(c)", "(4)", at most three letters or digits each.
+      std::size_t g = e;
+      while (g < n() && t_[g] == '(') {
+        std::size_t k = g + 1;
+        while (k < n() && k - g <= 3 && (is_alpha(t_[k]) || is_digit(t_[k]))) ++k;
+        if (k == g + 1 || k >= n() || t_[k] != ')') break;
+        g = k + 1;
+      }
+      if (g > e) {
+        claim(p, g);
+        p = g;
+        continue;
+      }
+      // Telephone numbers: [1-]ddd-ddd-dddd (separators '-' or '.').
+      std::vector<std::size_t> groups{l};
+      std::size_t q = e;
+      while (q + 1 < n() && (t_[q] == '-' || t_[q] == '.') && t_[q] == t_[e] && is_digit(t_[q + 1]) &&
+             groups.size() < 4) {
+        const std::size_t gl = digit_run(q + 1);
+        groups.push_back(gl);
+        q += 1 + gl;
+      }
+      const bool phone = (groups == std::vector<std::size_t>{3, 3, 4} ||
+                          (groups == std::vector<std::size_t>{1, 3, 3, 4} && t_[p] == '1')) &&
+                         boundary_after(q);
+      if (phone) {
+        claim(p, q);
+        p = q;
+        continue;
+      }
+      p = e;
     }
   }
 
@@ -694,6 +744,8 @@ class Segmenter {
   }
 
   bool name_before(std::size_t b) const {
+    const std::size_t q = skip_spaces_back(b);
+    if (q > 0 && (t_[q - 1] == ',' || t_[q - 1] == ';' || t_[q - 1] == ':')) return false;  // "call, 2016"
     const std::string w = word_before(b);
     if (w.empty()) return false;
     for (const auto& np : L_.name_prefixes) {
@@ -783,6 +835,22 @@ class Segmenter {
     return a > m.end && a < n() && t_[a] >= 'A' && t_[a] <= 'Z';
   }
 
+  // "a fourth stimulus payment", "a third grade level", "after one third shot": "a"/"an"/"one" and a
+  // singular ordinal word followed by a word that is not in ordinal_fraction_followers is an
+  // ordinal, not a fraction ("a third of voters", "cut by a third", "a fifth more" stay fractions).
+  bool ordinal_article(const num::NumberMatch& m) const {
+    if (m.form != num::NumberForm::kWords && m.form != num::NumberForm::kFraction) return false;
+    const std::string_view w = std::string_view(low_).substr(m.begin, m.end - m.begin);
+    std::size_t sp = w.find_first_of(" -");
+    if (sp == std::string_view::npos) return false;
+    const std::string_view first = w.substr(0, sp), second = w.substr(sp + 1);
+    if (first != "a" && first != "an" && first != "one") return false;
+    if (!listed(L_.ordinal_words, std::string(second))) return false;
+    const std::size_t a = skip_spaces(m.end);
+    if (a == m.end || a >= n() || !is_alpha(t_[a])) return false;
+    return !listed(L_.ordinal_fraction_followers, word_after(a));
+  }
+
   // Bare fraction words ("half of Americans", "half as many"); see Lexicon::fraction_words.
   void fraction_words() {
     for (const auto& [w, f] : L_.fraction_words) {
@@ -861,7 +929,7 @@ class Segmenter {
     out_.reserve(out_.size() + matches.size());
     for (const auto& m : matches) {
       if (!free(m.begin, m.end)) continue;
-      if (capitalized_name(m)) {
+      if (capitalized_name(m) || ordinal_article(m)) {
         claim(m.begin, m.end);
         continue;
       }
@@ -933,6 +1001,9 @@ class Segmenter {
         const std::string w = low_.substr(d.e + 1, le - d.e - 1);
         if (w == "fold") {
           d.times = true;
+          d.e = le;
+        } else if (auto hs = L_.hyphen_scales.find(w); hs != L_.hyphen_scales.end()) {
+          d.value *= hs->second;  // "$110-billion", "5-million"
           d.e = le;
         } else if (L_.calendar_units.count(w) != 0) {
           d.cal_unit = w;

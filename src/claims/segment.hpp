@@ -93,6 +93,11 @@ struct Lexicon {
   std::vector<std::string> fraction_followers, fraction_multiplier_followers, fraction_blocked_after;
   // Capitalized words after which a plain integer is still a quantity ("In 2019", "Only 5").
   std::vector<std::string> name_exempt_before;
+  // Magnitude words glued by a hyphen ("$110-billion", "5-million"), with their factor.
+  std::map<std::string, num::Rational> hyphen_scales;
+  // "a third", "an eighth", "one fifth" followed by a word not in ordinal_fraction_followers are
+  // ordinals ("a fourth stimulus payment", "a third grade level"), not fractions.
+  std::vector<std::string> ordinal_words, ordinal_fraction_followers;
 
   [[nodiscard]] static Lexicon parse(std::string_view json_text, std::string_view where);
   [[nodiscard]] static Lexicon load(const std::filesystem::path& path);

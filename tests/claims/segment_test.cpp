@@ -115,9 +115,53 @@ TEST(Segments, NamesWithDigitsAreNotQuantities) {
   EXPECT_EQ(segs("Covid-19 killed 500 people").size(), 1u);
 }
 
+// Real claims the claim-orbit generator once rewrote wrongly because of these readings.
+TEST(Segments, MagnitudeWordsGluedByAHyphen) {
+  const auto& a = only(segs("Biden signed a $110-billion bill"));
+  EXPECT_EQ(*a.value, q(110000000000));
+  EXPECT_EQ(a.unit, "USD");
+  EXPECT_EQ(a.text, "$110-billion");
+  EXPECT_EQ(*only(segs("If we manufactured 5-million of these windmills")).value, q(5000000));
+  EXPECT_EQ(*only(segs("a (a) $10-million pork project")).value, q(10000000));
+}
+
+TEST(Segments, ArticleAndOrdinalBeforeANounIsAnOrdinal) {
+  EXPECT_TRUE(segs("a fourth stimulus payment applicable only to vaccinated Americans").empty());
+  EXPECT_TRUE(segs("are not reading at a third grade level").empty());
+  EXPECT_TRUE(segs("after a third shot it is almost unrecoverable").empty());
+  EXPECT_TRUE(segs("effectively grant him a third term.").empty());
+  // Fractions stay fractions: before "of", a preposition, a comparative or punctuation.
+  EXPECT_EQ(*only(segs("a third of voters")).value, q(1, 3));
+  EXPECT_EQ(*only(segs("prices were cut by a third.")).value, q(1, 3));
+  EXPECT_EQ(*only(segs("a fifth more than last time")).value, q(1, 5));
+  EXPECT_EQ(*only(segs("one-third of people")).value, q(1, 3));
+}
+
+TEST(Segments, IdentifiersAreNotQuantities) {
+  for (const char* t :
+       {"Retirees who have a pension, IRAs, 401k, disabled veteran benefits", "our 401(k)s lost money",
+        "politically active 501(c)(4) organizations", "a 501(c)(3) charity", "call 1-800-273-8255 now",
+        "call 555-123-4567 now", "the zip code 90210 is rich", "can call 9969777888 a helpline",
+        "dial 911 or summon", "the F-35 jet", "H1N1 flu", "N95 masks", "the MiG-29 fighter"}) {
+    const auto s = segs(t);
+    EXPECT_TRUE(s.empty()) << t << ": " << (s.empty() ? "" : segment_summary(s[0]));
+  }
+  // A number before parentheses that do not hold a short code is still a quantity.
+  // A comma ends the name: "if enough people call, 2016 election results can be overturned".
+  const auto y = only(segs("if enough people call, 2016 election results can be overturned"));
+  EXPECT_EQ(y.kind, SegmentKind::kTemporal);
+  EXPECT_EQ(segs("4,799 from Moderna, 13,039 from Pfizer and 73 from unknown vaccines").size(), 3u);
+  EXPECT_EQ(*only(segs("Under the Affordable Care Act, three states get the money")).value, q(3));
+  const auto n = segs("it costs 5 (in dollars)");
+  ASSERT_FALSE(n.empty());
+  EXPECT_EQ(*n[0].value, q(5));
+}
+
 TEST(Segments, TemporalExpressions) {
   const auto& y = only(segs("created in 1954"));
   EXPECT_EQ(y.kind, SegmentKind::kTemporal);
+  EXPECT_EQ(segs("4,799 from Moderna, 13,039 from Pfizer and 73 from unknown vaccines").size(), 3u);
+  EXPECT_EQ(*only(segs("Under the Affordable Care Act, three states get the money")).value, q(3));
   EXPECT_EQ(y.period_start, "1954-01-01");
   EXPECT_EQ(y.period_end, "1954-12-31");
   const auto& d = only(segs("on June 17, 2020"));

@@ -64,10 +64,10 @@ TEST(PinnedFeatures, RealDataSegmentsAndFeaturesUnchanged) {
     GTEST_SKIP() << "QuanTemp data not found at " << kData.string();
   const auto val = hashes(load("val_claimonly_evidence_question_mapping.json"));
   const auto gold = hashes(load("model_gpt4o_test_results.csv"));
-  EXPECT_EQ(val.segments, "582ec4fd6eda77adcea0892a2de2410193295563b6320ac2c8429c94fda3145d");
-  EXPECT_EQ(val.features, "e55d69ccf15165313de3ab7ffdd166db78d2ac1fb2472891e1c723fa2eac0f29");
-  EXPECT_EQ(gold.segments, "fc0d1568481531d3e641895283d16cda075ce007a25bffc4579194e19a0764c4");
-  EXPECT_EQ(gold.features, "ba846f71d448ab70f23da241fc9ecc67662f286a59635768c6d4e7bbc2b747bf");
+  EXPECT_EQ(val.segments, "199e522d0521ea302c7a8814e24f1488555eb8e86a31d1918d4813885f03d125");
+  EXPECT_EQ(val.features, "7d818b80484f64137824a782f0e5f9a6edc0aa31c7a8574e44cd59f9843ee4af");
+  EXPECT_EQ(gold.segments, "579c346b0a4a1cf02000f6286fc17ca5a5f2ea0545dbce83e1a9752502d370e2");
+  EXPECT_EQ(gold.features, "ed26e112e45f05606f5bea8192a6accd3036fb8bd8a4d5063151ccc072785c2f");
 }
 
 // The default trained model (built-in settings, trained on the val claims) and its scores of the
@@ -100,9 +100,9 @@ TEST(PinnedFeatures, RealDataModelAndScoresUnchanged) {
     for (const auto& s : predict_all(recs, m, 2)) h.update(fmt::format("{} {} {}\n", s[0], s[1], s[2]));
     return h.hex_digest();
   };
-  EXPECT_EQ(model.hex_digest(), "16e70090b5107e9dd47635322b8d115f8081565586a118bb4d9612e822f22385");
-  EXPECT_EQ(scores(val), "8f7974894a357eb20cbae67633d1ea76f0c4a5931d95e054a66454e252eb5679");
-  EXPECT_EQ(scores(gold), "60fc54c1bbc94d517db42b2ef3751545064a78e4e8b19d1b0c82b609e5c06601");
+  EXPECT_EQ(model.hex_digest(), "00b66973120e6ad5f1661a1ebd26d2f9a5b0ba2d53a8f3df275f2d014e9e1e35");
+  EXPECT_EQ(scores(val), "537cb78856157f87d7f5f7eb84fd12cadcd76f42ed94909444fed893f4d20352");
+  EXPECT_EQ(scores(gold), "cd7c61f93369a87b6944b3beedb1c85396b52a7ea7e3928a4fe27f0e70d54c32");
 }
 
 }  // namespace
