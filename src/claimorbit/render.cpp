@@ -112,7 +112,13 @@ void add_section(doc::Document& doc, const std::vector<OrbitAnalysis>& systems) 
       "the "
       "difference's interval resamples claims (all variants of a claim together); McNemar b/c counts pairs "
       "only "
-      "the original / only the variant got right.");
+      "the original / only the variant got right. A verifier that reads every quantity as its canonical "
+      "value (numcheck's trained verifier with canonical numbers) is given the same input for every variant, "
+      "so it is invariant by construction: its 100% checks the pipeline, not an understanding of written "
+      "forms. A form is used only where a writer would use it: number words for integers of at most two "
+      "significant digits, p/q for ratios between 0 and 1, a percentage for a number written as a ratio, "
+      "e-notation from a million up, another unit only within that unit's plausible range "
+      "(data/claims/orbit.json and orbit_units.json).");
   Table orbit;
   orbit.caption = "Orbit-level invariance: every variant of a claim gets the original's verdict";
   orbit.header = {"system",
