@@ -119,14 +119,17 @@ fs::path write_evidence(const fs::path& dir) {
                            {"[conflicting]", "Conflicting"},
                            {"[false]", "False"},
                            {"[true]", "True"}};
+  // Twelve different claims (no two are near-duplicates, which would share a fold).
+  const char* subjects[] = {"Wages",   "Rents",     "Exports",  "Crime",    "Taxes",    "Tuition",
+                            "Imports", "Bus fares", "Salaries", "Deficits", "Pensions", "Tariffs"};
   int i = 0;
   for (const auto& r : rows) {
     out << fmt::format(
-        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", "
+        "{{\"id\": \"val:{}\", \"claim\": \"{} {} changed by {}% in {}.\", \"label\": \"{}\", "
         "\"questions\": "
         "[\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], \"selection\": "
         "\"val-top3\"}}\n",
-        i, i, r[0], r[1], i, i);
+        i, subjects[i], r[0], i + 2, 2010 + i, r[1], i, i);
     ++i;
   }
   return f;
