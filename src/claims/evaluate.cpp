@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "claims/category.hpp"
+#include "claims/normalize.hpp"
 #include "doc/document.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/tests.hpp"
@@ -20,10 +21,13 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
   auto mark = [&](std::size_t g, std::size_t idx) {
     if (unparseable != nullptr && !preds[idx].label) (*unparseable)[g] = true;
   };
-  std::unordered_map<std::string, std::vector<std::size_t>> by_id, by_text;
+  std::unordered_map<std::string, std::vector<std::size_t>> by_id, by_text, by_key;
   for (std::size_t i = 0; i < preds.size(); ++i) {
     if (!preds[i].id.empty()) by_id[preds[i].id].push_back(i);
-    if (!preds[i].text.empty()) by_text[preds[i].text].push_back(i);
+    if (!preds[i].text.empty()) {
+      by_text[preds[i].text].push_back(i);
+      by_key[normalize_claim(preds[i].text)].push_back(i);
+    }
   }
   auto vname = [](const std::optional<Verdict>& v) {
     return v ? verdict_name(*v) : std::string_view("(none)");
@@ -61,6 +65,17 @@ std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& g
     if (it != by_text.end()) {
       const std::size_t k = seen[c.text]++;
       const std::size_t idx = it->second[std::min(k, it->second.size() - 1)];
+      out[g] = preds[idx].label;
+      mark(g, idx);
+      used[idx] = true;
+      ++rep.by_text;
+      continue;
+    }
+    // The same claim in other quotes, dashes, case or spacing (claims/normalize.hpp).
+    const std::string key = normalize_claim(c.text);
+    if (auto kt = by_key.find(key); !c.text.empty() && kt != by_key.end()) {
+      const std::size_t k = seen["\x01" + key]++;
+      const std::size_t idx = kt->second[std::min(k, kt->second.size() - 1)];
       out[g] = preds[idx].label;
       mark(g, idx);
       used[idx] = true;

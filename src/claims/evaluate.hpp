@@ -34,8 +34,9 @@ struct JoinReport {
 
 // pred_for_gold[i] is the verdict joined to gold[i], if any. Rules: a gold claim with an id joins a
 // prediction with the same id; otherwise (or when no prediction has that id) it joins by exact
-// claim text. When a text occurs k times in gold, its j-th occurrence takes the j-th prediction
-// with that text (the last one when there are fewer).
+// claim text, else by the same claims::normalize_claim key (other quotes, dashes, case or
+// spacing; counted in by_text). When a text occurs k times in gold, its j-th occurrence takes the
+// j-th prediction with that text (the last one when there are fewer).
 // When `unparseable` is given, (*unparseable)[i] tells that gold[i] joined a prediction record
 // whose label did not map (pred_for_gold[i] is then empty).
 [[nodiscard]] std::vector<std::optional<Verdict>> join_predictions(const std::vector<Claim>& gold,

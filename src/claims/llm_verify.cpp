@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "claims/normalize.hpp"
 #include "claims/text_metrics.hpp"
 #include "core/ascii.hpp"
 #include "core/error.hpp"
@@ -65,22 +66,34 @@ std::string_view verdict_word(Verdict v) noexcept {
   return "REFUTES";
 }
 
+bool is_verdict_marker(std::string_view marker) noexcept {
+  for (const std::string_view m : kVerdictMarkers)
+    if (m == marker) return true;
+  return false;
+}
+
 VerdictParse parse_verdict(std::string_view response) {
   VerdictParse p;
   const std::string low = ascii::lower(response);
-  std::vector<std::size_t> at;
-  for (std::size_t pos = low.find("label:"); pos != std::string::npos; pos = low.find("label:", pos + 1))
-    at.push_back(pos);
+  // Every marker occurrence (either marker), in text order: {position, marker length}.
+  std::vector<std::pair<std::size_t, std::size_t>> at;
+  for (const std::string_view m : kVerdictMarkers) {
+    const std::string lm = ascii::lower(m);
+    for (std::size_t pos = low.find(lm); pos != std::string::npos; pos = low.find(lm, pos + 1))
+      at.emplace_back(pos, lm.size());
+  }
+  std::sort(at.begin(), at.end());
   if (at.empty()) {
-    p.reason = "no 'Label:' in the answer";
+    p.reason = "no 'Label:' or 'Verdict:' in the answer";
     return p;
   }
-  const std::size_t last = at.back();
+  const auto [last, last_len] = at.back();
+  const std::string marker(response.substr(last, last_len));
   std::string_view rest;
   std::string word;
-  const auto v = verdict_at(response.substr(last + 6), rest, word);
+  const auto v = verdict_at(response.substr(last + last_len), rest, word);
   if (!v) {
-    p.reason = "the last 'Label:' is not followed by SUPPORTS, REFUTES or CONFLICTING";
+    p.reason = fmt::format("the last '{}' is not followed by SUPPORTS, REFUTES or CONFLICTING", marker);
     return p;
   }
   // Only emphasis, a full stop and spaces may follow.
@@ -93,7 +106,7 @@ VerdictParse parse_verdict(std::string_view response) {
   for (std::size_t i = 0; i + 1 < at.size(); ++i) {
     std::string_view r2;
     std::string w2;
-    const auto v2 = verdict_at(response.substr(at[i] + 6), r2, w2);
+    const auto v2 = verdict_at(response.substr(at[i].first + at[i].second), r2, w2);
     if (v2 && *v2 != *v) {
       p.reason = fmt::format("conflicting labels: {} and then {}", w2, word);
       return p;
@@ -114,6 +127,10 @@ VerdictParse parse_verdict(std::string_view response) {
 
 std::string verify_prompt(const PromptSpec& spec, const VerifyInput& claim,
                           const std::vector<const VerifyInput*>& shots, const PromptLimits& limits) {
+  if (!spec.verdict_marker.empty() && !is_verdict_marker(spec.verdict_marker))
+    fail(ErrorCode::kInvalidInput,
+         "{}: verdict_marker '{}' is not one the verdict parser reads (Label: or Verdict:)", spec.path,
+         spec.verdict_marker);
   std::string examples;
   for (const VerifyInput* s : shots) {
     if (!s->label) fail("few-shot example '{}' has no label", s->id);
@@ -157,33 +174,12 @@ std::string_view shot_selection_name(ShotSelection s) noexcept {
   return "random";
 }
 
-std::string claim_group_key(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (ascii::is_space(c)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += ascii::to_lower(c);
-  }
-  auto strip = [](char c) { return c == '"' || c == '\'' || c == ' '; };
-  std::size_t b = 0, e = out.size();
-  while (b < e && strip(out[b])) ++b;
-  while (e > b && strip(out[e - 1])) --e;
-  return out.substr(b, e - b);
-}
-
 std::vector<std::size_t> grouped_folds(const std::vector<std::string>& texts, std::size_t folds,
                                        std::uint64_t seed) {
   if (folds < 2) fail(ErrorCode::kUsage, "--folds must be at least 2");
-  std::unordered_map<std::string, std::size_t> group_of;
-  std::vector<std::size_t> group(texts.size());
-  for (std::size_t i = 0; i < texts.size(); ++i)
-    group[i] = group_of.emplace(claim_group_key(texts[i]), group_of.size()).first->second;
-  std::vector<std::size_t> order(group_of.size());
+  const std::vector<std::size_t> group = near_duplicate_groups(texts);
+  const std::size_t groups = group.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
+  std::vector<std::size_t> order(groups);
   std::iota(order.begin(), order.end(), std::size_t{0});
   Rng rng(seed, "llm-verify-folds");
   rng.shuffle(order);
@@ -209,7 +205,7 @@ ShotSelector::ShotSelector(std::vector<VerifyInput> pool, ShotSelection how, std
   std::vector<std::string> docs;
   for (const auto& p : pool_) {
     if (!p.label) fail("few-shot pool: claim '{}' has no label", p.id);
-    keys_.push_back(claim_group_key(p.claim));
+    keys_.push_back(normalize_claim(p.claim));
     docs.push_back(p.claim);
   }
   if (how_ == ShotSelection::kSimilar) index_ = std::make_shared<const Index>(docs);
@@ -218,7 +214,7 @@ ShotSelector::ShotSelector(std::vector<VerifyInput> pool, ShotSelection how, std
 std::vector<const VerifyInput*> ShotSelector::select(const VerifyInput& claim, std::size_t k,
                                                      std::optional<std::size_t> claim_fold) const {
   if (k == 0) return {};
-  const std::string key = claim_group_key(claim.claim);
+  const std::string key = normalize_claim(claim.claim);
   std::vector<std::size_t> eligible;
   eligible.reserve(pool_.size());
   for (std::size_t i = 0; i < pool_.size(); ++i) {

@@ -3,10 +3,12 @@
 // veracity prompts (Tables 11 and 12, data/claims/prompts/verify_*.json), few-shot example
 // selection that never shows a model the claim it verifies, and the strict verdict parser.
 //
-// Verdict answers: the text's last "Label:" (case-insensitive) must be followed by exactly one of
-// SUPPORTS, REFUTES, CONFLICTING (case-insensitive; '*' emphasis and a final '.' allowed) and
-// nothing else; an earlier "Label:" naming a different verdict makes the answer ambiguous. The
-// justification is the text before the last "Label:" (a leading "Justification:" removed). Any
+// Verdict answers: the text's last verdict marker, "Label:" or "Verdict:" (case-insensitive; the
+// paper's prompts ask for one or the other, each prompt file names its own in "verdict_marker",
+// and the QuanTemp code parses both), must be followed by exactly one of SUPPORTS, REFUTES,
+// CONFLICTING (case-insensitive; '*' emphasis and a final '.' allowed) and nothing else; an
+// earlier marker (of either kind) naming a different verdict makes the answer ambiguous. The
+// justification is the text before the last marker (a leading "Justification:" removed). Any
 // other answer is unparseable: its own outcome, scored as wrong, never dropped.
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +33,11 @@ struct VerdictParse {
   std::string reason;  // why it failed
 };
 [[nodiscard]] VerdictParse parse_verdict(std::string_view response);
+
+// The markers parse_verdict reads, as a prompt file writes them.
+inline constexpr std::string_view kVerdictMarkers[] = {"Label:", "Verdict:"};
+// Whether `marker` is one of kVerdictMarkers (a prompt file's "verdict_marker" must be).
+[[nodiscard]] bool is_verdict_marker(std::string_view marker) noexcept;
 
 // The model's word for a verdict: True -> SUPPORTS, False -> REFUTES, Conflicting -> CONFLICTING.
 [[nodiscard]] std::string_view verdict_word(Verdict v) noexcept;
@@ -63,21 +70,18 @@ enum class ShotSelection : std::uint8_t { kRandom, kSimilar, kBm25 };
     ShotSelection s) noexcept;  // "random" | "similar" | "bm25"
 [[nodiscard]] std::optional<ShotSelection> shot_selection_from_name(std::string_view name) noexcept;
 
-// Normalized claim text used to keep duplicates apart: ASCII lower case, whitespace runs folded,
-// surrounding whitespace and quotes removed.
-[[nodiscard]] std::string claim_group_key(std::string_view text);
-
-// Grouped fold assignment: claims with the same claim_group_key share a fold; groups are shuffled
-// with Rng(seed, "llm-verify-folds") and dealt round robin. Returns one fold index per text.
+// Grouped fold assignment: near-duplicate claims (claims/normalize.hpp: the same normalize_claim
+// key, or reworded above the word-overlap threshold, and so on transitively) share a fold; groups are
+// shuffled with Rng(seed, "llm-verify-folds") and dealt round robin. Returns one fold index per text.
 [[nodiscard]] std::vector<std::size_t> grouped_folds(const std::vector<std::string>& texts, std::size_t folds,
                                                      std::uint64_t seed);
 
 // Picks k labelled examples for a claim from a pool. Never the claim itself: no pool entry with
-// the same id or the same claim_group_key, and, when folds are given (pool = the evaluated set),
-// only entries of other folds. Random: Rng(seed, "llm-shots:" + id), so the choice for a claim
-// does not depend on the order claims are verified in. Similar: TF-IDF cosine between claim texts
-// (text_metrics.hpp); BM25: the scorer's score per pool entry; both highest first, ties by pool
-// order.
+// the same id or the same normalize_claim key (quote styles, dashes, case and spaces ignored), and, when
+// folds are given (pool = the evaluated set), only entries of other folds. Random: Rng(seed, "llm-shots:" +
+// id), so the choice for a claim does not depend on the order claims are verified in. Similar: TF-IDF cosine
+// between claim texts (text_metrics.hpp); BM25: the scorer's score per pool entry; both highest first, ties
+// by pool order.
 class ShotSelector {
  public:
   // Scores of every pool entry (in pool order) for a claim text as the query.

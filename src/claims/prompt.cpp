@@ -25,6 +25,7 @@ PromptSpec load_prompt(const std::filesystem::path& path) {
   if (j.contains("example")) p.example = io::require_string(j, "example", where);
   if (j.contains("example_separator"))
     p.example_separator = io::require_string(j, "example_separator", where);
+  if (j.contains("verdict_marker")) p.verdict_marker = io::require_string(j, "verdict_marker", where);
   if (j.contains("examples")) {
     if (!j["examples"].is_array()) fail(ErrorCode::kInvalidInput, "{}: 'examples' must be an array", where);
     p.examples = j["examples"];

@@ -8,6 +8,8 @@
 //   user                        the user message template
 //   example, example_separator  the template of one in-context example and what joins them
 //   examples                    fixed in-context examples (decomposition prompts)
+//   verdict_marker              what the verifier's prompt asks the answer to end with ("Label:"
+//                               or "Verdict:", claims/llm_verify.hpp); optional
 // Templates use {{name}} placeholders; every placeholder must be given a value (an unknown or
 // unfilled one is an Error naming the file), so a typo never reaches a model.
 #include <filesystem>
@@ -32,6 +34,7 @@ struct PromptSpec {
   std::string example_separator = "\n\n";
   io::Json examples = io::Json::array();
   io::Json sampling = io::Json::object();
+  std::string verdict_marker;  // "" when the file names none
 };
 
 // Loads and checks a prompt file (Error naming the file and field at fault).

@@ -123,6 +123,10 @@ void apply_prompt_sampling(llm::RunSettings& settings, const claims::PromptSpec&
   auto set_by_user = [&](const char* name) {
     return std::find(user_set.begin(), user_set.end(), name) != user_set.end();
   };
+  // The papers' runs set no top_k (OpenAI's API has none): it is sent only when the user or the
+  // prompt file sets it, so a server samples at the prompt's temperature over its whole
+  // distribution instead of the runner's greedy default top_k 1.
+  if (!set_by_user("top_k")) settings.sampling.top_k.reset();
   for (auto it = spec.sampling.begin(); it != spec.sampling.end(); ++it) {
     const std::string& k = it.key();
     if (set_by_user(k.c_str())) continue;
@@ -317,8 +321,10 @@ StageCounts write_predictions(const std::vector<claims::VerifyInput>& claims, co
   m["evidence"] = {
       {"path", spec.evidence_path},
       {"sha256", spec.evidence_path.empty() ? std::string() : io::sha256_file(spec.evidence_path)}};
-  if (!spec.train_path.empty())
+  if (!spec.train_path.empty()) {
     m["train"] = {{"path", spec.train_path}, {"sha256", io::sha256_file(spec.train_path)}};
+    m["train_near_duplicates_left_out"] = spec.pool_left_out;
+  }
   m["prompt"] = prompt_json(spec.prompt);
   m["shots"] = spec.shots;
   m["shot_selection"] = std::string(claims::shot_selection_name(spec.selection));

@@ -33,7 +33,8 @@ struct StageCounts {
 
 // Applies the prompt file's "sampling" defaults to settings, except the fields the user set
 // (names as in the sampling object: temperature, top_p, top_k, max_tokens, frequency_penalty,
-// presence_penalty).
+// presence_penalty). top_k is sent only when the user or the prompt file sets it: otherwise it is
+// unset here (the runner's default top_k 1 would make the prompt's temperature do nothing).
 void apply_prompt_sampling(llm::RunSettings& settings, const claims::PromptSpec& spec,
                            const std::vector<std::string>& user_set);
 
@@ -67,6 +68,9 @@ struct VerifySpec {
   std::size_t folds = 0;  // > 1: shots from other folds of the evaluated set (no --train)
   claims::PromptLimits limits;
   std::string evidence_path, train_path;  // for the manifest
+  // Ids of --train claims left out of the example pool as near-duplicates of the verified claims
+  // (claims/normalize.hpp), recorded in the manifest.
+  std::vector<std::string> pool_left_out;
 };
 
 // One work item per claim, with the ids of its shots in the record field "shots". `pool` is the

@@ -33,6 +33,7 @@ struct Args {
   std::string embed_run, cache_dir;
   bool resume = false, no_cache = false;
   std::size_t concurrency = 4;
+  std::size_t embed_batch = 64;
   int retries = 4;
   double retry_base_s = 1.0;
   double timeout_s = 120;
@@ -72,6 +73,9 @@ void setup(CLI::App& app) {
   app.add_flag("--no-cache", a->no_cache, "Neither read nor write the response cache");
   app.add_option("--cache-dir", a->cache_dir, "Response cache folder");
   app.add_option("--concurrency", a->concurrency, "Embedding requests in flight")->capture_default_str();
+  app.add_option("--embed-batch", a->embed_batch, "Texts per embeddings request (the input array)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{2048}))
+      ->capture_default_str();
   app.add_option("--retries", a->retries, "Extra attempts after a retryable failure")->capture_default_str();
   app.add_option("--retry-base-delay", a->retry_base_s, "First backoff delay (s)")->capture_default_str();
   app.add_option("--timeout", a->timeout_s, "Seconds per embeddings request")->capture_default_str();
@@ -105,6 +109,7 @@ void setup(CLI::App& app) {
       eo.use_cache = !a->no_cache;
       if (!a->cache_dir.empty()) eo.cache_path = llm::default_cache_path(a->cache_dir);
       eo.concurrency = a->concurrency;
+      eo.batch_size = a->embed_batch;
       eo.retries = a->retries;
       eo.retry_base_s = a->retry_base_s;
       eo.timeout_s = a->timeout_s;

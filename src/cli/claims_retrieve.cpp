@@ -36,6 +36,7 @@ struct Args {
   std::string model, api_key_env, embed_run, cache_dir;
   bool resume = false, no_cache = false, gold_recall = false;
   std::size_t concurrency = 4;
+  std::size_t embed_batch = 64;
   int retries = 4;
   double retry_base_s = 1.0, timeout_s = 120;
 };
@@ -144,6 +145,7 @@ llm::Embeddings embed_hits(const Args& a, const retrieval::Index& ix, const retr
   eo.use_cache = !a.no_cache;
   if (!a.cache_dir.empty()) eo.cache_path = llm::default_cache_path(a.cache_dir);
   eo.concurrency = a.concurrency;
+  eo.batch_size = a.embed_batch;
   eo.retries = a.retries;
   eo.retry_base_s = a.retry_base_s;
   eo.timeout_s = a.timeout_s;
@@ -366,6 +368,9 @@ void setup(CLI::App& app) {
   app.add_flag("--no-cache", a->no_cache, "Embeddings: neither read nor write the response cache");
   app.add_option("--cache-dir", a->cache_dir, "Embeddings: response cache folder");
   app.add_option("--concurrency", a->concurrency, "Embeddings: requests in flight")->capture_default_str();
+  app.add_option("--embed-batch", a->embed_batch, "Embeddings: texts per request (the input array)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{2048}))
+      ->capture_default_str();
   app.add_option("--retries", a->retries, "Embeddings: extra attempts after a retryable failure")
       ->capture_default_str();
   app.add_option("--retry-base-delay", a->retry_base_s, "Embeddings: first backoff delay (s)")

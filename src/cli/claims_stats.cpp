@@ -1,17 +1,24 @@
 // numcheck claims stats: what a claim file holds: records, malformed records, label and category
-// distributions, duplicate texts, the numerical-claim filter's pass counts, and (when the file has
-// taxonomy labels) the rule-based categorizer measured against them.
+// distributions, duplicate texts (under claims::normalize_claim), the numerical-claim filter's pass
+// counts, and (when the file has taxonomy labels) the rule-based categorizer measured against
+// them; with several files, the near-duplicates across them (claims::near_duplicates), also as
+// JSON with --near-duplicates.
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/core.h>
 
 #include "claims/category.hpp"
+#include "claims/evidence.hpp"
 #include "claims/load.hpp"
+#include "claims/normalize.hpp"
 #include "claims/segment.hpp"
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "doc/document.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
 #include "stats/classification.hpp"
 
 namespace numcheck::cli {
@@ -20,6 +27,7 @@ namespace {
 struct Args {
   std::vector<std::string> files;
   bool labels = false;
+  std::string near_duplicates;  // JSON output ("" = none)
 };
 
 void print_labels() {
@@ -39,8 +47,8 @@ void print_labels() {
   fmt::print("\n\n");
 }
 
-void stats_for(const std::string& path) {
-  const auto r = claims::load_claims(path);
+claims::LoadResult stats_for(const std::string& path) {
+  auto r = claims::load_claims(path);
   for (std::size_t i = 0; i < r.issues.size() && i < 20; ++i)
     fmt::print(stderr, "numcheck: warning: {}\n", r.issues[i].str());
   if (r.issues.size() > 20) fmt::print(stderr, "numcheck: warning: ... and {} more\n", r.issues.size() - 20);
@@ -53,7 +61,7 @@ void stats_for(const std::string& path) {
   for (const auto& c : r.claims) {
     ++labels[c.label ? std::string(claims::verdict_name(*c.label)) : "(none)"];
     ++cats[c.category ? std::string(claims::category_name(*c.category)) : "(none)"];
-    ++texts[c.text];
+    ++texts[claims::normalize_claim(c.text)];
     const auto segs = claims::find_segments(c.text);
     pass1 += claims::passes_numerical_filter(segs, 1) ? 1 : 0;
     pass2 += claims::passes_numerical_filter(segs, 2) ? 1 : 0;
@@ -83,7 +91,10 @@ void stats_for(const std::string& path) {
   for (const auto& [k, v] : cats)
     ct.rows.push_back({doc::html::Cell::txt(k), doc::html::Cell::num(fmt::format("{}", v))});
   d.table(std::move(ct));
-  d.paragraph(fmt::format("duplicate claim texts: {} (distinct texts {})", dups, texts.size()));
+  d.paragraph(
+      fmt::format("duplicate claim texts: {} (distinct texts {}; texts compared in Unicode NFKC, "
+                  "any case, quote style, dash and spacing)",
+                  dups, texts.size()));
   d.paragraph(fmt::format(
       "with gold evidence (doc): {}; with retrieved evidence: {} ({} snippets, {} claims with none)",
       with_doc, with_evidence, snippets, empty_evidence));
@@ -98,6 +109,86 @@ void stats_for(const std::string& path) {
     claims::add_category_tables(d, rep, m);
   }
   fmt::print("{}", d.to_markdown());
+  return r;
+}
+
+std::string label_of(const claims::Claim& c) {
+  return c.label ? std::string(claims::verdict_name(*c.label)) : std::string();
+}
+
+// Near-duplicates between every two files (earlier file first), printed and returned as JSON.
+io::OrderedJson cross_file_duplicates(const std::vector<std::string>& paths,
+                                      const std::vector<claims::LoadResult>& files) {
+  io::OrderedJson out = io::OrderedJson::object();
+  out["rule"] = {{"normalization",
+                  "Unicode NFKC_Casefold; quotes, dashes, white space runs as one form; "
+                  "surrounding quotes and spaces removed"},
+                 {"jaccard_at_least",
+                  fmt::format("{}/{}", claims::kNearDuplicateJaccardNum, claims::kNearDuplicateJaccardDen)}};
+  io::OrderedJson pairs = io::OrderedJson::array();
+  doc::Document d;
+  d.heading(2, "near-duplicates", "Near-duplicates across files");
+  d.paragraph(
+      fmt::format("Two claims are near-duplicates when their texts are equal in Unicode NFKC, any "
+                  "case, quote style, dash and spacing (same text), or when at least {}/{} of "
+                  "their words are shared (Jaccard of word sets; reworded).",
+                  claims::kNearDuplicateJaccardNum, claims::kNearDuplicateJaccardDen));
+  doc::html::Table t;
+  t.header = {"file A", "file B", "same text", "reworded", "claims of B with a twin in A"};
+  std::vector<std::string> lines;
+  for (std::size_t a = 0; a < files.size(); ++a) {
+    for (std::size_t b = a + 1; b < files.size(); ++b) {
+      std::vector<std::string> ta, tb;
+      for (const auto& c : files[a].claims) ta.push_back(c.text);
+      for (const auto& c : files[b].claims) tb.push_back(c.text);
+      const auto found = claims::near_duplicates(ta, tb);
+      std::size_t same = 0;
+      std::set<std::size_t> twinned;
+      io::OrderedJson items = io::OrderedJson::array();
+      for (const auto& x : found) {
+        same += x.same_text ? 1 : 0;
+        twinned.insert(x.right);
+        const auto& ca = files[a].claims[x.left];
+        const auto& cb = files[b].claims[x.right];
+        io::OrderedJson it = io::OrderedJson::object();
+        it["a_id"] = claims::claim_id(ca);
+        it["b_id"] = claims::claim_id(cb);
+        it["same_text"] = x.same_text;
+        it["common_words"] = x.common;
+        it["words"] = x.words;
+        it["a_label"] = label_of(ca);
+        it["b_label"] = label_of(cb);
+        it["a_claim"] = ca.text;
+        it["b_claim"] = cb.text;
+        items.push_back(std::move(it));
+        lines.push_back(fmt::format("{} ~ {} ({}, words {}/{}; labels {} / {})", claims::claim_id(cb),
+                                    claims::claim_id(ca), x.same_text ? "same text" : "reworded", x.common,
+                                    x.words, label_of(cb).empty() ? "-" : label_of(cb),
+                                    label_of(ca).empty() ? "-" : label_of(ca)));
+      }
+      t.rows.push_back({doc::html::Cell::txt(paths[a]), doc::html::Cell::txt(paths[b]),
+                        doc::html::Cell::num(fmt::format("{}", same)),
+                        doc::html::Cell::num(fmt::format("{}", found.size() - same)),
+                        doc::html::Cell::num(fmt::format("{} of {}", twinned.size(), tb.size()))});
+      io::OrderedJson p = io::OrderedJson::object();
+      p["a"] = paths[a];
+      p["b"] = paths[b];
+      p["a_claims"] = ta.size();
+      p["b_claims"] = tb.size();
+      p["same_text"] = same;
+      p["reworded"] = found.size() - same;
+      p["b_with_twin"] = twinned.size();
+      p["items"] = std::move(items);
+      pairs.push_back(std::move(p));
+    }
+  }
+  d.table(std::move(t));
+  for (std::size_t i = 0; i < lines.size() && i < 50; ++i) d.paragraph(lines[i]);
+  if (lines.size() > 50)
+    d.paragraph(fmt::format("... and {} more (all in --near-duplicates)", lines.size() - 50));
+  fmt::print("{}", d.to_markdown());
+  out["pairs"] = std::move(pairs);
+  return out;
 }
 
 void setup(CLI::App& app) {
@@ -105,10 +196,19 @@ void setup(CLI::App& app) {
   app.add_option("files", a->files, "Claim files (any format the loaders read)");
   app.add_flag("--labels", a->labels,
                "Also print the label map's double-listed labels and how they are resolved");
+  app.add_option("--near-duplicates", a->near_duplicates,
+                 "Write the near-duplicates across the files (two or more, e.g. train val test) as JSON");
   app.callback([a] {
     if (a->files.empty() && !a->labels) throw Error(ErrorCode::kUsage, "give claim files and/or --labels");
+    if (!a->near_duplicates.empty() && a->files.size() < 2)
+      throw Error(ErrorCode::kUsage, "--near-duplicates needs two or more claim files");
     if (a->labels) print_labels();
-    for (const auto& f : a->files) stats_for(f);
+    std::vector<claims::LoadResult> loaded;
+    for (const auto& f : a->files) loaded.push_back(stats_for(f));
+    if (loaded.size() >= 2) {
+      const io::OrderedJson j = cross_file_duplicates(a->files, loaded);
+      if (!a->near_duplicates.empty()) io::write_file_atomic(a->near_duplicates, io::to_pretty(j));
+    }
   });
 }
 
@@ -117,7 +217,7 @@ const CommandRegistration reg(
      "stats",
      "Counts, label/category distributions, filter pass counts, categorizer accuracy",
      setup,
-     "numcheck claims stats --labels",
+     "numcheck claims stats train.json val.json test.csv --near-duplicates near-duplicates.json",
      {"printed"}});
 
 }  // namespace

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "claims/evidence.hpp"
 #include "claims/llm_verify.hpp"
+#include "claims/normalize.hpp"
 #include "claimsllm/stages.hpp"
 #include "cli/claims_batch.hpp"
 #include "cli/claims_llm.hpp"
@@ -110,6 +112,27 @@ void run(const VerifyArgs& a) {
   std::vector<claims::VerifyInput> labelled;
   for (const auto& p : pool)
     if (p.label) labelled.push_back(p);
+  if (!opts.train.empty()) {
+    // Examples never include a reworded or re-quoted copy of a claim being verified.
+    std::vector<std::string> pool_texts, claim_texts;
+    for (const auto& p : labelled) pool_texts.push_back(p.claim);
+    for (const auto& c : claims) claim_texts.push_back(c.claim);
+    const auto drop = claims::near_duplicates_of(pool_texts, claim_texts);
+    std::vector<claims::VerifyInput> kept;
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < labelled.size(); ++i) {
+      if (k < drop.size() && drop[k] == i) {
+        spec.pool_left_out.push_back(labelled[i].id);
+        ++k;
+        continue;
+      }
+      kept.push_back(std::move(labelled[i]));
+    }
+    labelled = std::move(kept);
+    fmt::print("left out {} of the --train examples as near-duplicates of the claims verified{}{}\n",
+               spec.pool_left_out.size(), spec.pool_left_out.empty() ? "" : ": ",
+               fmt::join(spec.pool_left_out, ", "));
+  }
   const auto items = claimsllm::verify_items(claims, labelled, spec);
 
   s.binding["prompt_sha256"] = spec.prompt.sha256;

@@ -16,12 +16,14 @@
 namespace numcheck::llm {
 
 // Sampling settings. Every one of them is sent explicitly with every request (servers' defaults
-// differ: llama-server samples at temperature 0.8, top_k 40). Defaults are the seed's greedy
-// settings; max_tokens is the generation cap.
+// differ: llama-server samples at temperature 0.8, top_k 40), top_k only when set. Defaults are
+// the seed's greedy settings; max_tokens is the generation cap. top_k is unset for runs that
+// follow a paper's sampling where the paper's API has no top_k (the claim stages: a top_k of 1
+// there would make the paper's temperature do nothing on llama.cpp and vLLM).
 struct Sampling {
   double temperature = 0.0;
   double top_p = 1.0;
-  std::int64_t top_k = 1;
+  std::optional<std::int64_t> top_k = 1;  // unset: not sent (the server's own default applies)
   std::uint64_t seed = 20260725;
   std::int64_t max_tokens = 1024;
   // OpenAI's repetition penalties, sent only when set (the QuanTemp paper's ClaimDecomp settings

@@ -863,22 +863,55 @@ ParsedBody detail::parse_completion_dom(std::string_view body, Api api) {
     p.error = "error object: " + error_message_from_body(body);
     return p;
   }
-  if (api == Api::kEmbeddings) {  // {"data": [{"embedding": [numbers...]}], "model": ...}
+  if (api == Api::kEmbeddings) {  // {"data": [{"index": k, "embedding": [numbers...]}...], "model": ...}
+    // One entry (one input text): content is its vector. Several (a batch, "input" an array):
+    // content is the array of their vectors in "index" order (array order when no entry has one).
     auto data = j.find("data");
-    if (data == j.end() || !data->is_array() || data->empty() || !(*data)[0].is_object() ||
-        !(*data)[0].contains("embedding") || !(*data)[0]["embedding"].is_array() ||
-        (*data)[0]["embedding"].empty()) {
+    if (data == j.end() || !data->is_array() || data->empty()) {
       p.error = "no data[0].embedding array";
       return p;
     }
-    const io::Json& e = (*data)[0]["embedding"];
-    for (const auto& x : e) {
-      if (!x.is_number() || !std::isfinite(x.get<double>())) {
-        p.error = "data[0].embedding holds a value that is not a finite number";
+    const std::size_t n = data->size();
+    std::vector<const io::Json*> by_index(n, nullptr);
+    for (std::size_t k = 0; k < n; ++k) {
+      const io::Json& d = (*data)[k];
+      if (!d.is_object() || !d.contains("embedding") || !d["embedding"].is_array() ||
+          d["embedding"].empty()) {
+        p.error = fmt::format("no data[{}].embedding array", k);
         return p;
       }
+      for (const auto& x : d["embedding"]) {
+        if (!x.is_number() || !std::isfinite(x.get<double>())) {
+          p.error = fmt::format("data[{}].embedding holds a value that is not a finite number", k);
+          return p;
+        }
+      }
+      std::size_t at = k;
+      if (n > 1 && d.contains("index")) {
+        const io::Json& ix = d["index"];
+        if (!ix.is_number_unsigned() || ix.get<std::uint64_t>() >= n ||
+            by_index[ix.get<std::size_t>()] != nullptr) {
+          p.error = fmt::format("data[{}].index is not a distinct index below {}", k, n);
+          return p;
+        }
+        at = ix.get<std::size_t>();
+      } else if (by_index[at] != nullptr) {
+        p.error = fmt::format("data[{}].index is not a distinct index below {}", k, n);
+        return p;
+      }
+      by_index[at] = &d["embedding"];
     }
-    p.completion.content = e.dump();
+    if (n == 1) {
+      p.completion.content = by_index[0]->dump();
+    } else {
+      std::string& c = p.completion.content;
+      c = "[";
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k > 0) c += ',';
+        c += by_index[k]->dump();
+      }
+      c += ']';
+    }
     p.completion.finish_reason = "stop";
     if (auto u = j.find("usage"); u != j.end() && u->is_object()) p.completion.usage = *u;
     if (auto m = j.find("model"); m != j.end() && m->is_string()) p.completion.model = m->get<std::string>();

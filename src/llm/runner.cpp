@@ -144,7 +144,7 @@ io::OrderedJson sampling_json(const Sampling& s) {
   io::OrderedJson j = io::OrderedJson::object();
   j["temperature"] = s.temperature;
   j["top_p"] = s.top_p;
-  j["top_k"] = s.top_k;
+  if (s.top_k) j["top_k"] = *s.top_k;
   j["seed"] = s.seed;
   j["max_tokens"] = s.max_tokens;
   if (s.frequency_penalty) j["frequency_penalty"] = *s.frequency_penalty;
@@ -177,7 +177,7 @@ io::OrderedJson group_as_sent(const std::vector<Sampling>& g) {
   for (const auto& s : g) {
     temperature.push_back(s.temperature);
     top_p.push_back(s.top_p);
-    top_k.push_back(s.top_k);
+    if (s.top_k) top_k.push_back(*s.top_k);
     seed.push_back(s.seed);
     max_tokens.push_back(s.max_tokens);
     if (s.frequency_penalty) fp.push_back(*s.frequency_penalty);
@@ -186,7 +186,7 @@ io::OrderedJson group_as_sent(const std::vector<Sampling>& g) {
   io::OrderedJson j = io::OrderedJson::object();
   j["temperature"] = field_as_sent(temperature);
   j["top_p"] = field_as_sent(top_p);
-  j["top_k"] = field_as_sent(top_k);
+  if (!top_k.empty()) j["top_k"] = field_as_sent(top_k);
   j["seed"] = field_as_sent(seed);
   j["max_tokens"] = field_as_sent(max_tokens);
   if (!fp.empty()) j["frequency_penalty"] = field_as_sent(fp);
@@ -275,8 +275,12 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   io::Json body = io::Json::object();
   body["model"] = model;
   const std::optional<std::string>& system = item.system_prompt ? item.system_prompt : settings.system_prompt;
-  if (api == Api::kEmbeddings) {  // no sampling: the vector of the prompt text
-    body["input"] = item.prompt;
+  if (api == Api::kEmbeddings) {  // no sampling: the vector of the prompt text, or of each input
+    if (item.inputs.empty()) {
+      body["input"] = item.prompt;
+    } else {
+      body["input"] = item.inputs;
+    }
     for (auto it = settings.extra_body.begin();
          settings.extra_body.is_object() && it != settings.extra_body.end(); ++it) {
       if (it.key() == "model" || it.key() == "input")
@@ -295,7 +299,7 @@ io::Json build_request_body(const WorkItem& item, const RunSettings& settings, c
   }
   body["temperature"] = s.temperature;
   body["top_p"] = s.top_p;
-  body["top_k"] = s.top_k;
+  if (s.top_k) body["top_k"] = *s.top_k;
   body["seed"] = s.seed;
   body["max_tokens"] = s.max_tokens;
   if (s.frequency_penalty) body["frequency_penalty"] = *s.frequency_penalty;
@@ -575,10 +579,10 @@ struct ItemAttempts {
 // attempt is recorded in attempt_errors and the item waits for its retry at s.due.
 bool after_attempt(ItemAttempts& s, Attempt a, const RetryPolicy& policy, Rng& rng,
                    const std::vector<std::string>& endpoint_names,
-                   const std::function<std::string(const Completion&)>& check_answer) {
+                   const std::function<std::string(const Request&, const Completion&)>& check_answer) {
   const int attempt = s.attempts++;  // 0-based number of this attempt
   if (a.status == Attempt::Status::kOk && check_answer) {
-    if (std::string why = check_answer(a.completion); !why.empty()) {
+    if (std::string why = check_answer(s.job.request, a.completion); !why.empty()) {
       a.status = Attempt::Status::kRetryable;  // never recorded as an answer, never cached
       a.error = "answer rejected: " + why;
       a.completion = Completion{};
@@ -698,7 +702,7 @@ class Dispatch {
         Reader& r = *readers_[lane % readers_.size()];
         std::lock_guard lock(r.m);  // taken by the progress thread only to collect the hits
         hit = r.cache->get(job.cache_key, job.request_sha256);
-        if (hit && settings_.check_answer && !settings_.check_answer(*hit).empty()) {
+        if (hit && settings_.check_answer && !settings_.check_answer(job.request, *hit).empty()) {
           hit.reset();  // an entry the caller's check refuses is never served: ask again
           ++r.refused;
         }

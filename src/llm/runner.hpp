@@ -53,7 +53,10 @@ struct WorkItem {
   // Unique key within the run (resume skips items whose key already has a response record). It is
   // written into records under RunSettings::id_field ("prompt_id" for `orbit run`).
   std::string item_id;
-  std::string prompt;                        // user message (chat) / prompt text (completions)
+  std::string prompt;  // user message (chat) / prompt text (completions)
+  // Api::kEmbeddings: the texts of one batch request, sent as the "input" array (empty: `prompt`
+  // is the one input, sent as a string).
+  std::vector<std::string> inputs;
   std::optional<std::string> system_prompt;  // overrides RunSettings::system_prompt when set
   SamplingOverride sampling;                 // per-item overrides (seed, temperature, ...)
   // Extra fields copied into the item's response/error record right after the id field (e.g.
@@ -95,12 +98,13 @@ struct RunSettings {
   // Set (e.g. by a SIGINT handler) to stop the session gracefully: no new requests, requests in
   // flight finish and are recorded, retries waiting are left for --resume. Polled every 250 ms.
   const std::atomic<bool>* interrupt = nullptr;
-  // A check of every answer (empty: none), returning "" for an acceptable completion, else a
-  // one-line reason (e.g. an embedding of the wrong dimension or from another model). A fresh
+  // A check of every answer (empty: none), given the request it answers, returning "" for an
+  // acceptable completion, else a one-line reason (e.g. an embedding of the wrong dimension or
+  // from another model, or a batch answered with another number of vectors than it has texts). A fresh
   // answer that fails it is a retryable attempt error ("answer rejected: <reason>"): retried,
   // recorded in errors.jsonl when the retries run out, never cached. A cached answer that fails it
   // is never served: the item is asked again (counted in RunSummary::cache_refused).
-  std::function<std::string(const Completion&)> check_answer;
+  std::function<std::string(const Request&, const Completion&)> check_answer;
   bool use_cache = true;
   std::filesystem::path cache_path;  // the cache's database (llm/cache.hpp default_cache_path)
   // The cache's first connection, when the caller started opening it early (open_cache_ahead):
@@ -200,7 +204,7 @@ class RequestBodies {
 };
 
 // The sampling the items are sent with (each item's overrides applied to the run's settings), as
-// run.json records it: with no kind field, sampling_json's fields (temperature, top_p, top_k, seed,
+// run.json records it: with no kind field, sampling_json's fields (temperature, top_p, top_k when set, seed,
 // max_tokens, penalties when set), each the value every item sent, else the sorted distinct values
 // (up to 8), else {"min", "max", "distinct"}; with settings.sampling_kind_field = F,
 // {"by_F": {kind: {the same fields, "calls": n}}} in order of first appearance.

@@ -9,6 +9,7 @@
 
 #include "claims/evidence.hpp"
 #include "claims/load.hpp"
+#include "claims/normalize.hpp"
 #include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/ordered_parallel.hpp"
@@ -132,7 +133,7 @@ ClaimSet load_claim_queries(const std::filesystem::path& claims_file,
   ClaimSet out;
   const claims::LoadResult r = claims::load_claims(claims_file);
   for (const auto& is : r.issues) out.warnings.push_back(is.str());
-  std::map<std::string, std::vector<std::string>> q_by_id, q_by_text;
+  std::map<std::string, std::vector<std::string>> q_by_id, q_by_text, q_by_key;
   if (!questions_file.empty()) {
     const claims::LoadResult q = claims::load_claims(questions_file);
     for (const auto& is : q.issues) out.warnings.push_back(is.str());
@@ -140,6 +141,7 @@ ClaimSet load_claim_queries(const std::filesystem::path& claims_file,
       if (c.questions.empty()) continue;
       if (!c.id.empty()) q_by_id.emplace(c.id, c.questions);
       q_by_text.emplace(c.text, c.questions);
+      q_by_key.emplace(claims::normalize_claim(c.text), c.questions);
     }
   }
   for (const auto& c : r.claims) {
@@ -155,6 +157,8 @@ ClaimSet load_claim_queries(const std::filesystem::path& claims_file,
         cq.questions = it->second;
       } else if (auto t = q_by_text.find(c.text); t != q_by_text.end()) {
         cq.questions = t->second;
+      } else if (auto k = q_by_key.find(claims::normalize_claim(c.text)); k != q_by_key.end()) {
+        cq.questions = k->second;  // the same claim in other quotes, dashes, case or spacing
       }
     }
     if (cq.questions.empty()) ++out.without_questions;

@@ -71,9 +71,9 @@ struct ClaimQueries {
 
 // Claims from any file the claims loaders read (JSON, JSONL incl. {"id","claim"}, CSV); questions
 // from the claim file itself (ClaimDecomp CSV) or from `questions_file` (the ClaimDecomp CSV or
-// any claim file with questions) joined by id, else by exact claim text. A claim without questions
-// keeps only its claim query under kBoth and has no query under kQuestions (counted in
-// without_questions). Load issues of the files become warnings.
+// any claim file with questions) joined by id, else by exact claim text, else by claims::normalize_claim key.
+// A claim without questions keeps only its claim query under kBoth and has no query under kQuestions (counted
+// in without_questions). Load issues of the files become warnings.
 struct ClaimSet {
   std::vector<ClaimQueries> claims;
   std::size_t without_questions = 0;

@@ -33,6 +33,20 @@ TEST(Evaluate, JoinByIdThenExactTextWithDuplicates) {
   EXPECT_EQ(rep.conflicts.size(), 1u);    // "b" predicted False and True
 }
 
+TEST(Evaluate, JoinByNormalizedTextWhenNoExactTextMatches) {
+  // The gold claim in curly quotes, the prediction in straight quotes with other spacing and case.
+  const std::vector<Claim> g = {gold("\xE2\x80\x9CTaxes rose 3%\xE2\x80\x9D", Verdict::kTrue),
+                                gold("Crime fell", Verdict::kFalse)};
+  const std::vector<Claim> p = {gold("\"taxes  rose 3%\"", Verdict::kTrue),
+                                gold("Crime fell", Verdict::kFalse)};
+  JoinReport rep;
+  const auto j = join_predictions(g, p, rep);
+  EXPECT_EQ(j[0], Verdict::kTrue);
+  EXPECT_EQ(j[1], Verdict::kFalse);
+  EXPECT_EQ(rep.by_text, 2u);
+  EXPECT_EQ(rep.unused_predictions, 0u);
+}
+
 TEST(Evaluate, ScoresPairsAndCategories) {
   // gold T T F F F C; system A predicts T F F F T F (Conflicting never predicted), B is perfect.
   std::vector<Claim> g;

@@ -4,7 +4,10 @@
 
 #include <set>
 
+#include <fmt/format.h>
+
 #include "claims/llm_verify.hpp"
+#include "claims/normalize.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::claims {
@@ -31,11 +34,52 @@ TEST(ParseVerdict, EverythingElseIsUnparseable) {
   for (const char* bad :
        {"The claim looks mostly right to me.", "I'm sorry, but I can't help with that request.",
         "Label: SUPPORTS because the numbers match", "Label: TRUE", "Label: REFUTES (partly)",
-        "Label: SUPPORTS\nLabel: REFUTES", "Verdict: SUPPORTS", ""}) {
+        "Label: SUPPORTS\nLabel: REFUTES", "Verdict: SUPPORTS\nLabel: REFUTES", "Verdict: TRUE",
+        "Verdict SUPPORTS", ""}) {
     const auto p = parse_verdict(bad);
     EXPECT_FALSE(p.ok) << bad;
     EXPECT_FALSE(p.reason.empty()) << bad;
   }
+}
+
+TEST(ParseVerdict, VerdictMarkerAsTheZeroShotPromptAsks) {
+  // Table 12's prompt ends "Justification, Verdict:", and the QuanTemp code reads "Verdict:".
+  auto p = parse_verdict("Justification: the evidence gives 12%, not 20%.\nVerdict: REFUTES");
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.verdict, Verdict::kFalse);
+  EXPECT_EQ(p.justification, "the evidence gives 12%, not 20%.");
+  p = parse_verdict("**Verdict:** supports.");
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.verdict, Verdict::kTrue);
+  // Either marker, the last one decides; the same verdict under both is fine.
+  p = parse_verdict("Label: CONFLICTING\nVerdict: CONFLICTING");
+  ASSERT_TRUE(p.ok) << p.reason;
+  EXPECT_EQ(p.verdict, Verdict::kConflicting);
+  EXPECT_FALSE(parse_verdict("Label: SUPPORTS\nVerdict: REFUTES").ok);  // ambiguous across markers
+}
+
+TEST(ParseVerdict, EachVerifyPromptsOwnMarkerParses) {
+  for (const char* name : {"verify_zero_shot", "verify_few_shot"}) {
+    const PromptSpec spec = builtin_prompt(name);
+    ASSERT_TRUE(is_verdict_marker(spec.verdict_marker)) << name << ": " << spec.verdict_marker;
+    // The prompt asks for its marker (the user template, or the examples' layout).
+    EXPECT_NE((spec.user + spec.example).find(spec.verdict_marker), std::string::npos) << name;
+    for (const Verdict v : {Verdict::kTrue, Verdict::kFalse, Verdict::kConflicting}) {
+      const std::string answer =
+          fmt::format("The numbers were compared.\n{} {}", spec.verdict_marker, verdict_word(v));
+      const auto p = parse_verdict(answer);
+      ASSERT_TRUE(p.ok) << name << ": " << p.reason;
+      EXPECT_EQ(p.verdict, v) << answer;
+    }
+  }
+  EXPECT_EQ(builtin_prompt("verify_zero_shot").verdict_marker, "Verdict:");
+  EXPECT_EQ(builtin_prompt("verify_few_shot").verdict_marker, "Label:");
+  PromptSpec odd = builtin_prompt("verify_zero_shot");
+  odd.verdict_marker = "Answer:";  // a marker the parser would never read
+  VerifyInput c;
+  c.id = "c:1";
+  c.claim = "x";
+  EXPECT_THROW((void)verify_prompt(odd, c, {}, {}), Error);
 }
 
 VerifyInput input(std::string id, std::string claim, std::optional<Verdict> v) {
@@ -83,7 +127,7 @@ TEST(ShotSelector, NeverTheClaimItselfNorItsDuplicate) {
                 i == 7 ? 29u : 30u);  // 31 in the pool: itself (and for p:7 its duplicate) left out
       for (const auto* s : shots) {
         EXPECT_NE(s->id, c.id);
-        EXPECT_NE(claim_group_key(s->claim), claim_group_key(c.claim));
+        EXPECT_NE(normalize_claim(s->claim), normalize_claim(c.claim));
       }
     }
   }

@@ -312,8 +312,36 @@ TEST_F(StagesTest, ZeroShotVerifier) {
   auto b = backend();
   (void)llm::run_items(verify_items(in, {}, spec), s, *b, dir_ / "z");
   const StageCounts c = write_predictions(in, spec, dir_ / "z");
-  EXPECT_EQ(c.ok, 6u);
+  // The server answers "Verdict: X" as Table 12's prompt asks: every well-formed answer parses.
+  EXPECT_EQ(c.ok, 6u) << slurp(dir_ / "z" / "verdicts.jsonl");
   EXPECT_EQ(c.parse_failures, 2u);
+  ASSERT_FALSE(server_->requests().empty());
+  for (const auto& body : server_->requests()) {
+    // The paper's temperature, and no top_k (top_k 1 would make the temperature do nothing).
+    EXPECT_EQ(body["temperature"], 0.3);
+    EXPECT_FALSE(body.contains("top_k")) << body.dump();
+  }
+  const io::Json run = io::read_json_file(dir_ / "z" / "run.json");
+  EXPECT_FALSE(run["binding"]["sampling"].contains("top_k"));
+}
+
+TEST_F(StagesTest, TopKIsSentOnlyWhenTheUserSetsIt) {
+  const auto in = verify_inputs();
+  VerifySpec spec;
+  spec.prompt = claims::builtin_prompt("verify_zero_shot");
+  auto s = settings();
+  s.sampling.top_k = 40;  // --top-k 40
+  apply_prompt_sampling(s, spec.prompt, {"top_k"});
+  auto b = backend();
+  (void)llm::run_items(verify_items(in, {}, spec), s, *b, dir_ / "k");
+  ASSERT_FALSE(server_->requests().empty());
+  for (const auto& body : server_->requests()) EXPECT_EQ(body["top_k"], 40);
+  // A prompt file that sets top_k has it sent too.
+  spec.prompt.sampling["top_k"] = 5;
+  auto s2 = settings();
+  apply_prompt_sampling(s2, spec.prompt, {});
+  ASSERT_TRUE(s2.sampling.top_k.has_value());
+  EXPECT_EQ(*s2.sampling.top_k, 5);
 }
 
 TEST_F(StagesTest, RelevanceThroughEmbeddings) {
@@ -389,7 +417,7 @@ TEST(Relevance, WrongDimensionOrModelIsNeverUsedAndResumeCompletes) {
   const std::size_t posts = server.post_count();
   opt.resume = true;
   add_relevance(q, recs, opt);
-  EXPECT_EQ(server.post_count() - posts, 3u);  // the probe and the two rejected texts, nothing else
+  EXPECT_EQ(server.post_count() - posts, 2u);  // the probe and one batch of the two rejected texts
   auto cos = [&](const std::string& x, const std::string& y) {
     const auto a = server.vector_for(x), b = server.vector_for(y);
     double ab = 0, aa = 0, bb = 0;

@@ -1,8 +1,9 @@
 // The embeddings client (claims retrieve's re-ranking, claims questions-quality's relevance) through
-// the runner against the embeddings test server: vectors arrive,
-// retryable faults are retried, malformed vectors are errors that are recorded and never cached,
-// a wrong dimension is dropped, a resumed run asks for nothing again, and a cached vector of one
-// model is never served for another.
+// the runner against the embeddings test server: vectors arrive in batches (one request per
+// batch_size texts), retryable faults are retried, malformed vectors are errors that are recorded
+// and never cached, a wrong dimension or a batch answered with a vector missing is rejected naming
+// the text, a resumed run asks for nothing again, the cache serves texts one by one whatever batch
+// they came in, and a cached vector of one model is never served for another.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,7 +83,7 @@ TEST_F(EmbedFixture, VectorsRetriesAndErrors) {
   EXPECT_EQ(again.summary.unanswered, 0u);
   EXPECT_TRUE(again.by_text.count("broken vector here"));
   EXPECT_EQ(again.by_text.at("odd dimension text"), server.vector_for("odd dimension text"));
-  EXPECT_EQ(server.post_count() - before, 3u);
+  EXPECT_EQ(server.post_count() - before, 2u);  // the probe and one batch of the two
   EXPECT_EQ(again.summary.from_cache, kTexts.size() - 2);
 }
 
@@ -106,7 +107,7 @@ TEST_F(EmbedFixture, NeverAVectorOfAnotherModel) {
   o.model = "other-model";
   const Embeddings e = embed_texts(kTexts, o);
   EXPECT_EQ(server.post_count() - posts,
-            kTexts.size() + 1);  // the probe; nothing from the first model's cache
+            2u);  // the probe and one batch; nothing from the first model's cache
   EXPECT_EQ(e.summary.unanswered, 0u);
 }
 
@@ -127,7 +128,10 @@ TEST_F(EmbedFixture, WrongDimensionIsNeverCached) {
   EXPECT_EQ(e.by_text.at("the budget deficit"), server.vector_for("the budget deficit"));  // the retry's
   EXPECT_FALSE(e.by_text.count("odd dimension text"));
   EXPECT_EQ(e.rejected, 1u);
-  EXPECT_EQ(errors_mentioning(dir / "a", "answer rejected: a vector of dimension 65, not 64"), 1u);
+  // The batch's error names the text; the text's own request (after the batch failed) is one more.
+  EXPECT_EQ(errors_mentioning(dir / "a", "answer rejected: a vector of dimension 65, not 64"), 2u);
+  EXPECT_EQ(errors_mentioning(dir / "a", "for text t"), 1u);
+  EXPECT_EQ(errors_mentioning(dir / "a", "\\\"odd dimension text\\\""), 1u);
   server.set_faults({});
   const std::size_t posts = server.post_count();
   const Embeddings again = embed_texts(kTexts, opts("b"));
@@ -147,7 +151,7 @@ TEST_F(EmbedFixture, CachedVectorOfAnotherDimensionIsNeverServed) {
   o.endpoints = {narrow.base_url()};
   const Embeddings e = embed_texts(kTexts, o);
   EXPECT_EQ(e.dimension, 32u);
-  EXPECT_EQ(narrow.post_count(), kTexts.size() + 1);
+  EXPECT_EQ(narrow.post_count(), 2u);  // the probe and one batch
   EXPECT_EQ(e.summary.from_cache, 0u);
   EXPECT_EQ(e.summary.cache_refused, kTexts.size());
   EXPECT_EQ(e.summary.cache_rejected, 0u);  // the entries themselves are intact
@@ -165,12 +169,69 @@ TEST_F(EmbedFixture, AnswerFromAnotherModelIsNeverCachedOrUsed) {
   const Embeddings e = embed_texts(kTexts, opts("a"));
   EXPECT_FALSE(e.by_text.count("unemployment rose"));
   EXPECT_EQ(e.rejected, 1u);
-  EXPECT_EQ(errors_mentioning(dir / "a", "an embedding from model 'impostor-model', not 'hash-bow-64'"), 1u);
+  // The batch's error and the text's own request's.
+  EXPECT_EQ(errors_mentioning(dir / "a", "an embedding from model 'impostor-model', not 'hash-bow-64'"), 2u);
   server.set_faults({});
   const std::size_t posts = server.post_count();
   const Embeddings again = embed_texts(kTexts, opts("b"));
   EXPECT_EQ(server.post_count() - posts, 2u);  // the probe and the rejected text
   EXPECT_EQ(again.by_text.at("unemployment rose"), server.vector_for("unemployment rose"));
+}
+
+// Texts go in batches: 150 texts are the probe and 3 requests of at most 64 (1 + 150 requests one
+// text at a time); vectors land on their texts although the server answers in reverse order.
+TEST_F(EmbedFixture, BatchesOfTextsOneRequestEach) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 150; ++i) many.push_back("claim number " + std::to_string(i) + " about jobs");
+  many.push_back("claim number 7 about jobs");  // a repeated text is embedded once
+  const Embeddings e = embed_texts(many, opts("a"));
+  EXPECT_EQ(server.post_count(), 4u);
+  EXPECT_EQ(server.largest_batch(), 64u);
+  EXPECT_EQ(server.text_count(), 151u);  // the probe and each distinct text once
+  ASSERT_EQ(e.by_text.size(), 150u);
+  for (const auto& t : many) EXPECT_EQ(e.by_text.at(t), server.vector_for(t)) << t;
+  // The cache is per text: a list that shares 150 texts with the first in other batches asks
+  // only for the new ones.
+  many.push_back("a new claim about wages");
+  auto o = opts("b");
+  o.batch_size = 7;
+  const std::size_t posts = server.post_count();
+  const Embeddings b = embed_texts(many, o);
+  EXPECT_EQ(server.post_count() - posts, 2u);
+  EXPECT_EQ(b.summary.from_cache, 150u);
+  EXPECT_EQ(b.by_text.at("a new claim about wages"), server.vector_for("a new claim about wages"));
+  // batch_size 1 is one request per text.
+  auto one = opts("c");
+  one.batch_size = 1;
+  one.use_cache = false;
+  const std::size_t before = server.post_count();
+  (void)embed_texts({"x one", "x two", "x three"}, one);
+  EXPECT_EQ(server.post_count() - before, 4u);
+}
+
+// A batch answered with a vector missing is rejected (never used: which vector belongs to which
+// text is unknown), retried, then its texts are asked one by one: only the text the server never
+// answers is left without a vector, named in errors.jsonl.
+TEST_F(EmbedFixture, BatchAnsweredWithTheWrongCountIsAnError) {
+  server.set_faults({{"budget", "count", -1}});
+  const Embeddings e = embed_texts(kTexts, opts("a"));
+  EXPECT_EQ(e.by_text.size(), kTexts.size() - 1);
+  EXPECT_FALSE(e.by_text.count("the budget deficit"));
+  for (const auto& t : kTexts) {
+    if (t != "the budget deficit") {
+      EXPECT_EQ(e.by_text.at(t), server.vector_for(t)) << t;
+    }
+  }
+  EXPECT_EQ(errors_mentioning(dir / "a", "answer rejected: 5 vectors for a batch of 6 texts"), 1u);
+  EXPECT_EQ(errors_mentioning(dir / "a", "\"text_ids\":[\"" + text_item_id("the budget deficit") + "\"]"),
+            1u);
+  EXPECT_EQ(e.summary.unanswered, 1u);
+  // Nothing was cached from the rejected batch: only the lone text's answers were used.
+  server.set_faults({});
+  const std::size_t posts = server.post_count();
+  const Embeddings again = embed_texts(kTexts, opts("b"));
+  EXPECT_EQ(server.post_count() - posts, 2u);
+  EXPECT_EQ(again.by_text.at("the budget deficit"), server.vector_for("the budget deficit"));
 }
 
 }  // namespace

@@ -937,7 +937,7 @@ TEST_F(RunnerTest, AnswersAreRecordedWhenRefillingTheirSlotsFails) {
   // The check throws on q-000's cached answer, which the runner checks when it makes q-000's job:
   // while p-004 is in flight (the job is made ahead) or when p-004's answer frees the slot.
   std::atomic<int> calls{0};
-  s.check_answer = [&](const Completion& c) -> std::string {
+  s.check_answer = [&](const Request&, const Completion& c) -> std::string {
     ++calls;
     if (c.content.find("q-000") != std::string::npos)
       throw std::runtime_error("check failed while refilling");

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -33,51 +34,79 @@ EmbeddingsServer::EmbeddingsServer(std::string model, std::size_t dimension)
   im->svr.Post("/v1/embeddings", [this, im](const httplib::Request& req, httplib::Response& res) {
     ++posts_;
     io::Json body = io::Json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.contains("input") || !body["input"].is_string() ||
-        !body.contains("model")) {
+    std::vector<std::string> inputs;
+    bool ok = !body.is_discarded() && body.is_object() && body.contains("input") && body.contains("model");
+    if (ok && body["input"].is_string()) {
+      inputs.push_back(body["input"].get<std::string>());
+    } else if (ok && body["input"].is_array() && !body["input"].empty()) {
+      for (const auto& x : body["input"]) {
+        if (!x.is_string()) ok = false;
+        if (ok) inputs.push_back(x.get<std::string>());
+      }
+    } else {
+      ok = false;
+    }
+    if (!ok) {
       res.status = 400;
-      res.set_content(R"({"error":{"message":"need model and input"}})", "application/json");
+      res.set_content(R"({"error":{"message":"need model and input, a string or an array of strings"}})",
+                      "application/json");
       return;
     }
-    const std::string text = body["input"].get<std::string>();
-    std::string fault;
+    texts_ += inputs.size();
+    // The fault of each input text (its first matching fault still in force).
+    std::vector<std::string> fault(inputs.size());
     std::string model;
     {
       std::lock_guard<std::mutex> l(im->mu);
       model = im->model;
-      for (std::size_t i = 0; i < im->faults.size(); ++i) {
-        const auto& f = im->faults[i];
-        if (text.find(f.match) == std::string::npos) continue;
-        int& n = im->seen[std::to_string(i) + "\n" + text];
-        if (f.times < 0 || n < f.times) {
-          ++n;
-          fault = f.kind;
-          break;
+      std::size_t largest = largest_batch_.load();
+      if (inputs.size() > largest) largest_batch_ = inputs.size();
+      for (std::size_t t = 0; t < inputs.size(); ++t) {
+        for (std::size_t i = 0; i < im->faults.size(); ++i) {
+          const auto& f = im->faults[i];
+          if (inputs[t].find(f.match) == std::string::npos) continue;
+          int& n = im->seen[std::to_string(i) + "\n" + inputs[t]];
+          if (f.times < 0 || n < f.times) {
+            ++n;
+            fault[t] = f.kind;
+            break;
+          }
         }
       }
     }
-    if (fault == "429") {
+    auto any = [&](const char* kind) { return std::find(fault.begin(), fault.end(), kind) != fault.end(); };
+    if (any("429")) {  // the whole request
       res.status = 429;
       res.set_header("Retry-After", "0");
       res.set_content(R"({"error":{"message":"rate limited"}})", "application/json");
       return;
     }
-    if (fault == "500") {
+    if (any("500")) {
       res.status = 500;
       res.set_content(R"({"error":{"message":"internal error"}})", "application/json");
       return;
     }
-    io::Json vec = io::Json::array();
-    if (fault == "malformed") {
-      vec = io::Json::array({"not", "a", "number"});
-    } else {
-      for (double x : vector_for(text)) vec.push_back(x);
-      if (fault == "dimension") vec.push_back(1.0);
+    if (any("model")) model = "impostor-model";  // the answer says another model made it
+    io::Json data = io::Json::array();
+    for (std::size_t t = 0; t < inputs.size(); ++t) {
+      if (fault[t] == "count") continue;  // this text's vector is left out of the answer
+      io::Json vec = io::Json::array();
+      if (fault[t] == "malformed") {
+        vec = io::Json::array({"not", "a", "number"});
+      } else {
+        for (double x : vector_for(inputs[t])) vec.push_back(x);
+        if (fault[t] == "dimension") vec.push_back(1.0);
+      }
+      data.push_back({{"object", "embedding"}, {"index", data.size()}, {"embedding", vec}});
     }
-    if (fault == "model") model = "impostor-model";  // the answer says another model made it
+    if (data.empty())
+      data.push_back({{"object", "embedding"}, {"index", 0}, {"embedding", io::Json::array()}});
+    // Answered in reverse index order: the client must place vectors by "index".
+    io::Json reversed = io::Json::array();
+    for (std::size_t k = data.size(); k-- > 0;) reversed.push_back(data[k]);
     io::Json j = {{"object", "list"},
                   {"model", model},
-                  {"data", io::Json::array({{{"object", "embedding"}, {"index", 0}, {"embedding", vec}}})},
+                  {"data", reversed},
                   {"usage", {{"prompt_tokens", 1}, {"total_tokens", 1}}}};
     res.set_content(j.dump(), "application/json");
   });

@@ -127,7 +127,10 @@ std::string claims_answer(const std::string& user_prompt) {
     static constexpr const char* kWords[] = {"SUPPORTS", "REFUTES", "CONFLICTING"};
     verdict = kWords[fnv1a64(claim) % 3];
   }
-  return fmt::format("The evidence was compared with the numbers in the claim.\nLabel: {}", verdict);
+  // The marker the prompt asks for: Table 12's zero-shot prompt ends "Verdict:", Table 11's
+  // examples end "Label:".
+  const char* marker = ends_with(user_prompt, "Verdict:") ? "Verdict:" : "Label:";
+  return fmt::format("The evidence was compared with the numbers in the claim.\n{} {}", marker, verdict);
 }
 
 int nondeterministic_variant(const std::string& prompt) { return static_cast<int>(fnv1a64(prompt) % 3); }
@@ -242,6 +245,8 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
       return;
     }
     for (const char* f : {"model", "temperature", "top_p", "top_k", "seed", "max_tokens"}) {
+      // The claim stages send top_k only when the user or the prompt file sets one.
+      if (im->opts.claims && std::string_view(f) == "top_k" && !body.contains(f)) continue;
       if (!body.contains(f) ||
           !(body[f].is_number() || (std::string_view(f) == "model" && body[f].is_string()))) {
         ++missing_sampling_;

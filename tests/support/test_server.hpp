@@ -69,7 +69,8 @@ struct ServerOptions {
   std::string api_key;        // non-empty: every route wants "Authorization: Bearer <api_key>" (else 401)
   bool strict_model = false;  // requests naming another model get 404 "The model '...' does not exist"
   bool foreign = false;       // not an OpenAI server: every route answers a 404 HTML page
-  // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below).
+  // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below); top_k is
+  // then optional (every other sampling field is still required).
   bool claims = false;
   bool echo_key = false;  // /v1/models and /props echo the request's bearer token (a leaky server)
   // A nondeterministic server (for `orbit repeat`): from the second request of a prompt on, the
@@ -86,7 +87,8 @@ struct ServerOptions {
 //   "def program():") and verification (prompt holding "[Evidences]:"); the claim is the text
 //   after the prompt's last "Claim: " / "# The claim is that " / "[Claim]:". Markers in the claim
 //   choose the answer: "[malformed]" an answer in the wrong format, "[refuse]" a refusal,
-//   "[true]"/"[false]"/"[conflicting]" the verdict (otherwise FNV-1a of the claim text mod 3).
+//   "[true]"/"[false]"/"[conflicting]" the verdict (otherwise FNV-1a of the claim text mod 3),
+//   after "Verdict:" when the prompt ends with it (Table 12), else after "Label:".
 //   Well-formed answers are derived from the claim text only, so they are the same on every call.
 [[nodiscard]] std::string claims_answer(const std::string& user_prompt);
 // The claims mode's embedding of a text: 32 dimensions, +1 at FNV-1a(word) mod 32 for every
