@@ -258,10 +258,10 @@ doc::Document section_document(const ClaimsSection& s) {
       "support; figures in percent with 95% bootstrap intervals in brackets. \"ours\" marks numcheck's own "
       "verifiers, \"released\" the QuanTemp authors' released predictions. An answer that could not be "
       "parsed counts as wrong; the \"unparsed\" column beside the F1 figures says how many there were.");
+  if (!s.trained_on.empty()) d.paragraph(s.trained_on);
   if (!s.table2.empty()) {
     d.heading(3, "claims-table2", "Gold evidence: full set and per category (Table 2 figures)");
     if (!s.gold_note.empty()) d.paragraph(s.gold_note);
-    if (!s.trained_on.empty()) d.paragraph(s.trained_on);
     doc::html::Table t;
     t.caption = "Claim verification with gold evidence, full set";
     t.id = "claims-table2";
