@@ -171,13 +171,13 @@ void ClaimOnlyTfidfLogReg::fit(const std::vector<const claims::EvidenceRecord*>&
     const int k = 5;
     const auto fold = grouped_stratified_folds(copy, k, 20260725);
     double best = -1;
-    for (const double C : select_C_) {
+    for (const double candidate : select_C_) {
       std::vector<int> gold, pred;
       for (int f = 0; f < k; ++f) {
         std::vector<const claims::EvidenceRecord*> tr;
         for (std::size_t i = 0; i < records.size(); ++i)
           if (fold[i] != f) tr.push_back(records[i]);
-        ClaimOnlyTfidfLogReg inner(max_n_, {C});
+        ClaimOnlyTfidfLogReg inner(max_n_, {candidate});
         inner.fit(tr);
         for (std::size_t i = 0; i < records.size(); ++i)
           if (fold[i] == f) {
@@ -189,7 +189,7 @@ void ClaimOnlyTfidfLogReg::fit(const std::vector<const claims::EvidenceRecord*>&
           stats::classification_report(stats::ConfusionMatrix::from_labels(gold, pred, kK)).macro_f1;
       if (m > best) {
         best = m;
-        C_ = C;
+        C_ = candidate;
       }
     }
   } else if (!select_C_.empty()) {

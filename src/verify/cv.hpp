@@ -55,7 +55,7 @@ class ClaimOnlyTfidfLogReg {
   explicit ClaimOnlyTfidfLogReg(int max_n = 2, std::vector<double> select_C = {0.3, 1, 3, 10, 30})
       : max_n_(max_n), select_C_(std::move(select_C)) {}
   void fit(const std::vector<const claims::EvidenceRecord*>& records);
-  [[nodiscard]] double chosen_C() const noexcept { return C_; }
+  [[nodiscard]] double chosen_c() const noexcept { return C_; }
   [[nodiscard]] claims::Verdict predict(const claims::EvidenceRecord& r) const;
   // The L2-normalized TF-IDF row of `r` over the fitted vocabulary: (0-based index, value), ascending.
   [[nodiscard]] std::vector<std::pair<std::size_t, double>> row(const claims::EvidenceRecord& r) const;
