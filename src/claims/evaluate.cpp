@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "claims/category.hpp"
 #include "claims/normalize.hpp"
+#include "core/prng.hpp"
 #include "doc/document.hpp"
 #include "stats/bootstrap.hpp"
 #include "stats/tests.hpp"
@@ -293,6 +295,18 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
         c.ttest = kfold_ttest(g, pa, pb, opt.folds, opt.fold_seed);
         c.ttest_seed = opt.fold_seed;
         c.ttest_ran = true;
+        std::vector<std::size_t> order(g.size());
+        for (std::size_t r = 0; r < opt.fold_orders; ++r) {
+          std::iota(order.begin(), order.end(), std::size_t{0});
+          if (r > 0) Rng(opt.fold_seed, fmt::format("claim-order-{}", r)).shuffle(order);
+          std::vector<int> og(g.size()), oa(g.size()), ob(g.size());
+          for (std::size_t i = 0; i < order.size(); ++i) {
+            og[i] = g[order[i]];
+            oa[i] = pa[order[i]];
+            ob[i] = pb[order[i]];
+          }
+          c.ttest_p_orders.push_back(kfold_ttest(og, oa, ob, opt.folds, opt.fold_seed).macro.p);
+        }
       }
       e.comparisons.push_back(std::move(c));
     }
@@ -395,6 +409,22 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
       t["weighted_f1"] = {{"mean_diff", c.ttest.weighted.mean_diff},
                           {"t", num_or_null(c.ttest.weighted.t)},
                           {"p", num_or_null(c.ttest.weighted.p)}};
+      if (!c.ttest_p_orders.empty()) {
+        std::vector<double> ps;
+        for (const double p : c.ttest_p_orders)
+          if (!std::isnan(p)) ps.push_back(p);
+        std::sort(ps.begin(), ps.end());
+        const std::size_t m = ps.size();
+        t["macro_f1_p_over_claim_orders"] = {
+            {"orders", c.ttest_p_orders.size()},
+            {"how",
+             "the claims as given, then shuffled with numcheck::Rng(seed, \"claim-order-<r>\"); each "
+             "order cut into the same shuffled folds"},
+            {"min", m == 0 ? io::OrderedJson(nullptr) : io::OrderedJson(ps.front())},
+            {"median", m == 0 ? io::OrderedJson(nullptr)
+                              : io::OrderedJson(m % 2 == 1 ? ps[m / 2] : (ps[m / 2 - 1] + ps[m / 2]) / 2)},
+            {"max", m == 0 ? io::OrderedJson(nullptr) : io::OrderedJson(ps.back())}};
+      }
       t["fold_macro_f1_a"] = c.ttest.macro_a;
       t["fold_macro_f1_b"] = c.ttest.macro_b;
       o["ttest_kfold"] = t;

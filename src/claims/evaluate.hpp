@@ -86,6 +86,10 @@ struct Comparison {
   bool ttest_ran = false;
   std::uint64_t ttest_seed = 42;
   stats::KFoldTTest ttest;
+  // The t-test's macro-F1 p under fold_orders orders of the claims (the first as given, the others
+  // shuffled with numcheck::Rng(fold_seed, "claim-order-<r>")), each cut with the same fold scheme:
+  // how much p moves with the fold assignment alone.
+  std::vector<double> ttest_p_orders;
 };
 
 struct EvaluateOptions {
@@ -95,6 +99,7 @@ struct EvaluateOptions {
   std::size_t folds = 10;
   std::uint64_t fold_seed = 42;  // numcheck::Rng seed of the t-test's folds (the QuanTemp code's
                                  // random_state value, but not its numpy fold draw)
+  std::size_t fold_orders = 20;  // claim orders for the spread of the t-test's p (Comparison)
 };
 
 struct Evaluation {

@@ -19,7 +19,7 @@ struct Args {
   std::string evidence, json_out;
   VerifierFlags verifier;
   verify::CvOptions opt;
-  bool no_ablation = false;
+  bool no_ablation = false, no_variants = false;
 };
 
 void setup(CLI::App& app) {
@@ -35,12 +35,14 @@ void setup(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--no-ablation", a->no_ablation,
                "Skip the feature-group ablations and the number-token variant");
+  app.add_flag("--no-variants", a->no_variants, "Skip the other learners (xgboost, stacked, linear)");
   app.add_option("--json", a->json_out, "Also write the results as JSON to this file");
   app.footer(
       "Markdown on stdout. Never run this on test claims you report on. See docs/claims-reference.md.");
   app.callback([a] {
     const auto settings = verifier_settings(a->verifier);
     a->opt.ablations = !a->no_ablation;
+    a->opt.variants = !a->no_variants;
     const auto recs = claims::read_evidence(a->evidence);
     const auto rep = verify::cross_validate(recs, settings, a->opt);
     fmt::print("{}", verify::cv_markdown(rep));

@@ -14,7 +14,7 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string eval, cv, paper, note, out;
+  std::string eval, cv, paper, note, out, model, model_data;
   std::vector<std::string> ours, notes;
 };
 
@@ -29,6 +29,12 @@ void setup(CLI::App& app) {
                  "the first is the one in bold")
       ->required();
   app.add_option("--gold-note", a->note, "One paragraph saying what the gold-evidence claims are");
+  app.add_option("--model", a->model,
+                 "Model file of the first --ours system (`claims train --out`): the section says what it was "
+                 "trained on");
+  app.add_option("--model-data", a->model_data,
+                 "What the model's training records are, in words (e.g. \"the QuanTemp val split with its "
+                 "shipped top-3 snippets\"); with --model");
   app.add_option("--note", a->notes, "Extra paragraph(s) for the section (e.g. a skipped stage); repeatable");
   app.add_option("--out", a->out, "Section file to write (JSON), the input of `orbit report --claims`")
       ->required();
@@ -42,6 +48,12 @@ void setup(CLI::App& app) {
       j["ours"] = a->ours;
     }
     j["gold_note"] = a->note;
+    if (!a->model_data.empty() && a->model.empty()) fail(ErrorCode::kUsage, "--model-data needs --model");
+    const std::string trained_on =
+        a->model.empty()
+            ? std::string()
+            : verify::trained_on_note(io::read_json_file(a->model), a->ours[0], a->model_data, a->model);
+    j["trained_on"] = trained_on;
     j["notes"] = a->notes;
     j["eval"] = a->eval.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->eval));
     j["cv"] = a->cv.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->cv));
@@ -52,6 +64,7 @@ void setup(CLI::App& app) {
     auto s = verify::build_claims_section(io::Json::parse(io::to_line(j["eval"])),
                                           io::Json::parse(io::to_line(j["cv"])),
                                           io::Json::parse(io::to_line(j["paper"])), a->ours, a->note);
+    s.trained_on = trained_on;
     s.notes = a->notes;  // the Markdown on stdout shows the notes too, as the report does
     fmt::print("{}", verify::section_document(s).to_markdown());
   });
@@ -62,7 +75,8 @@ const CommandRegistration reg(
      "section",
      "Gather claim results into the report's claims section",
      setup,
-     "numcheck claims section --eval eval.json --cv cv.json --ours numcheck_trained --out section.json",
+     "numcheck claims section --eval eval.json --cv cv.json --ours numcheck_trained --model model.json "
+     "--out section.json",
      {"written"}});
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "verify/features.hpp"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -341,6 +342,98 @@ Alignment align(const std::vector<claims::Segment>& claim,
 }
 
 // ---------------------------------------------------------------------------------------------
+// Evidence context
+
+namespace {
+
+// 0: e agrees with a claim quantity (same class and proportion kind, within 10%, or a point inside
+// the other's interval), 1: it contradicts one (same class, none agrees), 2: unrelated.
+int relate(const Q& e, const std::vector<Q>& claim) {
+  int best = 2;
+  for (const auto& q : claim) {
+    if (e.cls != q.cls || e.proportion != q.proportion) continue;
+    if ((e.point && (q.lo || q.hi) && inside(*e.point, q)) ||
+        (q.point && (e.lo || e.hi) && inside(*q.point, e)))
+      return 0;
+    if (e.point && q.point) {
+      if (*e.point == *q.point || closeness(*q.point, *e.point) <= 2) return 0;
+      best = 1;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+EvidenceContext evidence_context(std::string_view claim, const std::vector<claims::Segment>& claim_segs,
+                                 const std::vector<std::string_view>& docs,
+                                 const std::vector<std::vector<claims::Segment>>& doc_segs,
+                                 const FeatureSettings& s) {
+  EvidenceContext c;
+  std::vector<Q> cq;
+  for (const auto& sg : claim_segs)
+    if (auto q = quantity(sg)) cq.push_back(*q);
+  // Quoting: the claim's word 3-grams (surface words) found in each document's words.
+  std::vector<std::string> cw;
+  surface_tokens(claim, 0, claim.size(), cw);
+  std::set<std::string> tri;
+  for (std::size_t i = 0; i + 3 <= cw.size(); ++i) tri.insert(cw[i] + ' ' + cw[i + 1] + ' ' + cw[i + 2]);
+  std::size_t best_doc = docs.size();
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    if (tri.empty()) break;
+    std::vector<std::string> dw;
+    surface_tokens(docs[d], 0, docs[d].size(), dw);
+    std::set<std::string> dt;
+    for (std::size_t i = 0; i + 3 <= dw.size(); ++i) dt.insert(dw[i] + ' ' + dw[i + 1] + ' ' + dw[i + 2]);
+    std::size_t found = 0;
+    for (const auto& t : tri) found += dt.count(t);
+    const double share = static_cast<double>(found) / static_cast<double>(tri.size());
+    if (share > c.quote) {
+      c.quote = share;
+      best_doc = d;
+    }
+  }
+  std::set<std::string> agree, contra;
+  for (std::size_t d = 0; d < docs.size() && d < doc_segs.size(); ++d) {
+    for (const auto& sg : doc_segs[d]) {
+      const auto e = quantity(sg);
+      if (!e || cq.empty()) continue;
+      const int r = relate(*e, cq);
+      if (r == 2) continue;
+      if (r == 0) {
+        ++c.agreeing;
+        if (d == 0) c.first_doc_agree = true;
+        if (d == best_doc && e->point && std::any_of(cq.begin(), cq.end(), [&](const Q& q) {
+              return q.cls == e->cls && q.point && *q.point == *e->point;
+            }))
+          c.quote_doc_exact = true;
+      } else {
+        ++c.contradicting;
+      }
+      if (s.context_words.empty()) continue;
+      const std::string_view text = docs[d];
+      const std::size_t b = sg.begin > s.context_chars ? sg.begin - s.context_chars : 0;
+      const std::size_t e_end = std::min(text.size(), sg.end + s.context_chars);
+      if (b >= e_end) continue;
+      std::vector<std::string> ws;
+      surface_tokens(text, b, e_end, ws);
+      for (const auto& [name, phrases] : s.context_words) {
+        const bool hit = std::any_of(phrases.begin(), phrases.end(), [&](const std::vector<std::string>& p) {
+          if (p.empty() || p.size() > ws.size()) return false;
+          for (std::size_t i = 0; i + p.size() <= ws.size(); ++i)
+            if (std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i))) return true;
+          return false;
+        });
+        if (hit) (r == 0 ? agree : contra).insert(name);
+      }
+    }
+  }
+  c.agree_words.assign(agree.begin(), agree.end());
+  c.contra_words.assign(contra.begin(), contra.end());
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Extraction
 
 namespace {
@@ -406,7 +499,7 @@ double frac(std::size_t k, std::size_t n) {
 NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s) {
   NamedFeatures f;
   const auto claim_segs = claims::find_segments(r.claim);
-  const bool need_ev_segs = s.group(Group::kAlignment).enabled ||
+  const bool need_ev_segs = s.group(Group::kAlignment).enabled || s.group(Group::kEvidenceContext).enabled ||
                             (s.group(Group::kEvidenceNgrams).enabled && s.numbers == NumberMode::kCanonical);
   std::vector<std::string_view> docs;
   for (const auto& d : r.evidence) {
@@ -511,6 +604,21 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     put("a:word_overlap", frac(found, content));
   }
 
+  if (s.group(Group::kEvidenceContext).enabled && !docs.empty()) {
+    auto& o = f.groups[static_cast<std::size_t>(Group::kEvidenceContext)];
+    const EvidenceContext c = evidence_context(r.claim, claim_segs, docs, doc_segs, s);
+    if (c.quote > 0) o.emplace_back("x:quote", c.quote);
+    if (c.quote >= 0.5) o.emplace_back("x:quote>=0.5", 1.0);
+    if (c.quote >= 0.8) o.emplace_back("x:quote>=0.8", 1.0);
+    if (c.quote_doc_exact) o.emplace_back("x:quote_doc_exact", 1.0);
+    if (c.first_doc_agree) o.emplace_back("x:first_doc_agree", 1.0);
+    if (c.agreeing > 0 && c.contradicting == 0) o.emplace_back("x:only_agreeing", 1.0);
+    if (c.contradicting > 0 && c.agreeing == 0) o.emplace_back("x:only_contradicting", 1.0);
+    if (c.agreeing > 0 && c.contradicting > 0) o.emplace_back("x:mixed", 1.0);
+    for (const auto& w : c.agree_words) o.emplace_back("x:agree:" + w, 1.0);
+    for (const auto& w : c.contra_words) o.emplace_back("x:contra:" + w, 1.0);
+  }
+
   if (s.group(Group::kCategory).enabled) {
     const auto cat = r.category ? *r.category : claims::categorize(r.claim, claim_segs).category;
     f.groups[static_cast<std::size_t>(Group::kCategory)].emplace_back(
@@ -580,6 +688,8 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
   // Groups added later are off unless the file names them (a model file written before they
   // existed keeps its features).
   s.group(Group::kClaimChars) = GroupSettings{false, 1.0, 5};
+  s.group(Group::kEvidenceContext) = GroupSettings{false, 1.0, 1};
+  size_field(j, "context_chars", s.context_chars);
   if (auto it = j.find("groups"); it != j.end()) {
     if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
     for (const auto& [k, v] : it->items()) {
@@ -601,8 +711,10 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       }
     }
   }
-  for (const char* field : {"cues", "evidence_cues"}) {
-    auto& dest = std::string_view(field) == "cues" ? s.cues : s.evidence_cues;
+  for (const char* field : {"cues", "evidence_cues", "context_words"}) {
+    auto& dest = std::string_view(field) == "cues"            ? s.cues
+                 : std::string_view(field) == "evidence_cues" ? s.evidence_cues
+                                                              : s.context_words;
     auto it = j.find(field);
     if (it == j.end()) continue;
     if (!it->is_object()) fail("{}: field '{}' is not an object", where, field);
@@ -713,7 +825,11 @@ io::OrderedJson FeatureSettings::to_json() const {
   j["max_evidence_chars"] = max_evidence_chars;
   j["max_evidence_docs"] = max_evidence_docs;
   io::OrderedJson g;
+  const bool context = group(Group::kEvidenceContext).enabled;
   for (std::size_t i = 0; i < kGroupCount; ++i) {
+    // The evidence_context group is written only when on: a model file without it parses with it
+    // off, and a default model's bytes stay those of the settings it was trained with.
+    if (i == static_cast<std::size_t>(Group::kEvidenceContext) && !context) continue;
     io::OrderedJson o;
     o["enabled"] = groups[i].enabled;
     o["weight"] = groups[i].weight;
@@ -724,7 +840,8 @@ io::OrderedJson FeatureSettings::to_json() const {
     g[std::string(kGroupNames[i])] = std::move(o);
   }
   j["groups"] = std::move(g);
-  for (const auto* list : {&cues, &evidence_cues}) {
+  for (const auto* list : {&cues, &evidence_cues, &context_words}) {
+    if (list == &context_words && !context) continue;
     io::OrderedJson c = io::OrderedJson::object();
     for (const auto& [name, phrases] : *list) {
       io::OrderedJson arr = io::OrderedJson::array();
@@ -735,8 +852,10 @@ io::OrderedJson FeatureSettings::to_json() const {
       }
       c[name] = std::move(arr);
     }
-    if (list == &cues || !c.empty()) j[list == &cues ? "cues" : "evidence_cues"] = std::move(c);
+    if (list == &cues || !c.empty())
+      j[list == &cues ? "cues" : list == &evidence_cues ? "evidence_cues" : "context_words"] = std::move(c);
   }
+  if (context && !context_words.empty()) j["context_chars"] = context_chars;
   j["learner"] = {{"kind", learner.kind},
                   {"inner_folds", learner.inner_folds},
                   {"xgboost",

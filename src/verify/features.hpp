@@ -28,10 +28,18 @@ enum class NumberMode : std::uint8_t { kCanonical, kSurface };
 [[nodiscard]] std::string_view number_mode_name(NumberMode m) noexcept;  // "canonical" | "surface"
 [[nodiscard]] NumberMode number_mode_from_name(std::string_view name);   // throws Error (kUsage)
 
-enum class Group : std::uint8_t { kClaimNgrams, kEvidenceNgrams, kAlignment, kCategory, kCues, kClaimChars };
-inline constexpr std::size_t kGroupCount = 6;
+enum class Group : std::uint8_t {
+  kClaimNgrams,
+  kEvidenceNgrams,
+  kAlignment,
+  kCategory,
+  kCues,
+  kClaimChars,
+  kEvidenceContext
+};
+inline constexpr std::size_t kGroupCount = 7;
 inline constexpr std::array<std::string_view, kGroupCount> kGroupNames = {
-    "claim_ngrams", "evidence_ngrams", "alignment", "category", "cues", "claim_chars"};
+    "claim_ngrams", "evidence_ngrams", "alignment", "category", "cues", "claim_chars", "evidence_context"};
 
 struct GroupSettings {
   bool enabled = true;
@@ -79,6 +87,11 @@ struct FeatureSettings {
   std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> cues;  // name -> phrases (words)
   // Evidence cues (cues group, features "ke:NAME"): phrases matched on the evidence's words.
   std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> evidence_cues;
+  // Evidence context (evidence_context group, features "x:..."): word lists matched on the evidence
+  // words within context_chars bytes of an evidence quantity that agrees with a claim quantity
+  // ("x:agree:NAME") or contradicts one ("x:contra:NAME"); see EvidenceContext.
+  std::vector<std::pair<std::string, std::vector<std::vector<std::string>>>> context_words;
+  std::size_t context_chars = 60;
   LearnerSettings learner;
 
   [[nodiscard]] const GroupSettings& group(Group g) const { return groups[static_cast<std::size_t>(g)]; }
@@ -117,6 +130,25 @@ struct Alignment {
 };
 [[nodiscard]] Alignment align(const std::vector<claims::Segment>& claim,
                               const std::vector<std::vector<claims::Segment>>& evidence_docs);
+
+// How the evidence documents relate to the claim beyond its quantities' values (evidence_context
+// group): how much of the claim a document quotes (the share of the claim's word 3-grams found in
+// it, best document), whether the best-quoting document holds a claim quantity exactly, and which
+// context words (FeatureSettings::context_words) stand near evidence quantities that agree with a
+// claim quantity (same quantity class, within 10%, or inside its interval/bound) or contradict one
+// (same class, further apart). Quantities are compared exactly (num::Rational).
+struct EvidenceContext {
+  double quote = 0;                                    // best document's share of the claim's word 3-grams
+  bool quote_doc_exact = false;                        // that document holds a claim quantity's exact value
+  bool first_doc_agree = false;                        // the first document holds an agreeing quantity
+  std::size_t agreeing = 0, contradicting = 0;         // evidence quantities, over all documents
+  std::vector<std::string> agree_words, contra_words;  // names of the lists matched near them
+};
+[[nodiscard]] EvidenceContext evidence_context(std::string_view claim,
+                                               const std::vector<claims::Segment>& claim_segs,
+                                               const std::vector<std::string_view>& docs,
+                                               const std::vector<std::vector<claims::Segment>>& doc_segs,
+                                               const FeatureSettings& s);
 
 // Named features of one record, per group, before vocabulary lookup and normalization.
 struct NamedFeatures {

@@ -99,6 +99,20 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
       p.diff_lo = b.value("lo", 0.0);
       p.diff_hi = b.value("hi", 0.0);
       p.boot_p = b.value("p", 1.0);
+      if (c.contains("ttest_kfold") && c["ttest_kfold"].is_object()) {
+        const auto& t = c["ttest_kfold"];
+        if (t.contains("macro_f1") && t["macro_f1"].is_object())
+          p.ttest_p = opt_num(t["macro_f1"].value("p", io::Json()));
+        p.ttest_scheme = fmt::format("{} shuffled folds, numcheck::Rng seed {}", t.value("folds", 0),
+                                     t.value("seed", std::uint64_t{0}));
+        if (t.contains("macro_f1_p_over_claim_orders") && t["macro_f1_p_over_claim_orders"].is_object()) {
+          const auto& o = t["macro_f1_p_over_claim_orders"];
+          p.orders = o.value("orders", std::size_t{0});
+          p.p_min = opt_num(o.value("min", io::Json()));
+          p.p_median = opt_num(o.value("median", io::Json()));
+          p.p_max = opt_num(o.value("max", io::Json()));
+        }
+      }
       s.paired.push_back(std::move(p));
     }
   }
@@ -123,6 +137,7 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
   }
   if (cv.is_object()) {
     const bool same_source = cv.contains("figures");  // cv files whose intervals are of the means
+    s.cv_scheme = cv.value("fold_scheme", "");
     s.cv_note = fmt::format(
         "Grouped stratified {}-fold cross-validation on {} labelled val claims ({} distinct texts), {} "
         "seeds. {}",
@@ -147,6 +162,9 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
       }
       if (d.contains("bootstrap_p") && d["bootstrap_p"].is_number())
         r.boot_p = d["bootstrap_p"].get<double>();
+      if (d.contains("bootstrap_p_per_seed") && d["bootstrap_p_per_seed"].is_array())
+        for (const auto& x : d["bootstrap_p_per_seed"])
+          if (x.is_number()) r.boot_p_per_seed.push_back(x.get<double>());
       s.cv.push_back(std::move(r));
     }
   }
@@ -156,6 +174,7 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
 io::OrderedJson section_json(const ClaimsSection& s) {
   io::OrderedJson j;
   j["gold_note"] = s.gold_note;
+  j["trained_on"] = s.trained_on;
   io::OrderedJson t = io::OrderedJson::array();
   for (const auto& r : s.table2) {
     io::OrderedJson o;
@@ -189,9 +208,20 @@ io::OrderedJson section_json(const ClaimsSection& s) {
          {"macro_f1_diff", r.diff},
          {"ci95", {r.diff_lo, r.diff_hi}},
          {"bootstrap_p", r.boot_p},
-         {"mcnemar", {{"a_only_correct", r.a_only}, {"b_only_correct", r.b_only}, {"p", r.mcnemar_p}}}});
+         {"mcnemar", {{"a_only_correct", r.a_only}, {"b_only_correct", r.b_only}, {"p", r.mcnemar_p}}},
+         {"ttest_kfold",
+          r.ttest_p
+              ? io::OrderedJson{{"scheme", r.ttest_scheme},
+                                {"macro_f1_p", *r.ttest_p},
+                                {"claim_orders", r.orders},
+                                {"p_min", r.p_min ? io::OrderedJson(*r.p_min) : io::OrderedJson(nullptr)},
+                                {"p_median",
+                                 r.p_median ? io::OrderedJson(*r.p_median) : io::OrderedJson(nullptr)},
+                                {"p_max", r.p_max ? io::OrderedJson(*r.p_max) : io::OrderedJson(nullptr)}}
+              : io::OrderedJson(nullptr)}});
   j["paired"] = std::move(p);
   j["cv_note"] = s.cv_note;
+  j["cv_fold_scheme"] = s.cv_scheme;
   io::OrderedJson c = io::OrderedJson::array();
   for (const auto& r : s.cv)
     c.push_back(
@@ -203,7 +233,8 @@ io::OrderedJson section_json(const ClaimsSection& s) {
          {"vs_trained",
           {{"macro_f1_diff", r.diff},
            {"ci95", {r.diff_lo, r.diff_hi}},
-           {"bootstrap_p", r.boot_p ? io::OrderedJson(*r.boot_p) : io::OrderedJson(nullptr)}}}});
+           {"bootstrap_p", r.boot_p ? io::OrderedJson(*r.boot_p) : io::OrderedJson(nullptr)},
+           {"bootstrap_p_per_fold_draw", r.boot_p_per_seed}}}});
   j["cv"] = std::move(c);
   j["notes"] = s.notes;
   return j;
@@ -227,6 +258,7 @@ doc::Document section_document(const ClaimsSection& s) {
       "support; figures in percent with 95% bootstrap intervals in brackets. \"ours\" marks numcheck's own "
       "verifiers, \"released\" the QuanTemp authors' released predictions. An answer that could not be "
       "parsed counts as wrong; the \"unparsed\" column beside the F1 figures says how many there were.");
+  if (!s.trained_on.empty()) d.paragraph(s.trained_on);
   if (!s.table2.empty()) {
     d.heading(3, "claims-table2", "Gold evidence: full set and per category (Table 2 figures)");
     if (!s.gold_note.empty()) d.paragraph(s.gold_note);
@@ -295,8 +327,27 @@ doc::Document section_document(const ClaimsSection& s) {
         "difference, from the claims only A or only B got right (A-only / B-only). A macro-F1 difference can "
         "be clear while "
         "accuracy is not (and the reverse), since macro-F1 weighs the rare Conflicting class as much as "
-        "the others.";
+        "the others. Neither uses folds.";
     d.table(std::move(t));
+    doc::html::Table k;
+    k.caption = "Paired 10-fold t-tests on the same claims (the QuanTemp code's procedure), with their folds";
+    k.id = "claims-ttest";
+    k.header = {"A", "B", "fold scheme", "p (t, M-F1)", "p over claim orders: min / median / max"};
+    for (const auto& p : s.paired) {
+      if (!p.ttest_p) continue;
+      const auto g = [](const std::optional<double>& x) { return x ? fmt::format("{:.3g}", *x) : "–"; };
+      k.rows.push_back({Cell::txt(p.a), Cell::txt(p.b), Cell::txt(p.ttest_scheme), Cell::num(g(p.ttest_p)),
+                        Cell::num(p.orders > 0 ? fmt::format("{} / {} / {} ({} orders)", g(p.p_min),
+                                                             g(p.p_median), g(p.p_max), p.orders)
+                                               : "–")});
+    }
+    k.note =
+        "The claims cut into shuffled folds, each system's macro-F1 on every fold, and a paired t-test over "
+        "the folds (scipy's ttest_rel). Its p depends on which claims share a fold: the folds here are drawn "
+        "with numcheck::Rng, not the QuanTemp code's numpy folds, so p differs from that code's on the same "
+        "predictions. The last column cuts the claims with the same scheme in other orders (the order as "
+        "given, then shuffled orders) and gives the spread of p over them.";
+    if (!k.rows.empty()) d.table(std::move(k));
   }
   if (!s.cv.empty()) {
     d.heading(3, "claims-cv", "Cross-validation of the trained verifier on the val split");
@@ -317,22 +368,49 @@ doc::Document section_document(const ClaimsSection& s) {
     doc::html::Table v;
     v.caption = "Cross-validation: each system against the trained verifier, means over seeds";
     v.id = "claims-cv-paired";
-    v.header = {"system", "ΔM-F1 [95% CI]", "p (M-F1)"};
+    v.header = {"system", "ΔM-F1 [95% CI]", "p (M-F1)", "p per fold draw"};
     for (std::size_t i = 1; i < s.cv.size(); ++i) {
       const auto& r = s.cv[i];
+      std::string per;
+      for (const double x : r.boot_p_per_seed) per += fmt::format("{}{:.3g}", per.empty() ? "" : " ", x);
       v.rows.push_back(
           {Cell::txt(r.system),
            Cell::num(fmt::format("{:.2f} [{:.1f}, {:.1f}]", 100 * r.diff, 100 * r.diff_lo, 100 * r.diff_hi)),
-           Cell::num(r.boot_p ? fmt::format("{:.3g}", *r.boot_p) : "–")});
+           Cell::num(r.boot_p ? fmt::format("{:.3g}", *r.boot_p) : "–"), Cell::num(per.empty() ? "–" : per)});
     }
     v.note =
         "ΔM-F1 = trained minus this system's macro-F1, the mean over seeds, with its 95% cluster-bootstrap "
-        "interval; p (M-F1) is the paired bootstrap p of that difference (two-sided). No accuracy test is "
-        "shown here: the cv JSON keeps an exact McNemar p (per-claim correctness) of the first seed only.";
+        "interval; p (M-F1) is the paired bootstrap p of that difference (two-sided); p per fold draw: the "
+        "same test on each seed's out-of-fold predictions alone. Folds: " +
+        (s.cv_scheme.empty() ? std::string("as in the paragraph above") : s.cv_scheme) +
+        ". No accuracy test is shown here: the cv JSON keeps an exact McNemar p (per-claim correctness) of "
+        "the first seed only.";
     if (!v.rows.empty()) d.table(std::move(v));
   }
   for (const auto& n : s.notes) d.paragraph(n);
   return d;
+}
+
+std::string trained_on_note(const io::Json& model, const std::string& name, const std::string& data,
+                            std::string_view where) {
+  if (!model.is_object() || model.value("format", "") != "numcheck-verifier-model")
+    fail("{}: not a numcheck verifier model (from `numcheck claims train`)", where);
+  try {
+    const auto& t = model.at("training");
+    const auto& st = model.value("settings", io::Json::object());
+    std::string labels;
+    for (const char* c : kClasses)
+      if (t.contains("labels") && t["labels"].contains(c))
+        labels += fmt::format("{}{} {}", labels.empty() ? "" : ", ", c, t["labels"][c].get<std::size_t>());
+    const std::string sha = t.value("data_sha256", "");
+    return fmt::format(
+        "{} is numcheck's trained verifier ({}, {} numbers), trained on {}{} labelled claims{} with their "
+        "evidence (SHA-256 of the training records {}...).",
+        name, model.value("learner", "?"), st.value("numbers", "?"), data.empty() ? "" : data + ": ",
+        t.value("records", std::size_t{0}), labels.empty() ? "" : " (" + labels + ")", sha.substr(0, 16));
+  } catch (const io::Json::exception& e) {
+    fail("{}: malformed verifier model: {}", where, e.what());
+  }
 }
 
 ClaimsSection section_from_file_json(const io::Json& j, std::string_view where) {
@@ -348,6 +426,7 @@ ClaimsSection section_from_file_json(const io::Json& j, std::string_view where) 
     auto s = build_claims_section(j.value("eval", io::Json()), j.value("cv", io::Json()),
                                   j.value("paper", io::Json()), ours, j.value("gold_note", ""));
     for (const auto& n : j.value("notes", io::Json::array())) s.notes.push_back(n.get<std::string>());
+    s.trained_on = j.value("trained_on", "");
     return s;
   } catch (const io::Json::exception& e) {
     fail("{}: malformed claims section: {}", where, e.what());

@@ -38,6 +38,13 @@ struct PairedRow {
   std::size_t n = 0;
   double macro_a = 0, macro_b = 0, diff = 0, diff_lo = 0, diff_hi = 0, boot_p = 1, mcnemar_p = 1;
   std::uint64_t a_only = 0, b_only = 0;
+  // The QuanTemp code's 10-fold paired t-test (claims evaluate's ttest_kfold), when the eval file has
+  // it: its fold scheme in words, the macro-F1 p, and that p's spread over orders of the claims cut
+  // with the same scheme (min, median, max over `orders`; absent in older eval files).
+  std::optional<double> ttest_p;
+  std::string ttest_scheme;
+  std::size_t orders = 0;
+  std::optional<double> p_min, p_median, p_max;
 };
 
 // One system of the cross-validation; every figure is a mean over seeds (intervals and the paired
@@ -47,11 +54,14 @@ struct CvRow {
   Figure macro, weighted;
   std::array<double, 3> classes{};
   double diff = 0, diff_lo = 0, diff_hi = 0;
-  std::optional<double> boot_p;  // absent in cv files written before it existed
+  std::optional<double> boot_p;         // absent in cv files written before it existed
+  std::vector<double> boot_p_per_seed;  // one p per fold draw (empty in older cv files)
 };
 
 struct ClaimsSection {
   std::string gold_note, cv_note;
+  std::string cv_scheme;   // the cv's fold scheme in words (cv file's "fold_scheme"; empty in older files)
+  std::string trained_on;  // what numcheck's trained verifier was trained on (trained_on_note)
   std::vector<Table2Row> table2;
   std::vector<PairedRow> paired;
   std::vector<CvRow> cv;
@@ -69,9 +79,16 @@ struct ClaimsSection {
 [[nodiscard]] io::OrderedJson section_json(const ClaimsSection& s);
 [[nodiscard]] doc::Document section_document(const ClaimsSection& s);
 
+// One paragraph saying what the trained verifier `name` was trained on, from its model file's JSON
+// (`claims train --out`): learner, numbers, the training records' count, labels and SHA-256, and
+// `data` (what those records are, as the caller knows it; may be empty). Throws Error naming
+// `where` when `model` is not a verifier model.
+[[nodiscard]] std::string trained_on_note(const io::Json& model, const std::string& name,
+                                          const std::string& data, std::string_view where);
+
 // From the file `claims section --out` writes ({"format": "numcheck-claims-section", "ours" (a name
-// or a list of names),
-// "gold_note", "notes", "eval", "cv", "paper"}); throws Error naming `where` when it is not one.
+// or a list of names), "gold_note", "trained_on" (optional), "notes", "eval", "cv", "paper"}); throws Error
+// naming `where` when it is not one.
 [[nodiscard]] ClaimsSection section_from_file_json(const io::Json& j, std::string_view where);
 
 }  // namespace numcheck::verify

@@ -139,3 +139,40 @@ TEST(Evaluate, UnparseablePredictionsCountAsWrongNotDropped) {
 
 }  // namespace
 }  // namespace numcheck::claims
+
+namespace numcheck::claims {
+namespace {
+
+// The 10-fold t-test's p under several orders of the claims, each cut with the same fold scheme:
+// the first order is the claims as given (its p is the reported one), the spread is in the JSON.
+TEST(Evaluate, TTestPOverClaimOrders) {
+  std::vector<Claim> g;
+  std::vector<SystemResult> systems(2);
+  systems[0].name = "a";
+  systems[1].name = "b";
+  for (int i = 0; i < 60; ++i) {
+    const auto v = static_cast<Verdict>(i % 3);
+    g.push_back(gold("claim " + std::to_string(i), v));
+    systems[0].pred.push_back(i % 4 == 0 ? static_cast<Verdict>((i + 1) % 3) : v);
+    systems[1].pred.push_back(i % 5 == 0 ? static_cast<Verdict>((i + 2) % 3) : v);
+  }
+  EvaluateOptions opt;
+  opt.bootstrap_draws = 0;
+  opt.fold_orders = 8;
+  const auto e = evaluate(g, systems, opt);
+  const auto& c = e.comparisons[0];
+  ASSERT_EQ(c.ttest_p_orders.size(), 8u);
+  EXPECT_DOUBLE_EQ(c.ttest_p_orders[0], c.ttest.macro.p);
+  bool moves = false;
+  for (const double p : c.ttest_p_orders) moves = moves || p != c.ttest_p_orders[0];
+  EXPECT_TRUE(moves) << "the fold assignment alone must move p on these predictions";
+  const auto j = evaluation_json(e)["comparisons"][0]["ttest_kfold"]["macro_f1_p_over_claim_orders"];
+  EXPECT_EQ(j["orders"].get<int>(), 8);
+  EXPECT_LE(j["min"].get<double>(), j["median"].get<double>());
+  EXPECT_LE(j["median"].get<double>(), j["max"].get<double>());
+  opt.fold_orders = 0;
+  EXPECT_TRUE(evaluate(g, systems, opt).comparisons[0].ttest_p_orders.empty());
+}
+
+}  // namespace
+}  // namespace numcheck::claims

@@ -1,6 +1,8 @@
 // Grouped stratified folds, the claim-only naive Bayes baseline and the CV study on a toy set.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/error.hpp"
@@ -75,7 +77,8 @@ TEST(CrossValidate, BaselinesOnTheSameFoldsAndAblations) {
   ASSERT_GE(r.systems.size(), 4u);
   EXPECT_EQ(r.systems[0].name, "trained");
   EXPECT_EQ(r.systems[1].name, "majority");
-  EXPECT_EQ(r.systems[2].name, "claim-only NB");
+  EXPECT_EQ(r.systems[2].name, "claim-only TF-IDF LR");
+  EXPECT_EQ(r.systems[3].name, "claim-only NB");
   EXPECT_EQ(r.systems[0].macro_f1_per_seed.size(), 2u);
   EXPECT_GT(r.systems[0].macro_f1, 0.9);   // the verdict word decides
   EXPECT_LT(r.systems[1].macro_f1, 0.35);  // majority: one class of three
@@ -116,6 +119,70 @@ TEST(CrossValidate, RowsAreMeansOverSeedsWithIntervalsOfTheMeans) {
   const std::string md = cv_markdown(r);
   EXPECT_EQ(md.find("McNemar p |"), std::string::npos) << md;  // no accuracy test beside the F1 difference
   EXPECT_NE(md.find("p (M-F1)"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+// The reference claim-only baseline: rows are TF-IDF with scikit-learn's smoothed idf, L2-normalized;
+// the logistic regression learns the verdict word.
+TEST(TfidfLogReg, SmoothedIdfRowsAndLearnsWordEvidence) {
+  const auto recs = toy(60);
+  std::vector<const claims::EvidenceRecord*> p;
+  for (const auto& r : recs) p.push_back(&r);
+  ClaimOnlyTfidfLogReg lr;
+  lr.fit(p);
+  EXPECT_EQ(lr.predict(rec("prices fell a lot", claims::Verdict::kTrue)), claims::Verdict::kFalse);
+  EXPECT_EQ(lr.predict(rec("prices stayed", claims::Verdict::kTrue)), claims::Verdict::kConflicting);
+  EXPECT_EQ(lr.predict(rec("prices rose", claims::Verdict::kFalse)), claims::Verdict::kTrue);
+  // "prices" is in all 60 records (idf 1), "stayed" in the 20 Conflicting ones (idf ln(61/21) + 1),
+  // the bigram "prices stayed" likewise; "zzz" is not in the vocabulary.
+  const auto x = lr.row(rec("prices stayed zzz", claims::Verdict::kTrue));
+  ASSERT_EQ(x.size(), 3u);
+  const double rare = std::log(61.0 / 21.0) + 1.0;
+  const double norm = std::sqrt(1.0 + 2 * rare * rare);
+  std::vector<double> v;
+  for (const auto& e : x) v.push_back(e.second);
+  std::sort(v.begin(), v.end());
+  EXPECT_NEAR(v[0], 1.0 / norm, 1e-12);
+  EXPECT_NEAR(v[1], rare / norm, 1e-12);
+  EXPECT_NEAR(v[2], rare / norm, 1e-12);
+}
+
+// `claims cv` reports the TF-IDF baseline beside the trained verifier on the same folds, with one
+// paired p per fold draw, and says the fold scheme.
+TEST(CrossValidate, TfidfBaselineWithOnePValuePerFoldDraw) {
+  CvOptions opt;
+  opt.seeds = 3;
+  opt.draws = 100;
+  opt.threads = 1;
+  opt.ablations = false;
+  const auto r = cross_validate(toy(90, true), FeatureSettings::builtin(), opt);
+  const CvSystem* t = nullptr;
+  for (const auto& s : r.systems)
+    if (s.name == kTfidfBaseline) t = &s;
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->kind, "baseline");
+  ASSERT_EQ(t->diff_per_seed.size(), 3u);
+  ASSERT_EQ(t->boot_p_per_seed.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_NEAR(t->diff_per_seed[k], r.systems[0].macro_f1_per_seed[k] - t->macro_f1_per_seed[k], 1e-12);
+    EXPECT_GE(t->boot_p_per_seed[k], 0.0);
+    EXPECT_LE(t->boot_p_per_seed[k], 1.0);
+  }
+  const std::string md = cv_markdown(r);
+  EXPECT_NE(md.find("| claim-only TF-IDF LR | baseline |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Against the claim-only TF-IDF + logistic regression baseline on the same folds (grouped "
+                    "stratified 5-fold (groups: exact claim text), fold draws seeded 20260725, 20260726, "
+                    "20260727"),
+            std::string::npos)
+      << md;
+  const auto j = cv_json(r);
+  EXPECT_EQ(j["fold_scheme"].get<std::string>().rfind("grouped stratified 5-fold", 0), 0u);
+  EXPECT_EQ(j["systems"][1]["vs_trained"]["bootstrap_p_per_seed"].size(), 3u);
 }
 
 }  // namespace

@@ -227,3 +227,66 @@ TEST(Align, APercentageAndAFractionAreTheSameProportion) {
 
 }  // namespace
 }  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+// Evidence context: how much of the claim a document quotes, and the words near evidence
+// quantities that agree with the claim's (exactly compared, whatever the written form) or
+// contradict them.
+TEST(EvidenceContext, QuotesAgreementAndWordsNearTheClaimsNumbers) {
+  auto s = FeatureSettings::builtin();
+  ASSERT_FALSE(s.context_words.empty());
+  s.group(Group::kEvidenceContext).enabled = true;
+  const std::string claim = "The city hired 1,200 new teachers last year.";
+  const std::vector<std::string> texts = {
+      "Officials denied that the city hired twelve hundred new teachers; it was not true.",
+      "The city hired 1,200 new teachers last year, the mayor said.",
+      "Records show 300 teachers were hired."};
+  std::vector<std::string_view> docs(texts.begin(), texts.end());
+  std::vector<std::vector<claims::Segment>> segs;
+  for (const auto& t : texts) segs.push_back(claims::find_segments(t));
+  const auto c = evidence_context(claim, claims::find_segments(claim), docs, segs, s);
+  EXPECT_NEAR(c.quote, 1.0, 1e-12);  // the second document quotes every word 3-gram of the claim
+  EXPECT_TRUE(c.quote_doc_exact);
+  EXPECT_TRUE(c.first_doc_agree);  // "twelve hundred" is 1,200
+  EXPECT_EQ(c.agreeing, 2u);
+  EXPECT_EQ(c.contradicting, 1u);                  // 300
+  EXPECT_TRUE(has(c.agree_words, "refute"));       // "denied" near "twelve hundred"
+  EXPECT_TRUE(has(c.agree_words, "negation"));     // "not"
+  EXPECT_TRUE(has(c.agree_words, "attribution"));  // "said"
+  EXPECT_TRUE(c.contra_words.empty());             // no listed word near "300"
+  // Features of the record: the group's names.
+  claims::EvidenceRecord r;
+  r.id = "x";
+  r.claim = claim;
+  for (const auto& t : texts) r.evidence.push_back({"d", t, "", std::nullopt, std::nullopt});
+  NamedFeatures f = extract(r, s);
+  std::vector<std::string> n;
+  for (const auto& kv : f.groups[static_cast<std::size_t>(Group::kEvidenceContext)]) n.push_back(kv.first);
+  EXPECT_TRUE(has(n, "x:quote>=0.8"));
+  EXPECT_TRUE(has(n, "x:mixed"));
+  EXPECT_TRUE(has(n, "x:agree:refute"));
+  // A claim whose evidence holds no related quantity has no agreement features.
+  r.evidence = {{"d", "Nothing here about schools.", "", std::nullopt, std::nullopt}};
+  f = extract(r, s);
+  n.clear();
+  for (const auto& kv : f.groups[static_cast<std::size_t>(Group::kEvidenceContext)]) n.push_back(kv.first);
+  EXPECT_FALSE(has(n, "x:mixed"));
+  EXPECT_FALSE(has(n, "x:only_agreeing"));
+  // The settings round trip keeps the word lists and the window.
+  const auto back = FeatureSettings::parse(io::Json::parse(io::to_line(s.to_json())), "f");
+  EXPECT_EQ(back.context_words.size(), s.context_words.size());
+  EXPECT_EQ(back.context_chars, s.context_chars);
+  EXPECT_TRUE(back.group(Group::kEvidenceContext).enabled);
+  // Off: no features of the group, and the settings' JSON does not name it (a default model's
+  // bytes stay those of the settings it was trained with).
+  s.group(Group::kEvidenceContext).enabled = false;
+  r.evidence = {{"d", texts[0], "", std::nullopt, std::nullopt}};
+  EXPECT_TRUE(extract(r, s).groups[static_cast<std::size_t>(Group::kEvidenceContext)].empty());
+  EXPECT_FALSE(s.to_json()["groups"].contains("evidence_context"));
+  EXPECT_FALSE(s.to_json().contains("context_words"));
+}
+
+}  // namespace
+}  // namespace numcheck::verify

@@ -46,8 +46,13 @@ Hashes hashes(const std::vector<claims::EvidenceRecord>& recs) {
     put(r.claim);
     for (const auto& d : r.evidence) put(d.text);
   }
-  for (const auto& f : extract_all(recs, FeatureSettings::builtin(), 2)) {
-    for (const auto& g : f.groups) {
+  const auto& settings = FeatureSettings::builtin();
+  for (const auto& f : extract_all(recs, settings, 2)) {
+    for (std::size_t gi = 0; gi < f.groups.size(); ++gi) {
+      // Groups added after the pins, off by default, are left out (so the pins stay those of the
+      // features before them; with such a group on, its features would be hashed and the pins move).
+      if (gi >= static_cast<std::size_t>(Group::kEvidenceContext) && !settings.groups[gi].enabled) continue;
+      const auto& g = f.groups[gi];
       for (const auto& [name, v] : g) {
         feat.update(name);
         feat.update(fmt::format("={}\n", v));

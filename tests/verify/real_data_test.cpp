@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "../support/quantemp_data.hpp"
 #include "claims/evidence.hpp"
@@ -27,11 +28,17 @@ TEST(RealData, GroupedCvBeatsClaimOnlyBaseline) {
   opt.ablations = false;
   opt.threads = 2;
   const auto r = cross_validate(recs, FeatureSettings::builtin(), opt);
-  ASSERT_GE(r.systems.size(), 3u);
-  ASSERT_EQ(r.systems[2].name, "claim-only NB");
-  EXPECT_GT(r.systems[0].macro_f1, r.systems[2].macro_f1 + 0.02) << cv_markdown(r);
+  const auto row = [&](const std::string& name) -> const CvSystem& {
+    for (const auto& s : r.systems)
+      if (s.name == name) return s;
+    throw std::runtime_error("no cv row " + name);
+  };
+  EXPECT_GT(r.systems[0].macro_f1, row("claim-only NB").macro_f1 + 0.02) << cv_markdown(r);
+  // The reference claim-only TF-IDF + logistic regression on this fold draw when written: 46.89, the
+  // trained verifier 49.30 (+2.41; paired bootstrap p 0.016 with 1,000 draws).
+  EXPECT_GT(r.systems[0].macro_f1, row(std::string(kTfidfBaseline)).macro_f1 + 0.01) << cv_markdown(r);
   EXPECT_GT(r.systems[0].macro_f1, 0.45) << cv_markdown(r);
-  EXPECT_LT(r.systems[1].macro_f1, 0.30);  // majority
+  EXPECT_LT(row("majority").macro_f1, 0.30);
 }
 
 }  // namespace

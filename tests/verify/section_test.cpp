@@ -153,3 +153,75 @@ TEST(Section, CvRowsHaveOneSourceAndTestsSayWhatTheyTest) {
 
 }  // namespace
 }  // namespace numcheck::verify
+
+namespace numcheck::verify {
+namespace {
+
+// The section says what the trained verifier was trained on (from its model file), names the fold
+// scheme next to every p value of a fold-based test, and gives the spread of the t-test's p over
+// claim orders and the cv's p per fold draw.
+TEST(Section, TrainedOnFoldSchemesAndSpreadOfP) {
+  io::Json eval;
+  eval["systems"]["numcheck_trained"] = io::Json::parse(R"({"n": 249, "macro_f1": 0.5, "weighted_f1": 0.6})");
+  eval["systems"]["other"] = io::Json::parse(R"({"n": 249, "macro_f1": 0.55, "weighted_f1": 0.6})");
+  eval["comparisons"] = io::Json::parse(R"([{"a": "numcheck_trained", "b": "other", "n": 249,
+      "macro_f1_a": 0.5, "macro_f1_b": 0.55,
+      "mcnemar": {"a_only_correct": 3, "b_only_correct": 4, "p": 0.9},
+      "bootstrap_macro_f1": {"diff": -0.05, "lo": -0.1, "hi": 0.01, "p": 0.2},
+      "ttest_kfold": {"folds": 10, "seed": 42, "macro_f1": {"p": 0.297},
+                      "macro_f1_p_over_claim_orders": {"orders": 20, "min": 0.061, "median": 0.25, "max": 0.74}}}])");
+  const auto cv =
+      io::Json::parse(R"js({"folds": 5, "records": 10, "claim_texts": 9, "seeds": 3, "figures": "x",
+      "fold_scheme": "grouped stratified 5-fold (groups: exact claim text), fold draws seeded 1, 2, 3 (numcheck::Rng)",
+      "systems": [
+      {"name": "trained", "kind": "model", "macro_f1": 0.5, "weighted_f1": 0.6,
+       "class_f1": {"True": 0.1, "False": 0.2, "Conflicting": 0.3}, "vs_trained": {"macro_f1_diff": 0}},
+      {"name": "claim-only TF-IDF LR", "kind": "baseline", "macro_f1": 0.48, "weighted_f1": 0.6,
+       "class_f1": {"True": 0.1, "False": 0.2, "Conflicting": 0.3},
+       "vs_trained": {"macro_f1_diff": 0.02, "ci95": [0.01, 0.03], "bootstrap_p": 0.01,
+                      "bootstrap_p_per_seed": [0.004, 0.03, 0.2]}}]})js");
+  const auto model = io::Json::parse(R"({"format": "numcheck-verifier-model", "learner": "liblinear 247",
+      "settings": {"numbers": "canonical"},
+      "training": {"data_sha256": "0123456789abcdef0123", "records": 3084,
+                   "labels": {"True": 617, "False": 1795, "Conflicting": 672}}})");
+  auto s = build_claims_section(eval, cv, io::Json(), {"numcheck_trained"}, "");
+  s.trained_on =
+      trained_on_note(model, "numcheck_trained", "the val split with its shipped snippets", "m.json");
+  EXPECT_EQ(
+      s.trained_on,
+      "numcheck_trained is numcheck's trained verifier (liblinear 247, canonical numbers), trained on the "
+      "val split with its shipped snippets: 3084 labelled claims (True 617, False 1795, Conflicting 672) "
+      "with their evidence (SHA-256 of the training records 0123456789abcdef...).");
+  EXPECT_THROW((void)trained_on_note(io::Json::parse(R"({"format": "x"})"), "a", "", "m"), Error);
+  const auto d = section_document(s);
+  const std::string md = d.to_markdown();
+  EXPECT_NE(md.find("numcheck\\_trained is numcheck's trained verifier"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| numcheck\\_trained | other | 10 shuffled folds, numcheck::Rng seed 42 | 0.297 | 0.061 / "
+              "0.25 / 0.74 (20 orders) |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| claim-only TF-IDF LR | 2.00 \\[1.0, 3.0\\] | 0.01 | 0.004 0.03 0.2 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Folds: grouped stratified 5-fold (groups: exact claim text), fold draws seeded 1, 2, 3"),
+            std::string::npos)
+      << md;
+  for (const auto& b : d.blocks()) {
+    if (b.kind != doc::Block::Kind::kTable) continue;
+    EXPECT_LE(testing::html_min_chars(b.table), testing::kHtmlMaxChars) << b.table.caption;
+    EXPECT_LE(testing::latex_chars(b.table), testing::kLatexMaxChars) << b.table.caption;
+  }
+  // Kept through the section file (what `orbit report --claims` reads).
+  io::Json file = {{"format", "numcheck-claims-section"},
+                   {"ours", "numcheck_trained"},
+                   {"eval", eval},
+                   {"cv", cv},
+                   {"paper", nullptr},
+                   {"trained_on", s.trained_on}};
+  EXPECT_EQ(section_from_file_json(file, "f").trained_on, s.trained_on);
+  EXPECT_EQ(section_json(s)["paired"][0]["ttest_kfold"]["p_median"].get<double>(), 0.25);
+}
+
+}  // namespace
+}  // namespace numcheck::verify
