@@ -75,7 +75,8 @@ TEST(Sha256, CopiesContinueFromTheSameState) {
   Sha256 prefix;
   const std::string head = random_bytes(rng, 100);
   prefix.update(head);
-  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{27}, std::size_t{64}, std::size_t{5000}}) {
+  for (const std::size_t n :
+       {std::size_t{0}, std::size_t{1}, std::size_t{27}, std::size_t{64}, std::size_t{5000}}) {
     const std::string tail = random_bytes(rng, n);
     Sha256 h = prefix;
     h.update(tail);
