@@ -190,8 +190,9 @@ TEST(ClaimOrbit, SegmenterMisreadingsAreNotRewritten) {
     if (*reason == '\0') {  // no quantity at all (a date may remain)
       for (const auto& sk : o.skipped) EXPECT_EQ(sk.reason, "temporal") << t << ": " << sk.segment;
     } else {
-      EXPECT_TRUE(std::any_of(o.skipped.begin(), o.skipped.end(), [&](const Skipped& sk) {
-        return sk.reason == reason;
+      const std::string want = reason;  // clang 14 cannot capture a structured binding
+      EXPECT_TRUE(std::any_of(o.skipped.begin(), o.skipped.end(), [&want](const Skipped& sk) {
+        return sk.reason == want;
       })) << t;
     }
   }
