@@ -99,34 +99,18 @@ TEST(ClaimsLlmCli, DecomposeCountsParseFailuresAndResumesAfterAKill) {
 
 // An evidence file (claims/evidence.hpp) of labelled claims whose markers fix the canned verdicts.
 fs::path write_evidence(const fs::path& dir) {
-  const fs::path f = dir / "evidence.jsonl";
-  std::ofstream out(f);
-  const char* rows[][2] = {{"[true]", "True"},
-                           {"[false]", "False"},
-                           {"[conflicting]", "Conflicting"},
-                           {"[true]", "True"},
-                           {"[false]", "False"},
-                           {"[malformed]", "False"},
-                           {"[refuse]", "True"},
-                           {"[false]", "False"},
-                           {"[true]", "False"},
-                           {"[conflicting]", "Conflicting"},
-                           {"[false]", "False"},
-                           {"[true]", "True"}};
-  // Twelve different claims (no two are near-duplicates, which would share a fold).
-  const char* subjects[] = {"Wages",   "Rents",     "Exports",  "Crime",    "Taxes",    "Tuition",
-                            "Imports", "Bus fares", "Salaries", "Deficits", "Pensions", "Tariffs"};
-  int i = 0;
-  for (const auto& r : rows) {
-    out << fmt::format(
-        "{{\"id\": \"val:{}\", \"claim\": \"{} {} changed by {}% in {}.\", \"label\": \"{}\", "
-        "\"questions\": "
-        "[\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], \"selection\": "
-        "\"val-top3\"}}\n",
-        i, subjects[i], r[0], i + 2, 2010 + i, r[1], i, i);
-    ++i;
-  }
-  return f;
+  return testing::write_marked_evidence(dir, {{"[true]", "True"},
+                                              {"[false]", "False"},
+                                              {"[conflicting]", "Conflicting"},
+                                              {"[true]", "True"},
+                                              {"[false]", "False"},
+                                              {"[malformed]", "False"},
+                                              {"[refuse]", "True"},
+                                              {"[false]", "False"},
+                                              {"[true]", "False"},
+                                              {"[conflicting]", "Conflicting"},
+                                              {"[false]", "False"},
+                                              {"[true]", "True"}});
 }
 
 TEST(ClaimsLlmCli, VerifyZeroAndFewShotWithUnparseableAnswersScoredWrong) {

@@ -222,19 +222,22 @@ inline int run_clean(const std::filesystem::path& dir, const std::string& vars, 
 
 // An evidence file (claims/evidence.hpp) of labelled claims whose markers ("[true]", "[false]",
 // "[conflicting]", "[malformed]", "[refuse]") fix the test server's canned verdicts: claim i is
-// "Claim i MARKER about 3% of jobs.", id val:i, with the label given.
+// "SUBJECT MARKER changed by (i+2)% in (2010+i).", id val:i, with the label given. The subjects
+// differ, so no two claims are near-duplicates (which would share a fold and never be each other's
+// few-shot examples). At most twelve rows.
 inline std::filesystem::path write_marked_evidence(
     const std::filesystem::path& dir, const std::vector<std::pair<std::string, std::string>>& rows) {
+  static const char* const kSubjects[] = {"Wages",    "Rents",    "Exports",  "Crime",
+                                          "Taxes",    "Tuition",  "Imports",  "Bus fares",
+                                          "Salaries", "Deficits", "Pensions", "Tariffs"};
   const std::filesystem::path f = dir / "evidence.jsonl";
   std::string text;
-  int i = 0;
-  for (const auto& [marker, label] : rows) {
+  for (std::size_t i = 0; i < rows.size() && i < std::size(kSubjects); ++i) {
     text += fmt::format(
-        "{{\"id\": \"val:{}\", \"claim\": \"Claim {} {} about 3% of jobs.\", \"label\": \"{}\", "
+        "{{\"id\": \"val:{}\", \"claim\": \"{} {} changed by {}% in {}.\", \"label\": \"{}\", "
         "\"questions\": [\"Is it so?\"], \"evidence\": [{{\"doc_id\": \"d{}\", \"text\": \"evidence {}\"}}], "
         "\"selection\": \"val-top3\"}}\n",
-        i, i, marker, label, i, i);
-    ++i;
+        i, kSubjects[i], rows[i].first, i + 2, 2010 + i, rows[i].second, i, i);
   }
   io::write_file_atomic(f, text);
   return f;
