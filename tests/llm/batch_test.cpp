@@ -329,7 +329,8 @@ TEST_F(BatchImportTest, RecordsHaveTheFieldsOfALiveRunsRecords) {
   (void)import({write("out.jsonl", all_answers())});
   auto keys = [](const fs::path& p) {
     std::vector<std::string> k;
-    for (const auto& [key, v] : lines_of(io::read_file(p)).at(0).items()) k.push_back(key);
+    const auto lines = lines_of(io::read_file(p));  // kept: the loop reads into its first record
+    for (const auto& [key, v] : lines.at(0).items()) k.push_back(key);
     return k;
   };
   auto batch_keys = keys(dir_ / "run" / "responses.jsonl");
