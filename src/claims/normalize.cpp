@@ -9,30 +9,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "claims/icu.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::claims {
 
 namespace {
-
-// Runs an ICU string function `f(dest, capacity, &length, &status)` into `out`, growing `out`
-// once when the first guess of its size was short (ICU then reports the size it needs).
-template <typename Out, typename F>
-void icu_into(Out& out, std::size_t guess, const char* what, F&& f) {
-  out.resize(std::max<std::size_t>(guess, 1));
-  for (int attempt = 0;; ++attempt) {
-    UErrorCode st = U_ZERO_ERROR;
-    int32_t len = 0;
-    f(out.data(), static_cast<int32_t>(out.size()), &len, &st);
-    if (st == U_BUFFER_OVERFLOW_ERROR && attempt == 0) {
-      out.resize(static_cast<std::size_t>(len));
-      continue;
-    }
-    if (U_FAILURE(st)) fail("claim normalization: ICU cannot {}: {}", what, u_errorName(st));
-    out.resize(static_cast<std::size_t>(len));
-    return;
-  }
-}
 
 bool is_quote(UChar32 c) {
   switch (c) {
@@ -80,7 +62,7 @@ std::string normalize_claim(std::string_view text) {
   UErrorCode st = U_ZERO_ERROR;
   const UNormalizer2* nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
   if (U_FAILURE(st)) fail("claim normalization: ICU has no NFKC_Casefold data: {}", u_errorName(st));
-  icu_into(n, u.size() + 16, "normalize (NFKC_Casefold)",
+  icu_into(n, u.size() + 16, "normalize a claim (NFKC_Casefold)",
            [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* e) {
              *len = unorm2_normalize(nfkc_cf, u.data(), static_cast<int32_t>(u.size()), d, cap, e);
            });

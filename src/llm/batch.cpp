@@ -111,13 +111,7 @@ void append_response(std::string& out, const RunSettings& settings, const WorkIt
   const Completion& c = a.completion;
   io::JsonWriter w(out);
   begin_record(w, settings, item, index, body);
-  w.key("response"_key).value(c.content);
-  if (c.reasoning) w.key("reasoning"_key).value(*c.reasoning);
-  w.key("finish_reason"_key).value(c.finish_reason);
-  w.key("usage"_key).json(c.usage);
-  if (!c.timings.is_null()) w.key("timings"_key).json(c.timings);
-  w.key("model"_key).value(c.model);
-  if (!c.system_fingerprint.empty()) w.key("system_fingerprint"_key).value(c.system_fingerprint);
+  write_completion_fields(w, c);
   w.key("latency_ms"_key).null();
   w.key("attempts"_key).value(1);
   w.key("attempt_errors"_key).begin_array().end_array();

@@ -983,14 +983,7 @@ class Dispatch {
     using namespace io::literals;
     io::JsonWriter w(line);
     begin_record(w, job, cached ? nullptr : &endpoint);
-    w.key("response"_key).value(c.content);
-    if (c.reasoning) w.key("reasoning"_key).value(*c.reasoning);
-    w.key("finish_reason"_key).value(c.finish_reason);
-    w.key("usage"_key).json(c.usage);
-    if (!c.timings.is_null()) w.key("timings"_key).json(c.timings);
-    w.key("model"_key).value(c.model);
-    if (!c.system_fingerprint.empty()) w.key("system_fingerprint"_key).value(c.system_fingerprint);
-    if (!c.simulated_fault.empty()) w.key("simulated_fault"_key).value(c.simulated_fault);
+    write_completion_fields(w, c);
     w.key("latency_ms"_key).value(latency_ms);
     w.key("attempts"_key).value(attempts);
     w.key("attempt_errors"_key).json(attempt_errors);
@@ -1386,6 +1379,18 @@ RunSummary run_items(const std::vector<WorkItem>& items, const RunSettings& sett
   if (!summary.stop_reason.empty()) sessions.back()["stop_reason"] = summary.stop_reason;
   manifest.write(summary, reported_model, sessions, true);
   return summary;
+}
+
+void write_completion_fields(io::JsonWriter& w, const Completion& c) {
+  using namespace io::literals;
+  w.key("response"_key).value(c.content);
+  if (c.reasoning) w.key("reasoning"_key).value(*c.reasoning);
+  w.key("finish_reason"_key).value(c.finish_reason);
+  w.key("usage"_key).json(c.usage);
+  if (!c.timings.is_null()) w.key("timings"_key).json(c.timings);
+  w.key("model"_key).value(c.model);
+  if (!c.system_fingerprint.empty()) w.key("system_fingerprint"_key).value(c.system_fingerprint);
+  if (!c.simulated_fault.empty()) w.key("simulated_fault"_key).value(c.simulated_fault);
 }
 
 }  // namespace numcheck::llm

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "io/json.hpp"
+#include "io/json_writer.hpp"
 #include "llm/backend.hpp"
 #include "llm/progress.hpp"
 
@@ -217,5 +218,9 @@ class RequestBodies {
 // returned.
 std::size_t read_records(const std::filesystem::path& path,
                          const std::function<void(const io::Json&, std::size_t)>& fn);
+
+// A completion's fields of a response record ("response" through "simulated_fault"), in the order
+// every record has them: the runner and the batch import write the same bytes through it.
+void write_completion_fields(io::JsonWriter& w, const Completion& c);
 
 }  // namespace numcheck::llm

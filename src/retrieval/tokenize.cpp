@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <unicode/uvernum.h>
 
+#include "claims/icu.hpp"
 #include "claims/segment.hpp"
 #include "core/ascii.hpp"
 #include "core/error.hpp"
@@ -90,25 +91,7 @@ void stem_in_place(std::string& term) {
   term.assign(reinterpret_cast<const char*>(out), static_cast<std::size_t>(st.api.length(st.s)));
 }
 
-// Runs an ICU string function `f(dest, capacity, &length, &status)` into `out`, growing `out`
-// once when the first guess of its size was short (ICU then reports the size it needs).
-template <typename Out, typename F>
-void icu_convert(Out& out, std::size_t guess, const char* what, F&& f) {
-  const detail::IcuApi& api = detail::icu();
-  out.resize(guess);
-  for (int attempt = 0;; ++attempt) {
-    UErrorCode st = U_ZERO_ERROR;
-    int32_t len = 0;
-    f(out.data(), static_cast<int32_t>(out.size()), &len, &st);
-    if (st == U_BUFFER_OVERFLOW_ERROR && attempt == 0) {
-      out.resize(static_cast<std::size_t>(len));
-      continue;
-    }
-    if (U_FAILURE(st)) fail("ICU cannot {}: {}", what, api.error_name(st));
-    out.resize(static_cast<std::size_t>(len));
-    return;
-  }
-}
+using claims::icu_into;
 
 // Lower case of a word: ASCII letters directly; anything else folded by ICU (full case folding,
 // the default options), ill-formed UTF-8 read as U+FFFD, as icu::UnicodeString::fromUTF8 does.
@@ -125,13 +108,13 @@ void normalize_into(std::string_view word, bool ascii, std::string& t) {
   thread_local std::u16string u;
   thread_local std::u16string folded;
   // UTF-16 never needs more units than UTF-8 has bytes (a U+FFFD per ill-formed byte at most).
-  icu_convert(u, word.size(), "read UTF-8", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
+  icu_into(u, word.size(), "read UTF-8", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
     api.str_from_utf8(d, cap, len, word.data(), static_cast<int32_t>(word.size()), 0xFFFD, nullptr, st);
   });
-  icu_convert(folded, u.size() + 8, "fold case", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
+  icu_into(folded, u.size() + 8, "fold case", [&](UChar* d, int32_t cap, int32_t* len, UErrorCode* st) {
     *len = api.str_fold_case(d, cap, u.data(), static_cast<int32_t>(u.size()), U_FOLD_CASE_DEFAULT, st);
   });
-  icu_convert(t, 3 * folded.size(), "write UTF-8", [&](char* d, int32_t cap, int32_t* len, UErrorCode* st) {
+  icu_into(t, 3 * folded.size(), "write UTF-8", [&](char* d, int32_t cap, int32_t* len, UErrorCode* st) {
     api.str_to_utf8(d, cap, len, folded.data(), static_cast<int32_t>(folded.size()), 0xFFFD, nullptr, st);
   });
 }
