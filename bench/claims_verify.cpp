@@ -54,7 +54,7 @@ const Setup& setup() {
     st.learner.kind = "stacked";
     std::vector<const EvidenceRecord*> rp;
     for (const auto& r : x->val) rp.push_back(&r);
-    x->stacked = numcheck::verify::train_model(p, y, st, numcheck::verify::text_groups(rp));
+    x->stacked = numcheck::verify::train_model(p, y, st, numcheck::verify::claim_groups(rp));
     return x;
   }();
   return *s;

@@ -58,6 +58,8 @@ fi
 echo "== claims: evidence files from $q"
 "$nc" claims evidence --from "$val" --out "$c/val.jsonl"
 "$nc" claims evidence --from "$gold" --out "$c/gold.jsonl"
+echo "== claims: near-duplicate claims across val and the labelled test claims"
+"$nc" claims stats "$val" "$gold" --near-duplicates "$c/near-duplicates.json" > "$c/stats.md"
 
 # Retrieval (docs/retrieval.md):
 #  1. The training evidence candidate: the 7,881 distinct val snippets indexed on their own (no
@@ -150,6 +152,7 @@ echo "== claims: evaluate beside the released predictions"
 "$nc" claims evaluate --gold "$gold" "${eval_preds[@]}" --by-category --json "$c/eval.json" > "$c/eval.md" 2> "$c/eval.log"
 "$nc" claims section --eval "$c/eval.json" --cv "$c/cv.json" "${ours[@]}" "${notes[@]}" "${retrieval_notes[@]}" \
   --model "$c/model.json" --model-data "the QuanTemp val split ($train_desc)" \
+  --near-duplicates "$c/near-duplicates.json" \
   --gold-note "Gold-evidence setting: the 249 labelled QuanTemp test claims (a random 10% sample of the test split) with the fact-checker's justification as the one evidence document; our trained verifier was trained on the 3,084 labelled val claims with $train_desc, never tuned on these claims. The released predictions are the QuanTemp authors' test-set outputs joined to the same claims by exact text." \
   --out "$c/section.json" > "$c/section.md"
 

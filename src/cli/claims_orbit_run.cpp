@@ -65,7 +65,7 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
     std::vector<const claims::EvidenceRecord*> rp;
     for (std::size_t i = 0; i < labelled.size(); ++i)
       if (fold[i] != f) rp.push_back(&labelled[i]);
-    const auto model = verify::train_model(fp, y, settings, verify::text_groups(rp));
+    const auto model = verify::train_model(fp, y, settings, verify::claim_groups(rp));
     std::vector<claimorbit::ClaimOrbit> in_fold;
     for (const auto& o : orbits)
       if (fold[index.at(o.id)] == f) in_fold.push_back(o);
@@ -77,7 +77,7 @@ void cross_validated(const Args& a, const std::vector<claimorbit::ClaimOrbit>& o
   m["cross_validation"] = {
       {"folds", a.folds},
       {"fold_seed", a.fold_seed},
-      {"grouping", "exact claim text, stratified by label (as `claims cv`)"},
+      {"grouping", "near-duplicate claims, stratified by label (as `claims cv`)"},
       {"labelled_claims", labelled.size()},
       {"numbers", verify::number_mode_name(settings.numbers)},
       {"learner", settings.learner.kind},

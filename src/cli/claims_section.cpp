@@ -14,7 +14,7 @@ namespace numcheck::cli {
 namespace {
 
 struct Args {
-  std::string eval, cv, paper, note, out, model, model_data;
+  std::string eval, cv, paper, note, out, model, model_data, near_duplicates;
   std::vector<std::string> ours, notes;
 };
 
@@ -35,6 +35,10 @@ void setup(CLI::App& app) {
   app.add_option("--model-data", a->model_data,
                  "What the model's training records are, in words (e.g. \"the QuanTemp val split with its "
                  "shipped top-3 snippets\"); with --model");
+  app.add_option(
+      "--near-duplicates", a->near_duplicates,
+      "JSON of `claims stats --near-duplicates` over the claim files (e.g. val and test): the section "
+      "counts the near-duplicate claims across them");
   app.add_option("--note", a->notes, "Extra paragraph(s) for the section (e.g. a skipped stage); repeatable");
   app.add_option("--out", a->out, "Section file to write (JSON), the input of `orbit report --claims`")
       ->required();
@@ -54,6 +58,11 @@ void setup(CLI::App& app) {
             ? std::string()
             : verify::trained_on_note(io::read_json_file(a->model), a->ours[0], a->model_data, a->model);
     j["trained_on"] = trained_on;
+    const std::string near_duplicates =
+        a->near_duplicates.empty()
+            ? std::string()
+            : verify::near_duplicates_note(io::read_json_file(a->near_duplicates), a->near_duplicates);
+    j["near_duplicates"] = near_duplicates;
     j["notes"] = a->notes;
     j["eval"] = a->eval.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->eval));
     j["cv"] = a->cv.empty() ? io::OrderedJson(nullptr) : io::OrderedJson::parse(io::read_file(a->cv));
@@ -65,6 +74,7 @@ void setup(CLI::App& app) {
                                           io::Json::parse(io::to_line(j["cv"])),
                                           io::Json::parse(io::to_line(j["paper"])), a->ours, a->note);
     s.trained_on = trained_on;
+    s.near_duplicates = near_duplicates;
     s.notes = a->notes;  // the Markdown on stdout shows the notes too, as the report does
     fmt::print("{}", verify::section_document(s).to_markdown());
   });

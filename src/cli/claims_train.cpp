@@ -1,6 +1,7 @@
 // numcheck claims train: trains the embedded claim verifier (liblinear over the features of
 // verify/features.hpp) on labelled claims with their evidence, and writes one model file. With
 // --exclude, training claims that are near-duplicates of the claims to be scored are left out.
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/core.h>
@@ -26,7 +27,8 @@ struct Args {
 // The training records that are not near-duplicates (claims/normalize.hpp) of any claim in the
 // files of the claims to be scored; prints how many were left out and which.
 std::vector<claims::EvidenceRecord> drop_near_duplicates(std::vector<claims::EvidenceRecord> records,
-                                                         const std::vector<std::string>& files) {
+                                                         const std::vector<std::string>& files,
+                                                         std::vector<std::string>& left_out) {
   std::vector<std::string> scored;
   for (const auto& f : files)
     for (const auto& c : claims::load_claims(f).claims) scored.push_back(c.text);
@@ -35,7 +37,10 @@ std::vector<claims::EvidenceRecord> drop_near_duplicates(std::vector<claims::Evi
   for (const auto& r : records) texts.push_back(r.claim);
   const auto drop = claims::near_duplicates_of(texts, scored);
   std::string ids;
-  for (std::size_t k = 0; k < drop.size(); ++k) ids += (k == 0 ? "" : ", ") + records[drop[k]].id;
+  for (std::size_t k = 0; k < drop.size(); ++k) {
+    ids += (k == 0 ? "" : ", ") + records[drop[k]].id;
+    left_out.push_back(records[drop[k]].id);
+  }
   fmt::print("left out {} training claims that are near-duplicates of the {} claims to be scored{}{}\n",
              drop.size(), scored.size(), drop.empty() ? "" : ": ", ids);
   std::vector<claims::EvidenceRecord> kept;
@@ -97,7 +102,9 @@ void setup(CLI::App& app) {
     std::vector<claims::EvidenceRecord> labelled;
     for (auto& r : records)
       if (r.label) labelled.push_back(std::move(r));
-    if (!a->exclude.empty()) labelled = drop_near_duplicates(std::move(labelled), a->exclude);
+    std::optional<std::vector<std::string>> left_out;
+    if (!a->exclude.empty())
+      labelled = drop_near_duplicates(std::move(labelled), a->exclude, left_out.emplace());
     if (labelled.empty()) fail("{}: no labelled training claims", a->train.empty() ? a->evidence : a->train);
     const auto feats = verify::extract_all(labelled, settings, a->threads);
     std::vector<const verify::NamedFeatures*> fp;
@@ -109,8 +116,9 @@ void setup(CLI::App& app) {
     std::vector<const claims::EvidenceRecord*> rp;
     rp.reserve(labelled.size());
     for (const auto& r : labelled) rp.push_back(&r);
-    auto model = verify::train_model(fp, y, settings, verify::text_groups(rp));
+    auto model = verify::train_model(fp, y, settings, verify::claim_groups(rp));
     model.data_sha256 = verify::training_hash(labelled);
+    model.left_out = std::move(left_out);
     model.save(a->out);
     fmt::print("{}: trained on {} claims, {} features, numbers {}\n", a->out, labelled.size(),
                model.names.size() + model.dense_names.size(), verify::number_mode_name(settings.numbers));

@@ -28,13 +28,15 @@ std::size_t vi(claims::Verdict v) { return static_cast<std::size_t>(v); }
 std::vector<int> grouped_stratified_folds(const std::vector<claims::EvidenceRecord>& records, int k,
                                           std::uint64_t seed) {
   if (k < 2) fail(ErrorCode::kUsage, "folds: {} is fewer than 2", k);
-  // Groups in first-occurrence order.
-  std::unordered_map<std::string, std::size_t> gid;
+  // Near-duplicate groups (claim_groups), in first-occurrence order.
+  std::vector<const claims::EvidenceRecord*> ptrs;
+  ptrs.reserve(records.size());
+  for (const auto& r : records) ptrs.push_back(&r);
   std::vector<std::vector<std::size_t>> groups;
+  const std::vector<std::size_t> gid = claim_groups(ptrs);
   for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto [it, fresh] = gid.emplace(records[i].claim, groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(i);
+    if (gid[i] == groups.size()) groups.emplace_back();
+    groups[gid[i]].push_back(i);
   }
   if (groups.size() < static_cast<std::size_t>(k))
     fail("cross-validation: {} distinct claims for {} folds", groups.size(), k);
@@ -322,12 +324,12 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
     gold[i] = static_cast<int>(*recs[i].label);
     ++rep.labels[static_cast<std::size_t>(gold[i])];
   }
-  // Clusters for the bootstrap: claim texts.
-  std::unordered_map<std::string, std::size_t> gid;
-  std::vector<std::size_t> cluster(recs.size());
-  for (std::size_t i = 0; i < recs.size(); ++i)
-    cluster[i] = gid.emplace(recs[i].claim, gid.size()).first->second;
-  rep.groups = gid.size();
+  // Clusters for the bootstrap: the near-duplicate groups the folds keep together.
+  std::vector<const claims::EvidenceRecord*> ptrs;
+  ptrs.reserve(recs.size());
+  for (const auto& r : recs) ptrs.push_back(&r);
+  const std::vector<std::size_t> cluster = claim_groups(ptrs);
+  rep.groups = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
   rep.settings_note = fmt::format("learner {}, numbers {}, {} C={} class_weight {}", settings.learner.kind,
                                   number_mode_name(settings.numbers), settings.learner.solver,
                                   settings.learner.C, settings.learner.balanced ? "balanced" : "none");
@@ -553,14 +555,14 @@ std::string fold_scheme(const CvOptions& opt) {
   for (int i = 0; i < opt.seeds; ++i)
     seeds += fmt::format("{}{}", i == 0 ? "" : ", ", opt.seed + static_cast<std::uint64_t>(i));
   return fmt::format(
-      "grouped stratified {}-fold (groups: exact claim text), fold draw{} seeded {} (numcheck::Rng)",
+      "grouped stratified {}-fold (groups: near-duplicate claims), fold draw{} seeded {} (numcheck::Rng)",
       opt.folds, opt.seeds == 1 ? "" : "s", seeds);
 }
 
 io::OrderedJson cv_json(const CvReport& r) {
   io::OrderedJson j;
   j["records"] = r.records;
-  j["claim_texts"] = r.groups;
+  j["claim_groups"] = r.groups;
   io::OrderedJson lab;
   for (auto v : claims::kVerdicts) lab[std::string(claims::verdict_name(v))] = r.labels[vi(v)];
   j["labels"] = std::move(lab);
@@ -568,7 +570,7 @@ io::OrderedJson cv_json(const CvReport& r) {
   j["seeds"] = r.options.seeds;
   j["seed"] = r.options.seed;
   j["bootstrap_draws"] = r.options.draws;
-  j["grouping"] = "exact claim text";
+  j["grouping"] = "near-duplicate claims (same normalised text, or word overlap at least 3/5)";
   j["fold_scheme"] = fold_scheme(r.options);
   j["figures"] =
       "means over seeds of each seed's pooled out-of-fold predictions; intervals and p from a "
@@ -622,11 +624,10 @@ std::string cv_markdown(const CvReport& r) {
   doc::Document d;
   d.heading(2, "cv", fmt::format("Grouped {}-fold cross-validation", r.options.folds));
   d.paragraph(fmt::format(
-      "{} labelled claims ({} distinct texts; True {}, False {}, Conflicting {}), stratified folds grouped "
-      "by "
-      "exact claim text, {} seed(s) from {}; trained verifier: {}. Every figure of a row is a mean over the "
-      "seeds of each seed's pooled out-of-fold predictions, in percent; [95% interval] and p from one "
-      "cluster bootstrap over claim texts ({} draws) of those means.",
+      "{} labelled claims ({} groups of near-duplicate claims; True {}, False {}, Conflicting {}), "
+      "stratified folds that keep each group together, {} seed(s) from {}; trained verifier: {}. Every "
+      "figure of a row is a mean over the seeds of each seed's pooled out-of-fold predictions, in percent; "
+      "[95% interval] and p from one cluster bootstrap over those groups ({} draws) of those means.",
       r.records, r.groups, r.labels[0], r.labels[1], r.labels[2], r.options.seeds, r.options.seed,
       r.settings_note, r.options.draws));
   doc::html::Table t;

@@ -6,8 +6,8 @@
 // reference; multinomial naive Bayes; the verifier's own claim-side features), plus the trained verifier with
 // each feature group removed (ablation), with surface numbers, and with claim-side features only. Figures:
 // macro/weighted/per-class F1 of the pooled out-of-fold predictions, averaged over seeds, with 95%
-// cluster-bootstrap intervals (clusters = claim texts) of those means, and paired comparisons against the
-// verifier from the same source.
+// cluster-bootstrap intervals (clusters = near-duplicate groups) of those means, and paired comparisons
+// against the verifier from the same source.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -20,9 +20,9 @@
 
 namespace numcheck::verify {
 
-// fold[i] in [0, k) for record i. Groups (exact claim text) are dealt, in a seeded random order
-// within each label stratum (a group's label is its first record's), to the fold holding the
-// fewest records of that label so far (ties: fewest records overall, then lowest fold).
+// fold[i] in [0, k) for record i. Groups (near-duplicate claims, claim_groups) are dealt, in a seeded random
+// order within each label stratum (a group's label is its first record's), to the fold holding the fewest
+// records of that label so far (ties: fewest records overall, then lowest fold).
 [[nodiscard]] std::vector<int> grouped_stratified_folds(const std::vector<claims::EvidenceRecord>& records,
                                                         int k, std::uint64_t seed);
 
@@ -119,7 +119,7 @@ struct CvReport {
 [[nodiscard]] CvReport cross_validate(const std::vector<claims::EvidenceRecord>& records,
                                       const FeatureSettings& settings, const CvOptions& opt);
 
-// How the folds were drawn, in words: "grouped stratified 5-fold (groups: exact claim text), fold
+// How the folds were drawn, in words: "grouped stratified 5-fold (groups: near-duplicate claims), fold
 // draws seeded 20260725, 20260726, 20260727 (numcheck::Rng)".
 [[nodiscard]] std::string fold_scheme(const CvOptions& opt);
 

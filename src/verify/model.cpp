@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "claims/normalize.hpp"
 #include "core/error.hpp"
 #include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
@@ -140,6 +141,7 @@ io::OrderedJson TrainedModel::to_json() const {
   }
   j["settings"] = settings.to_json();
   j["training"] = {{"data_sha256", data_sha256}, {"records", train_records}, {"labels", train_labels}};
+  if (left_out) j["training"]["near_duplicates_left_out"] = *left_out;
   io::OrderedJson cls = io::OrderedJson::array();
   for (auto c : classes) cls.push_back(std::string(claims::verdict_name(c)));
   j["classes"] = std::move(cls);
@@ -164,6 +166,8 @@ TrainedModel TrainedModel::from_json(const io::Json& j, std::string_view where) 
     m.data_sha256 = t.at("data_sha256").get<std::string>();
     m.train_records = t.at("records").get<std::size_t>();
     m.train_labels = t.at("labels").get<std::map<std::string, std::size_t>>();
+    if (t.contains("near_duplicates_left_out"))
+      m.left_out = t["near_duplicates_left_out"].get<std::vector<std::string>>();
     for (const auto& c : io::require(j, "classes", where)) {
       const auto v = claims::LabelMap::builtin().map(c.get<std::string>());
       if (!v) fail("{}: field 'classes': unknown class {}", where, c.dump());
@@ -487,12 +491,11 @@ OffsetTuning tune_decision_offsets(const std::vector<const NamedFeatures*>& feat
                       inner_folds(groups, labels.size(), settings.learner.inner_folds));
 }
 
-std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records) {
-  std::unordered_map<std::string_view, std::size_t> id;
-  std::vector<std::size_t> g(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i)
-    g[i] = id.emplace(records[i]->claim, id.size()).first->second;
-  return g;
+std::vector<std::size_t> claim_groups(const std::vector<const claims::EvidenceRecord*>& records) {
+  std::vector<std::string> texts;
+  texts.reserve(records.size());
+  for (const auto* r : records) texts.push_back(r->claim);
+  return claims::near_duplicate_groups(texts);
 }
 
 TrainedModel train_model(const std::vector<const NamedFeatures*>& features,

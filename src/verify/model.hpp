@@ -9,6 +9,7 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ class TrainedModel {
   std::string data_sha256;
   std::size_t train_records = 0;
   std::map<std::string, std::size_t> train_labels;
+  // `claims train --exclude`: the ids of the training claims left out as near-duplicates of the
+  // claims to be scored (empty list: none were); unset when no --exclude was given.
+  std::optional<std::vector<std::string>> left_out;
   // The tree part (learner kinds "xgboost" and "stacked"): the dense row is, for "stacked", the
   // linear part's probabilities of True, False, Conflicting, then the values of dense_names
   // (features of the alignment, category and cues groups seen in training; 0 when absent).
@@ -90,8 +94,12 @@ struct OffsetTuning {
                                                  const FeatureSettings& settings,
                                                  const std::vector<std::size_t>& groups = {});
 
-// Group ids by exact claim text (first-occurrence order), for train_model.
-[[nodiscard]] std::vector<std::size_t> text_groups(const std::vector<const claims::EvidenceRecord*>& records);
+// Group ids of the claims that must stay on one side of every split (inner folds of train_model,
+// the folds and bootstrap clusters of `claims cv`): the near-duplicate components of the claim texts
+// (claims::near_duplicate_groups: same normalised text, or word overlap at least 3/5), numbered by
+// first appearance.
+[[nodiscard]] std::vector<std::size_t> claim_groups(
+    const std::vector<const claims::EvidenceRecord*>& records);
 
 // Extracts features of many records on `threads` threads (0 = hardware concurrency, at most 2
 // used by default callers); results are in record order whatever the thread count.

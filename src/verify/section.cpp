@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "claims/normalize.hpp"
 #include "core/error.hpp"
 
 namespace numcheck::verify {
@@ -139,12 +141,16 @@ ClaimsSection build_claims_section(const io::Json& eval, const io::Json& cv, con
     const bool same_source = cv.contains("figures");  // cv files whose intervals are of the means
     s.cv_scheme = cv.value("fold_scheme", "");
     s.cv_note = fmt::format(
-        "Grouped stratified {}-fold cross-validation on {} labelled val claims ({} distinct texts), {} "
+        "Grouped stratified {}-fold cross-validation on {} labelled val claims ({} {}), {} "
         "seeds. {}",
-        cv.value("folds", 0), cv.value("records", 0), cv.value("claim_texts", 0), cv.value("seeds", 0),
+        cv.value("folds", 0), cv.value("records", 0),
+        cv.contains("claim_groups") ? cv.value("claim_groups", 0) : cv.value("claim_texts", 0),
+        cv.contains("claim_groups") ? "groups of near-duplicate claims, each kept in one fold"
+                                    : "distinct texts",
+        cv.value("seeds", 0),
         same_source
             ? "Every figure of a row is a mean over the seeds; the 95% intervals and p values come from "
-              "one cluster bootstrap (claim texts resampled) of those means."
+              "one cluster bootstrap (groups resampled) of those means."
             : "Figures are means over seeds; this cv file's intervals and differences are of the first "
               "seed only (written by an older numcheck): rerun `claims cv` for one source per row.");
     for (const auto& o : cv.value("systems", io::Json::array())) {
@@ -175,6 +181,7 @@ io::OrderedJson section_json(const ClaimsSection& s) {
   io::OrderedJson j;
   j["gold_note"] = s.gold_note;
   j["trained_on"] = s.trained_on;
+  j["near_duplicates"] = s.near_duplicates;
   io::OrderedJson t = io::OrderedJson::array();
   for (const auto& r : s.table2) {
     io::OrderedJson o;
@@ -259,6 +266,7 @@ doc::Document section_document(const ClaimsSection& s) {
       "verifiers, \"released\" the QuanTemp authors' released predictions. An answer that could not be "
       "parsed counts as wrong; the \"unparsed\" column beside the F1 figures says how many there were.");
   if (!s.trained_on.empty()) d.paragraph(s.trained_on);
+  if (!s.near_duplicates.empty()) d.paragraph(s.near_duplicates);
   if (!s.table2.empty()) {
     d.heading(3, "claims-table2", "Gold evidence: full set and per category (Table 2 figures)");
     if (!s.gold_note.empty()) d.paragraph(s.gold_note);
@@ -403,13 +411,52 @@ std::string trained_on_note(const io::Json& model, const std::string& name, cons
       if (t.contains("labels") && t["labels"].contains(c))
         labels += fmt::format("{}{} {}", labels.empty() ? "" : ", ", c, t["labels"][c].get<std::size_t>());
     const std::string sha = t.value("data_sha256", "");
+    std::string left_out;
+    if (t.contains("near_duplicates_left_out")) {
+      const auto ids = t["near_duplicates_left_out"].get<std::vector<std::string>>();
+      left_out = fmt::format(
+          " Training left out {} claim{} that {} near-duplicate{} of the claims it scores (same text after "
+          "Unicode "
+          "normalisation, or at least 3/5 of their words shared){}{}.",
+          ids.size(), ids.size() == 1 ? "" : "s", ids.size() == 1 ? "is a" : "are",
+          ids.size() == 1 ? "" : "s", ids.empty() ? "" : ": ", fmt::join(ids, ", "));
+    }
     return fmt::format(
         "{} is numcheck's trained verifier ({}, {} numbers), trained on {}{} labelled claims{} with their "
-        "evidence (SHA-256 of the training records {}...).",
+        "evidence (SHA-256 of the training records {}...).{}",
         name, model.value("learner", "?"), st.value("numbers", "?"), data.empty() ? "" : data + ": ",
-        t.value("records", std::size_t{0}), labels.empty() ? "" : " (" + labels + ")", sha.substr(0, 16));
+        t.value("records", std::size_t{0}), labels.empty() ? "" : " (" + labels + ")", sha.substr(0, 16),
+        left_out);
   } catch (const io::Json::exception& e) {
     fail("{}: malformed verifier model: {}", where, e.what());
+  }
+}
+
+std::string near_duplicates_note(const io::Json& j, std::string_view where) {
+  if (!j.is_object() || !j.contains("pairs") || !j["pairs"].is_array())
+    fail("{}: not a near-duplicates file (from `numcheck claims stats --near-duplicates`)", where);
+  try {
+    std::vector<std::string> parts;
+    for (const auto& p : j["pairs"]) {
+      const auto file = [](const io::Json& v) {
+        return std::filesystem::path(v.get<std::string>()).filename().string();
+      };
+      parts.push_back(
+          fmt::format("{} of the {} claims of {} have a twin among the {} of {} ({} same text, {} reworded)",
+                      p.at("b_with_twin").get<std::size_t>(), p.at("b_claims").get<std::size_t>(),
+                      file(p.at("b")), p.at("a_claims").get<std::size_t>(), file(p.at("a")),
+                      p.at("same_text").get<std::size_t>(), p.at("reworded").get<std::size_t>()));
+    }
+    return fmt::format(
+        "Near-duplicates across the claim files (two claims are near-duplicates when their texts are equal "
+        "after "
+        "Unicode NFKC normalisation of case, quotes, dashes and spacing, or when at least {}/{} of their "
+        "words are "
+        "shared): {}.",
+        claims::kNearDuplicateJaccardNum, claims::kNearDuplicateJaccardDen,
+        parts.empty() ? std::string("no pairs of files") : fmt::format("{}", fmt::join(parts, "; ")));
+  } catch (const io::Json::exception& e) {
+    fail("{}: malformed near-duplicates file: {}", where, e.what());
   }
 }
 
@@ -427,6 +474,7 @@ ClaimsSection section_from_file_json(const io::Json& j, std::string_view where) 
                                   j.value("paper", io::Json()), ours, j.value("gold_note", ""));
     for (const auto& n : j.value("notes", io::Json::array())) s.notes.push_back(n.get<std::string>());
     s.trained_on = j.value("trained_on", "");
+    s.near_duplicates = j.value("near_duplicates", "");
     return s;
   } catch (const io::Json::exception& e) {
     fail("{}: malformed claims section: {}", where, e.what());

@@ -62,6 +62,7 @@ struct ClaimsSection {
   std::string gold_note, cv_note;
   std::string cv_scheme;   // the cv's fold scheme in words (cv file's "fold_scheme"; empty in older files)
   std::string trained_on;  // what numcheck's trained verifier was trained on (trained_on_note)
+  std::string near_duplicates;  // near-duplicates across the claim files (near_duplicates_note)
   std::vector<Table2Row> table2;
   std::vector<PairedRow> paired;
   std::vector<CvRow> cv;
@@ -85,6 +86,11 @@ struct ClaimsSection {
 // `where` when `model` is not a verifier model.
 [[nodiscard]] std::string trained_on_note(const io::Json& model, const std::string& name,
                                           const std::string& data, std::string_view where);
+
+// One paragraph counting the near-duplicate claims across claim files, from the JSON of `claims stats
+// --near-duplicates` (per pair of files: same text, reworded, claims of the second file with a twin
+// in the first). Throws Error naming `where` when `j` is not that JSON.
+[[nodiscard]] std::string near_duplicates_note(const io::Json& j, std::string_view where);
 
 // From the file `claims section --out` writes ({"format": "numcheck-claims-section", "ours" (a name
 // or a list of names), "gold_note", "trained_on" (optional), "notes", "eval", "cv", "paper"}); throws Error

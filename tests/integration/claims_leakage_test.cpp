@@ -88,6 +88,30 @@ TEST(ClaimsLeakageCli, StatsReportsNearDuplicatesAndTrainLeavesThemOut) {
       << r.out;
   EXPECT_NE(r.out.find("trained on " + std::to_string(recs.size() - 2) + " claims"), std::string::npos)
       << r.out;
+  std::ifstream mf(m);
+  EXPECT_EQ(nlohmann::json::parse(mf)["training"]["near_duplicates_left_out"],
+            (nlohmann::json{recs[0]["id"], recs[1]["id"]}));
+
+  // The report's claims section says both: what training left out, and the counts across files.
+  const std::string cv = (dir / "cv.json").string(), sec = (dir / "section.json").string();
+  r = run_cli("claims cv --evidence '" + ev +
+              "' --folds 2 --seeds 1 --draws 0 --no-ablation --no-variants --json '" + cv + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("claims section --cv '" + cv + "' --ours trained --model '" + m + "' --near-duplicates '" + nd +
+              "' --out '" + sec + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Training left out 2 claims that are near-duplicates of the claims it scores"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 of the 3 claims of scored.jsonl have a twin among the " +
+                       std::to_string(recs.size()) + " of "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(1 same text, 1 reworded)"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("claims section --cv '" + cv + "' --ours trained --near-duplicates '" + m + "' --out '" +
+                    sec + "'")
+                .exit_code,
+            1);  // a model file is not a near-duplicates file
 }
 
 }  // namespace

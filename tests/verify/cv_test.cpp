@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "verify/cv.hpp"
+#include "verify/model.hpp"
 
 namespace numcheck::verify {
 namespace {
@@ -28,7 +29,11 @@ std::vector<claims::EvidenceRecord> toy(std::size_t n, bool noisy = false) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto c = static_cast<claims::Verdict>(i % 3 == 2 ? 2 : i % 5 == 0 ? 0 : 1);
     const int word = noisy && i % 4 == 1 ? (static_cast<int>(c) + 1) % 3 : static_cast<int>(c);
-    v.push_back(rec(std::string("prices ") + w[word] + " by " + std::to_string(i) + " percent", c));
+    // Distinct words per claim, so that no two claims are near-duplicates (claim_groups).
+    const std::string n = std::to_string(i);
+    v.push_back(rec(std::string("prices ") + w[word] + " by " + n + " percent in town" + n + " district" + n +
+                        " year" + n,
+                    c));
   }
   return v;
 }
@@ -55,6 +60,29 @@ TEST(Folds, DuplicatesShareAFoldAndStrataAreBalanced) {
   EXPECT_EQ(f, grouped_stratified_folds(recs, 5, 1));  // seeded
   EXPECT_NE(f, grouped_stratified_folds(recs, 5, 2));
   EXPECT_THROW((void)grouped_stratified_folds(recs, 1, 1), Error);
+}
+
+TEST(Folds, NearDuplicateClaimsShareAFold) {
+  auto recs = toy(60);
+  const std::size_t n = recs.size();
+  recs.push_back(
+      rec("\u201CPRICES  " + recs[4].claim.substr(7) + "\u201D", *recs[4].label));  // quotes, case, spaces
+  recs.push_back(
+      rec("Al Gore predicted that Earth's \"ice caps\" would melt away by 2014.", claims::Verdict::kFalse));
+  recs.push_back(
+      rec("Al Gore said that the ice caps would melt by 2014.", claims::Verdict::kFalse));  // Jaccard 0.6
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto f = grouped_stratified_folds(recs, 5, seed);
+    EXPECT_EQ(f[4], f[n]) << seed;
+    EXPECT_EQ(f[n + 1], f[n + 2]) << seed;
+  }
+  std::vector<const claims::EvidenceRecord*> p;
+  for (const auto& r : recs) p.push_back(&r);
+  const auto g = claim_groups(p);
+  EXPECT_EQ(g[4], g[n]);
+  EXPECT_EQ(g[n + 1], g[n + 2]);
+  EXPECT_NE(g[3], g[4]);
+  EXPECT_EQ(*std::max_element(g.begin(), g.end()) + 1, n + 1);
 }
 
 TEST(NaiveBayes, LearnsWordEvidence) {
@@ -175,10 +203,11 @@ TEST(CrossValidate, TfidfBaselineWithOnePValuePerFoldDraw) {
   }
   const std::string md = cv_markdown(r);
   EXPECT_NE(md.find("| claim-only TF-IDF LR | baseline |"), std::string::npos) << md;
-  EXPECT_NE(md.find("Against the claim-only TF-IDF + logistic regression baseline on the same folds (grouped "
-                    "stratified 5-fold (groups: exact claim text), fold draws seeded 20260725, 20260726, "
-                    "20260727"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("Against the claim-only TF-IDF + logistic regression baseline on the same folds (grouped "
+              "stratified 5-fold (groups: near-duplicate claims), fold draws seeded 20260725, 20260726, "
+              "20260727"),
+      std::string::npos)
       << md;
   const auto j = cv_json(r);
   EXPECT_EQ(j["fold_scheme"].get<std::string>().rfind("grouped stratified 5-fold", 0), 0u);

@@ -19,7 +19,11 @@ std::vector<claims::EvidenceRecord> toy() {
     claims::EvidenceRecord r;
     const int c = i % 3;
     r.id = std::to_string(i);
-    r.claim = std::string("claim ") + words[c] + " number " + std::to_string(i % 7) + " percent";
+    // Four words of the text's own (texts repeat every 21 records), so that different texts are
+    // never near-duplicates (claim_groups).
+    const std::string own = std::string("t") + static_cast<char>('a' + i % 21);
+    r.claim = std::string("claim ") + words[c] + " number " + std::to_string(i % 7) + " percent " + own +
+              "a " + own + "b " + own + "c " + own + "d";
     r.label = static_cast<claims::Verdict>(c);
     r.evidence.push_back(
         {"d" + r.id, std::string("evidence ") + words[(c + i) % 3], "", std::nullopt, std::nullopt});
@@ -43,7 +47,7 @@ TrainedModel fit(const std::vector<claims::EvidenceRecord>& recs, unsigned threa
   }
   std::vector<const claims::EvidenceRecord*> rp;
   for (const auto& r : recs) rp.push_back(&r);
-  auto m = train_model(p, y, settings, text_groups(rp));
+  auto m = train_model(p, y, settings, claim_groups(rp));
   m.data_sha256 = training_hash(recs);
   return m;
 }
@@ -144,8 +148,8 @@ TEST(Model, InnerCvSelectionIsDeterministicAndRecorded) {
     y.push_back(*recs[i].label);
     rp.push_back(&recs[i]);
   }
-  const auto a = train_model(p, y, settings, text_groups(rp));
-  const auto b = train_model(p, y, settings, text_groups(rp));
+  const auto a = train_model(p, y, settings, claim_groups(rp));
+  const auto b = train_model(p, y, settings, claim_groups(rp));
   EXPECT_EQ(io::to_line(a.to_json()), io::to_line(b.to_json()));
   const double c = a.settings.learner.C;
   EXPECT_TRUE(c == 0.01 || c == 1.0 || c == 100.0);
@@ -268,8 +272,8 @@ TEST(Model, ClaimCharsAndTunedOffsets) {
 // False. Per 24 records: alpha 7 True + 1 False, beta 7 False + 1 True, alpha gamma 2 Conflicting
 // + 3 True, beta gamma 2 Conflicting + 3 False. The plain argmax (True for alpha, False for beta)
 // scores macro-F1 (0.833 + 0.833 + 0) / 3 = 0.556; predicting Conflicting for the "gamma" claims
-// scores (0.737 + 0.737 + 0.571) / 3 = 0.682. Each claim carries a unique letter word so that no
-// two texts are equal (min_df drops those words).
+// scores (0.737 + 0.737 + 0.571) / 3 = 0.682. Each claim carries five unique letter words so that no
+// two texts are near-duplicates (min_df drops those words).
 std::vector<claims::EvidenceRecord> underpredicted(std::size_t copies, const std::string& tag) {
   struct Cell {
     const char* words;
@@ -293,7 +297,8 @@ std::vector<claims::EvidenceRecord> underpredicted(std::size_t copies, const std
         r.id = tag + std::to_string(v.size());
         std::string uniq = tag;  // a letter word unique to the record
         for (std::size_t x = v.size() + 1; x > 0; x /= 26) uniq += static_cast<char>('a' + x % 26);
-        r.claim = std::string("the report on ") + c.words + " says " + uniq;
+        r.claim = std::string("the report on ") + c.words + " says " + uniq + " " + uniq + "x " + uniq +
+                  "y " + uniq + "z " + uniq + "w";
         r.label = c.label;
         r.selection = "gold";
         v.push_back(std::move(r));
@@ -329,7 +334,7 @@ TEST(Model, TunedOffsetsRescueAnUnderpredictedClass) {
     y.push_back(*recs[i].label);
     rp.push_back(&recs[i]);
   }
-  const auto groups = text_groups(rp);
+  const auto groups = claim_groups(rp);
   ASSERT_EQ(*std::max_element(groups.begin(), groups.end()) + 1, recs.size());  // every text distinct
 
   const auto t = tune_decision_offsets(p, y, s, groups);

@@ -223,5 +223,52 @@ TEST(Section, TrainedOnFoldSchemesAndSpreadOfP) {
   EXPECT_EQ(section_json(s)["paired"][0]["ttest_kfold"]["p_median"].get<double>(), 0.25);
 }
 
+TEST(Section, NearDuplicatesAndTrainingLeftOut) {
+  auto model = io::Json::parse(R"({"format": "numcheck-verifier-model", "learner": "liblinear 247",
+      "settings": {"numbers": "canonical"},
+      "training": {"data_sha256": "0123456789abcdef0123", "records": 3081,
+                   "labels": {"True": 616, "False": 1794, "Conflicting": 671},
+                   "near_duplicates_left_out": ["val-12", "val-40", "val-977"]}})");
+  const std::string note = trained_on_note(model, "t", "", "m.json");
+  EXPECT_NE(note.find("3081 labelled claims"), std::string::npos) << note;
+  EXPECT_NE(
+      note.find(
+          " Training left out 3 claims that are near-duplicates of the claims it scores (same text "
+          "after Unicode normalisation, or at least 3/5 of their words shared): val-12, val-40, val-977."),
+      std::string::npos)
+      << note;
+  model["training"]["near_duplicates_left_out"] = io::Json::array();
+  EXPECT_NE(
+      trained_on_note(model, "t", "", "m.json").find("Training left out 0 claims that are near-duplicates"),
+      std::string::npos);
+  model["training"].erase("near_duplicates_left_out");  // trained without --exclude: nothing said
+  EXPECT_EQ(trained_on_note(model, "t", "", "m.json").find("left out"), std::string::npos);
+
+  const auto nd = io::Json::parse(R"({"rule": {}, "pairs": [
+      {"a": "/data/val.json", "b": "/data/test.csv", "a_claims": 3084, "b_claims": 249, "same_text": 1,
+       "reworded": 2, "b_with_twin": 3, "items": []}]})");
+  const std::string para = near_duplicates_note(nd, "nd.json");
+  EXPECT_NE(
+      para.find("3 of the 249 claims of test.csv have a twin among the 3084 of val.json (1 same text, 2 "
+                "reworded)."),
+      std::string::npos)
+      << para;
+  EXPECT_THROW((void)near_duplicates_note(io::Json::parse(R"({"pairs": 3})"), "nd.json"), Error);
+  EXPECT_THROW((void)near_duplicates_note(io::Json::parse(R"({"pairs": [{"a": "x"}]})"), "nd.json"), Error);
+  io::Json eval;
+  eval["systems"]["t"] = io::Json::parse(R"({"n": 249, "macro_f1": 0.5, "weighted_f1": 0.6})");
+  auto s = build_claims_section(eval, io::Json(), io::Json(), {"t"}, "");
+  s.near_duplicates = para;
+  EXPECT_NE(section_document(s).to_markdown().find("Near-duplicates across the claim files"),
+            std::string::npos);
+  io::Json file = {{"format", "numcheck-claims-section"},
+                   {"ours", "t"},
+                   {"eval", eval},
+                   {"cv", nullptr},
+                   {"paper", nullptr},
+                   {"near_duplicates", para}};
+  EXPECT_EQ(section_from_file_json(file, "f").near_duplicates, para);
+}
+
 }  // namespace
 }  // namespace numcheck::verify
