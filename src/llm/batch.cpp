@@ -218,145 +218,156 @@ BatchRequests batch_requests(const std::vector<WorkItem>& items, const RunSettin
   return r;
 }
 
-BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& settings, Api api,
-                         const std::vector<fs::path>& outputs, const io::OrderedJson& provenance,
-                         const fs::path& out_dir) {
-  if (outputs.empty()) fail(ErrorCode::kUsage, "no batch output file given");
-  // The requests as the export wrote them: their bodies (for the records) and custom ids.
-  const BatchRequests requests = batch_requests(items, settings, api);
-  const RequestBodies bodies(settings, settings.model, api);
-  std::unordered_map<std::string, std::size_t> by_custom_id, by_item_id;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    by_custom_id.emplace(requests.custom_ids[i], i);
-    by_item_id.emplace(items[i].item_id, i);
+namespace {
+
+// The answers and errors of batch output files, matched to the exported requests by custom_id.
+// Every line that cannot be matched or read is a problem; one problem refuses the whole import.
+class OutputReader {
+ public:
+  OutputReader(const std::vector<WorkItem>& items, const BatchRequests& requests, Api api)
+      : items_(items), requests_(requests), api_(api), slots_(items.size()) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      by_custom_id_.emplace(requests.custom_ids[i], i);
+      by_item_id_.emplace(items[i].item_id, i);
+    }
   }
 
-  BatchImport r;
-  r.items = items.size();
-  std::vector<Slot> slots(items.size());
-  std::vector<std::string> problems;
-  std::unordered_map<std::size_t, std::string> answered_at;  // item -> "file:line" of its answer
-  io::OrderedJson output_files = io::OrderedJson::array();
-  for (const fs::path& path : outputs) {
-    const std::string name = path.filename().string();
+  // Reads one output file; returns its entry of run.json's batch.outputs.
+  io::OrderedJson read(const fs::path& path, std::size_t& lines) {
     io::JsonlOptions options;
-    options.on_bad_line = [&](const io::JsonError& e, std::size_t) { problems.push_back(e.what()); };
+    options.on_bad_line = [&](const io::JsonError& e, std::size_t) { problems_.push_back(e.what()); };
     // Streamed line by line: an output file of a million answers is not held in memory.
     const io::JsonlStats stats = io::read_jsonl<io::Json>(
         path,
         [&](const io::Record& rec, std::size_t line) {
-          ++r.lines;
-          const io::Json& j = rec.json();
-          const std::string where = fmt::format("{}:{}", path.string(), line);
-          const auto custom_id = string_member(j, "custom_id");
-          if (!custom_id) {
-            problems.push_back(where + ": no string field 'custom_id'");
-            return;
-          }
-          auto found = by_custom_id.find(*custom_id);
-          if (found == by_custom_id.end()) {
-            const auto hash = custom_id->rfind('#');
-            const auto item =
-                hash == std::string::npos ? by_item_id.end() : by_item_id.find(custom_id->substr(0, hash));
-            if (item != by_item_id.end()) {
-              problems.push_back(
-                  fmt::format("{}: custom_id '{}' answers '{}' with a request body other than the one "
-                              "exported now ('{}'): "
-                              "the batch was made with other settings (model, sampling, prompt file) or "
-                              "another benchmark",
-                              where, *custom_id, item->first, requests.custom_ids[item->second]));
-            } else {
-              problems.push_back(fmt::format("{}: unknown custom_id '{}' (no such request in the export)",
-                                             where, *custom_id));
-            }
-            return;
-          }
-          const std::size_t index = found->second;
-          Slot& slot = slots[index];
-          slot.named = true;
-          Origin origin;
-          origin.file = name;
-          origin.line = line;
-          origin.id = string_member(j, "id").value_or("");
-          const auto error = j.find("error");
-          const auto response = j.find("response");
-          const bool has_response = response != j.end() && response->is_object();
-          if (has_response) origin.request_id = string_member(*response, "request_id").value_or("");
-          ErrorLine e;
-          e.origin = origin;
-          if (error != j.end() && !error->is_null()) {
-            e.error = error_text(*error);
-            if (has_response) {
-              if (auto s = response->find("status_code"); s != response->end() && s->is_number_integer())
-                e.http_status = s->get<long>();
-            }
-          } else if (!has_response) {
-            problems.push_back(where + ": neither a 'response' object nor an 'error'");
-            return;
-          } else {
-            const auto status = response->find("status_code");
-            const auto body = response->find("body");
-            if (status == response->end() || !status->is_number_integer()) {
-              problems.push_back(where + ": field 'response.status_code' must be an integer");
-              return;
-            }
-            e.http_status = status->get<long>();
-            const std::string body_text = body == response->end() ? std::string() : io::to_line(*body);
-            if (e.http_status != 200) {
-              const std::string msg = error_message_from_body(body_text);
-              e.error = fmt::format("HTTP {}{}{}", e.http_status, msg.empty() ? "" : ": ", msg);
-            } else {
-              ParsedBody parsed = parse_completion_body(body_text, api);
-              if (parsed.ok) {
-                if (slot.answer) {
-                  problems.push_back(fmt::format("{}: a second answer for '{}' (the first is at {})", where,
-                                                 items[index].item_id, answered_at[index]));
-                  return;
-                }
-                Answer a;
-                a.completion = std::move(parsed.completion);
-                if (auto c = body->find("created"); c != body->end() && c->is_number_integer())
-                  a.created = c->get<std::int64_t>();
-                a.origin = std::move(origin);
-                answered_at[index] = where;
-                slot.answer = std::move(a);
-                return;
-              }
-              e.error = parsed.error;
-            }
-          }
-          slot.errors.push_back(std::move(e));
+          ++lines;
+          take(rec.json(), path, line);
         },
         options);
     io::OrderedJson f = io::OrderedJson::object();
-    f["file"] = name;
+    f["file"] = path.filename().string();
     f["sha256"] = io::sha256_file(path);
     f["lines"] = stats.records;
-    output_files.push_back(std::move(f));
+    return f;
   }
-  if (!problems.empty()) {
+
+  // Throws Error listing the refused lines, if any.
+  void check() const {
+    if (problems_.empty()) return;
     std::string list;
-    for (std::size_t i = 0; i < problems.size() && i < kShownProblems; ++i) list += "\n  " + problems[i];
-    if (problems.size() > kShownProblems)
-      list += fmt::format("\n  ... and {} more", problems.size() - kShownProblems);
-    fail("{} batch output line(s) refused (nothing written):{}", problems.size(), list);
+    for (std::size_t i = 0; i < problems_.size() && i < kShownProblems; ++i) list += "\n  " + problems_[i];
+    if (problems_.size() > kShownProblems)
+      list += fmt::format("\n  ... and {} more", problems_.size() - kShownProblems);
+    fail("{} batch output line(s) refused (nothing written):{}", problems_.size(), list);
   }
 
-  // The counts, in the items' order.
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const Slot& s = slots[i];
-    if (!s.named) r.missing.push_back(items[i].item_id);
-    r.error_lines += s.errors.size();
-    if (!s.answer) {
-      ++r.unanswered;
-      continue;
+  [[nodiscard]] const std::vector<Slot>& slots() const { return slots_; }
+
+ private:
+  // The item a custom_id names, or a problem saying why there is none.
+  std::optional<std::size_t> item_of(const std::string& custom_id, const std::string& where) {
+    if (auto found = by_custom_id_.find(custom_id); found != by_custom_id_.end()) return found->second;
+    const auto hash = custom_id.rfind('#');
+    const auto item =
+        hash == std::string::npos ? by_item_id_.end() : by_item_id_.find(custom_id.substr(0, hash));
+    if (item != by_item_id_.end()) {
+      problems_.push_back(fmt::format(
+          "{}: custom_id '{}' answers '{}' with a request body other than the one exported now ('{}'): the "
+          "batch was made with other settings (model, sampling, prompt file) or another benchmark",
+          where, custom_id, item->first, requests_.custom_ids[item->second]));
+    } else {
+      problems_.push_back(
+          fmt::format("{}: unknown custom_id '{}' (no such request in the export)", where, custom_id));
     }
-    ++r.answered;
-    const std::string& m = s.answer->completion.model;
-    if (!m.empty() && std::find(r.models.begin(), r.models.end(), m) == r.models.end()) r.models.push_back(m);
+    return std::nullopt;
   }
 
-  // run.json: run_items's fields (runner.cpp Manifest::write, make_binding), backend "batch".
+  void take(const io::Json& j, const fs::path& path, std::size_t line) {
+    const std::string where = fmt::format("{}:{}", path.string(), line);
+    const auto custom_id = string_member(j, "custom_id");
+    if (!custom_id) {
+      problems_.push_back(where + ": no string field 'custom_id'");
+      return;
+    }
+    const auto index = item_of(*custom_id, where);
+    if (!index) return;
+    Slot& slot = slots_[*index];
+    slot.named = true;
+    ErrorLine e;
+    e.origin.file = path.filename().string();
+    e.origin.line = line;
+    e.origin.id = string_member(j, "id").value_or("");
+    const auto error = j.find("error");
+    const auto response = j.find("response");
+    const bool has_response = response != j.end() && response->is_object();
+    if (has_response) e.origin.request_id = string_member(*response, "request_id").value_or("");
+    if (error != j.end() && !error->is_null()) {
+      e.error = error_text(*error);
+      if (has_response) {
+        if (auto st = response->find("status_code"); st != response->end() && st->is_number_integer())
+          e.http_status = st->get<long>();
+      }
+    } else if (!has_response) {
+      problems_.push_back(where + ": neither a 'response' object nor an 'error'");
+      return;
+    } else if (!take_response(*response, *index, where, e)) {
+      return;
+    }
+    slot.errors.push_back(std::move(e));
+  }
+
+  // A line with a response object: true when it is an error for the item (in `e`), false when it
+  // was an answer (stored) or a problem.
+  bool take_response(const io::Json& response, std::size_t index, const std::string& where, ErrorLine& e) {
+    const auto status = response.find("status_code");
+    if (status == response.end() || !status->is_number_integer()) {
+      problems_.push_back(where + ": field 'response.status_code' must be an integer");
+      return false;
+    }
+    e.http_status = status->get<long>();
+    const auto body = response.find("body");
+    const std::string body_text = body == response.end() ? std::string() : io::to_line(*body);
+    if (e.http_status != 200) {
+      const std::string msg = error_message_from_body(body_text);
+      e.error = fmt::format("HTTP {}{}{}", e.http_status, msg.empty() ? "" : ": ", msg);
+      return true;
+    }
+    ParsedBody parsed = parse_completion_body(body_text, api_);
+    if (!parsed.ok) {
+      e.error = parsed.error;
+      return true;
+    }
+    Slot& slot = slots_[index];
+    if (slot.answer) {
+      problems_.push_back(fmt::format("{}: a second answer for '{}' (the first is at {})", where,
+                                      items_[index].item_id, answered_at_[index]));
+      return false;
+    }
+    Answer a;
+    a.completion = std::move(parsed.completion);
+    if (auto c = body->find("created"); c != body->end() && c->is_number_integer())
+      a.created = c->get<std::int64_t>();
+    a.origin = std::move(e.origin);
+    answered_at_[index] = where;
+    slot.answer = std::move(a);
+    return false;
+  }
+
+  const std::vector<WorkItem>& items_;
+  const BatchRequests& requests_;
+  Api api_;
+  std::vector<Slot> slots_;
+  std::vector<std::string> problems_;
+  std::unordered_map<std::string, std::size_t> by_custom_id_, by_item_id_;
+  std::unordered_map<std::size_t, std::string> answered_at_;  // item -> "file:line" of its answer
+};
+
+// run.json of an imported batch: run_items's fields (runner.cpp Manifest::write, make_binding),
+// backend "batch".
+io::OrderedJson batch_manifest(const std::vector<WorkItem>& items, const RunSettings& settings, Api api,
+                               const std::vector<Slot>& slots, const BatchImport& r,
+                               const BatchRequests& requests, io::OrderedJson output_files,
+                               const io::OrderedJson& provenance) {
   std::size_t failed = 0;
   for (const auto& s : slots) failed += (!s.answer && !s.errors.empty()) ? 1 : 0;
   io::OrderedJson batch = io::OrderedJson::object();
@@ -423,22 +434,14 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
   session["stopped_early"] = false;
   m["sessions"] = io::OrderedJson::array({session});
   m["binding"] = binding;
+  return m;
+}
 
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", out_dir.string(), ec.message());
-  io::FileLock lock;  // held until the import returns
-  if (!lock.try_lock(out_dir / "run.lock")) {
-    fail(
-        "another numcheck process is running in {} (it holds {}); wait for it to end or choose another --out",
-        out_dir.string(), (out_dir / "run.lock").string());
-  }
-  check_out_dir(out_dir);
-  // run.json first: a folder an interrupted import left is still known as a batch import's, and
-  // importing again replaces it.
-  io::write_file_atomic(out_dir / "run.json", io::to_pretty(m));
-
-  // The records, in the items' order, written in pieces (each file takes its name at commit).
+// The records, in the items' order, written in pieces (each file takes its name at commit).
+void write_batch_records(const fs::path& out_dir, const std::vector<WorkItem>& items,
+                         const RunSettings& settings, Api api, const std::vector<Slot>& slots,
+                         const BatchRequests& requests) {
+  const RequestBodies bodies(settings, settings.model, api);
   io::AtomicFile responses_file(out_dir / "responses.jsonl"), errors_file(out_dir / "errors.jsonl");
   std::string responses, errors, body;
   const auto flush = [&](bool all) {
@@ -464,6 +467,54 @@ BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& 
   flush(true);
   responses_file.commit();
   errors_file.commit();
+}
+
+}  // namespace
+
+BatchImport import_batch(const std::vector<WorkItem>& items, const RunSettings& settings, Api api,
+                         const std::vector<fs::path>& outputs, const io::OrderedJson& provenance,
+                         const fs::path& out_dir) {
+  if (outputs.empty()) fail(ErrorCode::kUsage, "no batch output file given");
+  // The requests as the export wrote them: their bodies (for the records) and custom ids.
+  const BatchRequests requests = batch_requests(items, settings, api);
+  BatchImport r;
+  r.items = items.size();
+  OutputReader reader(items, requests, api);
+  io::OrderedJson output_files = io::OrderedJson::array();
+  for (const fs::path& path : outputs) output_files.push_back(reader.read(path, r.lines));
+  reader.check();
+
+  // The counts, in the items' order.
+  const std::vector<Slot>& slots = reader.slots();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Slot& s = slots[i];
+    if (!s.named) r.missing.push_back(items[i].item_id);
+    r.error_lines += s.errors.size();
+    if (!s.answer) {
+      ++r.unanswered;
+      continue;
+    }
+    ++r.answered;
+    const std::string& m = s.answer->completion.model;
+    if (!m.empty() && std::find(r.models.begin(), r.models.end(), m) == r.models.end()) r.models.push_back(m);
+  }
+
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) fail(ErrorCode::kIo, "cannot create {}: {}", out_dir.string(), ec.message());
+  io::FileLock lock;  // held until the import returns
+  if (!lock.try_lock(out_dir / "run.lock")) {
+    fail(
+        "another numcheck process is running in {} (it holds {}); wait for it to end or choose another --out",
+        out_dir.string(), (out_dir / "run.lock").string());
+  }
+  check_out_dir(out_dir);
+  // run.json first: a folder an interrupted import left is still known as a batch import's, and
+  // importing again replaces it.
+  io::write_file_atomic(out_dir / "run.json",
+                        io::to_pretty(batch_manifest(items, settings, api, slots, r, requests,
+                                                     std::move(output_files), provenance)));
+  write_batch_records(out_dir, items, settings, api, slots, requests);
   return r;
 }
 

@@ -113,61 +113,87 @@ std::string text_name(const std::string& id, const std::string& text) {
 
 }  // namespace
 
-Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions& opt) {
-  if (opt.endpoints.empty()) fail(ErrorCode::kUsage, "embeddings: no endpoint given");
-  if (opt.batch_size == 0) fail(ErrorCode::kUsage, "embeddings: the batch size must be at least 1");
-  std::map<std::string, std::string> id_to_text;
-  for (const auto& t : texts) id_to_text.emplace(text_item_id(t), t);
-  HttpConfig cfg;
-  cfg.endpoints = opt.endpoints;
-  cfg.model = opt.model;
-  cfg.api_key = opt.api_key;
-  cfg.api = Api::kEmbeddings;
-  cfg.timeout = std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
-  auto backend = make_http_backend(cfg);
-  RunSettings s;
-  s.kind = opt.kind;
-  s.id_field = "batch_id";
-  s.model = opt.model;
-  s.concurrency = opt.concurrency;
-  s.retry.retries = opt.retries;
-  s.retry.base_delay = std::chrono::milliseconds(static_cast<long long>(opt.retry_base_s * 1000));
-  s.use_cache = false;  // the cache is per text, below: a text is never asked again in another batch
-  s.resume = opt.resume;
-  s.progress = opt.progress;
+namespace {
 
+// One embed_texts call: the steps below share the texts, the run settings and the result.
+class EmbedRun {
+ public:
+  EmbedRun(const std::vector<std::string>& texts, const EmbedOptions& opt) : opt_(opt) {
+    for (const auto& t : texts) id_to_text_.emplace(text_item_id(t), t);
+    HttpConfig cfg;
+    cfg.endpoints = opt.endpoints;
+    cfg.model = opt.model;
+    cfg.api_key = opt.api_key;
+    cfg.api = Api::kEmbeddings;
+    cfg.timeout = std::chrono::milliseconds(static_cast<long long>(opt.timeout_s * 1000));
+    backend_ = make_http_backend(cfg);
+    s_.kind = opt.kind;
+    s_.id_field = "batch_id";
+    s_.model = opt.model;
+    s_.concurrency = opt.concurrency;
+    s_.retry.retries = opt.retries;
+    s_.retry.base_delay = std::chrono::milliseconds(static_cast<long long>(opt.retry_base_s * 1000));
+    s_.use_cache = false;  // the cache is per text, below: a text is never asked again in another batch
+    s_.resume = opt.resume;
+    s_.progress = opt.progress;
+  }
+
+  Embeddings run() {
+    bind_to_probe();
+    // 1. A resumed run keeps what its records hold (from any batch size).
+    if (opt_.resume) harvest(nullptr);
+    const std::size_t answered_before = out_.by_text.size();
+    // 2. The response cache, one entry per text (the key of a request of that text alone).
+    if (opt_.use_cache) serve_from_cache();
+    // 3. The rest, in batches.
+    ask_missing();
+    // 4. Every new vector goes into the cache under its text's own key.
+    if (cache_) fill_cache();
+    out_.summary.total = id_to_text_.size();
+    out_.summary.answered_before = answered_before;
+    out_.summary.answered = out_.by_text.size() - answered_before;
+    out_.summary.unanswered = id_to_text_.size() - out_.by_text.size();
+    if (out_.summary.model.empty()) out_.summary.model = out_.model;
+    if (!out_.summary.model.empty()) out_.model = out_.summary.model;
+    out_.rejected = count_rejected();
+    return std::move(out_);
+  }
+
+ private:
   // Every vector must have the probe's dimension and come from the probe's model: any other
   // answer is rejected by the runner (retried, recorded as an error, never cached) and a cached
   // one is never served. Both bind the run directory, so a resume against a server that changed
   // is an error.
-  Embeddings out;
-  const Completion probe = probe_embedding(*backend, s, opt);
-  out.dimension = vector_of(probe.content)->size();
-  out.model = probe.model;
-  s.binding["embedding_dimension"] = out.dimension;
-  s.binding["embedding_model"] = probe.model;
-  s.server = backend->probe();  // the server's identity: part of every cache key
+  void bind_to_probe() {
+    const Completion probe = probe_embedding(*backend_, s_, opt_);
+    out_.dimension = vector_of(probe.content)->size();
+    out_.model = probe.model;
+    model_ = probe.model;
+    s_.binding["embedding_dimension"] = out_.dimension;
+    s_.binding["embedding_model"] = probe.model;
+    s_.server = backend_->probe();  // the server's identity: part of every cache key
+    s_.check_answer = [this](const Request& req, const Completion& c) { return answer_problem(req, c); };
+  }
 
-  // Texts per batch item (filled below), for the check and for reading the records.
-  std::map<std::string, std::vector<std::string>> batch_texts;  // batch id -> text ids
-  const std::size_t dim = out.dimension;
-  const std::string model = probe.model;
   // "" when `v` is a vector this run may use.
-  auto vector_problem = [dim](const std::vector<double>& v) -> std::string {
-    if (v.size() != dim) return fmt::format("a vector of dimension {}, not {} (the probe's)", v.size(), dim);
+  [[nodiscard]] std::string vector_problem(const std::vector<double>& v) const {
+    if (v.size() != out_.dimension)
+      return fmt::format("a vector of dimension {}, not {} (the probe's)", v.size(), out_.dimension);
     return "";
-  };
-  s.check_answer = [&](const Request& req, const Completion& c) -> std::string {
-    if (!model.empty() && c.model != model)
-      return fmt::format("an embedding from model '{}', not '{}' (the probe's)", c.model, model);
-    const auto b = batch_texts.find(req.item_id);
-    const std::size_t n = b == batch_texts.end() ? 1 : b->second.size();
+  }
+
+  // The runner's answer check: "" when the answer holds one good vector per text of its batch.
+  [[nodiscard]] std::string answer_problem(const Request& req, const Completion& c) const {
+    if (!model_.empty() && c.model != model_)
+      return fmt::format("an embedding from model '{}', not '{}' (the probe's)", c.model, model_);
+    const auto b = batch_texts_.find(req.item_id);
+    const std::size_t n = b == batch_texts_.end() ? 1 : b->second.size();
     const auto v = vectors_of(c.content);
     if (!v) return "the vector is not an array of numbers";
     auto name = [&](std::size_t k) {
-      if (b == batch_texts.end() || k >= b->second.size()) return std::string("the text");
+      if (b == batch_texts_.end() || k >= b->second.size()) return std::string("the text");
       const std::string& id = b->second[k];
-      return "text " + text_name(id, id_to_text.at(id));
+      return "text " + text_name(id, id_to_text_.at(id));
     };
     if (v->size() != n)
       return fmt::format("{} vectors for a batch of {} texts (first: {})", v->size(), n, name(0));
@@ -175,11 +201,11 @@ Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions
       if (std::string why = vector_problem((*v)[k]); !why.empty())
         return n == 1 ? why : fmt::format("{} for {}", why, name(k));
     return "";
-  };
+  }
 
-  // 1. A resumed run keeps what its records hold (from any batch size).
-  const fs::path responses = opt.run_dir / "responses.jsonl";
-  auto harvest = [&](std::size_t* bad) {
+  // Takes the vectors the run's records hold; counts in *bad the records (or vectors) not used.
+  void harvest(std::size_t* bad) {
+    const fs::path responses = opt_.run_dir / "responses.jsonl";
     if (!fs::exists(responses)) return;
     (void)read_records(responses, [&](const io::Json& rec, std::size_t) {
       auto ids = rec.find("text_ids");
@@ -194,57 +220,48 @@ Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions
       }
       for (std::size_t k = 0; k < v->size(); ++k) {
         if (!(*ids)[k].is_string()) continue;
-        auto text = id_to_text.find((*ids)[k].get<std::string>());
-        if (text == id_to_text.end()) continue;  // a text of an earlier, different text list
+        auto text = id_to_text_.find((*ids)[k].get<std::string>());
+        if (text == id_to_text_.end()) continue;  // a text of an earlier, different text list
         if (!vector_problem((*v)[k]).empty()) {
           if (bad != nullptr) ++*bad;
           continue;
         }
-        out.by_text[text->second] = (*v)[k];
+        out_.by_text[text->second] = (*v)[k];
       }
     });
-  };
-  if (opt.resume) harvest(nullptr);
-  std::size_t answered_before = out.by_text.size();
+  }
 
-  // 2. The response cache, one entry per text (the key of a request of that text alone).
-  std::unique_ptr<ResponseCache> cache;
-  std::optional<CacheKeyHasher> hasher;
-  RequestBodies bodies(s, opt.model, Api::kEmbeddings);
-  auto single_body = [&](const std::string& text) {
+  // The request line of one text alone: its cache key.
+  [[nodiscard]] std::string single_body(const std::string& text) const {
     WorkItem it;
     it.prompt = text;
     std::string line;
-    bodies.append(line, it);
+    bodies_.append(line, it);
     return line;
-  };
-  const std::string identity_line = io::to_line(s.server->identity);
-  if (opt.use_cache) {
-    cache = std::make_unique<ResponseCache>(opt.cache_path.empty() ? default_cache_path() : opt.cache_path,
-                                            ResponseCache::OnError::kGoOn);
-    hasher.emplace(identity_line);
-    for (const auto& [id, text] : id_to_text) {
-      if (out.by_text.count(text) != 0) continue;
+  }
+
+  void serve_from_cache() {
+    cache_ = std::make_unique<ResponseCache>(opt_.cache_path.empty() ? default_cache_path() : opt_.cache_path,
+                                             ResponseCache::OnError::kGoOn);
+    hasher_.emplace(io::to_line(s_.server->identity));
+    for (const auto& [id, text] : id_to_text_) {
+      if (out_.by_text.count(text) != 0) continue;
       const std::string line = single_body(text);
-      const auto hit = cache->get(hasher->key(line), request_hash_from_line(line));
+      const auto hit = cache_->get(hasher_->key(line), request_hash_from_line(line));
       if (!hit) continue;
       const auto v = vectors_of(hit->content);
-      if ((!model.empty() && hit->model != model) || !v || v->size() != 1 ||
+      if ((!model_.empty() && hit->model != model_) || !v || v->size() != 1 ||
           !vector_problem(v->front()).empty()) {
-        ++out.summary.cache_refused;  // never served: asked again
+        ++out_.summary.cache_refused;  // never served: asked again
         continue;
       }
-      out.by_text[text] = v->front();
-      ++out.summary.from_cache;
+      out_.by_text[text] = v->front();
+      ++out_.summary.from_cache;
     }
   }
 
-  // 3. The rest in batches of opt.batch_size texts (in text id order); texts of a batch that got
-  // no good answer are asked once more one by one, so that one bad text never costs the others.
-  std::vector<std::string> missing;
-  for (const auto& [id, text] : id_to_text)
-    if (out.by_text.count(text) == 0) missing.push_back(id);
-  auto make_items = [&](const std::vector<std::string>& ids, std::size_t size) {
+  // Work items of `size` texts each (in the given order); a batch's id is a hash of its text ids.
+  std::vector<WorkItem> make_items(const std::vector<std::string>& ids, std::size_t size) {
     std::vector<WorkItem> items;
     for (std::size_t at = 0; at < ids.size(); at += size) {
       const std::vector<std::string> part(
@@ -255,86 +272,106 @@ Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions
       for (const auto& id : part) joined += id + "\n";
       it.item_id = part.size() == 1 ? part.front() : "b" + io::sha256_hex(joined).substr(0, 32);
       if (part.size() == 1) {
-        it.prompt = id_to_text.at(part.front());
+        it.prompt = id_to_text_.at(part.front());
       } else {
-        for (const auto& id : part) it.inputs.push_back(id_to_text.at(id));
+        for (const auto& id : part) it.inputs.push_back(id_to_text_.at(id));
       }
       it.fields["text_ids"] = part;
-      batch_texts[it.item_id] = part;
+      batch_texts_[it.item_id] = part;
       items.push_back(std::move(it));
     }
     return items;
-  };
-  auto run = [&](const std::vector<WorkItem>& items) {
-    const RunSummary r = run_items(items, s, *backend, opt.run_dir);
-    s.resume = true;  // a second pass continues the same run directory
-    out.summary.cache_warning = r.cache_warning;
-    out.summary.stopped_early = out.summary.stopped_early || r.stopped_early;
-    out.summary.interrupted = out.summary.interrupted || r.interrupted;
-    if (!r.stop_reason.empty()) out.summary.stop_reason = r.stop_reason;
-    out.summary.torn_bytes_repaired += r.torn_bytes_repaired;
-    if (!r.model.empty()) out.summary.model = r.model;
-    out.summary.failed += r.failed;
-  };
-  {
-    run(make_items(missing, opt.batch_size));
-    std::size_t bad = 0;
-    harvest(&bad);
-    out.wrong_dimension = bad;
-    if (opt.batch_size > 1 && !out.summary.interrupted) {
-      std::vector<std::string> again;
-      for (const auto& id : missing)
-        if (out.by_text.count(id_to_text.at(id)) == 0) again.push_back(id);
-      if (!again.empty()) {
-        run(make_items(again, 1));
-        bad = 0;
-        harvest(&bad);
-        out.wrong_dimension = bad;
-      }
-    }
   }
 
-  // 4. Every new vector goes into the cache under its text's own key.
-  if (cache) {
-    for (const auto& id : missing) {
-      const std::string& text = id_to_text.at(id);
-      auto v = out.by_text.find(text);
-      if (v == out.by_text.end()) continue;
+  void run_batch(const std::vector<WorkItem>& items) {
+    const RunSummary r = run_items(items, s_, *backend_, opt_.run_dir);
+    s_.resume = true;  // a second pass continues the same run directory
+    auto& sum = out_.summary;
+    sum.cache_warning = r.cache_warning;
+    sum.stopped_early = sum.stopped_early || r.stopped_early;
+    sum.interrupted = sum.interrupted || r.interrupted;
+    if (!r.stop_reason.empty()) sum.stop_reason = r.stop_reason;
+    sum.torn_bytes_repaired += r.torn_bytes_repaired;
+    if (!r.model.empty()) sum.model = r.model;
+    sum.failed += r.failed;
+  }
+
+  // The texts without a vector, in batches of opt.batch_size (in text id order); texts of a batch
+  // that got no good answer are asked once more one by one, so that one bad text never costs the
+  // others.
+  void ask_missing() {
+    for (const auto& [id, text] : id_to_text_)
+      if (out_.by_text.count(text) == 0) missing_.push_back(id);
+    run_batch(make_items(missing_, opt_.batch_size));
+    std::size_t bad = 0;
+    harvest(&bad);
+    out_.wrong_dimension = bad;
+    if (opt_.batch_size <= 1 || out_.summary.interrupted) return;
+    std::vector<std::string> again;
+    for (const auto& id : missing_)
+      if (out_.by_text.count(id_to_text_.at(id)) == 0) again.push_back(id);
+    if (again.empty()) return;
+    run_batch(make_items(again, 1));
+    bad = 0;
+    harvest(&bad);
+    out_.wrong_dimension = bad;
+  }
+
+  void fill_cache() {
+    for (const auto& id : missing_) {
+      const std::string& text = id_to_text_.at(id);
+      auto v = out_.by_text.find(text);
+      if (v == out_.by_text.end()) continue;
       Completion c;
       c.content = io::Json(v->second).dump();
       c.finish_reason = "stop";
-      c.model = model;
+      c.model = model_;
       const std::string line = single_body(text);
-      cache->put(hasher->key(line), request_hash_from_line(line), model, s.server->identity, c);
+      cache_->put(hasher_->key(line), request_hash_from_line(line), model_, s_.server->identity, c);
     }
-    cache->commit();
-    out.summary.cache_rejected = cache->rejected();
-    if (!cache->failure().empty() && out.summary.cache_warning.empty())
-      out.summary.cache_warning = cache->failure();
+    cache_->commit();
+    out_.summary.cache_rejected = cache_->rejected();
+    if (!cache_->failure().empty() && out_.summary.cache_warning.empty())
+      out_.summary.cache_warning = cache_->failure();
   }
-  out.summary.total = id_to_text.size();
-  out.summary.answered_before = answered_before;
-  out.summary.answered = out.by_text.size() - answered_before;
-  out.summary.unanswered = id_to_text.size() - out.by_text.size();
-  if (out.summary.model.empty()) out.summary.model = out.model;
-  if (!out.summary.model.empty()) out.model = out.summary.model;
 
   // Texts whose every answer was rejected (wrong dimension or another model): errors, no vector.
-  std::set<std::string> rejected;
-  if (fs::exists(opt.run_dir / "errors.jsonl"))
-    (void)read_records(opt.run_dir / "errors.jsonl", [&](const io::Json& rec, std::size_t) {
+  std::size_t count_rejected() const {
+    std::set<std::string> rejected;
+    if (!fs::exists(opt_.run_dir / "errors.jsonl")) return 0;
+    (void)read_records(opt_.run_dir / "errors.jsonl", [&](const io::Json& rec, std::size_t) {
       auto ids = rec.find("text_ids");
       auto err = rec.find("error");
       if (ids == rec.end() || !ids->is_array() || err == rec.end() || !err->is_string()) return;
       if (!err->get<std::string>().starts_with("answer rejected: ")) return;
       for (const auto& x : *ids) {
         if (!x.is_string()) continue;
-        auto text = id_to_text.find(x.get<std::string>());
-        if (text != id_to_text.end() && !out.by_text.count(text->second)) rejected.insert(text->first);
+        auto text = id_to_text_.find(x.get<std::string>());
+        if (text != id_to_text_.end() && !out_.by_text.count(text->second)) rejected.insert(text->first);
       }
     });
-  out.rejected = rejected.size();
-  return out;
+    return rejected.size();
+  }
+
+  const EmbedOptions& opt_;
+  std::map<std::string, std::string> id_to_text_;
+  std::unique_ptr<Backend> backend_;
+  RunSettings s_;
+  RequestBodies bodies_{s_, opt_.model, Api::kEmbeddings};  // reads s_ at each append
+  Embeddings out_;
+  std::string model_;                                            // the probe's model
+  std::map<std::string, std::vector<std::string>> batch_texts_;  // batch id -> text ids
+  std::vector<std::string> missing_;                             // text ids asked this call
+  std::unique_ptr<ResponseCache> cache_;
+  std::optional<CacheKeyHasher> hasher_;
+};
+
+}  // namespace
+
+Embeddings embed_texts(const std::vector<std::string>& texts, const EmbedOptions& opt) {
+  if (opt.endpoints.empty()) fail(ErrorCode::kUsage, "embeddings: no endpoint given");
+  if (opt.batch_size == 0) fail(ErrorCode::kUsage, "embeddings: the batch size must be at least 1");
+  return EmbedRun(texts, opt).run();
 }
 
 double cosine(const std::vector<double>& a, const std::vector<double>& b) {
