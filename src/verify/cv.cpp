@@ -307,34 +307,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const FeatureSettings& settings,
-                        const CvOptions& opt) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::vector<claims::EvidenceRecord> recs;
-  for (const auto& r : all)
-    if (r.label) recs.push_back(r);
-  if (recs.size() < static_cast<std::size_t>(opt.folds) * 2)
-    fail("cross-validation: {} labelled claims for {} folds", recs.size(), opt.folds);
-  if (opt.seeds < 1) fail(ErrorCode::kUsage, "seeds: {} is fewer than 1", opt.seeds);
-  CvReport rep;
-  rep.options = opt;
-  rep.records = recs.size();
-  std::vector<int> gold(recs.size());
-  for (std::size_t i = 0; i < recs.size(); ++i) {
-    gold[i] = static_cast<int>(*recs[i].label);
-    ++rep.labels[static_cast<std::size_t>(gold[i])];
-  }
-  // Clusters for the bootstrap: the near-duplicate groups the folds keep together.
-  std::vector<const claims::EvidenceRecord*> ptrs;
-  ptrs.reserve(recs.size());
-  for (const auto& r : recs) ptrs.push_back(&r);
-  const std::vector<std::size_t> cluster = claim_groups(ptrs);
-  rep.groups = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
-  rep.settings_note = fmt::format("learner {}, numbers {}, {} C={} class_weight {}", settings.learner.kind,
-                                  number_mode_name(settings.numbers), settings.learner.solver,
-                                  settings.learner.C, settings.learner.balanced ? "balanced" : "none");
+namespace {
 
-  // Systems.
+// The systems of a study: ours, the baselines, the other learners and the ablations.
+std::vector<Spec> cv_specs(const FeatureSettings& settings, const CvOptions& opt) {
   std::vector<Spec> specs;
   specs.push_back({"trained", "all feature groups", "model", Spec::kModel, settings, false});
   specs.push_back(
@@ -385,6 +361,189 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
          "variant", Spec::kModel, s, true});
   }
 
+  return specs;
+}
+
+// Predicts the records `te` of one fold with a system trained on `tr`.
+struct FoldData {
+  const std::vector<claims::EvidenceRecord>& recs;
+  const std::vector<int>& gold;
+  const std::vector<std::size_t>& cluster;
+  const std::vector<NamedFeatures>& feats;
+  const std::vector<NamedFeatures>& feats_alt;
+};
+
+void predict_fold(const Spec& sp, const FoldData& d, const std::vector<std::size_t>& tr,
+                  const std::vector<std::size_t>& te, std::vector<int>& pred) {
+  const auto& recs = d.recs;
+  std::vector<const claims::EvidenceRecord*> trr;
+  trr.reserve(tr.size());
+  for (auto i : tr) trr.push_back(&recs[i]);
+  if (sp.type == Spec::kMajority) {
+    std::array<std::size_t, kK> n{};
+    for (auto i : tr) ++n[static_cast<std::size_t>(d.gold[i])];
+    const int maj = static_cast<int>(std::max_element(n.begin(), n.end()) - n.begin());
+    for (auto i : te) pred[i] = maj;
+  } else if (sp.type == Spec::kNaiveBayes) {
+    ClaimOnlyNaiveBayes nb;
+    nb.fit(trr);
+    for (auto i : te) pred[i] = static_cast<int>(nb.predict(recs[i]));
+  } else if (sp.type == Spec::kTfidf) {
+    ClaimOnlyTfidfLogReg lr;
+    lr.fit(trr);
+    for (auto i : te) pred[i] = static_cast<int>(lr.predict(recs[i]));
+  } else {
+    const auto& fs = sp.surface_features ? d.feats_alt : d.feats;
+    std::vector<const NamedFeatures*> x;
+    std::vector<claims::Verdict> y;
+    std::vector<std::size_t> g;
+    for (auto i : tr) {
+      x.push_back(&fs[i]);
+      y.push_back(*recs[i].label);
+      g.push_back(d.cluster[i]);
+    }
+    const auto m = train_model(x, y, sp.settings, g);
+    std::vector<const NamedFeatures*> tx;
+    tx.reserve(te.size());
+    for (auto i : te) tx.push_back(&fs[i]);
+    const auto sc = m.scores_batch(tx);
+    for (std::size_t j = 0; j < te.size(); ++j) pred[te[j]] = static_cast<int>(TrainedModel::argmax(sc[j]));
+  }
+}
+
+// One system over every fold draw: its pooled out-of-fold predictions and their figures.
+CvSystem evaluate_system(const Spec& sp, const FoldData& d, const CvOptions& opt) {
+  const auto& recs = d.recs;
+  CvSystem sys;
+  sys.name = sp.name;
+  sys.description = sp.description;
+  sys.kind = sp.kind;
+  std::array<double, kK> f1sum{};
+  for (int seed_i = 0; seed_i < opt.seeds; ++seed_i) {
+    const auto fold =
+        grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i));
+    std::vector<int> pred(recs.size(), 0);
+    for (int f = 0; f < opt.folds; ++f) {
+      std::vector<std::size_t> tr, te;
+      for (std::size_t i = 0; i < recs.size(); ++i) (fold[i] == f ? te : tr).push_back(i);
+      if (!te.empty()) predict_fold(sp, d, tr, te, pred);
+    }
+    const auto cm = stats::ConfusionMatrix::from_labels(d.gold, pred, kK);
+    const auto cr = stats::classification_report(cm);
+    sys.macro_f1_per_seed.push_back(cr.macro_f1);
+    sys.weighted_f1_per_seed.push_back(cr.weighted_f1);
+    sys.accuracy_per_seed.push_back(cr.accuracy);
+    for (std::size_t c = 0; c < kK; ++c) f1sum[c] += cr.per_class[c].f1;
+    if (seed_i == 0) sys.predictions = pred;
+    sys.predictions_per_seed.push_back(std::move(pred));
+  }
+  const double ns = static_cast<double>(opt.seeds);
+  auto mean = [&](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / ns; };
+  sys.macro_f1 = mean(sys.macro_f1_per_seed);
+  sys.weighted_f1 = mean(sys.weighted_f1_per_seed);
+  sys.accuracy = mean(sys.accuracy_per_seed);
+  for (std::size_t c = 0; c < kK; ++c) sys.class_f1[c] = f1sum[c] / ns;
+  return sys;
+}
+
+// The cluster bootstrap of every system's figures and of its difference to the trained verifier
+// (see cross_validate).
+void bootstrap_figures(CvReport& rep, const std::vector<int>& gold, const std::vector<std::size_t>& cluster,
+                       const CvOptions& opt) {
+  const std::size_t nseeds = static_cast<std::size_t>(opt.seeds);
+  const std::size_t n_records = gold.size();
+  std::vector<std::vector<std::size_t>> members(rep.groups);
+  for (std::size_t i = 0; i < n_records; ++i) members[cluster[i]].push_back(i);
+  const std::size_t ns = rep.systems.size();
+  const std::size_t per = 3 + nseeds;  // macro, weighted, mean difference, then each seed's difference
+  const double inv_seeds = 1.0 / static_cast<double>(nseeds);
+  const auto boot = stats::bootstrap_counts_multi(
+      rep.groups, opt.draws, opt.seed, ns * per,
+      [&](const stats::ClusterCounts& w, std::span<double> out) {
+        std::vector<stats::ConfusionMatrix> cms(ns * nseeds, stats::ConfusionMatrix(kK));
+        for (std::size_t g = 0; g < w.size(); ++g) {
+          if (w[g] == 0) continue;
+          for (std::size_t i : members[g])
+            for (std::size_t s = 0; s < ns; ++s)
+              for (std::size_t k = 0; k < nseeds; ++k)
+                cms[s * nseeds + k].add(static_cast<std::size_t>(gold[i]),
+                                        static_cast<std::size_t>(rep.systems[s].predictions_per_seed[k][i]),
+                                        w[g]);
+        }
+        double m0 = 0;
+        std::vector<double> m0_seed(nseeds, 0.0);
+        for (std::size_t s = 0; s < ns; ++s) {
+          double m = 0, wf = 0;
+          for (std::size_t k = 0; k < nseeds; ++k) {
+            const double mk = stats::macro_f1(cms[s * nseeds + k]);
+            if (s == 0) m0_seed[k] = mk;
+            out[per * s + 3 + k] = m0_seed[k] - mk;
+            m += mk;
+            wf += stats::weighted_f1(cms[s * nseeds + k]);
+          }
+          m *= inv_seeds;
+          if (s == 0) m0 = m;
+          out[per * s] = m;
+          out[per * s + 1] = wf * inv_seeds;
+          out[per * s + 2] = m0 - m;
+        }
+      },
+      opt.threads);
+  auto two_sided = [](const std::vector<double>& v) {
+    std::size_t le = 0, ge = 0;
+    for (const double x : v) {
+      le += x <= 0 ? 1 : 0;
+      ge += x >= 0 ? 1 : 0;
+    }
+    return std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(v.size()));
+  };
+  for (std::size_t s = 0; s < ns; ++s) {
+    auto& sys = rep.systems[s];
+    const auto a = stats::percentile_interval(boot[per * s]);
+    const auto b = stats::percentile_interval(boot[per * s + 1]);
+    const auto d = stats::percentile_interval(boot[per * s + 2]);
+    sys.macro_lo = a.lo;
+    sys.macro_hi = a.hi;
+    sys.weighted_lo = b.lo;
+    sys.weighted_hi = b.hi;
+    sys.diff_lo = d.lo;
+    sys.diff_hi = d.hi;
+    sys.boot_p = s == 0 ? 1.0 : two_sided(boot[per * s + 2]);
+    for (std::size_t k = 0; k < nseeds; ++k)
+      sys.boot_p_per_seed.push_back(s == 0 ? 1.0 : two_sided(boot[per * s + 3 + k]));
+  }
+}
+
+}  // namespace
+
+CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const FeatureSettings& settings,
+                        const CvOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<claims::EvidenceRecord> recs;
+  for (const auto& r : all)
+    if (r.label) recs.push_back(r);
+  if (recs.size() < static_cast<std::size_t>(opt.folds) * 2)
+    fail("cross-validation: {} labelled claims for {} folds", recs.size(), opt.folds);
+  if (opt.seeds < 1) fail(ErrorCode::kUsage, "seeds: {} is fewer than 1", opt.seeds);
+  CvReport rep;
+  rep.options = opt;
+  rep.records = recs.size();
+  std::vector<int> gold(recs.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    gold[i] = static_cast<int>(*recs[i].label);
+    ++rep.labels[static_cast<std::size_t>(gold[i])];
+  }
+  // Clusters for the bootstrap: the near-duplicate groups the folds keep together.
+  std::vector<const claims::EvidenceRecord*> ptrs;
+  ptrs.reserve(recs.size());
+  for (const auto& r : recs) ptrs.push_back(&r);
+  const std::vector<std::size_t> cluster = claim_groups(ptrs);
+  rep.groups = cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + 1;
+  rep.settings_note = fmt::format("learner {}, numbers {}, {} C={} class_weight {}", settings.learner.kind,
+                                  number_mode_name(settings.numbers), settings.learner.solver,
+                                  settings.learner.C, settings.learner.balanced ? "balanced" : "none");
+
+  const std::vector<Spec> specs = cv_specs(settings, opt);
   const auto tf = std::chrono::steady_clock::now();
   const auto feats = extract_all(recs, settings, opt.threads);
   std::vector<NamedFeatures> feats_alt;
@@ -395,78 +554,11 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
   }
   rep.seconds_features = seconds_since(tf);
 
-  for (const auto& sp : specs) {
-    CvSystem sys;
-    sys.name = sp.name;
-    sys.description = sp.description;
-    sys.kind = sp.kind;
-    std::array<double, kK> f1sum{};
-    for (int seed_i = 0; seed_i < opt.seeds; ++seed_i) {
-      const auto fold =
-          grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i));
-      std::vector<int> pred(recs.size(), 0);
-      for (int f = 0; f < opt.folds; ++f) {
-        std::vector<std::size_t> tr, te;
-        for (std::size_t i = 0; i < recs.size(); ++i) (fold[i] == f ? te : tr).push_back(i);
-        if (te.empty()) continue;
-        if (sp.type == Spec::kMajority) {
-          std::array<std::size_t, kK> n{};
-          for (auto i : tr) ++n[static_cast<std::size_t>(gold[i])];
-          const int maj = static_cast<int>(std::max_element(n.begin(), n.end()) - n.begin());
-          for (auto i : te) pred[i] = maj;
-        } else if (sp.type == Spec::kNaiveBayes) {
-          ClaimOnlyNaiveBayes nb;
-          std::vector<const claims::EvidenceRecord*> trr;
-          trr.reserve(tr.size());
-          for (auto i : tr) trr.push_back(&recs[i]);
-          nb.fit(trr);
-          for (auto i : te) pred[i] = static_cast<int>(nb.predict(recs[i]));
-        } else if (sp.type == Spec::kTfidf) {
-          ClaimOnlyTfidfLogReg lr;
-          std::vector<const claims::EvidenceRecord*> trr;
-          trr.reserve(tr.size());
-          for (auto i : tr) trr.push_back(&recs[i]);
-          lr.fit(trr);
-          for (auto i : te) pred[i] = static_cast<int>(lr.predict(recs[i]));
-        } else {
-          const auto& fs = sp.surface_features ? feats_alt : feats;
-          std::vector<const NamedFeatures*> x;
-          std::vector<claims::Verdict> y;
-          std::vector<std::size_t> g;
-          for (auto i : tr) {
-            x.push_back(&fs[i]);
-            y.push_back(*recs[i].label);
-            g.push_back(cluster[i]);
-          }
-          const auto m = train_model(x, y, sp.settings, g);
-          std::vector<const NamedFeatures*> tx;
-          tx.reserve(te.size());
-          for (auto i : te) tx.push_back(&fs[i]);
-          const auto sc = m.scores_batch(tx);
-          for (std::size_t j = 0; j < te.size(); ++j)
-            pred[te[j]] = static_cast<int>(TrainedModel::argmax(sc[j]));
-        }
-      }
-      const auto cm = stats::ConfusionMatrix::from_labels(gold, pred, kK);
-      const auto cr = stats::classification_report(cm);
-      sys.macro_f1_per_seed.push_back(cr.macro_f1);
-      sys.weighted_f1_per_seed.push_back(cr.weighted_f1);
-      sys.accuracy_per_seed.push_back(cr.accuracy);
-      for (std::size_t c = 0; c < kK; ++c) f1sum[c] += cr.per_class[c].f1;
-      if (seed_i == 0) sys.predictions = pred;
-      sys.predictions_per_seed.push_back(std::move(pred));
-    }
-    const double ns = static_cast<double>(opt.seeds);
-    auto mean = [&](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / ns; };
-    sys.macro_f1 = mean(sys.macro_f1_per_seed);
-    sys.weighted_f1 = mean(sys.weighted_f1_per_seed);
-    sys.accuracy = mean(sys.accuracy_per_seed);
-    for (std::size_t c = 0; c < kK; ++c) sys.class_f1[c] = f1sum[c] / ns;
-    rep.systems.push_back(std::move(sys));
-  }
+  const FoldData data{recs, gold, cluster, feats, feats_alt};
+  for (const auto& sp : specs) rep.systems.push_back(evaluate_system(sp, data, opt));
 
   // Every figure of a row comes from one source: the seeds' pooled out-of-fold predictions, each
-  // figure the mean over seeds. The bootstrap resamples claim-text clusters; in each draw every
+  // figure the mean over seeds. The bootstrap resamples near-duplicate groups; in each draw every
   // seed's F1 is computed on the resampled claims and averaged over seeds, so the interval belongs to
   // the mean over seeds, as does the paired bootstrap p of the macro-F1 difference (trained minus
   // this). McNemar's test on per-claim correctness (accuracy, not F1) is kept for the first seed
@@ -484,68 +576,7 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
   for (auto& sys : rep.systems)
     for (std::size_t k = 0; k < nseeds; ++k)
       sys.diff_per_seed.push_back(rep.systems[0].macro_f1_per_seed[k] - sys.macro_f1_per_seed[k]);
-  if (opt.draws > 0) {
-    std::vector<std::vector<std::size_t>> members(rep.groups);
-    for (std::size_t i = 0; i < recs.size(); ++i) members[cluster[i]].push_back(i);
-    const std::size_t ns = rep.systems.size();
-    const std::size_t per = 3 + nseeds;  // macro, weighted, mean difference, then each seed's difference
-    const double inv_seeds = 1.0 / static_cast<double>(nseeds);
-    const auto boot = stats::bootstrap_counts_multi(
-        rep.groups, opt.draws, opt.seed, ns * per,
-        [&](const stats::ClusterCounts& w, std::span<double> out) {
-          std::vector<stats::ConfusionMatrix> cms(ns * nseeds, stats::ConfusionMatrix(kK));
-          for (std::size_t g = 0; g < w.size(); ++g) {
-            if (w[g] == 0) continue;
-            for (std::size_t i : members[g])
-              for (std::size_t s = 0; s < ns; ++s)
-                for (std::size_t k = 0; k < nseeds; ++k)
-                  cms[s * nseeds + k].add(static_cast<std::size_t>(gold[i]),
-                                          static_cast<std::size_t>(rep.systems[s].predictions_per_seed[k][i]),
-                                          w[g]);
-          }
-          double m0 = 0;
-          std::vector<double> m0_seed(nseeds, 0.0);
-          for (std::size_t s = 0; s < ns; ++s) {
-            double m = 0, wf = 0;
-            for (std::size_t k = 0; k < nseeds; ++k) {
-              const double mk = stats::macro_f1(cms[s * nseeds + k]);
-              if (s == 0) m0_seed[k] = mk;
-              out[per * s + 3 + k] = m0_seed[k] - mk;
-              m += mk;
-              wf += stats::weighted_f1(cms[s * nseeds + k]);
-            }
-            m *= inv_seeds;
-            if (s == 0) m0 = m;
-            out[per * s] = m;
-            out[per * s + 1] = wf * inv_seeds;
-            out[per * s + 2] = m0 - m;
-          }
-        },
-        opt.threads);
-    auto two_sided = [](const std::vector<double>& v) {
-      std::size_t le = 0, ge = 0;
-      for (const double x : v) {
-        le += x <= 0 ? 1 : 0;
-        ge += x >= 0 ? 1 : 0;
-      }
-      return std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(v.size()));
-    };
-    for (std::size_t s = 0; s < ns; ++s) {
-      auto& sys = rep.systems[s];
-      const auto a = stats::percentile_interval(boot[per * s]);
-      const auto b = stats::percentile_interval(boot[per * s + 1]);
-      const auto d = stats::percentile_interval(boot[per * s + 2]);
-      sys.macro_lo = a.lo;
-      sys.macro_hi = a.hi;
-      sys.weighted_lo = b.lo;
-      sys.weighted_hi = b.hi;
-      sys.diff_lo = d.lo;
-      sys.diff_hi = d.hi;
-      sys.boot_p = s == 0 ? 1.0 : two_sided(boot[per * s + 2]);
-      for (std::size_t k = 0; k < nseeds; ++k)
-        sys.boot_p_per_seed.push_back(s == 0 ? 1.0 : two_sided(boot[per * s + 3 + k]));
-    }
-  }
+  if (opt.draws > 0) bootstrap_figures(rep, gold, cluster, opt);
   rep.seconds_total = seconds_since(t0);
   return rep;
 }
