@@ -157,54 +157,53 @@ struct Piece {
 // memory small, large enough that scheduling costs nothing next to rendering.
 constexpr std::size_t kTaskBases = 128;
 
-}  // namespace
-
-GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions& opts,
-                                   const GenerateSink& sink, const num::UnitRegistry& units) {
-  GeneratedBenchmark g;
-  io::Sha256 bases_hash, views_hash;
-  std::size_t bases_bytes = 0, views_bytes = 0;
-  // Each task's lines go to the sink as they are (no copy into a larger buffer).
-  auto emit = [&](const std::string& bases, const std::string& views) {
-    bases_hash.update(bases);
-    bases_bytes += bases.size();
-    if (sink.bases && !bases.empty()) sink.bases(bases);
-    views_hash.update(views);
-    views_bytes += views.size();
-    if (sink.views && !views.empty()) sink.views(views);
-  };
-  // View names in output order; counts are indexed like this list.
-  std::vector<std::string> all_views = {"canonical"};
-  for (const char* f : kFamilies) all_views.emplace_back(f);
-  all_views.emplace_back("paraphrase1");
-  all_views.emplace_back("paraphrase2");
-  const std::size_t n_views = all_views.size();
-  auto is_family = [&](std::size_t v) { return v >= 1 && v <= std::size(kFamilies); };
-  std::vector<std::size_t> per_view(n_views, 0);
-  io::OrderedJson per_template = io::OrderedJson::object();
-  io::OrderedJson consensus = io::OrderedJson::object();
-
-  // Per template: t.views[f] -> index into all_views; its plan; its tasks.
-  const std::size_t n_templates = spec.templates.size();
-  std::vector<std::vector<std::size_t>> family_index(n_templates);
-  std::vector<std::unique_ptr<Plan>> plans(n_templates);
-  std::vector<Task> tasks;
-  for (std::size_t ti = 0; ti < n_templates; ++ti) {
-    const TemplateSpec& t = spec.templates[ti];
-    for (const auto& v : t.views)
-      family_index[ti].push_back(static_cast<std::size_t>(
-          std::find(all_views.begin(), all_views.end(), v.family) - all_views.begin()));
-    plans[ti] = std::make_unique<Plan>();
-    if (t.bases == 0) tasks.push_back({ti, 0, 0});  // the template still gets its manifest entry
-    for (std::size_t first = 0; first < t.bases; first += kTaskBases)
-      tasks.push_back({ti, first, std::min(t.bases, first + kTaskBases)});
+// One generation: the templates cut into tasks, rendered on threads, taken in order.
+class Generator {
+ public:
+  Generator(const OrbitSpec& spec, const GenerateOptions& opts, const GenerateSink& sink,
+            const num::UnitRegistry& units)
+      : spec_(spec), opts_(opts), sink_(sink), units_(units) {
+    for (const char* f : kFamilies) all_views_.emplace_back(f);
+    all_views_.emplace_back("paraphrase1");
+    all_views_.emplace_back("paraphrase2");
+    n_views_ = all_views_.size();
+    per_view_.assign(n_views_, 0);
+    tcounts_.assign(n_views_, 0);
+    // Per template: t.views[f] -> index into all_views_; its plan; its tasks.
+    const std::size_t n_templates = spec.templates.size();
+    family_index_.resize(n_templates);
+    plans_.resize(n_templates);
+    for (std::size_t ti = 0; ti < n_templates; ++ti) {
+      const TemplateSpec& t = spec.templates[ti];
+      for (const auto& v : t.views)
+        family_index_[ti].push_back(static_cast<std::size_t>(
+            std::find(all_views_.begin(), all_views_.end(), v.family) - all_views_.begin()));
+      plans_[ti] = std::make_unique<Plan>();
+      if (t.bases == 0) tasks_.push_back({ti, 0, 0});  // the template still gets its manifest entry
+      for (std::size_t first = 0; first < t.bases; first += kTaskBases)
+        tasks_.push_back({ti, first, std::min(t.bases, first + kTaskBases)});
+    }
   }
-  auto plan_of = [&](std::size_t ti) -> const Plan& {
-    Plan& p = *plans[ti];
+
+  GeneratedBenchmark run() {
+    const std::size_t threads =
+        opts_.threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : opts_.threads;
+    core::ordered_parallel<Piece>(
+        tasks_.size(), threads, 4 * threads, [this](std::size_t k, Piece& out) { produce(k, out); },
+        [this](std::size_t k, Piece& piece) { consume(k, piece); });
+    g_.manifest_json = io::to_pretty(manifest());
+    return std::move(g_);
+  }
+
+ private:
+  [[nodiscard]] bool is_family(std::size_t v) const { return v >= 1 && v <= std::size(kFamilies); }
+
+  const Plan& plan_of(std::size_t ti) {
+    Plan& p = *plans_[ti];
     std::call_once(p.once, [&] {
       try {
-        const TemplateSpec& t = spec.templates[ti];
-        Rng rng(opts.seed, t.id);
+        const TemplateSpec& t = spec_.templates[ti];
+        Rng rng(opts_.seed, t.id);
         p.drawn = draw_bases(t, rng);
         p.elig = assign_quotas(t, rng);
       } catch (...) {
@@ -213,21 +212,20 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
     });
     if (p.error) std::rethrow_exception(p.error);
     return p;
-  };
+  }
 
   // Renders the bases of one task: the same lines, in the same order, as one pass over the
   // template would write.
-  auto produce = [&](std::size_t k, Piece& out) {
-    const Task& task = tasks[k];
-    const TemplateSpec& t = spec.templates[task.tmpl];
+  void produce(std::size_t k, Piece& out) {
+    const Task& task = tasks_[k];
+    const TemplateSpec& t = spec_.templates[task.tmpl];
     const Plan& plan = plan_of(task.tmpl);
     out.bases.clear();
     out.views.clear();
-    out.counts.assign(n_views, 0);
-    const bool para = opts.paraphrases && t.consensus_bases > 0;
-    std::vector<std::size_t> base_views;  // indexes into all_views
-    std::string id, answer, prompt_id, prompt;
-    std::vector<std::string> canonical;
+    out.counts.assign(n_views_, 0);
+    const bool para = opts_.paraphrases && t.consensus_bases > 0;
+    std::vector<std::size_t> base_views;  // indexes into all_views_
+    std::string id, answer;
     for (std::size_t i = task.first; i < task.last; ++i) {
       const Drawn& d = plan.drawn[i];
       id = base_id(t, i);
@@ -235,123 +233,164 @@ GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions&
       base_views.clear();
       base_views.push_back(0);
       for (std::size_t f = 0; f < t.views.size(); ++f)
-        if (plan.elig[f][i]) base_views.push_back(family_index[task.tmpl][f]);
+        if (plan.elig[f][i]) base_views.push_back(family_index_[task.tmpl][f]);
       const bool in_consensus = i < t.consensus_bases;
       if (para && in_consensus) {
-        base_views.push_back(n_views - 2);
-        base_views.push_back(n_views - 1);
+        base_views.push_back(n_views_ - 2);
+        base_views.push_back(n_views_ - 1);
       }
-
-      {
-        io::JsonWriter w(out.bases);
-        w.begin_object();
-        w.key("base_id").value(id);
-        w.key("template").value(t.id);
-        w.key("dimension").value(t.dimension);
-        w.key("canonical_unit").value(t.canonical_unit);
-        w.key("params").begin_object();
-        for (std::size_t p = 0; p < t.params.size(); ++p) w.key(t.params[p].name).value(d.values[p].str());
-        w.end_object();
-        w.key("answer").value(answer);
-        w.key("views").begin_array();
-        for (const std::size_t v : base_views) w.value(all_views[v]);
-        w.end_array();
-        w.key("consensus_subset").value(in_consensus);
-        w.end_object();
-        out.bases += '\n';
-      }
-
-      canonical.clear();
-      for (std::size_t p = 0; p < t.params.size(); ++p)
-        canonical.push_back(render_quantity(spec, t, p, d.values[p], "canonical", units));
-      for (const std::size_t vi : base_views) {
-        const std::string& vn = all_views[vi];
-        prompt_id.assign(id).append(":").append(vn);
-        prompt.clear();
-        render_prompt_into(prompt, spec, t, vn, d.values, &canonical, units);
-        io::JsonWriter w(out.views);
-        w.begin_object();
-        w.key("prompt_id").value(prompt_id);
-        w.key("base_id").value(id);
-        w.key("template").value(t.id);
-        w.key("view").value(vn);
-        w.key("family");
-        if (is_family(vi)) {
-          w.value(vn);
-        } else {
-          w.null();
-        }
-        w.key("prompt").value(prompt);
-        w.key("expected").value(answer);
-        w.key("answer_unit").value(t.canonical_unit);
-        w.end_object();
-        out.views += '\n';
-        ++out.counts[vi];
-      }
+      write_base(out.bases, t, d, id, answer, base_views, in_consensus);
+      write_views(out, t, d, id, answer, base_views);
     }
-  };
+  }
+
+  // The base's line of bases.jsonl.
+  void write_base(std::string& out, const TemplateSpec& t, const Drawn& d, const std::string& id,
+                  const std::string& answer, const std::vector<std::size_t>& base_views,
+                  bool in_consensus) const {
+    io::JsonWriter w(out);
+    w.begin_object();
+    w.key("base_id").value(id);
+    w.key("template").value(t.id);
+    w.key("dimension").value(t.dimension);
+    w.key("canonical_unit").value(t.canonical_unit);
+    w.key("params").begin_object();
+    for (std::size_t p = 0; p < t.params.size(); ++p) w.key(t.params[p].name).value(d.values[p].str());
+    w.end_object();
+    w.key("answer").value(answer);
+    w.key("views").begin_array();
+    for (const std::size_t v : base_views) w.value(all_views_[v]);
+    w.end_array();
+    w.key("consensus_subset").value(in_consensus);
+    w.end_object();
+    out += '\n';
+  }
+
+  // The base's lines of views.jsonl, one per view it has.
+  void write_views(Piece& out, const TemplateSpec& t, const Drawn& d, const std::string& id,
+                   const std::string& answer, const std::vector<std::size_t>& base_views) const {
+    std::vector<std::string> canonical;
+    for (std::size_t p = 0; p < t.params.size(); ++p)
+      canonical.push_back(render_quantity(spec_, t, p, d.values[p], "canonical", units_));
+    std::string prompt_id, prompt;
+    for (const std::size_t vi : base_views) {
+      const std::string& vn = all_views_[vi];
+      prompt_id.assign(id).append(":").append(vn);
+      prompt.clear();
+      render_prompt_into(prompt, spec_, t, vn, d.values, &canonical, units_);
+      io::JsonWriter w(out.views);
+      w.begin_object();
+      w.key("prompt_id").value(prompt_id);
+      w.key("base_id").value(id);
+      w.key("template").value(t.id);
+      w.key("view").value(vn);
+      w.key("family");
+      if (is_family(vi)) {
+        w.value(vn);
+      } else {
+        w.null();
+      }
+      w.key("prompt").value(prompt);
+      w.key("expected").value(answer);
+      w.key("answer_unit").value(t.canonical_unit);
+      w.end_object();
+      out.views += '\n';
+      ++out.counts[vi];
+    }
+  }
+
+  // Each task's lines go to the sink as they are (no copy into a larger buffer).
+  void emit(const std::string& bases, const std::string& views) {
+    bases_hash_.update(bases);
+    bases_bytes_ += bases.size();
+    if (sink_.bases && !bases.empty()) sink_.bases(bases);
+    views_hash_.update(views);
+    views_bytes_ += views.size();
+    if (sink_.views && !views.empty()) sink_.views(views);
+  }
 
   // Takes the pieces in order: the files' bytes and hashes, and each template's counts when its
   // last piece is in (its plan is then freed).
-  std::vector<std::size_t> tcounts(n_views, 0);
-  auto consume = [&](std::size_t k, Piece& piece) {
-    const Task& task = tasks[k];
-    const TemplateSpec& t = spec.templates[task.tmpl];
+  void consume(std::size_t k, Piece& piece) {
+    const Task& task = tasks_[k];
+    const TemplateSpec& t = spec_.templates[task.tmpl];
     emit(piece.bases, piece.views);
-    for (std::size_t v = 0; v < n_views; ++v) tcounts[v] += piece.counts[v];
+    for (std::size_t v = 0; v < n_views_; ++v) tcounts_[v] += piece.counts[v];
     if (task.last < t.bases) return;
-    const auto& fi = family_index[task.tmpl];
+    const auto& fi = family_index_[task.tmpl];
     std::size_t tprompts = 0;
-    for (std::size_t v = 0; v < n_views; ++v) {
-      per_view[v] += tcounts[v];
-      tprompts += tcounts[v];
+    for (std::size_t v = 0; v < n_views_; ++v) {
+      per_view_[v] += tcounts_[v];
+      tprompts += tcounts_[v];
     }
-    const bool para = opts.paraphrases && t.consensus_bases > 0;
-    if (t.consensus_bases > 0) consensus[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
+    const bool para = opts_.paraphrases && t.consensus_bases > 0;
+    if (t.consensus_bases > 0)
+      consensus_[t.id] = {{"bases", t.consensus_bases}, {"views", t.consensus_views}};
     io::OrderedJson tviews = io::OrderedJson::object();
-    tviews["canonical"] = tcounts[0];
-    for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts[fi[f]];
+    tviews["canonical"] = tcounts_[0];
+    for (std::size_t f = 0; f < t.views.size(); ++f) tviews[t.views[f].family] = tcounts_[fi[f]];
     if (para) {
-      tviews["paraphrase1"] = tcounts[n_views - 2];
-      tviews["paraphrase2"] = tcounts[n_views - 1];
+      tviews["paraphrase1"] = tcounts_[n_views_ - 2];
+      tviews["paraphrase2"] = tcounts_[n_views_ - 1];
     }
-    per_template[t.id] = {{"bases", t.bases}, {"prompts", tprompts}, {"views", std::move(tviews)}};
-    g.bases += t.bases;
-    g.prompts += tprompts;
-    std::fill(tcounts.begin(), tcounts.end(), std::size_t{0});
-    plans[task.tmpl].reset();
-  };
-
-  const std::size_t threads =
-      opts.threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : opts.threads;
-  core::ordered_parallel<Piece>(tasks.size(), threads, 4 * threads, produce, consume);
-
-  io::OrderedJson families = io::OrderedJson::object();
-  io::OrderedJson views = io::OrderedJson::object();
-  for (std::size_t v = 0; v < n_views; ++v) {
-    if (is_family(v)) families[all_views[v]] = per_view[v];
-    if (v < n_views - 2 || opts.paraphrases) views[all_views[v]] = per_view[v];
+    per_template_[t.id] = {{"bases", t.bases}, {"prompts", tprompts}, {"views", std::move(tviews)}};
+    g_.bases += t.bases;
+    g_.prompts += tprompts;
+    std::fill(tcounts_.begin(), tcounts_.end(), std::size_t{0});
+    plans_[task.tmpl].reset();
   }
-  io::OrderedJson m;
-  m["format"] = kBenchmarkFormat;
-  m["generator_version"] = kGeneratorVersion;
-  m["prompt_version"] = spec.prompt_version;
-  m["seed"] = opts.seed;
-  m["spec_name"] = spec.name;
-  m["spec_sha256"] = spec.sha256;
-  m["paraphrases"] = opts.paraphrases;
-  m["counts"] = {{"bases", g.bases},
-                 {"prompts", g.prompts},
-                 {"families", std::move(families)},
-                 {"views", std::move(views)},
-                 {"templates", std::move(per_template)}};
-  m["consensus_subset"] = consensus;
-  m["files"] = {
-      {"bases.jsonl", {{"sha256", bases_hash.hex_digest()}, {"bytes", bases_bytes}, {"records", g.bases}}},
-      {"views.jsonl", {{"sha256", views_hash.hex_digest()}, {"bytes", views_bytes}, {"records", g.prompts}}}};
-  m["spec"] = io::parse_ordered_json(spec.canonical_json, "spec");
-  g.manifest_json = io::to_pretty(m);
-  return g;
+
+  io::OrderedJson manifest() {
+    io::OrderedJson families = io::OrderedJson::object();
+    io::OrderedJson views = io::OrderedJson::object();
+    for (std::size_t v = 0; v < n_views_; ++v) {
+      if (is_family(v)) families[all_views_[v]] = per_view_[v];
+      if (v < n_views_ - 2 || opts_.paraphrases) views[all_views_[v]] = per_view_[v];
+    }
+    io::OrderedJson m;
+    m["format"] = kBenchmarkFormat;
+    m["generator_version"] = kGeneratorVersion;
+    m["prompt_version"] = spec_.prompt_version;
+    m["seed"] = opts_.seed;
+    m["spec_name"] = spec_.name;
+    m["spec_sha256"] = spec_.sha256;
+    m["paraphrases"] = opts_.paraphrases;
+    m["counts"] = {{"bases", g_.bases},
+                   {"prompts", g_.prompts},
+                   {"families", std::move(families)},
+                   {"views", std::move(views)},
+                   {"templates", std::move(per_template_)}};
+    m["consensus_subset"] = consensus_;
+    m["files"] = {{"bases.jsonl",
+                   {{"sha256", bases_hash_.hex_digest()}, {"bytes", bases_bytes_}, {"records", g_.bases}}},
+                  {"views.jsonl",
+                   {{"sha256", views_hash_.hex_digest()}, {"bytes", views_bytes_}, {"records", g_.prompts}}}};
+    m["spec"] = io::parse_ordered_json(spec_.canonical_json, "spec");
+    return m;
+  }
+
+  const OrbitSpec& spec_;
+  const GenerateOptions& opts_;
+  const GenerateSink& sink_;
+  const num::UnitRegistry& units_;
+  std::vector<std::string> all_views_ = {"canonical"};  // view names in output order
+  std::size_t n_views_ = 0;
+  std::vector<std::vector<std::size_t>> family_index_;
+  std::vector<std::unique_ptr<Plan>> plans_;
+  std::vector<Task> tasks_;
+  GeneratedBenchmark g_;
+  io::Sha256 bases_hash_, views_hash_;
+  std::size_t bases_bytes_ = 0, views_bytes_ = 0;
+  std::vector<std::size_t> per_view_, tcounts_;  // indexed like all_views_
+  io::OrderedJson per_template_ = io::OrderedJson::object();
+  io::OrderedJson consensus_ = io::OrderedJson::object();
+};
+
+}  // namespace
+
+GeneratedBenchmark generate_stream(const OrbitSpec& spec, const GenerateOptions& opts,
+                                   const GenerateSink& sink, const num::UnitRegistry& units) {
+  return Generator(spec, opts, sink, units).run();
 }
 
 GeneratedBenchmark generate(const OrbitSpec& spec, const GenerateOptions& opts,
