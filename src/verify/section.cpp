@@ -433,31 +433,26 @@ std::string trained_on_note(const io::Json& model, const std::string& name, cons
 }
 
 std::string near_duplicates_note(const io::Json& j, std::string_view where) {
-  if (!j.is_object() || !j.contains("pairs") || !j["pairs"].is_array())
+  const auto r = io::Record::of(j, where);
+  if (!r.has("pairs"))
     fail("{}: not a near-duplicates file (from `numcheck claims stats --near-duplicates`)", where);
-  try {
-    std::vector<std::string> parts;
-    for (const auto& p : j["pairs"]) {
-      const auto file = [](const io::Json& v) {
-        return std::filesystem::path(v.get<std::string>()).filename().string();
-      };
-      parts.push_back(
-          fmt::format("{} of the {} claims of {} have a twin among the {} of {} ({} same text, {} reworded)",
-                      p.at("b_with_twin").get<std::size_t>(), p.at("b_claims").get<std::size_t>(),
-                      file(p.at("b")), p.at("a_claims").get<std::size_t>(), file(p.at("a")),
-                      p.at("same_text").get<std::size_t>(), p.at("reworded").get<std::size_t>()));
-    }
-    return fmt::format(
-        "Near-duplicates across the claim files (two claims are near-duplicates when their texts are equal "
-        "after "
-        "Unicode NFKC normalisation of case, quotes, dashes and spacing, or when at least {}/{} of their "
-        "words are "
-        "shared): {}.",
-        claims::kNearDuplicateJaccardNum, claims::kNearDuplicateJaccardDen,
-        parts.empty() ? std::string("no pairs of files") : fmt::format("{}", fmt::join(parts, "; ")));
-  } catch (const io::Json::exception& e) {
-    fail("{}: malformed near-duplicates file: {}", where, e.what());
+  std::vector<std::string> parts;
+  const auto file = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  for (const auto& p : r.objects("pairs")) {
+    parts.push_back(
+        fmt::format("{} of the {} claims of {} have a twin among the {} of {} ({} same text, {} reworded)",
+                    p.unsigned_integer("b_with_twin"), p.unsigned_integer("b_claims"), file(p.string("b")),
+                    p.unsigned_integer("a_claims"), file(p.string("a")), p.unsigned_integer("same_text"),
+                    p.unsigned_integer("reworded")));
   }
+  return fmt::format(
+      "Near-duplicates across the claim files (two claims are near-duplicates when their texts are equal "
+      "after "
+      "Unicode NFKC normalisation of case, quotes, dashes and spacing, or when at least {}/{} of their words "
+      "are "
+      "shared): {}.",
+      claims::kNearDuplicateJaccardNum, claims::kNearDuplicateJaccardDen,
+      parts.empty() ? std::string("no pairs of files") : fmt::format("{}", fmt::join(parts, "; ")));
 }
 
 ClaimsSection section_from_file_json(const io::Json& j, std::string_view where) {
