@@ -437,46 +437,49 @@ io::OrderedJson evaluation_json(const Evaluation& e) {
   return j;
 }
 
-std::string evaluation_markdown(const Evaluation& e, bool by_category) {
-  using doc::html::Cell;
-  using doc::html::Table;
-  doc::Document d;
-  d.heading(1, "claim-evaluation", "Claim verdict evaluation");
-  d.paragraph(fmt::format("Gold: {} ({} claims{}).", e.gold_path, e.gold_n,
-                          e.gold_issues.empty() ? std::string()
-                                                : fmt::format(", {} malformed records reported on stderr",
-                                                              e.gold_issues.size())));
-  auto num = [](std::string t) { return Cell::num(std::move(t)); };
-  {
-    Table t;
-    t.header = {"system",
-                "n",
-                "accuracy",
-                "M-F1",
-                "W-F1",
-                "T-F1",
-                "F-F1",
-                "C-F1",
-                "unparseable",
-                "joined by id / text",
-                "gold unpredicted",
-                "unused predictions"};
-    for (const auto& s : e.systems) {
-      const auto& r = s.all.report;
-      t.rows.push_back({Cell::txt(s.name), num(fmt::format("{}", s.all.n)), num(pct(r.accuracy)),
-                        num(pct(r.macro_f1)), num(pct(r.weighted_f1)), num(pct(r.per_class[0].f1)),
-                        num(pct(r.per_class[1].f1)), num(pct(r.per_class[2].f1)),
-                        num(fmt::format("{}", s.all.unparseable)),
-                        Cell::txt(fmt::format("{} / {}", s.join.by_id, s.join.by_text)),
-                        num(fmt::format("{}", s.join.gold_without_prediction)),
-                        num(fmt::format("{}", s.join.unused_predictions))});
-    }
-    t.note =
-        "Scores in percent (F1 with scikit-learn's definitions over the three verdicts; zero_division = 0). "
-        "An "
-        "unparseable prediction (a label that maps to no verdict) counts as wrong.";
-    d.table(std::move(t));
+namespace {
+
+using doc::html::Cell;
+using doc::html::Table;
+
+Cell num_cell(std::string t) { return Cell::num(std::move(t)); }
+
+// One row per system: the figures over all claims and how the predictions were joined.
+void add_summary(doc::Document& d, const Evaluation& e) {
+  const auto num = num_cell;
+  Table t;
+  t.header = {"system",
+              "n",
+              "accuracy",
+              "M-F1",
+              "W-F1",
+              "T-F1",
+              "F-F1",
+              "C-F1",
+              "unparseable",
+              "joined by id / text",
+              "gold unpredicted",
+              "unused predictions"};
+  for (const auto& s : e.systems) {
+    const auto& r = s.all.report;
+    t.rows.push_back({Cell::txt(s.name), num(fmt::format("{}", s.all.n)), num(pct(r.accuracy)),
+                      num(pct(r.macro_f1)), num(pct(r.weighted_f1)), num(pct(r.per_class[0].f1)),
+                      num(pct(r.per_class[1].f1)), num(pct(r.per_class[2].f1)),
+                      num(fmt::format("{}", s.all.unparseable)),
+                      Cell::txt(fmt::format("{} / {}", s.join.by_id, s.join.by_text)),
+                      num(fmt::format("{}", s.join.gold_without_prediction)),
+                      num(fmt::format("{}", s.join.unused_predictions))});
   }
+  t.note =
+      "Scores in percent (F1 with scikit-learn's definitions over the three verdicts; zero_division = 0). "
+      "An "
+      "unparseable prediction (a label that maps to no verdict) counts as wrong.";
+  d.table(std::move(t));
+}
+
+// Per system: per-class precision, recall and F1, and the confusion matrix.
+void add_per_system(doc::Document& d, const Evaluation& e) {
+  const auto num = num_cell;
   for (const auto& s : e.systems) {
     d.heading(2, "system-" + s.name, s.name);
     Table pc;
@@ -501,77 +504,97 @@ std::string evaluation_markdown(const Evaluation& e, bool by_category) {
     d.table(std::move(cm));
     for (const auto& c : s.join.conflicts) d.paragraph("Conflicting duplicate: " + c);
   }
-  if (by_category) {
-    d.heading(2, "per-category", "Per category (as in Table 2 of the QuanTemp paper)");
-    std::string from = "Categories from: ";
-    bool first = true;
-    for (const auto& [k, v] : e.category_source) {
-      from += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
-      first = false;
-    }
-    d.paragraph(from + ".");
-    Table t;
-    t.header = {"system",    "Stat. M-F1", "Stat. W-F1", "Temp. M-F1", "Temp. W-F1",
-                "Int. M-F1", "Int. W-F1",  "Comp. M-F1", "Comp. W-F1", "T-F1",
-                "F-F1",      "C-F1",       "Full M-F1",  "Full W-F1"};
-    for (const auto& s : e.systems) {
-      std::vector<Cell> row{Cell::txt(s.name)};
-      for (Category c : kCategories) {
-        auto it = s.by_category.find(c);
-        row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.macro_f1)));
-        row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.weighted_f1)));
-      }
-      const auto& r = s.all.report;
-      for (double v : {r.per_class[0].f1, r.per_class[1].f1, r.per_class[2].f1, r.macro_f1, r.weighted_f1})
-        row.push_back(num(pct(v)));
-      t.rows.push_back(std::move(row));
-    }
-    d.table(std::move(t));
-    Table n;
-    n.header = {"system", "category", "n"};
-    for (const auto& s : e.systems)
-      for (const auto& [c, sc] : s.by_category)
-        n.rows.push_back(
-            {Cell::txt(s.name), Cell::txt(std::string(category_name(c))), num(fmt::format("{}", sc.n))});
-    d.table(std::move(n));
+}
+
+// Per category, as in Table 2 of the QuanTemp paper.
+void add_per_category(doc::Document& d, const Evaluation& e) {
+  const auto num = num_cell;
+  d.heading(2, "per-category", "Per category (as in Table 2 of the QuanTemp paper)");
+  std::string from = "Categories from: ";
+  bool first = true;
+  for (const auto& [k, v] : e.category_source) {
+    from += fmt::format("{}{} ({} claims)", first ? "" : ", ", k, v);
+    first = false;
   }
-  if (!e.comparisons.empty()) {
-    d.heading(2, "paired-comparisons", "Paired comparisons");
-    Table t;
-    t.header = {"A",
-                "B",
-                "n",
-                "M-F1 A",
-                "M-F1 B",
-                "McNemar A-only / B-only",
-                "McNemar p",
-                "bootstrap ΔM-F1 [95% CI]",
-                "bootstrap p",
-                "10-fold paired t (M-F1)",
-                "t-test p (M-F1)",
-                "t-test p (W-F1)"};
-    for (const auto& c : e.comparisons) {
-      t.rows.push_back(
-          {Cell::txt(c.a), Cell::txt(c.b), num(fmt::format("{}", c.n)), num(pct(c.macro_f1_a)),
-           num(pct(c.macro_f1_b)), Cell::txt(fmt::format("{} / {}", c.a_only_correct, c.b_only_correct)),
-           num(pval(c.mcnemar_p)),
-           Cell::txt(fmt::format("{} [{}, {}]", pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi))),
-           num(pval(c.boot_p)), num(c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a"),
-           num(c.ttest_ran ? pval(c.ttest.macro.p) : "n/a"),
-           num(c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a")});
+  d.paragraph(from + ".");
+  Table t;
+  t.header = {"system",     "Stat. M-F1", "Stat. W-F1", "Temp. M-F1", "Temp. W-F1", "Int. M-F1", "Int. W-F1",
+              "Comp. M-F1", "Comp. W-F1", "T-F1",       "F-F1",       "C-F1",       "Full M-F1", "Full W-F1"};
+  for (const auto& s : e.systems) {
+    std::vector<Cell> row{Cell::txt(s.name)};
+    for (Category c : kCategories) {
+      auto it = s.by_category.find(c);
+      row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.macro_f1)));
+      row.push_back(num(it == s.by_category.end() ? "-" : pct(it->second.report.weighted_f1)));
     }
-    const auto& f = e.comparisons.front();
-    t.note = fmt::format(
-        "Bootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: the claims cut "
-        "into {} "
-        "shuffled folds drawn with numcheck::Rng (seed {}), scipy's ttest_rel on the per-fold scores. This "
-        "is "
-        "the QuanTemp code's procedure but not its folds (that code draws them with numpy's "
-        "RandomState(42)), "
-        "so its t and p values differ from that code's.",
-        f.draws, f.seed, f.ttest.folds, f.ttest_seed);
-    d.table(std::move(t));
+    const auto& r = s.all.report;
+    for (double v : {r.per_class[0].f1, r.per_class[1].f1, r.per_class[2].f1, r.macro_f1, r.weighted_f1})
+      row.push_back(num(pct(v)));
+    t.rows.push_back(std::move(row));
   }
+  d.table(std::move(t));
+  Table n;
+  n.header = {"system", "category", "n"};
+  for (const auto& s : e.systems)
+    for (const auto& [c, sc] : s.by_category)
+      n.rows.push_back(
+          {Cell::txt(s.name), Cell::txt(std::string(category_name(c))), num(fmt::format("{}", sc.n))});
+  d.table(std::move(n));
+}
+
+// The paired comparisons: McNemar, the bootstrap of the macro-F1 difference and the 10-fold t-test.
+void add_comparisons(doc::Document& d, const Evaluation& e) {
+  const auto num = num_cell;
+  d.heading(2, "paired-comparisons", "Paired comparisons");
+  Table t;
+  t.header = {"A",
+              "B",
+              "n",
+              "M-F1 A",
+              "M-F1 B",
+              "McNemar A-only / B-only",
+              "McNemar p",
+              "bootstrap ΔM-F1 [95% CI]",
+              "bootstrap p",
+              "10-fold paired t (M-F1)",
+              "t-test p (M-F1)",
+              "t-test p (W-F1)"};
+  for (const auto& c : e.comparisons) {
+    t.rows.push_back({Cell::txt(c.a), Cell::txt(c.b), num(fmt::format("{}", c.n)), num(pct(c.macro_f1_a)),
+                      num(pct(c.macro_f1_b)),
+                      Cell::txt(fmt::format("{} / {}", c.a_only_correct, c.b_only_correct)),
+                      num(pval(c.mcnemar_p)),
+                      Cell::txt(fmt::format("{} [{}, {}]", pct(c.boot_diff), pct(c.boot_lo), pct(c.boot_hi))),
+                      num(pval(c.boot_p)), num(c.ttest_ran ? fmt::format("{:.3f}", c.ttest.macro.t) : "n/a"),
+                      num(c.ttest_ran ? pval(c.ttest.macro.p) : "n/a"),
+                      num(c.ttest_ran ? pval(c.ttest.weighted.p) : "n/a")});
+  }
+  const auto& f = e.comparisons.front();
+  t.note = fmt::format(
+      "Bootstrap: {} paired resamples of claims (seed {}), percentile interval. t-test: the claims cut "
+      "into {} "
+      "shuffled folds drawn with numcheck::Rng (seed {}), scipy's ttest_rel on the per-fold scores. This "
+      "is "
+      "the QuanTemp code's procedure but not its folds (that code draws them with numpy's "
+      "RandomState(42)), "
+      "so its t and p values differ from that code's.",
+      f.draws, f.seed, f.ttest.folds, f.ttest_seed);
+  d.table(std::move(t));
+}
+
+}  // namespace
+
+std::string evaluation_markdown(const Evaluation& e, bool by_category) {
+  doc::Document d;
+  d.heading(1, "claim-evaluation", "Claim verdict evaluation");
+  d.paragraph(fmt::format("Gold: {} ({} claims{}).", e.gold_path, e.gold_n,
+                          e.gold_issues.empty() ? std::string()
+                                                : fmt::format(", {} malformed records reported on stderr",
+                                                              e.gold_issues.size())));
+  add_summary(d, e);
+  add_per_system(d, e);
+  if (by_category) add_per_category(d, e);
+  if (!e.comparisons.empty()) add_comparisons(d, e);
   return d.to_markdown();
 }
 
