@@ -72,107 +72,110 @@ void check_report_args(const OJ& args, const std::string& where) {
 
 }  // namespace
 
-std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
-  const fs::path metrics_path = report_dir / "metrics.json";
-  const MetricsModel m = metrics_from_json(io::read_ordered_json_file(metrics_path), metrics_path.string());
-  const fs::path abs_report = fs::absolute(report_dir).lexically_normal();
-  Root root{abs_report.has_filename() ? abs_report.parent_path() : abs_report.parent_path().parent_path(),
-            {}};
-  root.report = abs_report.lexically_relative(root.dir).generic_string();
-  std::map<std::string, fs::path> files;  // member -> path on disk
-  // `recorded` is relative to the report folder (as metrics.json records every path).
-  auto add_on_disk = [&](const fs::path& on_disk, const std::string& what) {
-    std::string name = member_name(root, on_disk, what);
+namespace {
+
+// The files a supplement holds: member name -> path on disk.
+class MemberFiles {
+ public:
+  MemberFiles(const fs::path& report_dir, const fs::path& metrics_path)
+      : report_dir_(report_dir), metrics_path_(metrics_path) {
+    const fs::path abs_report = fs::absolute(report_dir).lexically_normal();
+    root_ = Root{
+        abs_report.has_filename() ? abs_report.parent_path() : abs_report.parent_path().parent_path(), {}};
+    root_.report = abs_report.lexically_relative(root_.dir).generic_string();
+  }
+
+  [[nodiscard]] const std::string& report_member() const { return root_.report; }
+  [[nodiscard]] const std::map<std::string, fs::path>& files() const { return files_; }
+
+  std::string add_on_disk(const fs::path& on_disk, const std::string& what) {
+    std::string name = member_name(root_, on_disk, what);
     if (!fs::is_regular_file(on_disk))
-      fail("{}: {} not found (as recorded in {})", what, on_disk.string(), metrics_path.string());
-    files[name] = on_disk;
+      fail("{}: {} not found (as recorded in {})", what, on_disk.string(), metrics_path_.string());
+    files_[name] = on_disk;
     return name;
-  };
-  auto add = [&](const std::string& recorded, const std::string& what) {
+  }
+  // `recorded` is relative to the report folder (as metrics.json records every path).
+  std::string add(const std::string& recorded, const std::string& what) {
     const fs::path p(recorded);
-    return add_on_disk(p.is_absolute() ? p : report_dir / p, what);
-  };
-  const std::string& bench = m.benchmark.dir;
-  std::string bench_member;
-  for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) {
-    bench_member =
-        fs::path(add((fs::path(bench) / f).string(), "the benchmark")).parent_path().generic_string();
+    return add_on_disk(p.is_absolute() ? p : report_dir_ / p, what);
   }
-  OJ args = OJ::object();
-  args["report_dir"] = root.report;
-  args["bench"] = bench_member;
-  OJ scores = OJ::array(), names = OJ::array(), responses = OJ::array();
-  for (const SystemMetrics& s : m.systems) {
-    const std::string& name = s.name;
-    scores.push_back(add(s.scores_file, "the scores of " + name));
-    names.push_back(name);
-    if (!s.manifest) continue;
-    const std::string& sidecar_recorded = *s.manifest;
-    add(sidecar_recorded, "the scores manifest of " + name);
-    const fs::path sidecar =
-        fs::path(sidecar_recorded).is_absolute() ? fs::path(sidecar_recorded) : report_dir / sidecar_recorded;
-    // The responses the report showed examples from, and the run folder's run.json / repeat.json.
-    // The scores manifest records the responses path as `orbit score` was given it: tried as is,
-    // then beside the scores manifest's folder.
-    const OJ sc = io::read_ordered_json_file(sidecar);
-    std::optional<std::string> resp;
-    if (sc.contains("responses") && sc["responses"].is_object() && sc["responses"].contains("path") &&
-        sc["responses"]["path"].is_string()) {
-      resp = sc["responses"]["path"].get<std::string>();
-    } else if (sc.contains("responses") && sc["responses"].is_string()) {
-      resp = sc["responses"].get<std::string>();
-    }
-    if (!resp) continue;
-    fs::path rp(*resp);
-    if (!fs::is_regular_file(rp)) rp = sidecar.parent_path() / fs::path(*resp).filename();
-    if (!fs::is_regular_file(rp)) continue;
-    responses.push_back(add_on_disk(rp, "the responses of " + name));
-    for (const char* f : {"run.json", "repeat.json"}) {
-      const fs::path p = rp.parent_path() / f;
-      if (fs::is_regular_file(p)) add_on_disk(p, fmt::format("the {} of {}", f, name));
-    }
+
+ private:
+  fs::path report_dir_, metrics_path_;
+  Root root_;
+  std::map<std::string, fs::path> files_;
+};
+
+// A system's scores, its scores manifest, and the responses (with the run folder's run.json and
+// repeat.json) the report showed examples from; returns the responses' member name, if found. The
+// scores manifest records the responses path as `orbit score` was given it: tried as is, then
+// beside the scores manifest's folder.
+std::optional<std::string> add_system(MemberFiles& files, const fs::path& report_dir, const SystemMetrics& s,
+                                      OJ& scores) {
+  const std::string& name = s.name;
+  scores.push_back(files.add(s.scores_file, "the scores of " + name));
+  if (!s.manifest) return std::nullopt;
+  const std::string& sidecar_recorded = *s.manifest;
+  files.add(sidecar_recorded, "the scores manifest of " + name);
+  const fs::path sidecar =
+      fs::path(sidecar_recorded).is_absolute() ? fs::path(sidecar_recorded) : report_dir / sidecar_recorded;
+  const OJ sc = io::read_ordered_json_file(sidecar);
+  std::optional<std::string> resp;
+  if (sc.contains("responses") && sc["responses"].is_object() && sc["responses"].contains("path") &&
+      sc["responses"]["path"].is_string()) {
+    resp = sc["responses"]["path"].get<std::string>();
+  } else if (sc.contains("responses") && sc["responses"].is_string()) {
+    resp = sc["responses"].get<std::string>();
   }
-  args["scores"] = scores;
-  args["names"] = names;
-  // The responses for the examples, given explicitly when rebuilding (the scores manifests record
-  // them as `orbit score` was given them, relative to where it ran); only when every system has one.
-  args["responses"] = responses.size() == scores.size() ? responses : OJ::array();
-  args["bootstrap"] = m.settings.bootstrap_draws;
-  args["seed"] = m.settings.seed;
-  args["level"] = m.settings.level;
-  args["examples"] = examples;
+  if (!resp) return std::nullopt;
+  fs::path rp(*resp);
+  if (!fs::is_regular_file(rp)) rp = sidecar.parent_path() / fs::path(*resp).filename();
+  if (!fs::is_regular_file(rp)) return std::nullopt;
+  std::string member = files.add_on_disk(rp, "the responses of " + name);
+  for (const char* f : {"run.json", "repeat.json"}) {
+    const fs::path p = rp.parent_path() / f;
+    if (fs::is_regular_file(p)) files.add_on_disk(p, fmt::format("the {} of {}", f, name));
+  }
+  return member;
+}
+
+// The report's extra sections (study, claim orbits, consensus, claims): their files, and the
+// arguments that rebuild them.
+void add_extra_sections(MemberFiles& files, const MetricsModel& m, const fs::path& metrics_path, OJ& args) {
   args["consensus"] = nullptr;
   args["claims"] = nullptr;
   args["claim_orbits"] = OJ::array();
-  if (m.extra_sections.is_array()) {
-    for (std::size_t i = 0; i < m.extra_sections.size(); ++i) {
-      const auto e = io::OrderedRecord::of(m.extra_sections[i],
-                                           fmt::format("{}: extra_sections[{}]", metrics_path.string(), i));
-      const std::string section = e.string("section");
-      if (section == "study") {  // `orbit study`'s section: no input file, rebuilt from its record
-        args["study"] = m.extra_sections[i];
-        continue;
-      }
-      if (e.contains("files")) {  // claim orbits: one metrics.json per folder
-        for (const auto& f : e.objects("files")) {
-          const std::string name = add(f.string("file"), "the " + section + " section file");
-          args["claim_orbits"].push_back(fs::path(name).parent_path().generic_string());
-        }
-        continue;
-      }
-      const std::string name = add(e.string("file"), "the " + section + " section file");
-      if (section == "consensus") args["consensus"] = fs::path(name).parent_path().generic_string();
-      if (section == "claims") args["claims"] = name;
+  if (!m.extra_sections.is_array()) return;
+  for (std::size_t i = 0; i < m.extra_sections.size(); ++i) {
+    const auto e = io::OrderedRecord::of(m.extra_sections[i],
+                                         fmt::format("{}: extra_sections[{}]", metrics_path.string(), i));
+    const std::string section = e.string("section");
+    if (section == "study") {  // `orbit study`'s section: no input file, rebuilt from its record
+      args["study"] = m.extra_sections[i];
+      continue;
     }
+    if (e.contains("files")) {  // claim orbits: one metrics.json per folder
+      for (const auto& f : e.objects("files")) {
+        const std::string name = files.add(f.string("file"), "the " + section + " section file");
+        args["claim_orbits"].push_back(fs::path(name).parent_path().generic_string());
+      }
+      continue;
+    }
+    const std::string name = files.add(e.string("file"), "the " + section + " section file");
+    if (section == "consensus") args["consensus"] = fs::path(name).parent_path().generic_string();
+    if (section == "claims") args["claims"] = name;
   }
+}
 
+// The archive: the info member and the checksums first, then every member in path order.
+std::string pack(const MemberFiles& files, const fs::path& report_dir, const OJ& args) {
   std::vector<io::TarMember> members;
-  members.reserve(files.size() + 4);  // the files, the two report files, the info and the sums
-  for (const auto& [name, path] : files) members.push_back({name, io::read_file(path, kMaxMember)});
-  for (const char* f : {"metrics.json", "report.md"}) {
+  members.reserve(files.files().size() + 4);  // the files, the two report files, the info and the sums
+  for (const auto& [name, path] : files.files()) members.push_back({name, io::read_file(path, kMaxMember)});
+  for (const char* f : {"metrics.json", "report.md"})
     members.push_back(
         {fmt::format("{}/{}", kOriginalReportDir, f), io::read_file(report_dir / f, kMaxMember)});
-  }
   std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
 
   OJ info = OJ::object();
@@ -198,6 +201,39 @@ std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
   for (const auto& [path, hex] : lines) sums += fmt::format("{}  {}\n", hex, path);
   members.insert(members.begin(), io::TarMember{std::string(kSupplementSums), sums});
   return io::write_ustar(members);
+}
+
+}  // namespace
+
+std::string build_supplement(const fs::path& report_dir, std::size_t examples) {
+  const fs::path metrics_path = report_dir / "metrics.json";
+  const MetricsModel m = metrics_from_json(io::read_ordered_json_file(metrics_path), metrics_path.string());
+  MemberFiles files(report_dir, metrics_path);
+  const std::string& bench = m.benchmark.dir;
+  std::string bench_member;
+  for (const char* f : {"bases.jsonl", "views.jsonl", "manifest.json"}) {
+    bench_member =
+        fs::path(files.add((fs::path(bench) / f).string(), "the benchmark")).parent_path().generic_string();
+  }
+  OJ args = OJ::object();
+  args["report_dir"] = files.report_member();
+  args["bench"] = bench_member;
+  OJ scores = OJ::array(), names = OJ::array(), responses = OJ::array();
+  for (const SystemMetrics& s : m.systems) {
+    names.push_back(s.name);
+    if (auto r = add_system(files, report_dir, s, scores)) responses.push_back(*r);
+  }
+  args["scores"] = scores;
+  args["names"] = names;
+  // The responses for the examples, given explicitly when rebuilding (the scores manifests record
+  // them as `orbit score` was given them, relative to where it ran); only when every system has one.
+  args["responses"] = responses.size() == scores.size() ? responses : OJ::array();
+  args["bootstrap"] = m.settings.bootstrap_draws;
+  args["seed"] = m.settings.seed;
+  args["level"] = m.settings.level;
+  args["examples"] = examples;
+  add_extra_sections(files, m, metrics_path, args);
+  return pack(files, report_dir, args);
 }
 
 Supplement read_supplement(std::string_view archive, std::string_view where) {
