@@ -496,6 +496,128 @@ double frac(std::size_t k, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
+using FeatureList = std::vector<std::pair<std::string, double>>;
+
+void add_claim_chars(const std::vector<std::string>& claim_toks, const GroupSettings& g, FeatureList& o) {
+  // Character n-grams of the claim's words (each padded with a space on both sides), never of a
+  // quantity, temporal or marker token: with canonical numbers they stay a function of the
+  // quantities' values.
+  std::unordered_set<std::string> seen;
+  for (const auto& t : claim_toks) {
+    if (t.empty() || t[0] == '<') continue;
+    const std::string w = " " + t + " ";
+    for (std::size_t n = 3; n <= static_cast<std::size_t>(g.max_n); ++n)
+      for (std::size_t i = 0; i + n <= w.size(); ++i) {
+        std::string name = "cc:" + w.substr(i, n);
+        if (seen.insert(name).second) o.emplace_back(std::move(name), 1.0);
+      }
+  }
+}
+
+// The alignment group: how the claim's quantities, trends, periods and content words meet the
+// evidence's.
+void add_alignment(const std::vector<claims::Segment>& claim_segs,
+                   const std::vector<std::vector<claims::Segment>>& doc_segs, std::size_t n_docs,
+                   const std::vector<std::string>& claim_toks, const std::vector<std::string>& claim_values,
+                   const StringViewSet& ev_words, FeatureList& o) {
+  const Alignment a = align(claim_segs, doc_segs);
+  const std::size_t n = a.claim_quantities;
+  auto put = [&](const char* name, double v) {
+    if (v != 0.0) o.emplace_back(name, v);
+  };
+  put("a:has_quantity", n > 0 ? 1 : 0);
+  put("a:no_quantity", n == 0 ? 1 : 0);
+  put("a:evidence_empty", n_docs == 0 ? 1 : 0);
+  put("a:evidence_no_quantity", n_docs != 0 && a.evidence_quantities == 0 ? 1 : 0);
+  put("a:same_dimension", frac(a.same_dimension, n));
+  put("a:exact", frac(a.exact, n));
+  put("a:any_exact", a.exact > 0 ? 1 : 0);
+  put("a:within_1pct", frac(a.within_1pct, n));
+  put("a:within_10pct", frac(a.within_10pct, n));
+  put("a:contradicting", frac(a.contradicting, n));
+  put("a:all_contradicting", n > 0 && a.contradicting == n ? 1 : 0);
+  put("a:in_interval", frac(a.in_interval, n));
+  put("a:contains_evidence", frac(a.contains_evidence, n));
+  put("a:approx_agree", a.approx_agree > 0 ? 1 : 0);
+  put("a:approx_disagree", a.approx_disagree > 0 ? 1 : 0);
+  put("a:trend_agree", frac(a.trend_agree, a.trend_claim));
+  put("a:trend_contradict", frac(a.trend_contradict, a.trend_claim));
+  put("a:trend_unmatched", frac(a.trend_claim - a.trend_agree - a.trend_contradict, a.trend_claim));
+  put("a:period_overlap", frac(a.period_overlap, a.claim_periods));
+  put("a:period_disjoint", frac(a.period_disjoint, a.claim_periods));
+  put("a:share_matched", frac(a.shares_matched, a.shares));
+  put("a:share_contradicted", frac(a.shares_contradicted, a.shares));
+  std::size_t content = 0, found = 0;
+  StringViewSet seen;
+  // Content words: 4+ bytes (a shape token is not one), and the claim's exact values.
+  auto count = [&](const std::string& t) {
+    if (!seen.insert(t)) return;
+    ++content;
+    found += ev_words.contains(t) ? 1 : 0;
+  };
+  for (const auto& t : claim_toks)
+    if (t.size() >= 4 && t.rfind("<#", 0) != 0) count(t);
+  for (const auto& t : claim_values)
+    if (t.size() >= 4) count(t);
+  put("a:word_overlap", frac(found, content));
+}
+
+void add_evidence_context(const claims::EvidenceRecord& r, const std::vector<claims::Segment>& claim_segs,
+                          const std::vector<std::string_view>& docs,
+                          const std::vector<std::vector<claims::Segment>>& doc_segs, const FeatureSettings& s,
+                          FeatureList& o) {
+  const EvidenceContext c = evidence_context(r.claim, claim_segs, docs, doc_segs, s);
+  if (c.quote > 0) o.emplace_back("x:quote", c.quote);
+  if (c.quote >= 0.5) o.emplace_back("x:quote>=0.5", 1.0);
+  if (c.quote >= 0.8) o.emplace_back("x:quote>=0.8", 1.0);
+  if (c.quote_doc_exact) o.emplace_back("x:quote_doc_exact", 1.0);
+  if (c.first_doc_agree) o.emplace_back("x:first_doc_agree", 1.0);
+  if (c.agreeing > 0 && c.contradicting == 0) o.emplace_back("x:only_agreeing", 1.0);
+  if (c.contradicting > 0 && c.agreeing == 0) o.emplace_back("x:only_contradicting", 1.0);
+  if (c.agreeing > 0 && c.contradicting > 0) o.emplace_back("x:mixed", 1.0);
+  for (const auto& w : c.agree_words) o.emplace_back("x:agree:" + w, 1.0);
+  for (const auto& w : c.contra_words) o.emplace_back("x:contra:" + w, 1.0);
+}
+
+// The cues group: phrase lists on the claim's words (and on the evidence's, when `ev_cues`), the
+// claim's length, its number of quantities and whether it opens with a quotation mark.
+void add_cues(const claims::EvidenceRecord& r, const std::vector<claims::Segment>& claim_segs,
+              const FeatureSettings& s, bool ev_cues, const std::vector<std::string>& all,
+              const StringViewSet& ev_words, FeatureList& o) {
+  const std::vector<std::string> words = cue_words(r.claim, s.numbers, claim_segs);
+  // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
+  auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
+                   const StringViewSet* vocab) {
+    for (const auto& [name, phrases] : list) {
+      bool hit = false;
+      for (const auto& p : phrases) {
+        if (p.empty() || p.size() > ws.size()) continue;
+        if (vocab != nullptr &&
+            std::any_of(p.begin(), p.end(), [&](const std::string& w) { return !vocab->contains(w); }))
+          continue;
+        for (std::size_t i = 0; i + p.size() <= ws.size() && !hit; ++i)
+          hit = std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i));
+        if (hit) break;
+      }
+      if (hit) o.emplace_back(prefix + name, 1.0);
+    }
+  };
+  match(s.cues, words, "k:", nullptr);
+  if (ev_cues) match(s.evidence_cues, all, "ke:", &ev_words);
+  const std::size_t w = words.size();
+  o.emplace_back(w < 10 ? "k:len<10" : w < 20 ? "k:len<20" : w < 40 ? "k:len<40" : "k:len>=40", 1.0);
+  std::size_t nq = 0;
+  for (const auto& sg : claim_segs) nq += sg.kind == claims::SegmentKind::kQuantity ? 1 : 0;
+  o.emplace_back(fmt::format("k:quantities={}", std::min<std::size_t>(nq, 3)), 1.0);
+  const auto first = r.claim.find_first_not_of(" \t");
+  if (first != std::string::npos && (r.claim[first] == '"' || r.claim.compare(first, 3, "\xE2\x80\x9C") == 0))
+    o.emplace_back("k:quoted", 1.0);
+}
+
+}  // namespace
+
 NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s) {
   NamedFeatures f;
   const auto claim_segs = claims::find_segments(r.claim);
@@ -521,20 +643,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
     add_unigrams(claim_values, "c:", o);
   }
   if (const auto& g = s.group(Group::kClaimChars); g.enabled) {
-    // Character n-grams of the claim's words (each padded with a space on both sides), never of a
-    // quantity, temporal or marker token: with canonical numbers they stay a function of the
-    // quantities' values.
-    auto& o = f.groups[static_cast<std::size_t>(Group::kClaimChars)];
-    std::unordered_set<std::string> seen;
-    for (const auto& t : claim_toks) {
-      if (t.empty() || t[0] == '<') continue;
-      const std::string w = " " + t + " ";
-      for (std::size_t n = 3; n <= static_cast<std::size_t>(g.max_n); ++n)
-        for (std::size_t i = 0; i + n <= w.size(); ++i) {
-          std::string name = "cc:" + w.substr(i, n);
-          if (seen.insert(name).second) o.emplace_back(std::move(name), 1.0);
-        }
-    }
+    add_claim_chars(claim_toks, g, f.groups[static_cast<std::size_t>(Group::kClaimChars)]);
   }
 
   StringViewSet ev_words;        // views into `all` and ev_values, filled once they are complete
@@ -561,62 +670,13 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   }
 
   if (s.group(Group::kAlignment).enabled) {
-    auto& o = f.groups[static_cast<std::size_t>(Group::kAlignment)];
-    const Alignment a = align(claim_segs, doc_segs);
-    const std::size_t n = a.claim_quantities;
-    auto put = [&](const char* name, double v) {
-      if (v != 0.0) o.emplace_back(name, v);
-    };
-    put("a:has_quantity", n > 0 ? 1 : 0);
-    put("a:no_quantity", n == 0 ? 1 : 0);
-    put("a:evidence_empty", docs.empty() ? 1 : 0);
-    put("a:evidence_no_quantity", !docs.empty() && a.evidence_quantities == 0 ? 1 : 0);
-    put("a:same_dimension", frac(a.same_dimension, n));
-    put("a:exact", frac(a.exact, n));
-    put("a:any_exact", a.exact > 0 ? 1 : 0);
-    put("a:within_1pct", frac(a.within_1pct, n));
-    put("a:within_10pct", frac(a.within_10pct, n));
-    put("a:contradicting", frac(a.contradicting, n));
-    put("a:all_contradicting", n > 0 && a.contradicting == n ? 1 : 0);
-    put("a:in_interval", frac(a.in_interval, n));
-    put("a:contains_evidence", frac(a.contains_evidence, n));
-    put("a:approx_agree", a.approx_agree > 0 ? 1 : 0);
-    put("a:approx_disagree", a.approx_disagree > 0 ? 1 : 0);
-    put("a:trend_agree", frac(a.trend_agree, a.trend_claim));
-    put("a:trend_contradict", frac(a.trend_contradict, a.trend_claim));
-    put("a:trend_unmatched", frac(a.trend_claim - a.trend_agree - a.trend_contradict, a.trend_claim));
-    put("a:period_overlap", frac(a.period_overlap, a.claim_periods));
-    put("a:period_disjoint", frac(a.period_disjoint, a.claim_periods));
-    put("a:share_matched", frac(a.shares_matched, a.shares));
-    put("a:share_contradicted", frac(a.shares_contradicted, a.shares));
-    std::size_t content = 0, found = 0;
-    StringViewSet seen;
-    // Content words: 4+ bytes (a shape token is not one), and the claim's exact values.
-    auto count = [&](const std::string& t) {
-      if (!seen.insert(t)) return;
-      ++content;
-      found += ev_words.contains(t) ? 1 : 0;
-    };
-    for (const auto& t : claim_toks)
-      if (t.size() >= 4 && t.rfind("<#", 0) != 0) count(t);
-    for (const auto& t : claim_values)
-      if (t.size() >= 4) count(t);
-    put("a:word_overlap", frac(found, content));
+    add_alignment(claim_segs, doc_segs, docs.size(), claim_toks, claim_values, ev_words,
+                  f.groups[static_cast<std::size_t>(Group::kAlignment)]);
   }
 
   if (s.group(Group::kEvidenceContext).enabled && !docs.empty()) {
-    auto& o = f.groups[static_cast<std::size_t>(Group::kEvidenceContext)];
-    const EvidenceContext c = evidence_context(r.claim, claim_segs, docs, doc_segs, s);
-    if (c.quote > 0) o.emplace_back("x:quote", c.quote);
-    if (c.quote >= 0.5) o.emplace_back("x:quote>=0.5", 1.0);
-    if (c.quote >= 0.8) o.emplace_back("x:quote>=0.8", 1.0);
-    if (c.quote_doc_exact) o.emplace_back("x:quote_doc_exact", 1.0);
-    if (c.first_doc_agree) o.emplace_back("x:first_doc_agree", 1.0);
-    if (c.agreeing > 0 && c.contradicting == 0) o.emplace_back("x:only_agreeing", 1.0);
-    if (c.contradicting > 0 && c.agreeing == 0) o.emplace_back("x:only_contradicting", 1.0);
-    if (c.agreeing > 0 && c.contradicting > 0) o.emplace_back("x:mixed", 1.0);
-    for (const auto& w : c.agree_words) o.emplace_back("x:agree:" + w, 1.0);
-    for (const auto& w : c.contra_words) o.emplace_back("x:contra:" + w, 1.0);
+    add_evidence_context(r, claim_segs, docs, doc_segs, s,
+                         f.groups[static_cast<std::size_t>(Group::kEvidenceContext)]);
   }
 
   if (s.group(Group::kCategory).enabled) {
@@ -626,36 +686,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   }
 
   if (s.group(Group::kCues).enabled) {
-    auto& o = f.groups[static_cast<std::size_t>(Group::kCues)];
-    const std::vector<std::string> words = cue_words(r.claim, s.numbers, claim_segs);
-    // `vocab` (when given) holds every word of `ws`: phrases with a word outside it cannot match.
-    auto match = [&](const auto& list, const std::vector<std::string>& ws, const char* prefix,
-                     const StringViewSet* vocab) {
-      for (const auto& [name, phrases] : list) {
-        bool hit = false;
-        for (const auto& p : phrases) {
-          if (p.empty() || p.size() > ws.size()) continue;
-          if (vocab != nullptr &&
-              std::any_of(p.begin(), p.end(), [&](const std::string& w) { return !vocab->contains(w); }))
-            continue;
-          for (std::size_t i = 0; i + p.size() <= ws.size() && !hit; ++i)
-            hit = std::equal(p.begin(), p.end(), ws.begin() + static_cast<std::ptrdiff_t>(i));
-          if (hit) break;
-        }
-        if (hit) o.emplace_back(prefix + name, 1.0);
-      }
-    };
-    match(s.cues, words, "k:", nullptr);
-    if (ev_cues) match(s.evidence_cues, all, "ke:", &ev_words);
-    const std::size_t w = words.size();
-    o.emplace_back(w < 10 ? "k:len<10" : w < 20 ? "k:len<20" : w < 40 ? "k:len<40" : "k:len>=40", 1.0);
-    std::size_t nq = 0;
-    for (const auto& sg : claim_segs) nq += sg.kind == claims::SegmentKind::kQuantity ? 1 : 0;
-    o.emplace_back(fmt::format("k:quantities={}", std::min<std::size_t>(nq, 3)), 1.0);
-    const auto first = r.claim.find_first_not_of(" \t");
-    if (first != std::string::npos &&
-        (r.claim[first] == '"' || r.claim.compare(first, 3, "\xE2\x80\x9C") == 0))
-      o.emplace_back("k:quoted", 1.0);
+    add_cues(r, claim_segs, s, ev_cues, all, ev_words, f.groups[static_cast<std::size_t>(Group::kCues)]);
   }
   return f;
 }
