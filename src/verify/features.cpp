@@ -694,54 +694,47 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
 // ---------------------------------------------------------------------------------------------
 // Settings
 
-FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where) {
-  FeatureSettings s;
-  if (!j.is_object()) fail("{}: not a JSON object", where);
-  auto num_field = [&](const io::Json& o, const char* key, double& out, const std::string& path) {
-    if (auto it = o.find(key); it != o.end()) {
-      if (!it->is_number()) fail("{}: field '{}{}' is not a number", where, path, key);
-      out = it->get<double>();
-    }
-  };
-  auto size_field = [&](const io::Json& o, const char* key, std::size_t& out) {
-    if (auto it = o.find(key); it != o.end()) {
-      if (!it->is_number_unsigned()) fail("{}: field '{}' is not a non-negative integer", where, key);
-      out = it->get<std::size_t>();
-    }
-  };
-  if (auto it = j.find("numbers"); it != j.end()) {
-    if (!it->is_string()) fail("{}: field 'numbers' is not a string", where);
-    s.numbers = number_mode_from_name(it->get<std::string>());
+namespace {
+
+void num_field(const io::Json& o, const char* key, double& out, const std::string& path,
+               std::string_view where) {
+  if (auto it = o.find(key); it != o.end()) {
+    if (!it->is_number()) fail("{}: field '{}{}' is not a number", where, path, key);
+    out = it->get<double>();
   }
-  size_field(j, "min_df", s.min_df);
-  size_field(j, "max_evidence_chars", s.max_evidence_chars);
-  size_field(j, "max_evidence_docs", s.max_evidence_docs);
-  // Groups added later are off unless the file names them (a model file written before they
-  // existed keeps its features).
-  s.group(Group::kClaimChars) = GroupSettings{false, 1.0, 5};
-  s.group(Group::kEvidenceContext) = GroupSettings{false, 1.0, 1};
-  size_field(j, "context_chars", s.context_chars);
-  if (auto it = j.find("groups"); it != j.end()) {
-    if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
-    for (const auto& [k, v] : it->items()) {
-      const auto pos = std::find(kGroupNames.begin(), kGroupNames.end(), k);
-      if (pos == kGroupNames.end()) fail("{}: field 'groups.{}': unknown feature group", where, k);
-      auto& g = s.groups[static_cast<std::size_t>(pos - kGroupNames.begin())];
-      if (!v.is_object()) fail("{}: field 'groups.{}' is not an object", where, k);
-      if (auto e = v.find("enabled"); e != v.end()) {
-        if (!e->is_boolean()) fail("{}: field 'groups.{}.enabled' is not a boolean", where, k);
-        g.enabled = e->get<bool>();
-      }
-      num_field(v, "weight", g.weight, "groups." + k + ".");
-      if (auto n = v.find("max_n"); n != v.end()) {
-        const bool chars = k == "claim_chars";
-        const int lo = chars ? 3 : 1, hi = chars ? 6 : 4;
-        if (!n->is_number_integer() || n->get<int>() < lo || n->get<int>() > hi)
-          fail("{}: field 'groups.{}.max_n' is not an integer in {}..{}", where, k, lo, hi);
-        g.max_n = n->get<int>();
-      }
+}
+
+void size_field(const io::Json& o, const char* key, std::size_t& out, std::string_view where) {
+  if (auto it = o.find(key); it != o.end()) {
+    if (!it->is_number_unsigned()) fail("{}: field '{}' is not a non-negative integer", where, key);
+    out = it->get<std::size_t>();
+  }
+}
+
+// The "groups" object: per group, enabled, weight and max_n.
+void parse_groups(const io::Json& groups, FeatureSettings& s, std::string_view where) {
+  for (const auto& [k, v] : groups.items()) {
+    const auto pos = std::find(kGroupNames.begin(), kGroupNames.end(), k);
+    if (pos == kGroupNames.end()) fail("{}: field 'groups.{}': unknown feature group", where, k);
+    auto& g = s.groups[static_cast<std::size_t>(pos - kGroupNames.begin())];
+    if (!v.is_object()) fail("{}: field 'groups.{}' is not an object", where, k);
+    if (auto e = v.find("enabled"); e != v.end()) {
+      if (!e->is_boolean()) fail("{}: field 'groups.{}.enabled' is not a boolean", where, k);
+      g.enabled = e->get<bool>();
+    }
+    num_field(v, "weight", g.weight, "groups." + k + ".", where);
+    if (auto n = v.find("max_n"); n != v.end()) {
+      const bool chars = k == "claim_chars";
+      const int lo = chars ? 3 : 1, hi = chars ? 6 : 4;
+      if (!n->is_number_integer() || n->get<int>() < lo || n->get<int>() > hi)
+        fail("{}: field 'groups.{}.max_n' is not an integer in {}..{}", where, k, lo, hi);
+      g.max_n = n->get<int>();
     }
   }
+}
+
+// The phrase lists: "cues", "evidence_cues" and "context_words".
+void parse_phrase_lists(const io::Json& j, FeatureSettings& s, std::string_view where) {
   for (const char* field : {"cues", "evidence_cues", "context_words"}) {
     auto& dest = std::string_view(field) == "cues"            ? s.cues
                  : std::string_view(field) == "evidence_cues" ? s.evidence_cues
@@ -762,81 +755,112 @@ FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where
       dest.emplace_back(k, std::move(phrases));
     }
   }
-  if (auto it = j.find("learner"); it != j.end()) {
-    const auto& l = *it;
-    if (!l.is_object()) fail("{}: field 'learner' is not an object", where);
-    if (auto v = l.find("solver"); v != l.end()) {
-      if (!v->is_string() || (*v != "l2r_lr" && *v != "l2r_l2loss_svc"))
-        fail("{}: field 'learner.solver' is not l2r_lr or l2r_l2loss_svc", where);
-      s.learner.solver = v->get<std::string>();
+}
+
+void parse_xgboost(const io::Json& xgb, FeatureSettings& s, std::string_view where) {
+  const auto* b = &xgb;
+  auto int_field = [&](const char* key, int& out, int lo, int hi) {
+    if (auto v = b->find(key); v != b->end()) {
+      if (!v->is_number_integer() || v->get<int>() < lo || v->get<int>() > hi)
+        fail("{}: field 'learner.xgboost.{}' is not an integer in {}..{}", where, key, lo, hi);
+      out = v->get<int>();
     }
-    num_field(l, "C", s.learner.C, "learner.");
-    num_field(l, "eps", s.learner.eps, "learner.");
-    num_field(l, "bias", s.learner.bias, "learner.");
-    if (!(s.learner.C > 0) || !(s.learner.eps > 0)) fail("{}: learner C and eps must be positive", where);
-    if (auto v = l.find("kind"); v != l.end()) {
-      if (!v->is_string() || (*v != "linear" && *v != "xgboost" && *v != "stacked"))
-        fail("{}: field 'learner.kind' is not linear, xgboost or stacked", where);
-      s.learner.kind = v->get<std::string>();
-    }
-    if (auto v = l.find("inner_folds"); v != l.end()) {
-      if (!v->is_number_integer() || v->get<int>() < 2 || v->get<int>() > 20)
-        fail("{}: field 'learner.inner_folds' is not an integer in 2..20", where);
-      s.learner.inner_folds = v->get<int>();
-    }
-    if (auto v = l.find("select_C"); v != l.end()) {
-      if (!v->is_array()) fail("{}: field 'learner.select_C' is not an array", where);
-      for (const auto& c : *v) {
-        if (!c.is_number() || !(c.get<double>() > 0))
-          fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
-        s.learner.select_C.push_back(c.get<double>());
-      }
-    }
-    if (auto v = l.find("tune_offsets"); v != l.end()) {
-      if (!v->is_boolean()) fail("{}: field 'learner.tune_offsets' is not a boolean", where);
-      s.learner.tune_offsets = v->get<bool>();
-    }
-    num_field(l, "offset_range", s.learner.offset_range, "learner.");
-    if (!(s.learner.offset_range >= 0 && s.learner.offset_range <= 5))
-      fail("{}: field 'learner.offset_range' is not a number in 0..5", where);
-    if (auto v = l.find("offsets"); v != l.end()) {
-      if (!v->is_array() || v->size() != 3 ||
-          !std::all_of(v->begin(), v->end(), [](const io::Json& x) { return x.is_number(); }))
-        fail("{}: field 'learner.offsets' is not an array of 3 numbers", where);
-      for (std::size_t i = 0; i < 3; ++i) s.learner.offsets[i] = (*v)[i].get<double>();
-    }
-    if (auto v = l.find("select_class_weight"); v != l.end()) {
-      if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
-      for (const auto& c : *v) {
-        if (!c.is_string() || (c != "balanced" && c != "none"))
-          fail("{}: field 'learner.select_class_weight' holds a value other than balanced or none", where);
-        s.learner.select_class_weight.push_back(c.get<std::string>());
-      }
-    }
-    if (auto b = l.find("xgboost"); b != l.end()) {
-      if (!b->is_object()) fail("{}: field 'learner.xgboost' is not an object", where);
-      auto int_field = [&](const char* key, int& out, int lo, int hi) {
-        if (auto v = b->find(key); v != b->end()) {
-          if (!v->is_number_integer() || v->get<int>() < lo || v->get<int>() > hi)
-            fail("{}: field 'learner.xgboost.{}' is not an integer in {}..{}", where, key, lo, hi);
-          out = v->get<int>();
-        }
-      };
-      int_field("rounds", s.learner.boost.rounds, 1, 5000);
-      int_field("max_depth", s.learner.boost.max_depth, 1, 12);
-      num_field(*b, "eta", s.learner.boost.eta, "learner.xgboost.");
-      num_field(*b, "min_child_weight", s.learner.boost.min_child_weight, "learner.xgboost.");
-      num_field(*b, "lambda", s.learner.boost.lambda, "learner.xgboost.");
-      if (!(s.learner.boost.eta > 0 && s.learner.boost.eta <= 1) ||
-          !(s.learner.boost.min_child_weight >= 0) || !(s.learner.boost.lambda >= 0))
-        fail("{}: learner.xgboost: eta must be in (0, 1], min_child_weight and lambda non-negative", where);
-    }
-    if (auto v = l.find("class_weight"); v != l.end()) {
-      if (!v->is_string() || (*v != "balanced" && *v != "none"))
-        fail("{}: field 'learner.class_weight' is not balanced or none", where);
-      s.learner.balanced = *v == "balanced";
+  };
+  int_field("rounds", s.learner.boost.rounds, 1, 5000);
+  int_field("max_depth", s.learner.boost.max_depth, 1, 12);
+  num_field(*b, "eta", s.learner.boost.eta, "learner.xgboost.", where);
+  num_field(*b, "min_child_weight", s.learner.boost.min_child_weight, "learner.xgboost.", where);
+  num_field(*b, "lambda", s.learner.boost.lambda, "learner.xgboost.", where);
+  if (!(s.learner.boost.eta > 0 && s.learner.boost.eta <= 1) || !(s.learner.boost.min_child_weight >= 0) ||
+      !(s.learner.boost.lambda >= 0))
+    fail("{}: learner.xgboost: eta must be in (0, 1], min_child_weight and lambda non-negative", where);
+}
+
+// The "learner" object.
+void parse_learner(const io::Json& l, FeatureSettings& s, std::string_view where) {
+  if (!l.is_object()) fail("{}: field 'learner' is not an object", where);
+  if (auto v = l.find("solver"); v != l.end()) {
+    if (!v->is_string() || (*v != "l2r_lr" && *v != "l2r_l2loss_svc"))
+      fail("{}: field 'learner.solver' is not l2r_lr or l2r_l2loss_svc", where);
+    s.learner.solver = v->get<std::string>();
+  }
+  num_field(l, "C", s.learner.C, "learner.", where);
+  num_field(l, "eps", s.learner.eps, "learner.", where);
+  num_field(l, "bias", s.learner.bias, "learner.", where);
+  if (!(s.learner.C > 0) || !(s.learner.eps > 0)) fail("{}: learner C and eps must be positive", where);
+  if (auto v = l.find("kind"); v != l.end()) {
+    if (!v->is_string() || (*v != "linear" && *v != "xgboost" && *v != "stacked"))
+      fail("{}: field 'learner.kind' is not linear, xgboost or stacked", where);
+    s.learner.kind = v->get<std::string>();
+  }
+  if (auto v = l.find("inner_folds"); v != l.end()) {
+    if (!v->is_number_integer() || v->get<int>() < 2 || v->get<int>() > 20)
+      fail("{}: field 'learner.inner_folds' is not an integer in 2..20", where);
+    s.learner.inner_folds = v->get<int>();
+  }
+  if (auto v = l.find("select_C"); v != l.end()) {
+    if (!v->is_array()) fail("{}: field 'learner.select_C' is not an array", where);
+    for (const auto& c : *v) {
+      if (!c.is_number() || !(c.get<double>() > 0))
+        fail("{}: field 'learner.select_C' holds a value that is not a positive number", where);
+      s.learner.select_C.push_back(c.get<double>());
     }
   }
+  if (auto v = l.find("tune_offsets"); v != l.end()) {
+    if (!v->is_boolean()) fail("{}: field 'learner.tune_offsets' is not a boolean", where);
+    s.learner.tune_offsets = v->get<bool>();
+  }
+  num_field(l, "offset_range", s.learner.offset_range, "learner.", where);
+  if (!(s.learner.offset_range >= 0 && s.learner.offset_range <= 5))
+    fail("{}: field 'learner.offset_range' is not a number in 0..5", where);
+  if (auto v = l.find("offsets"); v != l.end()) {
+    if (!v->is_array() || v->size() != 3 ||
+        !std::all_of(v->begin(), v->end(), [](const io::Json& x) { return x.is_number(); }))
+      fail("{}: field 'learner.offsets' is not an array of 3 numbers", where);
+    for (std::size_t i = 0; i < 3; ++i) s.learner.offsets[i] = (*v)[i].get<double>();
+  }
+  if (auto v = l.find("select_class_weight"); v != l.end()) {
+    if (!v->is_array()) fail("{}: field 'learner.select_class_weight' is not an array", where);
+    for (const auto& c : *v) {
+      if (!c.is_string() || (c != "balanced" && c != "none"))
+        fail("{}: field 'learner.select_class_weight' holds a value other than balanced or none", where);
+      s.learner.select_class_weight.push_back(c.get<std::string>());
+    }
+  }
+  if (auto b = l.find("xgboost"); b != l.end()) {
+    if (!b->is_object()) fail("{}: field 'learner.xgboost' is not an object", where);
+    parse_xgboost(*b, s, where);
+  }
+  if (auto v = l.find("class_weight"); v != l.end()) {
+    if (!v->is_string() || (*v != "balanced" && *v != "none"))
+      fail("{}: field 'learner.class_weight' is not balanced or none", where);
+    s.learner.balanced = *v == "balanced";
+  }
+}
+
+}  // namespace
+
+FeatureSettings FeatureSettings::parse(const io::Json& j, std::string_view where) {
+  FeatureSettings s;
+  if (!j.is_object()) fail("{}: not a JSON object", where);
+  if (auto it = j.find("numbers"); it != j.end()) {
+    if (!it->is_string()) fail("{}: field 'numbers' is not a string", where);
+    s.numbers = number_mode_from_name(it->get<std::string>());
+  }
+  size_field(j, "min_df", s.min_df, where);
+  size_field(j, "max_evidence_chars", s.max_evidence_chars, where);
+  size_field(j, "max_evidence_docs", s.max_evidence_docs, where);
+  // Groups added later are off unless the file names them (a model file written before they
+  // existed keeps its features).
+  s.group(Group::kClaimChars) = GroupSettings{false, 1.0, 5};
+  s.group(Group::kEvidenceContext) = GroupSettings{false, 1.0, 1};
+  size_field(j, "context_chars", s.context_chars, where);
+  if (auto it = j.find("groups"); it != j.end()) {
+    if (!it->is_object()) fail("{}: field 'groups' is not an object", where);
+    parse_groups(*it, s, where);
+  }
+  parse_phrase_lists(j, s, where);
+  if (auto it = j.find("learner"); it != j.end()) parse_learner(*it, s, where);
   return s;
 }
 
