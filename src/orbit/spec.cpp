@@ -249,25 +249,9 @@ Skeleton parse_skeleton(const Ctx& c, const std::string& text, const std::string
 
 constexpr const char* kViewFamilies[] = {"fraction", "scientific", "percent", "words", "unit"};
 
-TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const OrbitSpec& spec,
-                            const num::UnitRegistry& units) {
-  TemplateSpec ts;
-  c.enter_template("", index);
-  if (!t.is_object()) c.error("templates[" + std::to_string(index) + "]", "must be an object");
-  ts.id = get_string(c, t, "", "id");
-  c.enter_template(ts.id, index);
-  for (char ch : ts.id)
-    if (!ascii::is_word(ch))
-      c.error("id", "must contain only letters, digits and '_' (it is part of base ids), got \"{}\"", ts.id);
-  ts.name = get_string(c, t, "", "name");
-  ts.canonical_unit = get_string(c, t, "", "canonical_unit");
-  const num::Unit* cu = units.by_id(ts.canonical_unit);
-  if (!cu) c.error("canonical_unit", "\"{}\" is not a registered unit id", ts.canonical_unit);
-  ts.dimension = cu->dimension;
-  if (!spec.unit_words.count(ts.canonical_unit))
-    c.error("canonical_unit", "\"{}\" has no entry in the spec's unit_words", ts.canonical_unit);
-  ts.bases = static_cast<std::size_t>(get_int(c, t, "", "bases", 1, kMaxBasesPerTemplate));
-
+// The template's parameters; returns their names in order.
+std::vector<std::string> parse_params(Ctx& c, const Json& t, TemplateSpec& ts, const OrbitSpec& spec,
+                                      const num::UnitRegistry& units) {
   const Json& params = field(c, t, "", "params");
   if (!params.is_array() || params.empty()) c.error("params", "must be a non-empty list");
   std::vector<std::string> names;
@@ -294,6 +278,11 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
     ts.params.push_back(std::move(ps));
   }
 
+  return names;
+}
+
+// The program and the constraints over the parameters (and "answer").
+void parse_program(Ctx& c, const Json& t, TemplateSpec& ts, const std::vector<std::string>& names) {
   ts.program_text = get_string(c, t, "", "program");
   {
     const std::string where = fmt::format("template {}, field 'program'", ts.id);
@@ -317,6 +306,87 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
     if (!it->is_boolean()) c.error("answer_finite_decimal", "must be true or false");
     ts.answer_finite_decimal = it->get<bool>();
   }
+}
+
+// One view family of the template ("views.<fam>."), checked against its parameters.
+ViewSpec parse_view(Ctx& c, const Json& v, const char* fam, const std::string& prefix, const TemplateSpec& ts,
+                    const OrbitSpec& spec, const num::UnitRegistry& units) {
+  ViewSpec vs;
+  vs.family = fam;
+  vs.quota = static_cast<std::size_t>(get_int(c, v, prefix, "quota", 0, kMaxBasesPerTemplate));
+  if (vs.quota > ts.bases)
+    c.error(prefix + "quota", "{} exceeds the template's {} bases", vs.quota, ts.bases);
+  vs.params = get_string_list(c, v, prefix, "params");
+  if (vs.params.empty()) c.error(prefix + "params", "must name at least one parameter");
+  for (const auto& pn : vs.params) {
+    auto idx = ts.param_index(pn);
+    if (!idx) c.error(prefix + "params", "\"{}\" is not a parameter", pn);
+    const ParamSpec& ps = ts.params[*idx];
+    const std::string fam_s = fam;
+    if (fam_s == "fraction" && domain_may_be_integer(ps.domain))
+      c.error(prefix + "params",
+              "parameter \"{}\" can be an integer, which has no fraction form; use a grid with "
+              "\"integers\": false",
+              pn);
+    if ((fam_s == "scientific" || fam_s == "words") && !domain_all_integers(ps.domain))
+      c.error(prefix + "params", "parameter \"{}\" must take only integer values for the {} view", pn, fam_s);
+    if (fam_s == "unit" && ps.unit.empty())
+      c.error(prefix + "params", "parameter \"{}\" has no unit to restate", pn);
+  }
+  if (vs.family == "unit") {
+    vs.unit = get_string(c, v, prefix, "unit");
+    const num::Unit* u = units.by_id(vs.unit);
+    if (!u) c.error(prefix + "unit", "\"{}\" is not a registered unit id", vs.unit);
+    if (!spec.unit_words.count(vs.unit))
+      c.error(prefix + "unit", "\"{}\" has no entry in the spec's unit_words", vs.unit);
+    for (const auto& pn : vs.params) {
+      const num::Unit* pu = units.by_id(ts.params[*ts.param_index(pn)].unit);
+      if (pu->dimension != u->dimension)
+        c.error(prefix + "unit", "\"{}\" ({}) cannot restate parameter \"{}\" ({})", vs.unit, u->dimension,
+                pn, pu->dimension);
+      if (pu->id == u->id) c.error(prefix + "unit", "parameter \"{}\" is already in \"{}\"", pn, vs.unit);
+    }
+  }
+  return vs;
+}
+
+void parse_consensus(Ctx& c, const Json& t, TemplateSpec& ts) {
+  const Json& cons = field(c, t, "", "consensus");
+  if (!cons.is_object()) c.error("consensus", "must be an object {{\"bases\": N, \"views\": [...]}}");
+  ts.consensus_bases =
+      static_cast<std::size_t>(get_int(c, cons, "consensus.", "bases", 0, kMaxBasesPerTemplate));
+  ts.consensus_views = get_string_list(c, cons, "consensus.", "views");
+  for (const auto& f : ts.consensus_views) {
+    const ViewSpec* v = ts.view(f);
+    if (!v) c.error("consensus.views", "\"{}\" is not one of this template's views", f);
+    if (v->quota < ts.consensus_bases)
+      c.error("consensus.views", "view \"{}\" has quota {} < consensus bases {}", f, v->quota,
+              ts.consensus_bases);
+  }
+  if (ts.consensus_bases > ts.bases) c.error("consensus.bases", "exceeds the template's {} bases", ts.bases);
+}
+
+TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const OrbitSpec& spec,
+                            const num::UnitRegistry& units) {
+  TemplateSpec ts;
+  c.enter_template("", index);
+  if (!t.is_object()) c.error("templates[" + std::to_string(index) + "]", "must be an object");
+  ts.id = get_string(c, t, "", "id");
+  c.enter_template(ts.id, index);
+  for (char ch : ts.id)
+    if (!ascii::is_word(ch))
+      c.error("id", "must contain only letters, digits and '_' (it is part of base ids), got \"{}\"", ts.id);
+  ts.name = get_string(c, t, "", "name");
+  ts.canonical_unit = get_string(c, t, "", "canonical_unit");
+  const num::Unit* cu = units.by_id(ts.canonical_unit);
+  if (!cu) c.error("canonical_unit", "\"{}\" is not a registered unit id", ts.canonical_unit);
+  ts.dimension = cu->dimension;
+  if (!spec.unit_words.count(ts.canonical_unit))
+    c.error("canonical_unit", "\"{}\" has no entry in the spec's unit_words", ts.canonical_unit);
+  ts.bases = static_cast<std::size_t>(get_int(c, t, "", "bases", 1, kMaxBasesPerTemplate));
+
+  const std::vector<std::string> names = parse_params(c, t, ts, spec, units);
+  parse_program(c, t, ts, names);
 
   const Json& views = field(c, t, "", "views");
   if (!views.is_object()) c.error("views", "must be an object keyed by family");
@@ -331,59 +401,10 @@ TemplateSpec parse_template(Ctx& c, const Json& t, std::size_t index, const Orbi
     if (it == views.end()) continue;
     const std::string prefix = fmt::format("views.{}.", fam);
     if (!it->is_object()) c.error(prefix.substr(0, prefix.size() - 1), "must be an object");
-    ViewSpec vs;
-    vs.family = fam;
-    vs.quota = static_cast<std::size_t>(get_int(c, *it, prefix, "quota", 0, kMaxBasesPerTemplate));
-    if (vs.quota > ts.bases)
-      c.error(prefix + "quota", "{} exceeds the template's {} bases", vs.quota, ts.bases);
-    vs.params = get_string_list(c, *it, prefix, "params");
-    if (vs.params.empty()) c.error(prefix + "params", "must name at least one parameter");
-    for (const auto& pn : vs.params) {
-      auto idx = ts.param_index(pn);
-      if (!idx) c.error(prefix + "params", "\"{}\" is not a parameter", pn);
-      const ParamSpec& ps = ts.params[*idx];
-      const std::string fam_s = fam;
-      if (fam_s == "fraction" && domain_may_be_integer(ps.domain))
-        c.error(prefix + "params",
-                "parameter \"{}\" can be an integer, which has no fraction form; use a grid with "
-                "\"integers\": false",
-                pn);
-      if ((fam_s == "scientific" || fam_s == "words") && !domain_all_integers(ps.domain))
-        c.error(prefix + "params", "parameter \"{}\" must take only integer values for the {} view", pn,
-                fam_s);
-      if (fam_s == "unit" && ps.unit.empty())
-        c.error(prefix + "params", "parameter \"{}\" has no unit to restate", pn);
-    }
-    if (vs.family == "unit") {
-      vs.unit = get_string(c, *it, prefix, "unit");
-      const num::Unit* u = units.by_id(vs.unit);
-      if (!u) c.error(prefix + "unit", "\"{}\" is not a registered unit id", vs.unit);
-      if (!spec.unit_words.count(vs.unit))
-        c.error(prefix + "unit", "\"{}\" has no entry in the spec's unit_words", vs.unit);
-      for (const auto& pn : vs.params) {
-        const num::Unit* pu = units.by_id(ts.params[*ts.param_index(pn)].unit);
-        if (pu->dimension != u->dimension)
-          c.error(prefix + "unit", "\"{}\" ({}) cannot restate parameter \"{}\" ({})", vs.unit, u->dimension,
-                  pn, pu->dimension);
-        if (pu->id == u->id) c.error(prefix + "unit", "parameter \"{}\" is already in \"{}\"", pn, vs.unit);
-      }
-    }
-    ts.views.push_back(std::move(vs));
+    ts.views.push_back(parse_view(c, *it, fam, prefix, ts, spec, units));
   }
 
-  const Json& cons = field(c, t, "", "consensus");
-  if (!cons.is_object()) c.error("consensus", "must be an object {{\"bases\": N, \"views\": [...]}}");
-  ts.consensus_bases =
-      static_cast<std::size_t>(get_int(c, cons, "consensus.", "bases", 0, kMaxBasesPerTemplate));
-  ts.consensus_views = get_string_list(c, cons, "consensus.", "views");
-  for (const auto& f : ts.consensus_views) {
-    const ViewSpec* v = ts.view(f);
-    if (!v) c.error("consensus.views", "\"{}\" is not one of this template's views", f);
-    if (v->quota < ts.consensus_bases)
-      c.error("consensus.views", "view \"{}\" has quota {} < consensus bases {}", f, v->quota,
-              ts.consensus_bases);
-  }
-  if (ts.consensus_bases > ts.bases) c.error("consensus.bases", "exceeds the template's {} bases", ts.bases);
+  parse_consensus(c, t, ts);
 
   ts.prompt = parse_skeleton(c, get_string(c, t, "", "prompt"), "prompt", ts.params);
   const Json& para = field(c, t, "", "paraphrases");
