@@ -1,6 +1,7 @@
 #include "claims/load.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -161,6 +162,45 @@ bool string_field(Ctx& cx, const io::Json& o, const char* key, std::string& dst,
   return true;
 }
 
+// The "evidences" list of a CheckThat mapping record; false (after an issue) when it is malformed.
+bool json_evidences(Ctx& cx, const io::Json& ev_list, std::size_t rec, std::size_t line, Claim& c) {
+  if (!ev_list.is_array()) {
+    cx.issue(rec, line, "field 'evidences' is not an array", true);
+    return false;
+  }
+  std::size_t k = 0;
+  for (const auto& e : ev_list) {
+    ++k;
+    if (!e.is_object()) {
+      cx.issue(rec, line, fmt::format("evidences[{}] is not an object", k - 1), true);
+      return false;
+    }
+    Evidence ev;
+    if (auto q = e.find("questions"); q != e.end() && !q->is_null()) {
+      if (!q->is_string()) {
+        cx.issue(rec, line, fmt::format("evidences[{}].questions is not a string", k - 1), true);
+        return false;
+      }
+      ev.questions = q->get<std::string>();
+    }
+    if (auto d = e.find("top_k_doc"); d != e.end() && !d->is_null()) {
+      if (!d->is_array()) {
+        cx.issue(rec, line, fmt::format("evidences[{}].top_k_doc is not an array", k - 1), true);
+        return false;
+      }
+      for (const auto& s : *d) {
+        if (!s.is_string()) {
+          cx.issue(rec, line, fmt::format("evidences[{}].top_k_doc holds a non-string", k - 1), true);
+          return false;
+        }
+        ev.top_k_doc.push_back(s.get<std::string>());
+      }
+    }
+    c.evidences.push_back(std::move(ev));
+  }
+  return true;
+}
+
 void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) {
   if (!o.is_object()) {
     cx.issue(rec, line, "not a JSON object", true);
@@ -215,40 +255,7 @@ void json_record(Ctx& cx, const io::Json& o, std::size_t rec, std::size_t line) 
       cx.issue(rec, line, "field 'numerical' is not a boolean (ignored)", false);
   }
   if (auto it = o.find("evidences"); it != o.end() && !it->is_null()) {
-    if (!it->is_array()) {
-      cx.issue(rec, line, "field 'evidences' is not an array", true);
-      return;
-    }
-    std::size_t k = 0;
-    for (const auto& e : *it) {
-      ++k;
-      if (!e.is_object()) {
-        cx.issue(rec, line, fmt::format("evidences[{}] is not an object", k - 1), true);
-        return;
-      }
-      Evidence ev;
-      if (auto q = e.find("questions"); q != e.end() && !q->is_null()) {
-        if (!q->is_string()) {
-          cx.issue(rec, line, fmt::format("evidences[{}].questions is not a string", k - 1), true);
-          return;
-        }
-        ev.questions = q->get<std::string>();
-      }
-      if (auto d = e.find("top_k_doc"); d != e.end() && !d->is_null()) {
-        if (!d->is_array()) {
-          cx.issue(rec, line, fmt::format("evidences[{}].top_k_doc is not an array", k - 1), true);
-          return;
-        }
-        for (const auto& s : *d) {
-          if (!s.is_string()) {
-            cx.issue(rec, line, fmt::format("evidences[{}].top_k_doc holds a non-string", k - 1), true);
-            return;
-          }
-          ev.top_k_doc.push_back(s.get<std::string>());
-        }
-      }
-      c.evidences.push_back(std::move(ev));
-    }
+    if (!json_evidences(cx, *it, rec, line, c)) return;
   }
   if (auto it = o.find("questions"); it != o.end() && it->is_string())
     c.questions = split_questions(it->get<std::string>());
@@ -316,150 +323,151 @@ char detect_separator(std::string_view bytes) {
   return ',';
 }
 
+enum class Col {
+  kId,
+  kText,
+  kFeatures,
+  kLabel,
+  kLabelOriginal,
+  kTaxonomy,
+  kQuestions,
+  kPred,
+  kDoc,
+  kUrl,
+  kCountry,
+  kDate,
+  kFactSource,
+  kFactChecker,
+  kLang,
+  kExtra
+};
+
+// A CSV column by its (lower-cased, trimmed) header name; an unnamed first column is the id.
+Col column_of(const std::string& n, std::size_t i) {
+  struct Named {
+    const char* name;
+    Col col;
+  };
+  static constexpr Named kColumns[] = {
+      {"id", Col::kId},
+      {"claim", Col::kText},
+      {"claims", Col::kText},
+      {"features", Col::kFeatures},
+      {"label", Col::kLabel},
+      {"true_label", Col::kLabel},
+      {"verdict", Col::kLabel},
+      {"label_original", Col::kLabelOriginal},
+      {"taxonomy_label", Col::kTaxonomy},
+      {"taxonomy_labels", Col::kTaxonomy},
+      {"questions", Col::kQuestions},
+      {"pred_label", Col::kPred},
+      {"doc", Col::kDoc},
+      {"url", Col::kUrl},
+      {"country_of_origin", Col::kCountry},
+      {"crawled_date", Col::kDate},
+      {"fact_source", Col::kFactSource},
+      {"factchecker", Col::kFactChecker},
+      {"lang", Col::kLang},
+  };
+  if (n.empty() && i == 0) return Col::kId;
+  for (const auto& c : kColumns)
+    if (n == c.name) return c.col;
+  return Col::kExtra;
+}
+
+// One CSV record as a claim (label and category applied); nullopt after an issue.
+std::optional<Claim> csv_claim(Ctx& cx, const CsvTable& t, const CsvRecord& r, const std::vector<Col>& cols,
+                               bool text_col) {
+  Claim c;
+  c.source = std::string(cx.name);
+  c.record = r.number;
+  std::string label;
+  std::string tax;
+  bool skip = false;
+  for (std::size_t i = 0; i < cols.size() && !skip; ++i) {
+    const std::string& f = r.fields[i];
+    switch (cols[i]) {
+      case Col::kId:
+        c.id = trim(f);
+        break;
+      case Col::kText:
+        c.text = f;
+        break;
+      case Col::kFeatures:
+        if (text_col) {
+          c.extra.emplace_back(t.header[i], f);
+        } else {
+          std::string doc;
+          if (!split_features(f, c.text, doc)) {
+            cx.issue(r.number, r.line, "'features' does not start with \"[Claim]:\"", true);
+            skip = true;
+          }
+          c.doc = std::move(doc);
+        }
+        break;
+      case Col::kLabel:
+        label = f;
+        break;
+      case Col::kLabelOriginal:
+        c.label_original = trim(f);
+        break;
+      case Col::kTaxonomy:
+        tax = f;
+        break;
+      case Col::kQuestions:
+        c.questions = split_questions(f);
+        break;
+      case Col::kPred:
+        c.pred_label = trim(f);
+        break;
+      case Col::kDoc:
+        c.doc = f;
+        break;
+      case Col::kUrl:
+        c.url = f;
+        break;
+      case Col::kCountry:
+        c.country_of_origin = f;
+        break;
+      case Col::kDate:
+        c.crawled_date = f;
+        break;
+      case Col::kFactSource:
+        c.fact_source = f;
+        break;
+      case Col::kFactChecker:
+        c.factchecker = f;
+        break;
+      case Col::kLang:
+        c.lang = f;
+        break;
+      case Col::kExtra:
+        c.extra.emplace_back(t.header[i], f);
+        break;
+    }
+  }
+  if (skip) return std::nullopt;
+  if (label.empty() && !c.label_original.empty()) label = c.label_original;
+  if (!apply_label(cx, c, label, r.line)) return std::nullopt;
+  apply_category(cx, c, tax, r.line);
+  if (!finish(cx, c, r.line)) return std::nullopt;
+  return c;
+}
+
 void parse_csv_claims(Ctx& cx, std::string_view bytes) {
   const char sep = detect_separator(bytes);
   cx.out.format = sep == '\t' ? "csv:tab" : fmt::format("csv:{}", sep);
   CsvTable t = parse_csv(bytes, sep);
   for (const auto& is : t.issues) cx.issue(is.record, is.line, is.message, true);
-  enum Col {
-    kIgnore,
-    kId,
-    kText,
-    kFeatures,
-    kLabel,
-    kLabelOriginal,
-    kTaxonomy,
-    kQuestions,
-    kPred,
-    kDoc,
-    kUrl,
-    kCountry,
-    kDate,
-    kFactSource,
-    kFactChecker,
-    kLang,
-    kExtra
-  };
   std::vector<Col> cols;
-  bool text_col = false;
-  for (std::size_t i = 0; i < t.header.size(); ++i) {
-    const std::string n = lower(trim(t.header[i]));
-    Col c = kExtra;
-    if ((n.empty() && i == 0) || n == "id")
-      c = kId;
-    else if (n == "claim" || n == "claims")
-      c = kText;
-    else if (n == "features")
-      c = kFeatures;
-    else if (n == "label" || n == "true_label" || n == "verdict")
-      c = kLabel;
-    else if (n == "label_original")
-      c = kLabelOriginal;
-    else if (n == "taxonomy_label" || n == "taxonomy_labels")
-      c = kTaxonomy;
-    else if (n == "questions")
-      c = kQuestions;
-    else if (n == "pred_label")
-      c = kPred;
-    else if (n == "doc")
-      c = kDoc;
-    else if (n == "url")
-      c = kUrl;
-    else if (n == "country_of_origin")
-      c = kCountry;
-    else if (n == "crawled_date")
-      c = kDate;
-    else if (n == "fact_source")
-      c = kFactSource;
-    else if (n == "factchecker")
-      c = kFactChecker;
-    else if (n == "lang")
-      c = kLang;
-    if (c == kText) text_col = true;
-    cols.push_back(c);
-  }
-  const bool has_text = text_col || std::find(cols.begin(), cols.end(), kFeatures) != cols.end();
-  const bool has_id = std::find(cols.begin(), cols.end(), kId) != cols.end();
+  for (std::size_t i = 0; i < t.header.size(); ++i) cols.push_back(column_of(lower(trim(t.header[i])), i));
+  const bool text_col = std::find(cols.begin(), cols.end(), Col::kText) != cols.end();
+  const bool has_text = text_col || std::find(cols.begin(), cols.end(), Col::kFeatures) != cols.end();
+  const bool has_id = std::find(cols.begin(), cols.end(), Col::kId) != cols.end();
   if (!t.header.empty() && !has_text && !(has_id && !cx.opt.require_text))
     fail("{}: line {}: no claim column (expected 'claim', 'claims' or 'features')", cx.name, t.header_line);
-  for (const auto& r : t.records) {
-    Claim c;
-    c.source = std::string(cx.name);
-    c.record = r.number;
-    std::string label;
-    std::string tax;
-    bool skip = false;
-    for (std::size_t i = 0; i < cols.size() && !skip; ++i) {
-      const std::string& f = r.fields[i];
-      switch (cols[i]) {
-        case kId:
-          c.id = trim(f);
-          break;
-        case kText:
-          c.text = f;
-          break;
-        case kFeatures:
-          if (text_col) {
-            c.extra.emplace_back(t.header[i], f);
-          } else {
-            std::string doc;
-            if (!split_features(f, c.text, doc)) {
-              cx.issue(r.number, r.line, "'features' does not start with \"[Claim]:\"", true);
-              skip = true;
-            }
-            c.doc = std::move(doc);
-          }
-          break;
-        case kLabel:
-          label = f;
-          break;
-        case kLabelOriginal:
-          c.label_original = trim(f);
-          break;
-        case kTaxonomy:
-          tax = f;
-          break;
-        case kQuestions:
-          c.questions = split_questions(f);
-          break;
-        case kPred:
-          c.pred_label = trim(f);
-          break;
-        case kDoc:
-          c.doc = f;
-          break;
-        case kUrl:
-          c.url = f;
-          break;
-        case kCountry:
-          c.country_of_origin = f;
-          break;
-        case kDate:
-          c.crawled_date = f;
-          break;
-        case kFactSource:
-          c.fact_source = f;
-          break;
-        case kFactChecker:
-          c.factchecker = f;
-          break;
-        case kLang:
-          c.lang = f;
-          break;
-        case kExtra:
-          c.extra.emplace_back(t.header[i], f);
-          break;
-        case kIgnore:
-          break;
-      }
-    }
-    if (skip) continue;
-    if (label.empty() && !c.label_original.empty()) label = c.label_original;
-    if (!apply_label(cx, c, label, r.line)) continue;
-    apply_category(cx, c, tax, r.line);
-    if (!finish(cx, c, r.line)) continue;
-    cx.out.claims.push_back(std::move(c));
-  }
+  for (const auto& r : t.records)
+    if (auto c = csv_claim(cx, t, r, cols, text_col)) cx.out.claims.push_back(std::move(*c));
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
