@@ -202,6 +202,77 @@ stats::KFoldTTest kfold_ttest(const std::vector<int>& g, const std::vector<int>&
   return t;
 }
 
+// The paired comparison of two systems on the claims both predicted: McNemar, the bootstrap of
+// the macro-F1 difference, and the 10-fold t-test (also over other orders of the claims).
+Comparison compare_systems(const std::vector<Claim>& gold, const SystemResult& sys_a,
+                           const SystemResult& sys_b, const EvaluateOptions& opt) {
+  Comparison c;
+  c.a = sys_a.name;
+  c.b = sys_b.name;
+  std::vector<int> g, pa, pb;
+  for (std::size_t i = 0; i < gold.size(); ++i) {
+    const int xa = pred_at(sys_a, i), xb = pred_at(sys_b, i);
+    if (!gold[i].label || xa < 0 || xb < 0) continue;
+    g.push_back(idx(*gold[i].label));
+    pa.push_back(xa);
+    pb.push_back(xb);
+  }
+  c.n = g.size();
+  const auto sa = score(g, pa), sb = score(g, pb);
+  c.accuracy_a = sa.report.accuracy;
+  c.accuracy_b = sb.report.accuracy;
+  c.macro_f1_a = sa.report.macro_f1;
+  c.macro_f1_b = sb.report.macro_f1;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const bool ra = pa[i] == g[i], rb = pb[i] == g[i];
+    if (ra && !rb) ++c.a_only_correct;
+    if (rb && !ra) ++c.b_only_correct;
+  }
+  c.mcnemar_p = stats::mcnemar_exact_p(c.a_only_correct, c.b_only_correct);
+  c.boot_diff = c.macro_f1_a - c.macro_f1_b;
+  c.draws = opt.bootstrap_draws;
+  c.seed = opt.seed;
+  if (c.n > 0 && opt.bootstrap_draws > 0) {
+    const auto diffs =
+        stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
+          stats::ConfusionMatrix ma(kVerdictCount + 1), mb(kVerdictCount + 1);
+          for (std::size_t i = 0; i < w.size(); ++i) {
+            if (w[i] == 0) continue;
+            ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
+            mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
+          }
+          return verdict_report(ma).macro_f1 - verdict_report(mb).macro_f1;
+        });
+    const auto iv = stats::percentile_interval(diffs, 0.95);
+    c.boot_lo = iv.lo;
+    c.boot_hi = iv.hi;
+    std::size_t le = 0, ge = 0;
+    for (double d : diffs) {
+      if (d <= 0) ++le;
+      if (d >= 0) ++ge;
+    }
+    c.boot_p = std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
+  }
+  if (c.n >= opt.folds && opt.folds >= 2) {
+    c.ttest = kfold_ttest(g, pa, pb, opt.folds, opt.fold_seed);
+    c.ttest_seed = opt.fold_seed;
+    c.ttest_ran = true;
+    std::vector<std::size_t> order(g.size());
+    for (std::size_t r = 0; r < opt.fold_orders; ++r) {
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      if (r > 0) Rng(opt.fold_seed, fmt::format("claim-order-{}", r)).shuffle(order);
+      std::vector<int> og(g.size()), oa(g.size()), ob(g.size());
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        og[i] = g[order[i]];
+        oa[i] = pa[order[i]];
+        ob[i] = pb[order[i]];
+      }
+      c.ttest_p_orders.push_back(kfold_ttest(og, oa, ob, opt.folds, opt.fold_seed).macro.p);
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> systems,
@@ -241,76 +312,9 @@ Evaluation evaluate(const std::vector<Claim>& gold, std::vector<SystemResult> sy
     }
   }
   // Paired comparisons: every pair (i < j), on the claims both systems predicted.
-  for (std::size_t a = 0; a < systems.size(); ++a) {
-    for (std::size_t b = a + 1; b < systems.size(); ++b) {
-      Comparison c;
-      c.a = systems[a].name;
-      c.b = systems[b].name;
-      std::vector<int> g, pa, pb;
-      for (std::size_t i = 0; i < gold.size(); ++i) {
-        const int xa = pred_at(systems[a], i), xb = pred_at(systems[b], i);
-        if (!gold[i].label || xa < 0 || xb < 0) continue;
-        g.push_back(idx(*gold[i].label));
-        pa.push_back(xa);
-        pb.push_back(xb);
-      }
-      c.n = g.size();
-      const auto sa = score(g, pa), sb = score(g, pb);
-      c.accuracy_a = sa.report.accuracy;
-      c.accuracy_b = sb.report.accuracy;
-      c.macro_f1_a = sa.report.macro_f1;
-      c.macro_f1_b = sb.report.macro_f1;
-      for (std::size_t i = 0; i < g.size(); ++i) {
-        const bool ra = pa[i] == g[i], rb = pb[i] == g[i];
-        if (ra && !rb) ++c.a_only_correct;
-        if (rb && !ra) ++c.b_only_correct;
-      }
-      c.mcnemar_p = stats::mcnemar_exact_p(c.a_only_correct, c.b_only_correct);
-      c.boot_diff = c.macro_f1_a - c.macro_f1_b;
-      c.draws = opt.bootstrap_draws;
-      c.seed = opt.seed;
-      if (c.n > 0 && opt.bootstrap_draws > 0) {
-        const auto diffs =
-            stats::bootstrap_counts(c.n, opt.bootstrap_draws, opt.seed, [&](const stats::ClusterCounts& w) {
-              stats::ConfusionMatrix ma(kVerdictCount + 1), mb(kVerdictCount + 1);
-              for (std::size_t i = 0; i < w.size(); ++i) {
-                if (w[i] == 0) continue;
-                ma.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pa[i]), w[i]);
-                mb.add(static_cast<std::size_t>(g[i]), static_cast<std::size_t>(pb[i]), w[i]);
-              }
-              return verdict_report(ma).macro_f1 - verdict_report(mb).macro_f1;
-            });
-        const auto iv = stats::percentile_interval(diffs, 0.95);
-        c.boot_lo = iv.lo;
-        c.boot_hi = iv.hi;
-        std::size_t le = 0, ge = 0;
-        for (double d : diffs) {
-          if (d <= 0) ++le;
-          if (d >= 0) ++ge;
-        }
-        c.boot_p =
-            std::min(1.0, 2.0 * static_cast<double>(std::min(le, ge)) / static_cast<double>(diffs.size()));
-      }
-      if (c.n >= opt.folds && opt.folds >= 2) {
-        c.ttest = kfold_ttest(g, pa, pb, opt.folds, opt.fold_seed);
-        c.ttest_seed = opt.fold_seed;
-        c.ttest_ran = true;
-        std::vector<std::size_t> order(g.size());
-        for (std::size_t r = 0; r < opt.fold_orders; ++r) {
-          std::iota(order.begin(), order.end(), std::size_t{0});
-          if (r > 0) Rng(opt.fold_seed, fmt::format("claim-order-{}", r)).shuffle(order);
-          std::vector<int> og(g.size()), oa(g.size()), ob(g.size());
-          for (std::size_t i = 0; i < order.size(); ++i) {
-            og[i] = g[order[i]];
-            oa[i] = pa[order[i]];
-            ob[i] = pb[order[i]];
-          }
-          c.ttest_p_orders.push_back(kfold_ttest(og, oa, ob, opt.folds, opt.fold_seed).macro.p);
-        }
-      }
-      e.comparisons.push_back(std::move(c));
-    }
-  }
+  for (std::size_t a = 0; a < systems.size(); ++a)
+    for (std::size_t b = a + 1; b < systems.size(); ++b)
+      e.comparisons.push_back(compare_systems(gold, systems[a], systems[b], opt));
   e.systems = std::move(systems);
   return e;
 }
