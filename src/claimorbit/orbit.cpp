@@ -521,6 +521,48 @@ std::vector<std::string> quantity_keys(std::string_view text) {
   return k;
 }
 
+namespace {
+
+// The edits that write one rewritable segment in `form` (none when a slot has no exact form; an
+// edit that changes nothing, or only letter case, is dropped).
+std::vector<Edit> segment_edits(std::string_view id, std::string_view claim, const Rewritable& r,
+                                const std::string& form, const GenerateOptions& opt, const FormSpec& spec) {
+  std::vector<Edit> edits;
+  if (form == "unit") {
+    if (auto e = unit_edit(r, spec, opt.seed, id)) edits.push_back(std::move(*e));
+  } else {
+    for (const auto& sl : r.slots) {
+      const std::string_view orig = claim.substr(sl.begin, sl.end - sl.begin);
+      const auto w = write_slot(sl, *r.seg, orig, form, spec);
+      if (!w) {
+        edits.clear();
+        break;
+      }
+      // "$86k" in words: "eighty-six thousand dollars" (the currency moves after the number).
+      const num::Unit* cur = registry_unit(r.seg->unit);
+      if (form == "words" && sl.currency_prefix && r.slots.size() == 1 && cur != nullptr &&
+          !cur->words.empty()) {
+        const std::string& word =
+            sl.value == Rational(1) || cur->words.size() < 2 ? cur->words[0] : cur->words[1];
+        edits.push_back({sl.prefix_begin, sl.end, *w + " " + word, sl.value});
+      } else {
+        edits.push_back({sl.begin, sl.end, *w, sl.value});
+      }
+    }
+  }
+  // An edit that changes nothing, or only letter case ("FOUR" -> "four"), is no rewrite.
+  std::erase_if(edits, [&](const Edit& e) {
+    const std::string_view o = claim.substr(e.begin, e.end - e.begin);
+    return o.size() == e.text.size() && std::equal(o.begin(), o.end(), e.text.begin(), [](char a, char b) {
+             auto low = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+             return low(a) == low(b);
+           });
+  });
+  return edits;
+}
+
+}  // namespace
+
 ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const GenerateOptions& opt,
                           const FormSpec& spec) {
   ClaimOrbit o;
@@ -567,40 +609,7 @@ ClaimOrbit generate_orbit(std::string_view id, std::string_view claim, const Gen
     std::vector<std::size_t> accepted_segs;
     for (std::size_t ri = 0; ri < rw.size(); ++ri) {
       const Rewritable& r = rw[ri];
-      std::vector<Edit> edits;
-      if (form == "unit") {
-        if (auto e = unit_edit(r, spec, opt.seed, id)) edits.push_back(std::move(*e));
-      } else {
-        for (const auto& sl : r.slots) {
-          const std::string_view orig = claim.substr(sl.begin, sl.end - sl.begin);
-          const auto w = write_slot(sl, *r.seg, orig, form, spec);
-          if (!w) {
-            edits.clear();
-            break;
-          }
-          // "$86k" in words: "eighty-six thousand dollars" (the currency moves after the number).
-          const num::Unit* cur = registry_unit(r.seg->unit);
-          if (form == "words" && sl.currency_prefix && r.slots.size() == 1 && cur != nullptr &&
-              !cur->words.empty()) {
-            const std::string& word =
-                sl.value == Rational(1) || cur->words.size() < 2 ? cur->words[0] : cur->words[1];
-            edits.push_back({sl.prefix_begin, sl.end, *w + " " + word, sl.value});
-          } else {
-            edits.push_back({sl.begin, sl.end, *w, sl.value});
-          }
-        }
-      }
-      // An edit that changes nothing, or only letter case ("FOUR" -> "four"), is no rewrite.
-      std::erase_if(edits, [&](const Edit& e) {
-        const std::string_view o = claim.substr(e.begin, e.end - e.begin);
-        return o.size() == e.text.size() &&
-               std::equal(o.begin(), o.end(), e.text.begin(), [](char a, char b) {
-                 auto low = [](char c) {
-                   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-                 };
-                 return low(a) == low(b);
-               });
-      });
+      std::vector<Edit> edits = segment_edits(id, claim, r, form, opt, spec);
       if (edits.empty()) continue;
       // Read back: with only this segment rewritten, its context window states exactly the same
       // quantities.
