@@ -125,15 +125,9 @@ std::size_t unicode_minus_at(std::string_view s, std::size_t i) {
   return s.size() - i >= 3 && s.compare(i, 3, "\xE2\x88\x92") == 0 ? 3 : 0;
 }
 
-// Parses the text after "FINAL:" (docs/grading.md, "The answer").
-void parse_answer(std::string_view answer, const Question& q, const Target& target, const UnitRegistry& units,
-                  Parsed out) {
-  out.outcome = Outcome::kParseError;
-  answer = trim(answer);
-  if (!answer.empty() && answer.back() == '.') answer = trim_right(answer.substr(0, answer.size() - 1));
-
-  // Split: the number is the longest prefix of number characters (an e/E counts when it sits in
-  // an exponent position: after a digit or point and before a digit or a signed digit).
+// The end of the answer's number: the longest prefix of number characters (an e/E counts when it
+// sits in an exponent position: after a digit or point and before a digit or a signed digit).
+std::size_t number_prefix_end(std::string_view answer) {
   std::size_t i = 0;
   const std::size_t n = answer.size();
   while (i < n) {
@@ -160,6 +154,17 @@ void parse_answer(std::string_view answer, const Question& q, const Target& targ
     }
     break;
   }
+  return i;
+}
+
+// Parses the text after "FINAL:" (docs/grading.md, "The answer").
+void parse_answer(std::string_view answer, const Question& q, const Target& target, const UnitRegistry& units,
+                  Parsed out) {
+  out.outcome = Outcome::kParseError;
+  answer = trim(answer);
+  if (!answer.empty() && answer.back() == '.') answer = trim_right(answer.substr(0, answer.size() - 1));
+
+  const std::size_t i = number_prefix_end(answer);
   std::string_view number = trim_right(answer.substr(0, i));
   const std::size_t number_end = number.size();  // including an attached percent sign
   const std::string_view unit_text = answer.substr(i);
