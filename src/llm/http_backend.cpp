@@ -848,76 +848,68 @@ ParsedBody parse_completion_body(std::string_view body, Api api) {
   return detail::parse_completion_dom(body, api);
 }
 
-ParsedBody detail::parse_completion_dom(std::string_view body, Api api) {
+namespace {
+
+// An embeddings body: {"data": [{"index": k, "embedding": [numbers...]}...], "model": ...}. One
+// entry (one input text): content is its vector. Several (a batch, "input" an array): content is
+// the array of their vectors in "index" order (array order when no entry has one).
+ParsedBody parse_embeddings_dom(const io::Json& j) {
   ParsedBody p;
-  io::Json j = io::Json::parse(body, nullptr, false);
-  if (j.is_discarded()) {
-    p.error = "not JSON (" + one_line(body.substr(0, 80)) + ")";
+  auto data = j.find("data");
+  if (data == j.end() || !data->is_array() || data->empty()) {
+    p.error = "no data[0].embedding array";
     return p;
   }
-  if (!j.is_object()) {
-    p.error = "not a JSON object";
-    return p;
-  }
-  if (j.contains("error")) {
-    p.error = "error object: " + error_message_from_body(body);
-    return p;
-  }
-  if (api == Api::kEmbeddings) {  // {"data": [{"index": k, "embedding": [numbers...]}...], "model": ...}
-    // One entry (one input text): content is its vector. Several (a batch, "input" an array):
-    // content is the array of their vectors in "index" order (array order when no entry has one).
-    auto data = j.find("data");
-    if (data == j.end() || !data->is_array() || data->empty()) {
-      p.error = "no data[0].embedding array";
+  const std::size_t n = data->size();
+  std::vector<const io::Json*> by_index(n, nullptr);
+  for (std::size_t k = 0; k < n; ++k) {
+    const io::Json& d = (*data)[k];
+    if (!d.is_object() || !d.contains("embedding") || !d["embedding"].is_array() || d["embedding"].empty()) {
+      p.error = fmt::format("no data[{}].embedding array", k);
       return p;
     }
-    const std::size_t n = data->size();
-    std::vector<const io::Json*> by_index(n, nullptr);
-    for (std::size_t k = 0; k < n; ++k) {
-      const io::Json& d = (*data)[k];
-      if (!d.is_object() || !d.contains("embedding") || !d["embedding"].is_array() ||
-          d["embedding"].empty()) {
-        p.error = fmt::format("no data[{}].embedding array", k);
+    for (const auto& x : d["embedding"]) {
+      if (!x.is_number() || !std::isfinite(x.get<double>())) {
+        p.error = fmt::format("data[{}].embedding holds a value that is not a finite number", k);
         return p;
       }
-      for (const auto& x : d["embedding"]) {
-        if (!x.is_number() || !std::isfinite(x.get<double>())) {
-          p.error = fmt::format("data[{}].embedding holds a value that is not a finite number", k);
-          return p;
-        }
-      }
-      std::size_t at = k;
-      if (n > 1 && d.contains("index")) {
-        const io::Json& ix = d["index"];
-        if (!ix.is_number_unsigned() || ix.get<std::uint64_t>() >= n ||
-            by_index[ix.get<std::size_t>()] != nullptr) {
-          p.error = fmt::format("data[{}].index is not a distinct index below {}", k, n);
-          return p;
-        }
-        at = ix.get<std::size_t>();
-      } else if (by_index[at] != nullptr) {
+    }
+    std::size_t at = k;
+    if (n > 1 && d.contains("index")) {
+      const io::Json& ix = d["index"];
+      if (!ix.is_number_unsigned() || ix.get<std::uint64_t>() >= n ||
+          by_index[ix.get<std::size_t>()] != nullptr) {
         p.error = fmt::format("data[{}].index is not a distinct index below {}", k, n);
         return p;
       }
-      by_index[at] = &d["embedding"];
+      at = ix.get<std::size_t>();
+    } else if (by_index[at] != nullptr) {
+      p.error = fmt::format("data[{}].index is not a distinct index below {}", k, n);
+      return p;
     }
-    if (n == 1) {
-      p.completion.content = by_index[0]->dump();
-    } else {
-      std::string& c = p.completion.content;
-      c = "[";
-      for (std::size_t k = 0; k < n; ++k) {
-        if (k > 0) c += ',';
-        c += by_index[k]->dump();
-      }
-      c += ']';
-    }
-    p.completion.finish_reason = "stop";
-    if (auto u = j.find("usage"); u != j.end() && u->is_object()) p.completion.usage = *u;
-    if (auto m = j.find("model"); m != j.end() && m->is_string()) p.completion.model = m->get<std::string>();
-    p.ok = true;
-    return p;
+    by_index[at] = &d["embedding"];
   }
+  if (n == 1) {
+    p.completion.content = by_index[0]->dump();
+  } else {
+    std::string& c = p.completion.content;
+    c = "[";
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k > 0) c += ',';
+      c += by_index[k]->dump();
+    }
+    c += ']';
+  }
+  p.completion.finish_reason = "stop";
+  if (auto u = j.find("usage"); u != j.end() && u->is_object()) p.completion.usage = *u;
+  if (auto m = j.find("model"); m != j.end() && m->is_string()) p.completion.model = m->get<std::string>();
+  p.ok = true;
+  return p;
+}
+
+// A chat or completions body: the first choice's text, with finish reason, usage, timings, model.
+ParsedBody parse_choices_dom(const io::Json& j, Api api) {
+  ParsedBody p;
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
     p.error = "no choices";
@@ -962,6 +954,26 @@ ParsedBody detail::parse_completion_dom(std::string_view body, Api api) {
     out.system_fingerprint = f->get<std::string>();
   p.ok = true;
   return p;
+}
+
+}  // namespace
+
+ParsedBody detail::parse_completion_dom(std::string_view body, Api api) {
+  ParsedBody p;
+  io::Json j = io::Json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    p.error = "not JSON (" + one_line(body.substr(0, 80)) + ")";
+    return p;
+  }
+  if (!j.is_object()) {
+    p.error = "not a JSON object";
+    return p;
+  }
+  if (j.contains("error")) {
+    p.error = "error object: " + error_message_from_body(body);
+    return p;
+  }
+  return api == Api::kEmbeddings ? parse_embeddings_dom(j) : parse_choices_dom(j, api);
 }
 
 std::string error_message_from_body(std::string_view body) {
