@@ -920,6 +920,88 @@ class Segmenter {
     return true;
   }
 
+  // Letters attached to a number: ordinals and decades (claimed or pushed here: false), scales,
+  // unit symbols and calendar units (taken into the draft), or a name ("5G", "3D": claimed, false).
+  bool attached_letters(Draft& d) {
+    if (d.e >= n() || !(is_alpha(t_[d.e]) || t_[d.e] == '\'')) return true;
+    std::size_t r = d.e;
+    if (t_[r] == '\'' && r + 1 < n() && t_[r + 1] == 's') ++r;
+    std::size_t le = r;
+    while (le < n() && is_alpha(t_[le])) ++le;
+    const std::string run(t_.substr(r, le - r));
+    const std::string lrun = lower(run);
+    const std::string digits(t_.substr(d.nb, d.ne - d.nb));
+    const bool four = digits.size() == 4 && std::all_of(digits.begin(), digits.end(), is_digit);
+    if (lrun == "st" || lrun == "nd" || lrun == "rd" || lrun == "th") {
+      claim(d.nb, le);  // ordinal: not a quantity
+      return false;
+    }
+    if (lrun == "s" && d.form == num::NumberForm::kInteger) {
+      int y = 0;
+      if (four && d.value.is_integer()) y = static_cast<int>(d.value.numerator().get_si());
+      const bool apos =
+          d.nb > 0 && (t_[d.nb - 1] == '\'' || (d.nb >= 3 && t_.compare(d.nb - 3, 3, "\xE2\x80\x99") == 0));
+      if (!four && apos && digits.size() == 2) {
+        y = static_cast<int>(d.value.numerator().get_si());
+        y += y >= 30 ? 1900 : 2000;
+      }
+      if (y > 0 && y % 10 == 0 && y >= L_.year_min && y <= L_.year_max) {
+        std::size_t b = apos && !four ? d.nb - (t_[d.nb - 1] == '\'' ? 1 : 3) : d.nb;
+        Segment s = make(SegmentKind::kTemporal, b, le);
+        s.granularity = y % 100 == 0 && four && false ? "century" : "decade";
+        s.period_start = date(y, 1, 1);
+        s.period_end = date(y + 9, 12, 31);
+        s.form = std::string(num::form_name(d.form));
+        push(std::move(s));
+        return false;
+      }
+    }
+    std::size_t cur_b = d.b;
+    const num::Unit* cur = currency_before(d.nb, cur_b);
+    auto sc = L_.attached_scales.find(run);
+    const bool need_cur = std::find(L_.attached_need_currency.begin(), L_.attached_need_currency.end(),
+                                    run) != L_.attached_need_currency.end();
+    if (sc != L_.attached_scales.end() && (!need_cur || cur != nullptr)) {
+      d.value *= sc->second;
+      d.e = le;
+    } else if (const num::Unit* u = U_.lookup(run); u != nullptr && !u->prefix) {
+      d.unit = u;
+      d.e = le;
+    } else if (L_.calendar_units.count(lrun) != 0) {
+      d.cal_unit = lrun;
+      d.e = le;
+    } else if (lrun == "x" || lrun == "fold") {
+      d.times = true;
+      d.e = le;
+    } else {
+      claim(d.nb, le);  // a name with digits: "5G", "3D", "737MAX"
+      return false;
+    }
+    return true;
+  }
+
+  // A unit or scale attached with a hyphen: "-fold", "-year", "$110-billion".
+  void hyphen_attached(Draft& d) {
+    if (d.e == d.ne && d.e + 1 < n() && t_[d.e] == '-' && is_alpha(t_[d.e + 1])) {
+      std::size_t le = d.e + 1;
+      while (le < n() && is_alpha(t_[le])) ++le;
+      const std::string w = low_.substr(d.e + 1, le - d.e - 1);
+      if (w == "fold") {
+        d.times = true;
+        d.e = le;
+      } else if (auto hs = L_.hyphen_scales.find(w); hs != L_.hyphen_scales.end()) {
+        d.value *= hs->second;  // "$110-billion", "5-million"
+        d.e = le;
+      } else if (L_.calendar_units.count(w) != 0) {
+        d.cal_unit = w;
+        d.e = le;
+      } else if (const num::Unit* u = U_.lookup(w); u != nullptr && !u->prefix && w.size() > 1) {
+        d.unit = u;
+        d.e = le;
+      }
+    }
+  }
+
   void numbers() {
     auto matches = num::find_numbers(t_, num::FormSet::all(), 4096);
     indian_grouping(matches);
@@ -939,80 +1021,8 @@ class Segmenter {
       d.value = m.value;
       d.form = m.form;
       // Attached letters: ordinals, decades, scales, unit symbols, or a name ("5G", "3D").
-      if (d.e < n() && (is_alpha(t_[d.e]) || t_[d.e] == '\'')) {
-        std::size_t r = d.e;
-        if (t_[r] == '\'' && r + 1 < n() && t_[r + 1] == 's') ++r;
-        std::size_t le = r;
-        while (le < n() && is_alpha(t_[le])) ++le;
-        const std::string run(t_.substr(r, le - r));
-        const std::string lrun = lower(run);
-        const std::string digits(t_.substr(d.nb, d.ne - d.nb));
-        const bool four = digits.size() == 4 && std::all_of(digits.begin(), digits.end(), is_digit);
-        if (lrun == "st" || lrun == "nd" || lrun == "rd" || lrun == "th") {
-          claim(d.nb, le);  // ordinal: not a quantity
-          continue;
-        }
-        if (lrun == "s" && d.form == num::NumberForm::kInteger) {
-          int y = 0;
-          if (four && d.value.is_integer()) y = static_cast<int>(d.value.numerator().get_si());
-          const bool apos = d.nb > 0 && (t_[d.nb - 1] == '\'' ||
-                                         (d.nb >= 3 && t_.compare(d.nb - 3, 3, "\xE2\x80\x99") == 0));
-          if (!four && apos && digits.size() == 2) {
-            y = static_cast<int>(d.value.numerator().get_si());
-            y += y >= 30 ? 1900 : 2000;
-          }
-          if (y > 0 && y % 10 == 0 && y >= L_.year_min && y <= L_.year_max) {
-            std::size_t b = apos && !four ? d.nb - (t_[d.nb - 1] == '\'' ? 1 : 3) : d.nb;
-            Segment s = make(SegmentKind::kTemporal, b, le);
-            s.granularity = y % 100 == 0 && four && false ? "century" : "decade";
-            s.period_start = date(y, 1, 1);
-            s.period_end = date(y + 9, 12, 31);
-            s.form = std::string(num::form_name(d.form));
-            push(std::move(s));
-            continue;
-          }
-        }
-        std::size_t cur_b = d.b;
-        const num::Unit* cur = currency_before(d.nb, cur_b);
-        auto sc = L_.attached_scales.find(run);
-        const bool need_cur = std::find(L_.attached_need_currency.begin(), L_.attached_need_currency.end(),
-                                        run) != L_.attached_need_currency.end();
-        if (sc != L_.attached_scales.end() && (!need_cur || cur != nullptr)) {
-          d.value *= sc->second;
-          d.e = le;
-        } else if (const num::Unit* u = U_.lookup(run); u != nullptr && !u->prefix) {
-          d.unit = u;
-          d.e = le;
-        } else if (L_.calendar_units.count(lrun) != 0) {
-          d.cal_unit = lrun;
-          d.e = le;
-        } else if (lrun == "x" || lrun == "fold") {
-          d.times = true;
-          d.e = le;
-        } else {
-          claim(d.nb, le);  // a name with digits: "5G", "3D", "737MAX"
-          continue;
-        }
-      }
-      // "-fold", "-year", "-some" attached with a hyphen
-      if (d.e == d.ne && d.e + 1 < n() && t_[d.e] == '-' && is_alpha(t_[d.e + 1])) {
-        std::size_t le = d.e + 1;
-        while (le < n() && is_alpha(t_[le])) ++le;
-        const std::string w = low_.substr(d.e + 1, le - d.e - 1);
-        if (w == "fold") {
-          d.times = true;
-          d.e = le;
-        } else if (auto hs = L_.hyphen_scales.find(w); hs != L_.hyphen_scales.end()) {
-          d.value *= hs->second;  // "$110-billion", "5-million"
-          d.e = le;
-        } else if (L_.calendar_units.count(w) != 0) {
-          d.cal_unit = w;
-          d.e = le;
-        } else if (const num::Unit* u = U_.lookup(w); u != nullptr && !u->prefix && w.size() > 1) {
-          d.unit = u;
-          d.e = le;
-        }
-      }
+      if (!attached_letters(d)) continue;
+      hyphen_attached(d);
       if (name_before(d.nb) || capitalized_before(d)) {
         claim(d.nb, d.e);
         continue;
