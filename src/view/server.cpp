@@ -1,0 +1,80 @@
+#include "view/server.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "core/error.hpp"
+
+namespace numcheck::view {
+namespace {
+
+void answer(Api& api, const httplib::Request& req, httplib::Response& res) {
+  Params params(req.params.begin(), req.params.end());
+  Reply r = api.get(req.path, params);
+  res.status = r.status;
+  res.set_header("Content-Security-Policy", r.csp.empty() ? kPageCsp : r.csp);
+  res.set_content(std::move(r.body), r.content_type);
+}
+
+}  // namespace
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+void serve(Api& api, const ServeOptions& options, const std::function<void(const std::string& url)>& on_ready) {
+  // Signals go to the waiting thread only (the server's threads inherit the mask).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  httplib::Server server;
+  server.set_default_headers({{"X-Content-Type-Options", "nosniff"},
+                              {"Referrer-Policy", "no-referrer"},
+                              {"Cache-Control", "no-store"},
+                              {"Cross-Origin-Resource-Policy", "same-origin"}});
+  server.set_payload_max_length(1 << 16);
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content(R"({"error":"only GET"})", "application/json; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.Get(".*", [&api](const httplib::Request& req, httplib::Response& res) { answer(api, req, res); });
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content(R"({"error":"internal error"})", "application/json; charset=utf-8");
+  });
+
+  const int port = options.port == 0 ? server.bind_to_any_port(options.host)
+                                     : (server.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port <= 0)
+    fail(ErrorCode::kIo, "cannot listen on {}:{} (in use? try --port 0 for a free port)", options.host,
+         options.port);
+  const std::string shown = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  on_ready(fmt::format("http://{}:{}/", shown, port));
+
+  std::atomic<bool> signalled{false};
+  std::thread waiter([&server, &signalled, stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    signalled = true;
+    server.stop();
+  });
+  const bool ok = server.listen_after_bind();
+  // Ended without a signal (a failure of the listening socket): wake the waiter to join it.
+  if (!signalled) pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  if (!ok && !signalled) fail(ErrorCode::kIo, "the server stopped: its socket failed");
+}
+
+}  // namespace numcheck::view
