@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <csignal>
 #include <thread>
 
 #include <fmt/format.h>
@@ -35,6 +36,7 @@ void serve(Api& api, const ServeOptions& options, const std::function<void(const
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a browser that goes away mid-answer is not a reason to stop
 
   httplib::Server server;
   server.set_default_headers({{"X-Content-Type-Options", "nosniff"},

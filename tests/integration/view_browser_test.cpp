@@ -1,0 +1,152 @@
+// `numcheck view` end to end: the real server on a scored run folder (a benchmark from `orbit
+// generate`, answers with a hostile payload in some responses and in a model name), its headers
+// and refusals over HTTP, then the page in headless Chromium: a filter, an orbit opened by a click
+// on a row, a grade read from the DOM, a screenshot, and the payload never run. Chromium tests are
+// skipped when it is not installed.
+#include <signal.h>
+
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "cli_support.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// If it ever ran, the title would change and an element would appear.
+const std::string kViewPagePayload =
+    "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
+    "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
+
+// Every third percent view answers the payload and a wrong value (x100): a flip against its
+// canonical view, which is right; every other answer is right. Response records as the runner writes
+// them (with the request and its prompt).
+void write_view_system(const orbit::Benchmark& bench, const fs::path& run, const std::string& model) {
+  fs::create_directories(run);
+  std::string lines;
+  std::size_t percent = 0;
+  for (const auto& v : bench.views) {
+    std::string text = fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
+    if (v.view == "percent" && percent++ % 3 == 0)
+      text = kViewPagePayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
+    io::OrderedJson r = io::OrderedJson::object();
+    r["prompt_id"] = v.prompt_id;
+    r["base_id"] = v.base_id;
+    r["template"] = v.template_id;
+    r["view"] = v.view;
+    r["request"] = {{"messages", {{{"role", "user"}, {"content", v.prompt}}}}};
+    r["response"] = text;
+    r["finish_reason"] = "stop";
+    lines += io::to_line(r) + "\n";
+  }
+  io::write_file_atomic(run / "responses.jsonl", lines);
+  io::write_file_atomic(run / "run.json", io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
+}
+
+// The port of "numcheck view: http://127.0.0.1:PORT/".
+int port_of(const std::string& first_line) {
+  std::smatch m;
+  if (!std::regex_match(first_line, m, std::regex(R"(numcheck view: http://127\.0\.0\.1:(\d+)/)"))) return -1;
+  return std::stoi(m[1].str());
+}
+
+class ViewBrowser : public SharedDirSuite<ViewBrowser> {
+ protected:
+  static fs::path root() { return *root_; }
+  static void SetUpTestSuite() {
+    make_root_with_bench("view_browser");
+    const orbit::Benchmark b = orbit::load_benchmark(bench());
+    write_view_system(b, root() / "runs" / "a", "model-a" + kViewPagePayload);
+    write_view_system(b, root() / "runs" / "b", "model-b");
+    for (const char* s : {"a", "b"}) {
+      const fs::path run = root() / "runs" / s;
+      auto r = run_cli(fmt::format("orbit score --bench {} --responses {} --out {}", quoted(bench()),
+                                   quoted(run / "responses.jsonl"), quoted(run / "scores.jsonl")));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+};
+
+TEST_F(ViewBrowser, ServesJsonWithStrictHeadersRefusesOtherMethodsAndStopsOnSigterm) {
+  Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  httplib::Client client("127.0.0.1", port);
+  auto cat = client.Get("/api/catalog");
+  ASSERT_TRUE(cat) << "no answer";
+  EXPECT_EQ(cat->status, 200);
+  EXPECT_EQ(cat->get_header_value("Content-Type"), "application/json; charset=utf-8");
+  EXPECT_EQ(cat->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(cat->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  const io::Json j = io::parse_json(cat->body, "catalog");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["name"], "model-a" + kViewPagePayload);
+  auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page->body.find("<script>"), std::string::npos) << "no inline script";
+  EXPECT_EQ(page->body.find("http"), std::string::npos) << "no external asset";
+  auto post = client.Post("/api/catalog", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  for (const char* path : {"/api/rows?run=../runs/a", "/../bench/views.jsonl", "/a/responses.jsonl"}) {
+    auto r = client.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+  }
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+}
+
+TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
+  if (!fs::exists(kChromiumPath)) GTEST_SKIP() << "chromium is not installed at " << kChromiumPath;
+  Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  // The filter (system a, percent views) and a click on the first row's orbit button, through the
+  // page's test hook, after the rows have loaded.
+  const std::string url =
+      fmt::format("http://127.0.0.1:{}/#tab=runs&run=a&view=percent&autoclick=first-orbit", port);
+  const std::string dom = run_chromium(root(), "--virtual-time-budget=10000 --dump-dom '" + url + "'");
+  ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
+  EXPECT_NE(dom.find("data-state=\"ready\""), std::string::npos) << "the page did not finish";
+  // The filter: every row is a percent view, and there are rows.
+  const std::size_t percent_rows = occurrences(dom, "<tr data-view=\"percent\"");
+  EXPECT_GE(percent_rows, 10u);
+  EXPECT_EQ(occurrences(dom, "<tr data-view="), percent_rows);
+  // The orbit of the first percent row: its canonical base (right) and the percent view (the
+  // payload, wrong), flipped.
+  std::smatch orbit;
+  ASSERT_TRUE(std::regex_search(dom, orbit, std::regex("<span id=\"orbit-id\">([^<]+)</span>"))) << "no orbit";
+  EXPECT_NE(dom.find("<div class=\"card base\" data-view=\"canonical\">"), std::string::npos);
+  std::smatch card;
+  ASSERT_TRUE(std::regex_search(dom, card, std::regex("<div class=\"card flipped\" data-view=\"percent\">([\\s\\S]*?)</details></div>")));
+  EXPECT_NE(card[1].str().find("<span class=\"strict-outcome wrong\">value_error</span>"), std::string::npos) << card[1];
+  EXPECT_NE(dom.find("<span class=\"strict-outcome correct\">correct</span>"), std::string::npos);
+  EXPECT_NE(dom.find("FLIP vs base"), std::string::npos);
+  // The payload is text: the title is the page's, no injected element, shown escaped.
+  EXPECT_NE(dom.find("<title>numcheck view</title>"), std::string::npos);
+  EXPECT_EQ(dom.find("id=\"injected\""), std::string::npos);
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
+
+  const fs::path shot = root() / "view.png";
+  (void)run_chromium(root(), fmt::format("--virtual-time-budget=10000 --screenshot='{}' --window-size=1366,1000 '{}'",
+                                         shot.string(), url));
+  ASSERT_TRUE(fs::exists(shot));
+  const std::string png = io::read_file(shot);
+  EXPECT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  if (const char* keep = std::getenv("NUMCHECK_KEEP_VIEW_SCREENSHOT"))
+    fs::copy_file(shot, keep, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace numcheck::testing
