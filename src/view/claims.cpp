@@ -48,7 +48,7 @@ std::optional<io::Json> IdIndex::find(std::string_view id) {
   LineParser parser;
   const std::string name = path_.filename().string();
   if (!built_) {
-    LineReader reader(path_, 0, std::size_t{1} << 20);
+    LineReader reader(path_, 0);
     FileLine fl;
     std::size_t line = 0;
     while (reader.next(fl)) {

@@ -29,8 +29,12 @@ bool LineReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  const std::size_t want = cap_ + kChunk + kPadding;
-  if (buf_.size() < want) buf_.resize(want);
+  // The buffer starts small and doubles while a line does not fit, up to the cap and a chunk.
+  if (buf_.empty()) {
+    buf_.resize(std::min(kChunk, cap_ + 1) + kPadding);
+  } else if (end_ == buf_.size() - kPadding) {
+    buf_.resize(std::min(2 * (buf_.size() - kPadding), cap_ + kChunk) + kPadding);
+  }
   const std::size_t room = buf_.size() - kPadding - end_;
   if (room == 0) return true;
   ssize_t n = 0;
@@ -65,6 +69,7 @@ bool LineReader::next(FileLine& out) {
       std::uint64_t len = end_ - begin_;
       const std::size_t kept = cap_;
       std::memmove(buf_.data(), start, kept);
+      if (buf_.size() < kept + kChunk + kPadding) buf_.resize(kept + kChunk + kPadding);
       begin_ = end_ = 0;
       bool terminated = false;
       while (!terminated) {

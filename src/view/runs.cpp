@@ -241,7 +241,7 @@ using Entries = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 // One scan of a JSONL file: (hash of the record's base id, offset) per record, sorted.
 Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
-  LineReader reader(path, 0, std::size_t{1} << 20);
+  LineReader reader(path, 0);
   LineParser parser;
   const std::string name = path.filename().string();
   Entries out;
