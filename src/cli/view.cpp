@@ -38,14 +38,16 @@ void run_view(const ViewArgs& args) {
 
 void setup(CLI::App& app) {
   auto args = std::make_shared<ViewArgs>();
-  app.add_option("DIR", args->dir,
-                 "A run folder, a folder of run folders (every system), a report folder or a claims output folder")
+  app.add_option(
+         "DIR", args->dir,
+         "A run folder, a folder of run folders (every system), a report folder or a claims output folder")
       ->required();
   app.add_option("--port", args->serve.port, "Port to listen on (0, the default: a free port, printed)")
       ->check(CLI::Range(0, 65535));
-  app.add_option("--host", args->serve.host,
-                 "Address to listen on (default 127.0.0.1; another address is warned about: the viewer has no "
-                 "login)");
+  app.add_option(
+      "--host", args->serve.host,
+      "Address to listen on (default 127.0.0.1; another address is warned about: the viewer has no "
+      "login)");
   app.footer(
       "Prints 'numcheck view: http://127.0.0.1:PORT/' as the first line and serves until Ctrl-C (SIGINT) "
       "or SIGTERM, then exits 0. Open the URL in a browser: runs with template, view, outcome and text "

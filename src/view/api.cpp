@@ -26,7 +26,8 @@ constexpr std::array<StaticFile, 4> kStaticFiles = {{
 }};
 constexpr const char* kJson = "application/json; charset=utf-8";
 // A report's HTML: its own inline styles and SVG, never a script.
-constexpr const char* kReportCsp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'";
+constexpr const char* kReportCsp =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'";
 
 std::string param(const Params& p, const char* key, std::string fallback = "") {
   const auto it = p.find(key);

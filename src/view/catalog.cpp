@@ -80,17 +80,18 @@ void look_at(const fs::path& root, const fs::path& dir, Catalog& c) {
   if (is_file(dir / "metrics.json") || is_file(dir / "report.html"))
     c.reports.push_back({relative_id(root, dir), dir, is_file(dir / "report.html")});
   if (is_file(dir / "claims.jsonl") && is_file(dir / "manifest.json"))
-    c.claims.push_back({ClaimFile::Kind::kOrbits, relative_id(root, dir / "claims.jsonl"), dir / "claims.jsonl"});
-  if (is_file(dir / "predictions.jsonl"))
     c.claims.push_back(
-        {ClaimFile::Kind::kPredictions, relative_id(root, dir / "predictions.jsonl"), dir / "predictions.jsonl"});
+        {ClaimFile::Kind::kOrbits, relative_id(root, dir / "claims.jsonl"), dir / "claims.jsonl"});
+  if (is_file(dir / "predictions.jsonl"))
+    c.claims.push_back({ClaimFile::Kind::kPredictions, relative_id(root, dir / "predictions.jsonl"),
+                        dir / "predictions.jsonl"});
   std::error_code ec;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const fs::path& p = e.path();
     const std::string name = p.filename().string();
     if (p.extension() != ".jsonl" || !is_file(p)) continue;
-    static const std::vector<std::string> kKnown = {"responses.jsonl", "scores.jsonl", "errors.jsonl",
+    static const std::vector<std::string> kKnown = {"responses.jsonl", "scores.jsonl",      "errors.jsonl",
                                                     "claims.jsonl",    "predictions.jsonl", "verdicts.jsonl"};
     if (std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end()) continue;
     files.push_back(p);
@@ -152,9 +153,10 @@ Catalog discover(const fs::path& root) {
   c.root = root;
   walk(root, root, 0, c);
   if (c.runs.empty() && c.reports.empty() && c.claims.empty())
-    fail("{}: no run folder (responses.jsonl), report (metrics.json, report.html) or claims file "
-         "(claims.jsonl, predictions.jsonl, an evidence file) within {} levels",
-         root.string(), kMaxDepth);
+    fail(
+        "{}: no run folder (responses.jsonl), report (metrics.json, report.html) or claims file "
+        "(claims.jsonl, predictions.jsonl, an evidence file) within {} levels",
+        root.string(), kMaxDepth);
   return c;
 }
 

@@ -110,8 +110,9 @@ io::OrderedJson ClaimsView::verdicts(const std::string& id) {
     if (f.kind != ClaimFile::Kind::kPredictions) continue;
     const auto r = indexes_.find(f.id)->second->find(id);
     io::OrderedJson v = {{"verifier", f.id}};
-    v["label"] = r && r->contains("label") && (*r)["label"].is_string() ? io::OrderedJson((*r)["label"].get<std::string>())
-                                                                         : io::OrderedJson();
+    v["label"] = r && r->contains("label") && (*r)["label"].is_string()
+                     ? io::OrderedJson((*r)["label"].get<std::string>())
+                     : io::OrderedJson();
     out.push_back(std::move(v));
   }
   return out;
@@ -146,7 +147,8 @@ io::OrderedJson ClaimsView::claim_json(const io::Json& record, const ClaimFile& 
       const std::string vid = claim_text_of(v, "id");
       io::OrderedJson item = {{"id", vid}, {"form", claim_text_of(v, "form")}};
       auto segments = span_segments(v);
-      item["segments"] = segments ? std::move(*segments) : io::OrderedJson::array({{{"text", claim_text_of(v, "text")}}});
+      item["segments"] =
+          segments ? std::move(*segments) : io::OrderedJson::array({{{"text", claim_text_of(v, "text")}}});
       item["spans_ok"] = segments.has_value();
       item["verdicts"] = verdicts(vid);
       variants.push_back(std::move(item));

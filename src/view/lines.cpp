@@ -86,8 +86,9 @@ bool LineReader::next(FileLine& out) {
         }
         const char* piece = buf_.data() + kept;
         const void* p = std::memchr(piece, '\n', static_cast<std::size_t>(n));
-        const std::size_t used = p != nullptr ? static_cast<std::size_t>(static_cast<const char*>(p) - piece) + 1
-                                              : static_cast<std::size_t>(n);
+        const std::size_t used = p != nullptr
+                                     ? static_cast<std::size_t>(static_cast<const char*>(p) - piece) + 1
+                                     : static_cast<std::size_t>(n);
         file_pos_ += used;
         len += p != nullptr ? used - 1 : used;
         terminated = p != nullptr;

@@ -10,13 +10,15 @@ LineParser::Kind LineParser::parse(const FileLine& line, std::size_t number, std
                                    std::size_t readable_after) {
   where_ = fmt::format("{}:{}", file, number);
   if (line.cut) {
-    error_ = fmt::format("line of {} bytes, longer than the viewer reads ({} bytes)", line.bytes, line.text.size());
+    error_ = fmt::format("line of {} bytes, longer than the viewer reads ({} bytes)", line.bytes,
+                         line.text.size());
     return Kind::kBroken;
   }
   if (io::is_blank_line(line.text)) return Kind::kBlank;
   if (line.terminated && parser_.walk(line.text, values_, readable_after)) return Kind::kRecord;
   io::JsonError error;
-  auto j = io::parse_jsonl_line<io::OrderedJson>(line.text, line.terminated, io::TornTail::kAppendLog, where_, error);
+  auto j = io::parse_jsonl_line<io::OrderedJson>(line.text, line.terminated, io::TornTail::kAppendLog, where_,
+                                                 error);
   if (!j) {
     error_ = error.message.empty() ? "not a JSON object" : error.message;
     return Kind::kBroken;

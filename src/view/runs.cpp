@@ -14,9 +14,11 @@
 namespace numcheck::view {
 namespace {
 
-constexpr std::array<std::string_view, 10> kOutcomeFilters = {
-    "correct", "truncation_error", "format_error", "parse_error", "unit_error", "value_error",
-    "wrong",   "unscored",         "broken",       ""};
+constexpr std::array<std::string_view, 10> kOutcomeFilters = {"correct",      "truncation_error",
+                                                              "format_error", "parse_error",
+                                                              "unit_error",   "value_error",
+                                                              "wrong",        "unscored",
+                                                              "broken",       ""};
 constexpr std::size_t kOrbitTextBytes = std::size_t{64} << 10;
 
 // The score record of a response line, the fields a row shows.
@@ -27,7 +29,9 @@ struct ScoreFields {
   std::vector<std::string> rules;
 };
 
-std::string opt_text(const io::LineRecord& r, std::string_view key) { return std::string(text_field(r, key)); }
+std::string opt_text(const io::LineRecord& r, std::string_view key) {
+  return std::string(text_field(r, key));
+}
 
 ScoreFields score_fields(const io::LineRecord& r) {
   ScoreFields s;
@@ -78,7 +82,8 @@ class ScoreWalk {
     FileLine l;
     while (reader_->next(l)) {
       next_offset_ = l.next;
-      if (parser_.parse(l, ++count_, name_, reader_->readable_after(l)) != LineParser::Kind::kRecord) continue;
+      if (parser_.parse(l, ++count_, name_, reader_->readable_after(l)) != LineParser::Kind::kRecord)
+        continue;
       try {
         pending_ = score_fields(parser_.record());
       } catch (const Error&) {
@@ -131,7 +136,8 @@ io::OrderedJson grade_json(const std::string& outcome, const std::string& value)
 
 // The row of a response record, or nullopt when the filter leaves it out.
 std::optional<io::OrderedJson> record_row(const io::LineRecord& r, std::uint64_t line, const FileLine& fl,
-                                          const ScoreFields* s, const RowFilter& f, const PageLimits& limits) {
+                                          const ScoreFields* s, const RowFilter& f,
+                                          const PageLimits& limits) {
   std::string_view base = text_field(r, "base_id");
   std::string_view tmpl = text_field(r, "template");
   std::string_view view = text_field(r, "view");
@@ -150,10 +156,10 @@ std::optional<io::OrderedJson> record_row(const io::LineRecord& r, std::uint64_t
     return std::nullopt;
   bool cut = false;
   const std::string_view shown = clip_utf8(response, limits.text_bytes, cut);
-  io::OrderedJson row = {{"line", line},          {"prompt_id", pid},
-                         {"base_id", base},       {"template", tmpl},
-                         {"view", view},          {"finish_reason", text_field(r, "finish_reason")},
-                         {"response", shown},     {"response_bytes", response.size()},
+  io::OrderedJson row = {{"line", line},       {"prompt_id", pid},
+                         {"base_id", base},    {"template", tmpl},
+                         {"view", view},       {"finish_reason", text_field(r, "finish_reason")},
+                         {"response", shown},  {"response_bytes", response.size()},
                          {"response_cut", cut}};
   (void)fl;
   if (s != nullptr) {
@@ -193,7 +199,8 @@ Cursor Cursor::parse(std::string_view text) {
           parse_number(text.substr(b + 1), text)};
 }
 
-io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cursor& from, const PageLimits& limits) {
+io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cursor& from,
+                         const PageLimits& limits) {
   check_filter(filter);
   LineReader reader(run.responses, from.offset, limits.line_cap);
   ScoreWalk scores(run.scores, from.score_offset, limits.line_cap);
@@ -229,11 +236,11 @@ io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cu
   }
   io::OrderedJson out = io::OrderedJson::object();
   out["rows"] = std::move(rows);
-  out["next"] = more ? io::OrderedJson(Cursor{reader.offset(), line, scores.offset()}.str()) : io::OrderedJson();
+  out["next"] =
+      more ? io::OrderedJson(Cursor{reader.offset(), line, scores.offset()}.str()) : io::OrderedJson();
   out["scanned_to_line"] = line;
   return out;
 }
-
 
 namespace {
 
@@ -265,8 +272,8 @@ Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
 }
 
 // The records at `entries` of `hash` whose base id is `base` (a hash collision is read and dropped).
-std::vector<io::Json> read_records(const std::filesystem::path& path, const Entries& entries, std::uint64_t hash,
-                                   std::string_view base) {
+std::vector<io::Json> read_records(const std::filesystem::path& path, const Entries& entries,
+                                   std::uint64_t hash, std::string_view base) {
   std::vector<io::Json> out;
   const auto lo = std::lower_bound(entries.begin(), entries.end(), std::make_pair(hash, std::uint64_t{0}));
   LineParser parser;
@@ -350,7 +357,8 @@ io::Json OrbitIndex::orbit(std::string_view base_id) {
   if (!built_) build();
   const std::uint64_t h = id_hash(base_id);
   const std::vector<io::Json> responses = read_records(run_.responses, responses_, h, base_id);
-  if (responses.empty()) fail(ErrorCode::kUsage, "no record of base '{}' in this run", base_id.substr(0, 200));
+  if (responses.empty())
+    fail(ErrorCode::kUsage, "no record of base '{}' in this run", base_id.substr(0, 200));
   std::vector<io::Json> scores;
   if (run_.scores) scores = read_records(*run_.scores, scores_, h, base_id);
   io::Json members = io::Json::array();

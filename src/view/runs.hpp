@@ -31,14 +31,14 @@ struct RowFilter {
   std::string view;         // "" for any
   std::string outcome;      // a grade outcome, "wrong" (any but correct), "unscored", "broken"; "" for any
   std::string layer = "strict";  // the layer `outcome` applies to: strict or audit
-  std::string query;        // text or id, ASCII case-insensitive, in ids, response and prompt
+  std::string query;             // text or id, ASCII case-insensitive, in ids, response and prompt
 };
 
 struct PageLimits {
   std::size_t rows = 50;
   std::uint64_t scan_bytes = std::uint64_t{64} << 20;  // a page stops after reading this much
-  std::size_t text_bytes = 300;                         // response text in a row, then a marker
-  std::size_t line_cap = std::size_t{8} << 20;          // longest line read whole
+  std::size_t text_bytes = 300;                        // response text in a row, then a marker
+  std::size_t line_cap = std::size_t{8} << 20;         // longest line read whole
 };
 
 // One page of rows: {"rows": [...], "next": cursor or null, "scanned_lines": n, "end": bool}.

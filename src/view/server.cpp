@@ -29,7 +29,8 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-void serve(Api& api, const ServeOptions& options, const std::function<void(const std::string& url)>& on_ready) {
+void serve(Api& api, const ServeOptions& options,
+           const std::function<void(const std::string& url)>& on_ready) {
   // Signals go to the waiting thread only (the server's threads inherit the mask).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -62,7 +63,8 @@ void serve(Api& api, const ServeOptions& options, const std::function<void(const
   if (port <= 0)
     fail(ErrorCode::kIo, "cannot listen on {}:{} (in use? try --port 0 for a free port)", options.host,
          options.port);
-  const std::string shown = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+  const std::string shown =
+      options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   on_ready(fmt::format("http://{}:{}/", shown, port));
 
   std::atomic<bool> signalled{false};

@@ -16,7 +16,8 @@ struct ServeOptions {
 // Binds, calls `on_ready` with the URL, and serves until SIGINT or SIGTERM (blocked in every
 // thread from the start and waited for by one thread, which stops the server). Throws Error
 // (kIo) when it cannot bind.
-void serve(Api& api, const ServeOptions& options, const std::function<void(const std::string& url)>& on_ready);
+void serve(Api& api, const ServeOptions& options,
+           const std::function<void(const std::string& url)>& on_ready);
 
 // Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
 [[nodiscard]] bool is_loopback(const std::string& host);

@@ -48,7 +48,8 @@ void write_view_system(const orbit::Benchmark& bench, const fs::path& run, const
     lines += io::to_line(r) + "\n";
   }
   io::write_file_atomic(run / "responses.jsonl", lines);
-  io::write_file_atomic(run / "run.json", io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
+  io::write_file_atomic(run / "run.json",
+                        io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
 }
 
 // The port of "numcheck view: http://127.0.0.1:PORT/".
@@ -79,8 +80,8 @@ class DevtoolsPipe {
       const std::string dir = "--user-data-dir=" + profile.string();
       ::execl(kChromiumPath, kChromiumPath, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--remote-debugging-pipe", "--window-size=1366,1000", dir.c_str(), "about:blank",
-              static_cast<char*>(nullptr));
+              "--disable-sync", "--remote-debugging-pipe", "--window-size=1366,1000", dir.c_str(),
+              "about:blank", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(to_chrome[0]);
@@ -121,7 +122,8 @@ class DevtoolsPipe {
   bool open(const std::string& url) {
     const io::Json target = call("Target.createTarget", {{"url", url}});
     if (!target.is_object() || !target.contains("targetId")) return false;
-    const io::Json attached = call("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}});
+    const io::Json attached =
+        call("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}});
     if (!attached.is_object() || !attached.contains("sessionId")) return false;
     session_ = attached["sessionId"];
     return true;
@@ -129,8 +131,9 @@ class DevtoolsPipe {
 
   // The value of a JavaScript expression in the page (awaited when it is a promise).
   io::Json eval(const std::string& expression) {
-    const io::Json r = call("Runtime.evaluate",
-                            {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}}, session_);
+    const io::Json r =
+        call("Runtime.evaluate",
+             {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}}, session_);
     if (!r.is_object() || !r.contains("result")) return nullptr;
     return r["result"].value("value", io::Json());
   }
@@ -230,11 +233,15 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   // The orbit of the first percent row: its canonical base (right) and the percent view (the
   // payload, wrong), flipped.
   std::smatch orbit;
-  ASSERT_TRUE(std::regex_search(dom, orbit, std::regex("<span id=\"orbit-id\">([^<]+)</span>"))) << "no orbit";
+  ASSERT_TRUE(std::regex_search(dom, orbit, std::regex("<span id=\"orbit-id\">([^<]+)</span>")))
+      << "no orbit";
   EXPECT_NE(dom.find("<div class=\"card base\" data-view=\"canonical\">"), std::string::npos);
   std::smatch card;
-  ASSERT_TRUE(std::regex_search(dom, card, std::regex("<div class=\"card flipped\" data-view=\"percent\">([\\s\\S]*?)</details></div>")));
-  EXPECT_NE(card[1].str().find("<span class=\"strict-outcome wrong\">value_error</span>"), std::string::npos) << card[1];
+  ASSERT_TRUE(std::regex_search(
+      dom, card,
+      std::regex("<div class=\"card flipped\" data-view=\"percent\">([\\s\\S]*?)</details></div>")));
+  EXPECT_NE(card[1].str().find("<span class=\"strict-outcome wrong\">value_error</span>"), std::string::npos)
+      << card[1];
   EXPECT_NE(dom.find("<span class=\"strict-outcome correct\">correct</span>"), std::string::npos);
   EXPECT_NE(dom.find("FLIP vs base"), std::string::npos);
   // The payload is text: the title is the page's, no injected element, shown escaped.
@@ -244,8 +251,9 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
 
   const fs::path shot = root() / "view.png";
-  (void)run_chromium(root(), fmt::format("--virtual-time-budget=10000 --screenshot='{}' --window-size=1366,1000 '{}'",
-                                         shot.string(), url));
+  (void)run_chromium(root(),
+                     fmt::format("--virtual-time-budget=10000 --screenshot='{}' --window-size=1366,1000 '{}'",
+                                 shot.string(), url));
   ASSERT_TRUE(fs::exists(shot));
   const std::string png = io::read_file(shot);
   EXPECT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
@@ -273,7 +281,9 @@ TEST_F(ViewBrowser, ChromiumOverDevtoolsClicksAFilterAndAnOrbitAndReadsAGrade) {
         "document.getElementById('f-outcome').value = 'wrong';"
         "document.body.dataset.state = 'clicked'; document.getElementById('apply').click(); true");
     ASSERT_TRUE(chrome.wait_for("document.body.dataset.state === 'ready'"));
-    EXPECT_EQ(chrome.eval("location.hash.includes('view=percent') && location.hash.includes('outcome=wrong')"), true);
+    EXPECT_EQ(
+        chrome.eval("location.hash.includes('view=percent') && location.hash.includes('outcome=wrong')"),
+        true);
     const io::Json views = chrome.eval(
         "Array.from(document.querySelectorAll('#rows tbody tr')).map(r => r.dataset.view + ' ' + "
         "r.querySelector('td.outcome').textContent.split(' ')[0])");
@@ -281,19 +291,25 @@ TEST_F(ViewBrowser, ChromiumOverDevtoolsClicksAFilterAndAnOrbitAndReadsAGrade) {
     ASSERT_FALSE(views.empty());
     for (const auto& v : views) EXPECT_EQ(v, "percent value_error");
     // Open the first row's orbit and read its grades.
-    chrome.eval("document.body.dataset.state = 'clicked'; document.querySelector('#rows .open-orbit').click(); true");
-    ASSERT_TRUE(chrome.wait_for("document.body.dataset.state === 'ready' && !!document.querySelector('.orbit-grid')"));
+    chrome.eval(
+        "document.body.dataset.state = 'clicked'; document.querySelector('#rows .open-orbit').click(); true");
+    ASSERT_TRUE(chrome.wait_for(
+        "document.body.dataset.state === 'ready' && !!document.querySelector('.orbit-grid')"));
     EXPECT_EQ(chrome.eval("document.querySelector('.card.base').dataset.view"), "canonical");
     EXPECT_EQ(chrome.eval("document.querySelector('.card.base .strict-outcome').textContent"), "correct");
-    EXPECT_EQ(chrome.eval("document.querySelector('.card.flipped[data-view=percent] .strict-outcome').textContent"),
-              "value_error");
+    EXPECT_EQ(
+        chrome.eval("document.querySelector('.card.flipped[data-view=percent] .strict-outcome').textContent"),
+        "value_error");
     EXPECT_EQ(chrome.eval("document.querySelector('.card.flipped .flip-mark').textContent"), "FLIP vs base");
     // The payload is in the page as text and never ran.
     EXPECT_EQ(chrome.eval("Array.from(document.querySelectorAll('.card.flipped pre'))"
                           ".some(p => p.textContent.startsWith('<script>document.title'))"),
               true);
     EXPECT_EQ(chrome.eval("document.title"), "numcheck view");
-    EXPECT_EQ(chrome.eval("document.getElementById('injected') === null && document.querySelectorAll('img').length === 0"), true);
+    EXPECT_EQ(
+        chrome.eval(
+            "document.getElementById('injected') === null && document.querySelectorAll('img').length === 0"),
+        true);
   }
   fs::remove_all(profile);
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);

@@ -40,7 +40,8 @@ io::Json get_json(view::Api& api, const std::string& path, const view::Params& p
 
 std::vector<std::string> prompt_ids(const io::OrderedJson& page) {
   std::vector<std::string> out;
-  for (const auto& r : page["rows"]) out.push_back(r.contains("broken") ? "broken" : r["prompt_id"].get<std::string>());
+  for (const auto& r : page["rows"])
+    out.push_back(r.contains("broken") ? "broken" : r["prompt_id"].get<std::string>());
   return out;
 }
 
@@ -68,8 +69,9 @@ TEST(ViewRows, PagesJoinScoresAndShowBrokenLines) {
   const view::Catalog c = view::discover(f.dir);
   const auto& run = c.runs[0];
   const io::OrderedJson all = view::run_rows(run, {}, {});
-  EXPECT_EQ(prompt_ids(all), (std::vector<std::string>{"CV-0001:canonical", "CV-0001:fraction", "CV-0001:percent",
-                                                       "broken", "DD-0002:canonical", "DD-0002:percent"}));
+  EXPECT_EQ(prompt_ids(all),
+            (std::vector<std::string>{"CV-0001:canonical", "CV-0001:fraction", "CV-0001:percent", "broken",
+                                      "DD-0002:canonical", "DD-0002:percent"}));
   EXPECT_TRUE(all["next"].is_null());
   const auto& rows = all["rows"];
   EXPECT_EQ(rows[3]["line"], 4);
@@ -205,14 +207,16 @@ TEST(ViewApi, RefusesPathsAndAnswersJsonWithTheModelTextEscaped) {
   EXPECT_EQ(get_json(api, "/api/rows", {{"run", "../runs/a"}}, 404)["error"], "no such run in this folder");
   EXPECT_EQ(get_json(api, "/api/rows", {{"run", "/etc"}}, 404).count("error"), 1u);
   EXPECT_EQ(get_json(api, "/api/report", {{"id", "../.."}}, 404).count("error"), 1u);
-  EXPECT_EQ(get_json(api, "/api/rows", {{"run", "runs/a"}, {"cursor", "x"}}, 400)["error"], "not a cursor: 'x'");
+  EXPECT_EQ(get_json(api, "/api/rows", {{"run", "runs/a"}, {"cursor", "x"}}, 400)["error"],
+            "not a cursor: 'x'");
   EXPECT_EQ(get_json(api, "/api/orbit", {{"run", "runs/a"}}, 400).count("error"), 1u);
   const view::Reply js = api.get("/view.js", {});
   EXPECT_EQ(js.status, 200);
   EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
   EXPECT_EQ(js.body.find("innerHTML"), std::string::npos) << "the front end never writes markup from data";
   // The payload travels as a JSON string: parsed back it is the same text.
-  const io::Json page = get_json(api, "/api/rows", {{"run", "runs/a"}, {"view", "percent"}, {"template", "DD"}});
+  const io::Json page =
+      get_json(api, "/api/rows", {{"run", "runs/a"}, {"view", "percent"}, {"template", "DD"}});
   const std::string text = page["rows"][0]["response"];
   EXPECT_EQ(text.rfind(kViewPayload, 0), 0u);
   EXPECT_NE(text.find("\xEF\xBF\xBD"), std::string::npos) << "invalid UTF-8 replaced";

@@ -24,8 +24,8 @@ inline std::string response_line(const std::string& base, const std::string& vie
   return io::to_line(r) + "\n";
 }
 
-inline std::string score_line(const std::string& base, const std::string& view, std::size_t line, bool strict_ok,
-                              bool audit_ok) {
+inline std::string score_line(const std::string& base, const std::string& view, std::size_t line,
+                              bool strict_ok, bool audit_ok) {
   io::OrderedJson s = io::OrderedJson::object();
   s["prompt_id"] = base + ":" + view;
   s["base_id"] = base;
@@ -60,7 +60,8 @@ inline void write_view_run(const std::filesystem::path& dir, const std::string& 
   s += score_line("DD-0002", "canonical", 5, false, true);
   io::write_file_atomic(dir / "responses.jsonl", r);
   io::write_file_atomic(dir / "scores.jsonl", s);
-  io::write_file_atomic(dir / "run.json", io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
+  io::write_file_atomic(dir / "run.json",
+                        io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
 }
 
 // A claim-orbit folder, an evidence file and a verifier's predictions.
@@ -72,9 +73,13 @@ inline void write_view_claims(const std::filesystem::path& dir) {
       {{{"id", "c1#fraction"},
         {"form", "fraction"},
         {"text", "Sales rose 1/2 in 2020."},
-        {"spans", io::OrderedJson::array({{{"begin", 11}, {"end", 14}, {"value", "1/2"}, {"original", "50%"},
-                                           {"rewritten", "1/2"}}})}},
-       {{"id", "c1#bad"}, {"form", "bad"}, {"text", "short"}, {"spans", io::OrderedJson::array({{{"begin", 3}, {"end", 99}}})}}});
+        {"spans",
+         io::OrderedJson::array(
+             {{{"begin", 11}, {"end", 14}, {"value", "1/2"}, {"original", "50%"}, {"rewritten", "1/2"}}})}},
+       {{"id", "c1#bad"},
+        {"form", "bad"},
+        {"text", "short"},
+        {"spans", io::OrderedJson::array({{{"begin", 3}, {"end", 99}}})}}});
   io::OrderedJson c2 = {{"id", "c2"}, {"claim", "The town has " + kViewPayload + " people."}};
   c2["variants"] = io::OrderedJson::array();
   io::write_file_atomic(dir / "orbits" / "claims.jsonl", io::to_line(c) + "\n" + io::to_line(c2) + "\n");
