@@ -61,6 +61,10 @@ function rowElement(row) {
     return el('tr', { class: 'broken' }, el('td', {}, row.line),
       el('td', { colspan: 7 }, 'broken line (' + row.bytes + ' bytes): ' + row.broken));
   }
+  if (row.error !== undefined) {
+    return el('tr', { class: 'broken', 'data-view': row.view }, el('td', {}, row.line), el('td', { class: 'pid' }, row.prompt_id),
+      el('td', {}, row.view), el('td', { colspan: 5 }, 'request failed: ' + row.error));
+  }
   const open = el('button', { type: 'button', class: 'open-orbit' }, 'orbit');
   open.addEventListener('click', () => setHash({ orbit: row.base_id }));
   const label = row.expected !== undefined ? row.expected + ' ' + row.answer_unit : '';

@@ -14,11 +14,17 @@
 namespace numcheck::view {
 namespace {
 
-constexpr std::array<std::string_view, 10> kOutcomeFilters = {"correct",      "truncation_error",
-                                                              "format_error", "parse_error",
-                                                              "unit_error",   "value_error",
-                                                              "wrong",        "unscored",
-                                                              "broken",       ""};
+constexpr std::array<std::string_view, 11> kOutcomeFilters = {"correct",
+                                                              "truncation_error",
+                                                              "format_error",
+                                                              "parse_error",
+                                                              "unit_error",
+                                                              "value_error",
+                                                              "wrong",
+                                                              "unscored",
+                                                              "broken",
+                                                              "error",
+                                                              ""};
 constexpr std::size_t kOrbitTextBytes = std::size_t{64} << 10;
 
 // The score record of a response line, the fields a row shows.
@@ -187,6 +193,48 @@ void check_filter(const RowFilter& f) {
     fail(ErrorCode::kUsage, "unknown layer '{}' (strict or audit)", f.layer.substr(0, 64));
 }
 
+// A page of errors.jsonl (prompts whose attempts ran out): the same cursor, over that file.
+io::OrderedJson error_rows(const RunSource& run, const RowFilter& f, const Cursor& from,
+                           const PageLimits& limits) {
+  io::OrderedJson out = io::OrderedJson::object();
+  out["rows"] = io::OrderedJson::array();
+  out["next"] = nullptr;
+  out["scanned_to_line"] = 0;
+  if (!run.errors) return out;
+  LineReader reader(*run.errors, from.offset, limits.line_cap);
+  LineParser parser;
+  const std::string name = run.errors->filename().string();
+  std::uint64_t line = from.lines;
+  FileLine fl;
+  while (out["rows"].size() < limits.rows && reader.next(fl)) {
+    const auto kind = parser.parse(fl, ++line, name, reader.readable_after(fl));
+    if (kind == LineParser::Kind::kBlank) continue;
+    if (kind == LineParser::Kind::kBroken) {
+      out["rows"].push_back({{"line", line}, {"broken", parser.error()}, {"bytes", fl.bytes}});
+      continue;
+    }
+    const io::LineRecord r = parser.record();
+    const std::string_view pid = text_field(r, "prompt_id");
+    const std::string_view error = text_field(r, "error");
+    if ((!f.template_id.empty() && text_field(r, "template") != f.template_id) ||
+        (!f.view.empty() && text_field(r, "view") != f.view) ||
+        (!f.query.empty() && !contains_folded(pid, f.query) && !contains_folded(error, f.query)))
+      continue;
+    bool cut = false;
+    out["rows"].push_back({{"line", line},
+                           {"prompt_id", pid},
+                           {"base_id", text_field(r, "base_id")},
+                           {"template", text_field(r, "template")},
+                           {"view", text_field(r, "view")},
+                           {"error", clip_utf8(error, limits.text_bytes, cut)}});
+  }
+  FileLine peek;
+  LineReader probe(*run.errors, reader.offset(), 64);
+  if (probe.next(peek)) out["next"] = Cursor{reader.offset(), line, 0}.str();
+  out["scanned_to_line"] = line;
+  return out;
+}
+
 }  // namespace
 
 std::string Cursor::str() const { return fmt::format("{}.{}.{}", offset, lines, score_offset); }
@@ -202,6 +250,7 @@ Cursor Cursor::parse(std::string_view text) {
 io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cursor& from,
                          const PageLimits& limits) {
   check_filter(filter);
+  if (filter.outcome == "error") return error_rows(run, filter, from, limits);
   LineReader reader(run.responses, from.offset, limits.line_cap);
   ScoreWalk scores(run.scores, from.score_offset, limits.line_cap);
   LineParser parser;

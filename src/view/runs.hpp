@@ -27,9 +27,10 @@ struct Cursor {
 };
 
 struct RowFilter {
-  std::string template_id;  // "" for any
-  std::string view;         // "" for any
-  std::string outcome;      // a grade outcome, "wrong" (any but correct), "unscored", "broken"; "" for any
+  std::string template_id;       // "" for any
+  std::string view;              // "" for any
+  std::string outcome;           // a grade outcome, "wrong" (any but correct), "unscored",
+                                 // "broken", "error" (the records of errors.jsonl); "" for any
   std::string layer = "strict";  // the layer `outcome` applies to: strict or audit
   std::string query;             // text or id, ASCII case-insensitive, in ids, response and prompt
 };
