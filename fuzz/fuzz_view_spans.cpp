@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const view::Cursor c = view::Cursor::parse(text);
     const view::Cursor back = view::Cursor::parse(c.str());
-    if (back.offset != c.offset || back.lines != c.lines || back.score_offset != c.score_offset) __builtin_trap();
+    if (back.offset != c.offset || back.lines != c.lines || back.score_offset != c.score_offset)
+      __builtin_trap();
   } catch (const Error&) {  // NOLINT(bugprone-empty-catch): a refused cursor is the expected outcome
   }
   auto j = io::try_parse_json(text, "fuzz");
@@ -31,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string joined;
     for (const auto& s : *segments) joined += s["text"].get<std::string>();
     const auto t = j.value->find("text");
-    const std::string expected = t != j.value->end() && t->is_string() ? t->get<std::string>() : std::string();
+    const std::string expected =
+        t != j.value->end() && t->is_string() ? t->get<std::string>() : std::string();
     if (joined != expected) __builtin_trap();
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "span_segments threw: %s\n", ex.what());

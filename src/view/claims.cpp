@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::size_t kEvidenceShown = 10;
 constexpr std::size_t kEvidenceBytes = 1200;
+constexpr std::uint64_t kClaimScanBytes = std::uint64_t{64} << 20;  // a page stops after reading this much
 
 std::string claim_text_of(const io::Json& j, const char* key) {
   const auto it = j.find(key);
@@ -168,10 +169,11 @@ io::OrderedJson ClaimsView::page(std::string_view file, const ClaimQuery& q) {
   io::OrderedJson claims = io::OrderedJson::array();
   std::uint64_t line = q.lines;
   FileLine fl;
-  bool more = false;
-  while (claims.size() < q.limit) {
+  std::uint64_t read = 0;
+  while (claims.size() < q.limit && read < kClaimScanBytes) {
     if (!reader.next(fl)) break;
     ++line;
+    read += fl.next - fl.offset;
     const auto kind = parser.parse(fl, line, name, reader.readable_after(fl));
     if (kind == LineParser::Kind::kBlank) continue;
     if (kind == LineParser::Kind::kBroken) {
@@ -188,7 +190,7 @@ io::OrderedJson ClaimsView::page(std::string_view file, const ClaimQuery& q) {
   }
   FileLine peek;
   LineReader probe(f->path, reader.offset(), 64);
-  more = probe.next(peek);
+  const bool more = probe.next(peek);
   io::OrderedJson out = io::OrderedJson::object();
   out["claims"] = std::move(claims);
   out["next"] = more ? io::OrderedJson(fmt::format("{}.{}.0", reader.offset(), line)) : io::OrderedJson();
