@@ -141,9 +141,8 @@ io::OrderedJson grade_json(const std::string& outcome, const std::string& value)
 }
 
 // The row of a response record, or nullopt when the filter leaves it out.
-std::optional<io::OrderedJson> record_row(const io::LineRecord& r, std::uint64_t line, const FileLine& fl,
-                                          const ScoreFields* s, const RowFilter& f,
-                                          const PageLimits& limits) {
+std::optional<io::OrderedJson> record_row(const io::LineRecord& r, std::uint64_t line, const ScoreFields* s,
+                                          const RowFilter& f, const PageLimits& limits) {
   std::string_view base = text_field(r, "base_id");
   std::string_view tmpl = text_field(r, "template");
   std::string_view view = text_field(r, "view");
@@ -167,7 +166,6 @@ std::optional<io::OrderedJson> record_row(const io::LineRecord& r, std::uint64_t
                          {"view", view},       {"finish_reason", text_field(r, "finish_reason")},
                          {"response", shown},  {"response_bytes", response.size()},
                          {"response_cut", cut}};
-  (void)fl;
   if (s != nullptr) {
     row["strict"] = grade_json(s->strict, s->strict_value);
     row["audit"] = grade_json(s->audit, s->audit_value);
@@ -276,7 +274,7 @@ io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cu
         rows.push_back({{"line", line}, {"broken", parser.error()}, {"bytes", fl.bytes}});
       continue;
     }
-    if (auto row = record_row(parser.record(), line, fl, s, filter, limits)) rows.push_back(std::move(*row));
+    if (auto row = record_row(parser.record(), line, s, filter, limits)) rows.push_back(std::move(*row));
   }
   if (!more) {
     FileLine peek;  // a full page may end exactly at the end of the file
