@@ -270,7 +270,9 @@ io::OrderedJson run_rows(const RunSource& run, const RowFilter& filter, const Cu
     if (kind == LineParser::Kind::kBlank) continue;
     const ScoreFields* s = scores.at_line(line);
     if (kind == LineParser::Kind::kBroken) {
-      if (filter.outcome.empty() || filter.outcome == "broken")
+      const bool any =
+          filter.template_id.empty() && filter.view.empty() && filter.query.empty() && filter.outcome.empty();
+      if (any || filter.outcome == "broken")
         rows.push_back({{"line", line}, {"broken", parser.error()}, {"bytes", fl.bytes}});
       continue;
     }
