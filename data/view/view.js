@@ -82,10 +82,17 @@ async function loadRows(append) {
     state.rowsNext = null;
   }
   try {
-    const page = await api('/api/rows', {
-      run: s.run, template: s.template, view: s.view, outcome: s.outcome, layer: s.layer, q: s.q,
-      cursor: append ? state.rowsNext : '',
-    });
+    let cursor = append ? state.rowsNext : '';
+    let page = null;
+    // A page that read its budget (64 MiB) without a match goes on by itself, a page at a time.
+    for (let pages = 0; pages < 1000; ++pages) {
+      page = await api('/api/rows', {
+        run: s.run, template: s.template, view: s.view, outcome: s.outcome, layer: s.layer, q: s.q, cursor,
+      });
+      if (page.rows.length || !page.next) break;
+      cursor = page.next;
+      status.textContent = 'searching: read to line ' + page.scanned_to_line + ' ...';
+    }
     for (const row of page.rows) body.appendChild(rowElement(row));
     state.rowsNext = page.next;
     document.getElementById('more').hidden = !page.next;

@@ -296,6 +296,27 @@ namespace {
 using Entries = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
 // One scan of a JSONL file: (hash of the record's base id, offset) per record, sorted.
+// The base id of a line as numcheck's runner and `orbit score` write it, without parsing it:
+// `{"prompt_id":"<id>","base_id":"<base>"` with no escape in either string. "" for any other
+// line, which is then parsed. (In JSON an unescaped quote only ends a string, so these are the
+// object's first two members; a wrong guess would only make a miss, as every record found through
+// the index is parsed and its base id compared.)
+std::string_view leading_base_id(std::string_view line) {
+  constexpr std::string_view kHead = R"({"prompt_id":")";
+  constexpr std::string_view kMid = R"(","base_id":")";
+  if (line.substr(0, kHead.size()) != kHead) return {};
+  const std::size_t pid_end = line.find('"', kHead.size());
+  if (pid_end == std::string_view::npos ||
+      line.substr(kHead.size(), pid_end - kHead.size()).find('\\') != std::string_view::npos)
+    return {};
+  if (line.substr(pid_end, kMid.size()) != kMid) return {};
+  const std::size_t begin = pid_end + kMid.size();
+  const std::size_t end = line.find('"', begin);
+  if (end == std::string_view::npos || end == begin) return {};
+  const std::string_view base = line.substr(begin, end - begin);
+  return base.find('\\') == std::string_view::npos ? base : std::string_view();
+}
+
 Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
   LineReader reader(path, 0);
   LineParser parser;
@@ -304,7 +325,13 @@ Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
   FileLine fl;
   std::size_t line = 0;
   while (reader.next(fl)) {
-    if (parser.parse(fl, ++line, name, reader.readable_after(fl)) != LineParser::Kind::kRecord) continue;
+    ++line;
+    if (const std::string_view fast = leading_base_id(fl.text); !fast.empty()) {
+      out.emplace_back(id_hash(fast), fl.offset);
+      ++records;
+      continue;
+    }
+    if (parser.parse(fl, line, name, reader.readable_after(fl)) != LineParser::Kind::kRecord) continue;
     const io::LineRecord r = parser.record();
     std::string_view base = text_field(r, "base_id");
     if (base.empty()) {  // an orbit prompt id is "<base id>:<view>"
