@@ -246,7 +246,7 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   EXPECT_NE(dom.find("FLIP vs base"), std::string::npos);
   // The payload is text: the title is the page's, no injected element, shown escaped.
   EXPECT_NE(dom.find("<title>numcheck view</title>"), std::string::npos);
-  EXPECT_EQ(dom.find("id=\"injected\""), std::string::npos);
+  EXPECT_EQ(dom.find("<div id=\"injected\""), std::string::npos);
   EXPECT_EQ(dom.find("<img"), std::string::npos);
   EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
 
