@@ -252,7 +252,7 @@ async function render() {
       }
     }
   } else if (tab === 'claims') {
-    const files = c.claims.filter(f => f.kind !== 'predictions');
+    const files = c.claims.filter(f => f.kind === 'orbits').concat(c.claims.filter(f => f.kind === 'evidence'));
     if (!s.cfile && files.length) return setHash({ tab: 'claims', cfile: files[0].id });
     fillSelect(document.getElementById('c-file'), files.map(f => ({ id: f.id, label: f.id + ' (' + f.kind + ')' })), s.cfile);
     document.getElementById('c-q').value = s.cq || '';
