@@ -1,6 +1,8 @@
 #include "view/catalog.hpp"
 
 #include <algorithm>
+#include <array>
+#include <string_view>
 #include <system_error>
 
 #include "core/error.hpp"
@@ -14,6 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxDepth = 3;
+// The files a run, claim-orbit or verifier folder has: never taken for an evidence file.
+constexpr std::array<std::string_view, 6> kKnownFiles = {
+    "responses.jsonl", "scores.jsonl", "errors.jsonl", "claims.jsonl", "predictions.jsonl", "verdicts.jsonl"};
 
 std::string relative_id(const fs::path& root, const fs::path& p) {
   const std::string r = p.lexically_relative(root).generic_string();
@@ -91,9 +96,7 @@ void look_at(const fs::path& root, const fs::path& dir, Catalog& c) {
     const fs::path& p = e.path();
     const std::string name = p.filename().string();
     if (p.extension() != ".jsonl" || !is_file(p)) continue;
-    static const std::vector<std::string> kKnown = {"responses.jsonl", "scores.jsonl",      "errors.jsonl",
-                                                    "claims.jsonl",    "predictions.jsonl", "verdicts.jsonl"};
-    if (std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end()) continue;
+    if (std::find(kKnownFiles.begin(), kKnownFiles.end(), name) != kKnownFiles.end()) continue;
     files.push_back(p);
   }
   std::sort(files.begin(), files.end());

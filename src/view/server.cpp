@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <thread>
 
@@ -20,7 +21,7 @@ void answer(Api& api, const httplib::Request& req, httplib::Response& res) {
   Reply r = api.get(req.path, params);
   res.status = r.status;
   res.set_header("Content-Security-Policy", r.csp.empty() ? kPageCsp : r.csp);
-  res.set_content(std::move(r.body), r.content_type);
+  res.set_content(r.body, r.content_type);
 }
 
 }  // namespace
@@ -67,16 +68,22 @@ void serve(Api& api, const ServeOptions& options,
       options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   on_ready(fmt::format("http://{}:{}/", shown, port));
 
+  // The waiter stops the server on SIGINT or SIGTERM (again until listening has ended, in case the
+  // signal came before it began) and ends by itself when listening ends for another reason.
+  std::atomic<bool> done{false};
   std::atomic<bool> signalled{false};
-  std::thread waiter([&server, &signalled, stop_signals] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    signalled = true;
-    server.stop();
+  std::thread waiter([&server, &done, &signalled, stop_signals] {
+    const timespec tick{0, 100000000L};  // 0.1 s
+    while (!done) {
+      if (!signalled && sigtimedwait(&stop_signals, nullptr, &tick) > 0) signalled = true;
+      if (signalled) {
+        server.stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
   });
   const bool ok = server.listen_after_bind();
-  // Ended without a signal (a failure of the listening socket): wake the waiter to join it.
-  if (!signalled) pthread_kill(waiter.native_handle(), SIGTERM);
+  done = true;
   waiter.join();
   if (!ok && !signalled) fail(ErrorCode::kIo, "the server stopped: its socket failed");
 }
