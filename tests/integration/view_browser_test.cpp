@@ -212,6 +212,10 @@ TEST_F(ViewBrowser, ServesJsonWithStrictHeadersRefusesOtherMethodsAndStopsOnSigt
     EXPECT_EQ(r->status, 404) << path;
   }
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+  // Ctrl-C (SIGINT) stops it cleanly too.
+  Child again({NUMCHECK_CLI, "view", (root() / "runs" / "a").string()}, true);
+  ASSERT_GT(port_of(again.first_line), 0) << again.first_line;
+  EXPECT_EQ(again.signal_and_wait(SIGINT), 0);
 }
 
 TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {

@@ -137,6 +137,26 @@ TEST(ViewRows, FiltersByTemplateViewOutcomeAndText) {
   EXPECT_THROW((void)view::run_rows(run, bad, {}), Error);
 }
 
+TEST(ViewRows, TheErrorFilterPagesErrorsJsonl) {
+  ViewFolder f;
+  io::write_file_atomic(f.dir / "runs" / "a" / "errors.jsonl",
+                        "{\"prompt_id\":\"CV-0009:words\",\"base_id\":\"CV-0009\",\"view\":\"words\","
+                        "\"error\":\"HTTP 500: " +
+                            kViewPayload + "\"}\nnot json\n");
+  const view::Catalog c = view::discover(f.dir);
+  view::RowFilter errors;
+  errors.outcome = "error";
+  const io::OrderedJson page = view::run_rows(c.runs[0], errors, {});
+  ASSERT_EQ(page["rows"].size(), 2u);
+  EXPECT_EQ(page["rows"][0]["prompt_id"], "CV-0009:words");
+  EXPECT_EQ(page["rows"][0]["error"], "HTTP 500: " + kViewPayload);
+  EXPECT_EQ(page["rows"][1]["line"], 2);
+  EXPECT_TRUE(page["rows"][1].contains("broken"));
+  EXPECT_TRUE(page["next"].is_null());
+  // A run without errors.jsonl: no rows.
+  EXPECT_TRUE(view::run_rows(c.runs[1], errors, {})["rows"].empty());
+}
+
 TEST(ViewRows, CursorsRoundTripAndRefuseJunk) {
   const view::Cursor c{123, 4, 56};
   EXPECT_EQ(c.str(), "123.4.56");
