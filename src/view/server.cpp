@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -46,6 +47,12 @@ void serve(Api& api, const ServeOptions& options,
                               {"Cache-Control", "no-store"},
                               {"Cross-Origin-Resource-Policy", "same-origin"}});
   server.set_payload_max_length(1 << 16);
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, with which a second viewer
+  // on a port in use would share it instead of being refused.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    (void)::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 405;
