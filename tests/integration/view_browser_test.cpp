@@ -211,6 +211,10 @@ TEST_F(ViewBrowser, ServesJsonWithStrictHeadersRefusesOtherMethodsAndStopsOnSigt
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 404) << path;
   }
+  // A second viewer on the same port is refused (exit 1, no URL), never sharing it.
+  Child second({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", std::to_string(port)}, true);
+  EXPECT_EQ(second.first_line, "");
+  EXPECT_EQ(second.signal_and_wait(SIGTERM), 1);
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
   // Ctrl-C (SIGINT) stops it cleanly too.
   Child again({NUMCHECK_CLI, "view", (root() / "runs" / "a").string()}, true);
