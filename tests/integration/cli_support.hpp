@@ -173,6 +173,28 @@ class Child {
   bool reaped_ = false;
 };
 
+// Debian's Chromium, for the browser tests (skipped when it is absent).
+inline const char* const kChromiumPath = "/usr/bin/chromium";
+
+// Runs Chromium headless with a fresh profile in `work` and `args` (quoted by the caller); returns
+// its stdout. The flags keep it off the network (no updates, sync or background requests).
+inline std::string run_chromium(const std::filesystem::path& work, const std::string& args) {
+  namespace fs = std::filesystem;
+  const fs::path profile = work / fmt::format("profile-{}", ::getpid());
+  fs::remove_all(profile);
+  const fs::path out = work / "chromium.out";
+  const std::string cmd = fmt::format(
+      "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--user-data-dir='{}' {} >'{}' 2>/dev/null",
+      kChromiumPath, profile.string(), args, out.string());
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << cmd;
+  std::string s = fs::exists(out) ? io::read_file(out) : std::string();
+  fs::remove_all(profile);
+  return s;
+}
+
 // The records of a JSONL file: every terminated, non-empty line parsed (none when it is missing).
 inline std::vector<io::Json> read_jsonl(const std::filesystem::path& p) {
   std::vector<io::Json> out;

@@ -39,11 +39,9 @@ TEST(DoctorCli, FindsEveryNeededLibraryAndDataFileOnThisMachine) {
   const struct {
     const char* soname;
     const char* package_prefix;
-  } needed[] = {{"libcurl.so.4", "libcurl4"},
-                {"libsqlite3.so.0", "libsqlite3-0"},
-                {"libicuuc.so.", "libicu"},
-                {"libstemmer.so.0d", "libstemmer0d"},
-                {"liblinear.so.4", "liblinear4"}};
+  } needed[] = {{"libcurl.so.4", "libcurl4"},     {"libsqlite3.so.0", "libsqlite3-0"},
+                {"libicuuc.so.", "libicu"},       {"libstemmer.so.0d", "libstemmer0d"},
+                {"liblinear.so.4", "liblinear4"}, {"libcpp-httplib.so.0.11", "libcpp-httplib0.11"}};
   for (const auto& n : needed) {
     const io::Json* l = library(report, n.soname);
     ASSERT_NE(l, nullptr) << n.soname;
@@ -52,8 +50,9 @@ TEST(DoctorCli, FindsEveryNeededLibraryAndDataFileOnThisMachine) {
     EXPECT_EQ((*l)["debian_package"].get<std::string>().rfind(n.package_prefix, 0), 0u) << l->dump();
     EXPECT_EQ((*l)["optional"], false) << l->dump();
   }
-  // ICU, libstemmer and liblinear are linked: read from the process, not loaded by doctor.
-  for (const char* linked : {"libicuuc.so.", "libstemmer.so.0d", "liblinear.so.4"}) {
+  // ICU, libstemmer, liblinear and cpp-httplib are linked: read from the process, not loaded by doctor.
+  for (const char* linked :
+       {"libicuuc.so.", "libstemmer.so.0d", "liblinear.so.4", "libcpp-httplib.so.0.11"}) {
     EXPECT_EQ((*library(report, linked))["loaded"], "linked") << linked;
   }
   // The ICU package carries the version of the library found (libicu72 for libicuuc.so.72).

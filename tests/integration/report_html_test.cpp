@@ -19,29 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kChromium = "/usr/bin/chromium";
-
 // The injected payload: if it ever ran, the page title would change and an element would appear.
 const std::string kPayload =
     "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
     "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
-
-// Runs chromium headless with a fresh profile; returns its stdout.
-std::string chromium(const fs::path& work, const std::string& args) {
-  const fs::path profile = work / fmt::format("profile-{}", ::getpid());
-  fs::remove_all(profile);
-  const fs::path out = work / "chromium.out";
-  const std::string cmd = fmt::format(
-      "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir='{}' {} >'{}' 2>/dev/null",
-      kChromium, profile.string(), args, out.string());
-  const int rc = std::system(cmd.c_str());
-  EXPECT_EQ(rc, 0) << cmd;
-  std::string s = fs::exists(out) ? io::read_file(out) : std::string();
-  fs::remove_all(profile);
-  return s;
-}
 
 // A simulated system: mostly correct answers, some wrong, some with the payload as the response.
 void write_system(const orbit::Benchmark& bench, const fs::path& run, const std::string& model,
@@ -74,8 +55,8 @@ void write_system(const orbit::Benchmark& bench, const fs::path& run, const std:
 }
 
 TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
-  if (!fs::exists(kChromium)) {
-    GTEST_SKIP() << "chromium is not installed at " << kChromium
+  if (!fs::exists(kChromiumPath)) {
+    GTEST_SKIP() << "chromium is not installed at " << kChromiumPath
                  << " (scripts/setup.sh --with-test-tools installs it); HTML rendering not checked";
   }
   const fs::path dir = fresh_dir("report_html");
@@ -109,7 +90,7 @@ TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
   EXPECT_NE(raw.find("&lt;script&gt;document.title=&#39;PWNED&#39;"), std::string::npos);
 
   const std::string url = "file://" + fs::absolute(html).string();
-  const std::string dom = chromium(dir, "--dump-dom '" + url + "'");
+  const std::string dom = run_chromium(dir, "--dump-dom '" + url + "'");
   ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
   // The title is the report's, not the payload's; no injected element exists.
   std::smatch title;
@@ -127,7 +108,7 @@ TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
   EXPECT_NE(dom.find("id=\"comparisons\""), std::string::npos) << "two systems: comparisons";
 
   const fs::path shot = dir / "report.png";
-  (void)chromium(dir, fmt::format("--screenshot='{}' --window-size=1366,900 '{}'", shot.string(), url));
+  (void)run_chromium(dir, fmt::format("--screenshot='{}' --window-size=1366,900 '{}'", shot.string(), url));
   ASSERT_TRUE(fs::exists(shot));
   const std::string png = io::read_file(shot);
   ASSERT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";

@@ -1,0 +1,327 @@
+// `numcheck view` end to end: the real server on a scored run folder (a benchmark from `orbit
+// generate`, answers with a hostile payload in some responses and in a model name), its headers
+// and refusals over HTTP, then the page in headless Chromium: a filter, an orbit opened by a click
+// on a row, a grade read from the DOM, a screenshot, and the payload never run. Chromium tests are
+// skipped when it is not installed.
+#include <poll.h>
+#include <signal.h>
+
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "cli_support.hpp"
+#include "io/files.hpp"
+#include "io/json.hpp"
+#include "orbit/benchmark.hpp"
+
+namespace numcheck::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// If it ever ran, the title would change and an element would appear.
+const std::string kViewPagePayload =
+    "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
+    "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
+
+// Every third percent view answers the payload and a wrong value (x100): a flip against its
+// canonical view, which is right; every other answer is right. Response records as the runner writes
+// them (with the request and its prompt).
+void write_view_system(const orbit::Benchmark& bench, const fs::path& run, const std::string& model) {
+  fs::create_directories(run);
+  std::string lines;
+  std::size_t percent = 0;
+  for (const auto& v : bench.views) {
+    std::string text = fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
+    if (v.view == "percent" && percent++ % 3 == 0)
+      text = kViewPagePayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
+    io::OrderedJson r = io::OrderedJson::object();
+    r["prompt_id"] = v.prompt_id;
+    r["base_id"] = v.base_id;
+    r["template"] = v.template_id;
+    r["view"] = v.view;
+    r["request"] = {{"messages", {{{"role", "user"}, {"content", v.prompt}}}}};
+    r["response"] = text;
+    r["finish_reason"] = "stop";
+    lines += io::to_line(r) + "\n";
+  }
+  io::write_file_atomic(run / "responses.jsonl", lines);
+  io::write_file_atomic(run / "run.json",
+                        io::to_line(io::OrderedJson{{"model", model}, {"simulated", true}}));
+}
+
+// The port of "numcheck view: http://127.0.0.1:PORT/".
+int port_of(const std::string& first_line) {
+  std::smatch m;
+  if (!std::regex_match(first_line, m, std::regex(R"(numcheck view: http://127\.0\.0\.1:(\d+)/)"))) return -1;
+  return std::stoi(m[1].str());
+}
+
+// Chromium driven over the DevTools protocol on a pipe (--remote-debugging-pipe: it reads
+// NUL-terminated JSON messages on fd 3 and writes its own on fd 4): one page, scripts evaluated in
+// it. Every wait is bounded by a number of messages or polls, never judged by its duration.
+class DevtoolsPipe {
+ public:
+  explicit DevtoolsPipe(const fs::path& profile) {
+    int to_chrome[2] = {-1, -1};
+    int from_chrome[2] = {-1, -1};
+    if (::pipe(to_chrome) != 0 || ::pipe(from_chrome) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork");
+    if (pid_ == 0) {
+      ::dup2(to_chrome[0], 3);
+      ::dup2(from_chrome[1], 4);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+      for (int fd = 5; fd < 256; ++fd) ::close(fd);
+      const std::string dir = "--user-data-dir=" + profile.string();
+      ::execl(kChromiumPath, kChromiumPath, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+              "--no-first-run", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--remote-debugging-pipe", "--window-size=1366,1000", dir.c_str(),
+              "about:blank", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(to_chrome[0]);
+    ::close(from_chrome[1]);
+    out_ = to_chrome[1];
+    in_ = from_chrome[0];
+  }
+  ~DevtoolsPipe() {
+    if (out_ >= 0) ::close(out_);  // Chromium exits when its pipe closes
+    if (in_ >= 0) ::close(in_);
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+    }
+  }
+  DevtoolsPipe(const DevtoolsPipe&) = delete;
+  DevtoolsPipe& operator=(const DevtoolsPipe&) = delete;
+
+  // Sends a command and returns its "result" (an "error" answer fails the test and returns null).
+  io::Json call(const std::string& method, const io::Json& params, const std::string& session = "") {
+    io::Json msg = {{"id", ++id_}, {"method", method}, {"params", params}};
+    if (!session.empty()) msg["sessionId"] = session;
+    const std::string text = msg.dump() + std::string(1, '\0');
+    if (::write(out_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) return nullptr;
+    for (int i = 0; i < 10000; ++i) {  // events before the answer are skipped
+      const std::optional<io::Json> m = read_message();
+      if (!m) return nullptr;
+      if (m->contains("id") && (*m)["id"] == id_) {
+        EXPECT_FALSE(m->contains("error")) << method << ": " << m->dump();
+        return m->value("result", io::Json());
+      }
+    }
+    return nullptr;
+  }
+
+  // Opens `url` in a new page and attaches to it.
+  bool open(const std::string& url) {
+    const io::Json target = call("Target.createTarget", {{"url", url}});
+    if (!target.is_object() || !target.contains("targetId")) return false;
+    const io::Json attached =
+        call("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}});
+    if (!attached.is_object() || !attached.contains("sessionId")) return false;
+    session_ = attached["sessionId"];
+    return true;
+  }
+
+  // The value of a JavaScript expression in the page (awaited when it is a promise).
+  io::Json eval(const std::string& expression) {
+    const io::Json r =
+        call("Runtime.evaluate",
+             {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}}, session_);
+    if (!r.is_object() || !r.contains("result")) return nullptr;
+    return r["result"].value("value", io::Json());
+  }
+
+  // Polls `condition` (a JavaScript expression) until it is true, at most `polls` times.
+  bool wait_for(const std::string& condition, int polls = 300) {
+    for (int i = 0; i < polls; ++i) {
+      if (eval(condition) == true) return true;
+      ::usleep(100 * 1000);
+    }
+    return false;
+  }
+
+ private:
+  std::optional<io::Json> read_message() {
+    std::string buf;
+    for (;;) {
+      ::pollfd p{in_, POLLIN, 0};
+      if (::poll(&p, 1, 60 * 1000) <= 0) return std::nullopt;  // a hung browser ends the test
+      char c = 0;
+      if (::read(in_, &c, 1) != 1) return std::nullopt;
+      if (c == '\0') break;
+      buf += c;
+    }
+    auto j = io::try_parse_json(buf, "devtools");
+    return j.ok() ? std::optional<io::Json>(std::move(*j.value)) : std::nullopt;
+  }
+  pid_t pid_ = -1;
+  int out_ = -1, in_ = -1;
+  int id_ = 0;
+  std::string session_;
+};
+
+class ViewBrowser : public SharedDirSuite<ViewBrowser> {
+ protected:
+  static fs::path root() { return *root_; }
+  static void SetUpTestSuite() {
+    make_root_with_bench("view_browser");
+    const orbit::Benchmark b = orbit::load_benchmark(bench());
+    write_view_system(b, root() / "runs" / "a", "model-a" + kViewPagePayload);
+    write_view_system(b, root() / "runs" / "b", "model-b");
+    for (const char* s : {"a", "b"}) {
+      const fs::path run = root() / "runs" / s;
+      auto r = run_cli(fmt::format("orbit score --bench {} --responses {} --out {}", quoted(bench()),
+                                   quoted(run / "responses.jsonl"), quoted(run / "scores.jsonl")));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+};
+
+TEST_F(ViewBrowser, ServesJsonWithStrictHeadersRefusesOtherMethodsAndStopsOnSigterm) {
+  Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  httplib::Client client("127.0.0.1", port);
+  auto cat = client.Get("/api/catalog");
+  ASSERT_TRUE(cat) << "no answer";
+  EXPECT_EQ(cat->status, 200);
+  EXPECT_EQ(cat->get_header_value("Content-Type"), "application/json; charset=utf-8");
+  EXPECT_EQ(cat->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(cat->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  const io::Json j = io::parse_json(cat->body, "catalog");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["name"], "model-a" + kViewPagePayload);
+  auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page->body.find("<script>"), std::string::npos) << "no inline script";
+  EXPECT_EQ(page->body.find("http"), std::string::npos) << "no external asset";
+  auto post = client.Post("/api/catalog", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  for (const char* path : {"/api/rows?run=../runs/a", "/../bench/views.jsonl", "/a/responses.jsonl"}) {
+    auto r = client.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+  }
+  // A second viewer on the same port is refused (exit 1, no URL), never sharing it.
+  Child second({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", std::to_string(port)}, true);
+  EXPECT_EQ(second.first_line, "");
+  EXPECT_EQ(second.signal_and_wait(SIGTERM), 1);
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+  // Ctrl-C (SIGINT) stops it cleanly too.
+  Child again({NUMCHECK_CLI, "view", (root() / "runs" / "a").string()}, true);
+  ASSERT_GT(port_of(again.first_line), 0) << again.first_line;
+  EXPECT_EQ(again.signal_and_wait(SIGINT), 0);
+}
+
+TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
+  if (!fs::exists(kChromiumPath)) GTEST_SKIP() << "chromium is not installed at " << kChromiumPath;
+  Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  // The filter (system a, percent views) and a click on the first row's orbit button, through the
+  // page's test hook, after the rows have loaded.
+  const std::string url =
+      fmt::format("http://127.0.0.1:{}/#tab=runs&run=a&view=percent&autoclick=first-orbit", port);
+  const std::string dom = run_chromium(root(), "--virtual-time-budget=10000 --dump-dom '" + url + "'");
+  ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
+  EXPECT_NE(dom.find("data-state=\"ready\""), std::string::npos) << "the page did not finish";
+  // The filter: every row is a percent view, and there are rows.
+  const std::size_t percent_rows = occurrences(dom, "<tr data-view=\"percent\"");
+  EXPECT_GE(percent_rows, 10u);
+  EXPECT_EQ(occurrences(dom, "<tr data-view="), percent_rows);
+  // The orbit of the first percent row: its canonical base (right) and the percent view (the
+  // payload, wrong), flipped.
+  std::smatch orbit;
+  ASSERT_TRUE(std::regex_search(dom, orbit, std::regex("<span id=\"orbit-id\">([^<]+)</span>")))
+      << "no orbit";
+  EXPECT_NE(dom.find("<div class=\"card base\" data-view=\"canonical\">"), std::string::npos);
+  std::smatch card;
+  ASSERT_TRUE(std::regex_search(
+      dom, card,
+      std::regex("<div class=\"card flipped\" data-view=\"percent\">([\\s\\S]*?)</details></div>")));
+  EXPECT_NE(card[1].str().find("<span class=\"strict-outcome wrong\">value_error</span>"), std::string::npos)
+      << card[1];
+  EXPECT_NE(dom.find("<span class=\"strict-outcome correct\">correct</span>"), std::string::npos);
+  EXPECT_NE(dom.find("FLIP vs base"), std::string::npos);
+  // The payload is text: the title is the page's, no injected element, shown escaped.
+  EXPECT_NE(dom.find("<title>numcheck view</title>"), std::string::npos);
+  EXPECT_EQ(dom.find("<div id=\"injected\""), std::string::npos);
+  EXPECT_EQ(dom.find("<img"), std::string::npos);
+  EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
+
+  const fs::path shot = root() / "view.png";
+  (void)run_chromium(root(),
+                     fmt::format("--virtual-time-budget=10000 --screenshot='{}' --window-size=1366,1000 '{}'",
+                                 shot.string(), url));
+  ASSERT_TRUE(fs::exists(shot));
+  const std::string png = io::read_file(shot);
+  EXPECT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  if (const char* keep = std::getenv("NUMCHECK_KEEP_VIEW_SCREENSHOT"))
+    fs::copy_file(shot, keep, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+}
+
+TEST_F(ViewBrowser, ChromiumOverDevtoolsClicksAFilterAndAnOrbitAndReadsAGrade) {
+  if (!fs::exists(kChromiumPath)) GTEST_SKIP() << "chromium is not installed at " << kChromiumPath;
+  Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  const fs::path profile = root() / "devtools-profile";
+  {
+    DevtoolsPipe chrome(profile);
+    ASSERT_TRUE(chrome.open(fmt::format("http://127.0.0.1:{}/", port)));
+    ASSERT_TRUE(chrome.wait_for("document.body && document.body.dataset.state === 'ready'"));
+    EXPECT_EQ(chrome.eval("document.querySelectorAll('#rows tbody tr').length"), 50);
+    EXPECT_EQ(chrome.eval("document.getElementById('f-run').options.length"), 2);
+    // Type a filter into the form and press Apply, as a user does.
+    chrome.eval(
+        "document.getElementById('f-view').value = 'percent';"
+        "document.getElementById('f-outcome').value = 'wrong';"
+        "document.body.dataset.state = 'clicked'; document.getElementById('apply').click(); true");
+    ASSERT_TRUE(chrome.wait_for("document.body.dataset.state === 'ready'"));
+    EXPECT_EQ(
+        chrome.eval("location.hash.includes('view=percent') && location.hash.includes('outcome=wrong')"),
+        true);
+    const io::Json views = chrome.eval(
+        "Array.from(document.querySelectorAll('#rows tbody tr')).map(r => r.dataset.view + ' ' + "
+        "r.querySelector('td.outcome').textContent.split(' ')[0])");
+    ASSERT_TRUE(views.is_array());
+    ASSERT_FALSE(views.empty());
+    for (const auto& v : views) EXPECT_EQ(v, "percent value_error");
+    // Open the first row's orbit and read its grades.
+    chrome.eval(
+        "document.body.dataset.state = 'clicked'; document.querySelector('#rows .open-orbit').click(); true");
+    ASSERT_TRUE(chrome.wait_for(
+        "document.body.dataset.state === 'ready' && !!document.querySelector('.orbit-grid')"));
+    EXPECT_EQ(chrome.eval("document.querySelector('.card.base').dataset.view"), "canonical");
+    EXPECT_EQ(chrome.eval("document.querySelector('.card.base .strict-outcome').textContent"), "correct");
+    EXPECT_EQ(
+        chrome.eval("document.querySelector('.card.flipped[data-view=percent] .strict-outcome').textContent"),
+        "value_error");
+    EXPECT_EQ(chrome.eval("document.querySelector('.card.flipped .flip-mark').textContent"), "FLIP vs base");
+    // The payload is in the page as text and never ran.
+    EXPECT_EQ(chrome.eval("Array.from(document.querySelectorAll('.card.flipped pre'))"
+                          ".some(p => p.textContent.startsWith('<script>document.title'))"),
+              true);
+    EXPECT_EQ(chrome.eval("document.title"), "numcheck view");
+    EXPECT_EQ(
+        chrome.eval(
+            "document.getElementById('injected') === null && document.querySelectorAll('img').length === 0"),
+        true);
+  }
+  fs::remove_all(profile);
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+}
+
+}  // namespace
+}  // namespace numcheck::testing
