@@ -7,6 +7,8 @@
 //            --no-number-terms (plain words only, to see what the quantity layer costs)
 //            --write-corpus FILE (also write the collection as JSONL {"id","text"}, for
 //            `numcheck claims index --corpus FILE`; nothing is measured then)
+//            --corpus FILE (snippets from a JSONL file of {"id","text"} instead of the synthetic
+//            collection, e.g. bench/make_corpus.py's) --query-file FILE (one query a line)
 //
 // Each system runs in its own child process so its peak resident memory (getrusage of the child)
 // is its own. Indexing is end to end: text in memory -> index file on disk (tokenizing, number
@@ -68,15 +70,15 @@ std::uint64_t dir_bytes(const fs::path& p) {
   return n;
 }
 
-Result run_ours(const std::vector<std::string>& docs, unsigned threads, const fs::path& dir, bool numbers) {
+Result run_ours(const std::vector<std::string>& docs, const std::vector<std::string>& ids, unsigned threads,
+                const fs::path& dir, bool numbers) {
   Result r;
   const double c0 = cpu_now();
   const auto t0 = Clock::now();
   {
     retrieval::IndexBuilder b({.stem = false, .number_terms = numbers});
     b.reserve(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i)
-      b.add({retrieval::SyntheticCollection::document_id(i), docs[i], ""});
+    for (std::size_t i = 0; i < docs.size(); ++i) b.add({ids[i], docs[i], ""});
     const retrieval::Index ix = b.build(threads);
     ix.save(dir / "index.bin");
   }
@@ -151,8 +153,8 @@ Result query_ours(const std::vector<std::string>& queries, const fs::path& dir) 
 }
 
 #if NUMCHECK_HAVE_XAPIAN
-Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
-                  const fs::path& dir) {
+Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& ids,
+                  const std::vector<std::string>& queries, const fs::path& dir) {
   Result r;
   const double c0 = cpu_now();
   const auto t0 = Clock::now();
@@ -163,7 +165,7 @@ Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::s
       Xapian::Document d;
       tg.set_document(d);
       tg.index_text(docs[i]);
-      d.set_data(retrieval::SyntheticCollection::document_id(i));
+      d.set_data(ids[i]);
       db.add_document(d);
     }
     db.commit();
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
   std::size_t ndocs = 20000, nqueries = 1000;
   unsigned threads = 2;
   bool xapian = true, numbers = true;
-  std::string corpus_out;
+  std::string corpus_out, corpus_in, queries_in;
   if (const char* e = std::getenv("NUMCHECK_BENCH_RETRIEVAL_DOCS")) ndocs = std::strtoull(e, nullptr, 10);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -255,26 +257,50 @@ int main(int argc, char** argv) {
       numbers = false;
     else if (a == "--write-corpus")
       corpus_out = next();
+    else if (a == "--corpus")
+      corpus_in = next();
+    else if (a == "--query-file")
+      queries_in = next();
     else if (a.rfind("--benchmark", 0) == 0)
       continue;  // scripts/run-benchmarks.sh passes these
     else {
       fmt::print(stderr,
                  "usage: bench_retrieval [--docs N] [--queries Q] [--threads T] [--no-xapian] "
-                 "[--no-number-terms] [--write-corpus FILE]\n");
+                 "[--no-number-terms] [--write-corpus FILE] [--corpus FILE] [--query-file FILE]\n");
       return 2;
     }
   }
   const auto g0 = Clock::now();
   const retrieval::SyntheticCollection coll;
-  std::vector<std::string> docs(ndocs), queries(nqueries);
-  for (std::size_t i = 0; i < ndocs; ++i) docs[i] = coll.document(i);
-  for (std::size_t i = 0; i < nqueries; ++i) queries[i] = coll.query(i);
+  std::vector<std::string> docs, ids, queries;
+  if (corpus_in.empty()) {
+    for (std::size_t i = 0; i < ndocs; ++i) {
+      docs.push_back(coll.document(i));
+      ids.push_back(retrieval::SyntheticCollection::document_id(i));
+    }
+  } else {
+    io::for_each_line(corpus_in, [&](const io::Line& l) {
+      if (l.text.empty()) return;
+      const io::Json j = io::Json::parse(l.text);
+      ids.push_back(j.at("id").get<std::string>());
+      docs.push_back(j.at("text").get<std::string>());
+    });
+    ndocs = docs.size();
+  }
+  if (queries_in.empty()) {
+    for (std::size_t i = 0; i < nqueries; ++i) queries.push_back(coll.query(i));
+  } else {
+    io::for_each_line(queries_in, [&](const io::Line& l) {
+      if (!l.text.empty() && queries.size() < nqueries) queries.emplace_back(l.text);
+    });
+    nqueries = queries.size();
+  }
   const double gen_s = secs(g0, Clock::now());
   if (!corpus_out.empty()) {
     std::string out;
     for (std::size_t i = 0; i < ndocs; ++i) {
       io::OrderedJson j;
-      j["id"] = retrieval::SyntheticCollection::document_id(i);
+      j["id"] = ids[i];
       j["text"] = docs[i];
       out += io::to_line(j);
       out += '\n';
@@ -286,10 +312,11 @@ int main(int argc, char** argv) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_bench_retrieval_{}", getpid());
   fs::create_directories(dir);
   fmt::print(
-      "synthetic collection: {} snippets, {} queries (generated in {:.1f} s, not counted); {} indexing "
-      "threads; machine: {} cores\n",
-      ndocs, nqueries, gen_s, threads, std::thread::hardware_concurrency());
-  Result ours = in_child([&] { return run_ours(docs, threads, dir, numbers); });
+      "{}: {} snippets, {} queries (made in {:.1f} s, not counted); {} indexing threads; machine: {} "
+      "cores\n",
+      corpus_in.empty() ? std::string("synthetic collection") : "corpus " + corpus_in, ndocs, nqueries, gen_s,
+      threads, std::thread::hardware_concurrency());
+  Result ours = in_child([&] { return run_ours(docs, ids, threads, dir, numbers); });
   {
     const Result q = in_child([&] { return query_ours(queries, dir); });
     ours.query_cpu_s = q.query_cpu_s;
@@ -302,7 +329,7 @@ int main(int argc, char** argv) {
   }
   Result xap;
 #if NUMCHECK_HAVE_XAPIAN
-  if (xapian) xap = in_child([&] { return run_xapian(docs, queries, dir); });
+  if (xapian) xap = in_child([&] { return run_xapian(docs, ids, queries, dir); });
 #else
   if (xapian) fmt::print("Xapian not built in (install libxapian-dev and reconfigure): numcheck alone\n");
   xapian = false;
