@@ -62,16 +62,18 @@ mkdir -p "$work"
 rows=()
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# Runs "$@" $runs times; prints "median_seconds median_max_rss_kb".
+# Runs "$@" $runs times; prints "median_seconds median_max_rss_kb median_cpu_seconds" (CPU: user +
+# system, the figure to compare on a shared machine).
 measure() {
-  local t=() m=()
+  local t=() m=() c=() s k u y
   for ((i = 0; i < runs; i++)); do
-    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
-    read -r s k <"$work/time.txt"
+    /usr/bin/time -f "%e %M %U %S" -o "$work/time.txt" "$@" >/dev/null 2>&1
+    read -r s k u y <"$work/time.txt"
     t+=("$s")
     m+=("$k")
+    c+=("$(awk -v u="$u" -v y="$y" 'BEGIN {printf "%.2f", u + y}')")
   done
-  echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median)"
+  echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median) $(printf '%s\n' "${c[@]}" | median)"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 # copies_spec K OUT: the default spec with its templates K times (ids of copy k > 0 end in k).
@@ -149,19 +151,19 @@ if [[ " $sections " == *" score "* ]]; then
   # benchmark, which parses bases.jsonl and views.jsonl and writes the cache; the benchmark's files
   # are in the page cache either way), and the Python grader, interleaved, $runs rounds; medians.
   score_rows() {
-    local d="$work/$1" n wt=() wm=() ct=() cm=() pt=() pm=() s k
+    local d="$work/$1" n wt=() wm=() wc=() ct=() cm=() cc=() pt=() pm=() pc=() s k c
     n=$(wc -l <"$d/responses.jsonl")
     NUMCHECK_CACHE_DIR="$work/cache" "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl" >/dev/null
     for ((i = 0; i < runs; i++)); do
-      read -r s k < <(NUMCHECK_CACHE_DIR="$work/cache" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
-      wt+=("$s") wm+=("$k")
+      read -r s k c < <(NUMCHECK_CACHE_DIR="$work/cache" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
+      wt+=("$s") wm+=("$k") wc+=("$c")
       rm -rf "$work/cache-cold"
-      read -r s k < <(NUMCHECK_CACHE_DIR="$work/cache-cold" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
-      ct+=("$s") cm+=("$k")
-      read -r s k < <(runs=1 measure "$py" "$root/bench/python_grader.py" "$work/bench" "$d/responses.jsonl" "$d/py_scores.jsonl")
-      pt+=("$s") pm+=("$k")
+      read -r s k c < <(NUMCHECK_CACHE_DIR="$work/cache-cold" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
+      ct+=("$s") cm+=("$k") cc+=("$c")
+      read -r s k c < <(runs=1 measure "$py" "$root/bench/python_grader.py" "$work/bench" "$d/responses.jsonl" "$d/py_scores.jsonl")
+      pt+=("$s") pm+=("$k") pc+=("$c")
     done
-    echo "   $1: numcheck warm ${wt[*]} s, cold ${ct[*]} s, Python ${pt[*]} s"
+    echo "   $1 (load average $(cut -d' ' -f1-3 /proc/loadavg)): wall / CPU s: numcheck warm ${wt[*]} / ${wc[*]}, cold ${ct[*]} / ${cc[*]}, Python ${pt[*]} / ${pc[*]}; peak KB: warm ${wm[*]}, cold ${cm[*]}"
     "$py" - "$d/scores.jsonl" "$d/py_scores.jsonl" <<'EOF'
 import json, sys
 n = bad = 0
@@ -176,13 +178,14 @@ with open(sys.argv[1], encoding="utf-8") as a, open(sys.argv[2], encoding="utf-8
 print(f"   identical grades: {n - bad} of {n} records")
 sys.exit(1 if bad else 0)
 EOF
-    local w c p wmm cmm pmm
+    local w c p w1 c1 p1 wmm cmm pmm
     w=$(printf '%s\n' "${wt[@]}" | median) c=$(printf '%s\n' "${ct[@]}" | median) p=$(printf '%s\n' "${pt[@]}" | median)
+    w1=$(printf '%s\n' "${wc[@]}" | median) c1=$(printf '%s\n' "${cc[@]}" | median) p1=$(printf '%s\n' "${pc[@]}" | median)
     wmm=$(printf '%s\n' "${wm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
     cmm=$(printf '%s\n' "${cm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
     pmm=$(printf '%s\n' "${pm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
-    rows+=("| \`orbit score\`, $n $2 ($(du -m "$d/responses.jsonl" | cut -f1) MB), index cache warm | ${w} s, ${wmm} MB peak | Python grader, identical grades: ${p} s, ${pmm} MB | $(ratio "$p" "$w")x |")
-    rows+=("| \`orbit score\`, the same, cold cache folder | ${c} s, ${cmm} MB peak; cold / warm $(ratio "$c" "$w") | (same) | $(ratio "$p" "$c")x |")
+    rows+=("| \`orbit score\`, $n $2 ($(du -m "$d/responses.jsonl" | cut -f1) MB), index cache warm | ${w} s (CPU ${w1} s), ${wmm} MB peak | Python grader, identical grades: ${p} s (CPU ${p1} s), ${pmm} MB | $(ratio "$p" "$w")x (CPU $(ratio "$p1" "$w1")x) |")
+    rows+=("| \`orbit score\`, the same, cold cache folder | ${c} s (CPU ${c1} s), ${cmm} MB peak; cold / warm $(ratio "$c" "$w") (CPU $(ratio "$c1" "$w1")) | (same) | $(ratio "$p" "$c")x (CPU $(ratio "$p1" "$c1")x) |")
   }
   score_rows run "runner-written records"
   score_rows slim "slim records"
@@ -210,16 +213,16 @@ if [[ " $sections " == *" report "* && -x "$root/build/release/bench/bench_repor
   "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$rdir/report" >/dev/null
   NUMCHECK_BENCH_REPORT_RUNS="$rdir" "$root/build/release/bench/bench_report" --benchmark_filter=BM_LoadScores \
     --benchmark_min_time=0.01 >/dev/null 2>&1
-  rts=() nps=()
+  rts=() rcs=() nps=()
   for ((i = 0; i < runs; i++)); do
-    read -r s _ < <(runs=1 measure "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$rdir/report")
-    rts+=("$s")
+    read -r s _ c < <(runs=1 measure "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$rdir/report")
+    rts+=("$s") rcs+=("$c")
     nps+=("$("$py" "$root/bench/numpy_bootstrap.py" "$rdir" --repeat 1 |
       awk '/best of/ {for (i = 1; i < NF; i++) if ($(i + 1) == "s" && $(i + 2) == "total,") print $i}')")
   done
-  echo "   numcheck ${rts[*]} s, numpy ${nps[*]} s"
-  rt=$(printf '%s\n' "${rts[@]}" | median) np=$(printf '%s\n' "${nps[@]}" | median)
-  rows+=("| \`orbit report\`, 5 systems of $(wc -l <"$rdir/system1/responses.jsonl") runner-written records each, 10,000 draws, whole command | ${rt} s | numpy, the same resampling (the bootstrap alone): ${np} s | $(ratio "$np" "$rt")x |")
+  echo "   (load average $(cut -d' ' -f1-3 /proc/loadavg)) numcheck ${rts[*]} s (CPU ${rcs[*]} s), numpy ${nps[*]} s"
+  rt=$(printf '%s\n' "${rts[@]}" | median) rc=$(printf '%s\n' "${rcs[@]}" | median) np=$(printf '%s\n' "${nps[@]}" | median)
+  rows+=("| \`orbit report\`, 5 systems of $(wc -l <"$rdir/system1/responses.jsonl") runner-written records each, 10,000 draws, whole command | ${rt} s (CPU ${rc} s) | numpy, the same resampling (the bootstrap alone, wall): ${np} s | $(ratio "$np" "$rt")x |")
 fi
 
 # ---- orbit run vs wrk against nginx-light ------------------------------------------------------
