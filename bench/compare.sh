@@ -3,7 +3,7 @@
 # tool a researcher would use instead, side by side in one run, medians of repeated runs. Never run
 # by the tests or CI (it takes minutes and its figures depend on the machine); run it with
 #   make bench-compare            (or: bash bench/compare.sh [--scale K] [--runs N] [--only LIST])
-# (LIST: any of score,report,run,start; default all)
+# (LIST: any of score,report,run,start; default all; --fixtures run,slim: the score rows' fixtures)
 #
 # What it measures (all on this machine, at the same time, so load affects both sides alike):
 #   orbit score    numcheck on K copies of the default benchmark (K = 117 gives 1,006,200 prompts)
@@ -46,12 +46,14 @@ work=${WORK:-/tmp/numcheck-compare}
 scale=117
 runs=3
 sections="score report run start"
+fixtures="run slim"  # the score rows' fixtures (below)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) scale=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --only) sections=${2//,/ }; shift 2 ;;
-    *) echo "usage: $0 [--scale K] [--runs N] [--only score,report,run,start]" >&2; exit 2 ;;
+    --fixtures) fixtures=${2//,/ }; shift 2 ;;
+    *) echo "usage: $0 [--scale K] [--runs N] [--only score,report,run,start] [--fixtures run,slim]" >&2; exit 2 ;;
   esac
 done
 [[ -x "$cli" ]] || { echo "build numcheck first (cmake --build --preset release)" >&2; exit 1; }
@@ -187,8 +189,8 @@ EOF
     rows+=("| \`orbit score\`, $n $2 ($(du -m "$d/responses.jsonl" | cut -f1) MB), index cache warm | ${w} s (CPU ${w1} s), ${wmm} MB peak | Python grader, identical grades: ${p} s (CPU ${p1} s), ${pmm} MB | $(ratio "$p" "$w")x (CPU $(ratio "$p1" "$w1")x) |")
     rows+=("| \`orbit score\`, the same, cold cache folder | ${c} s (CPU ${c1} s), ${cmm} MB peak; cold / warm $(ratio "$c" "$w") (CPU $(ratio "$c1" "$w1")) | (same) | $(ratio "$p" "$c")x (CPU $(ratio "$p1" "$c1")x) |")
   }
-  score_rows run "runner-written records"
-  score_rows slim "slim records"
+  [[ " $fixtures " == *" run "* ]] && score_rows run "runner-written records"
+  [[ " $fixtures " == *" slim "* ]] && score_rows slim "slim records"
 fi
 
 # ---- orbit report vs numpy ---------------------------------------------------------------------
