@@ -98,18 +98,20 @@ EOF
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures on a shared machine are noisy)"
 
 # ---- runner-written fixtures -------------------------------------------------------------------
-# serve_and_run BENCH INJECT OUT [ORBIT RUN OPTION...]: starts numcheck_test_server on BENCH with
-# the reference system's answer faults INJECT and a thinking model's reasoning, runs `numcheck
+# serve_and_run BENCH INJECT OUT MODEL [ORBIT RUN OPTION...]: starts numcheck_test_server (serving
+# model MODEL) on BENCH with the reference system's answer faults INJECT and a thinking model's
+# reasoning, runs `numcheck
 # orbit run` against it into OUT at concurrency 16 (skipped when OUT already has its records:
 # minutes at a million prompts), and stops the server. So every record is what a live run writes:
 # request, response, reasoning, finish_reason, usage, timings, system_fingerprint, attempts,
 # times, in completion order.
 server="$root/build/release/tests/support/numcheck_test_server"
 serve_and_run() {
-  local bench=$1 faults=$2 out=$3 pid url=
+  local bench=$1 faults=$2 out=$3 model=$4 pid url=
   [[ -f "$out/responses.jsonl" && -f "$out/run.json" ]] && return 0
   rm -rf "$out"
-  "$server" --port 0 --bench "$bench" --inject "$faults" --reasoning --threads 32 >"$work/server.url" 2>"$work/server.log" &
+  "$server" --port 0 --bench "$bench" --model "$model" --inject "$faults" --reasoning --threads 32 \
+    >"$work/server.url" 2>"$work/server.log" &
   pid=$!
   for _ in $(seq 600); do
     url=$(head -n1 "$work/server.url" 2>/dev/null || true)
@@ -117,8 +119,8 @@ serve_and_run() {
     kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
     sleep 0.2
   done
-  "$cli" orbit run --bench "$bench" --out "$out" --endpoint "$url" --model test-model --concurrency 16 \
-    --no-cache --no-fsync --progress none "${@:4}" >/dev/null || { kill "$pid"; exit 1; }
+  "$cli" orbit run --bench "$bench" --out "$out" --endpoint "$url" --model "$model" --concurrency 16 \
+    --no-cache --no-fsync --progress none "${@:5}" >/dev/null || { kill "$pid"; exit 1; }
   kill "$pid"
   wait "$pid" 2>/dev/null || true
 }
@@ -140,7 +142,7 @@ if [[ " $sections " == *" score "* ]]; then
     "$cli" orbit generate --spec "$work/spec.json" --out "$work/bench" >/dev/null
   fi
   # Row 1, the headline: the records `orbit run` writes.
-  serve_and_run "$work/bench" "$inject" "$work/run"
+  serve_and_run "$work/bench" "$inject" "$work/run" test-model
   # Row 2, the slim fixture: only prompt_id, response (~300 bytes of reasoning and a FINAL line),
   # finish_reason and usage, faults by a hash of the prompt id, in benchmark order
   # (bench/make_responses.py; numcheck never writes records without a request).
@@ -207,7 +209,7 @@ if [[ " $sections " == *" report "* && -x "$root/build/release/bench/bench_repor
     times_ten=0.02,markdown=0.08,unit_slip=0.01,truncation=0.02 times_ten=0.01
     times_ten=0.20,markdown=0.02,unit_slip=0.10,truncation=0.01)
   for s in 1 2 3 4 5; do
-    serve_and_run "$rdir/bench" "${profiles[$((s - 1))]}" "$rdir/system$s"
+    serve_and_run "$rdir/bench" "${profiles[$((s - 1))]}" "$rdir/system$s" "system$s"
     [[ -f "$rdir/system$s/scores.jsonl" ]] || "$cli" orbit score --bench "$rdir/bench" \
       --responses "$rdir/system$s/responses.jsonl" --out "$rdir/system$s/scores.jsonl" >/dev/null
   done
