@@ -191,8 +191,8 @@ EOF
     rows+=("| \`orbit score\`, $n $2 ($(du -m "$d/responses.jsonl" | cut -f1) MB), index cache warm | ${w} s (CPU ${w1} s), ${wmm} MB peak | Python grader, identical grades: ${p} s (CPU ${p1} s), ${pmm} MB | $(ratio "$p" "$w")x (CPU $(ratio "$p1" "$w1")x) |")
     rows+=("| \`orbit score\`, the same, cold cache folder | ${c} s (CPU ${c1} s), ${cmm} MB peak; cold / warm $(ratio "$c" "$w") (CPU $(ratio "$c1" "$w1")) | (same) | $(ratio "$p" "$c")x (CPU $(ratio "$p1" "$c1")x) |")
   }
-  [[ " $fixtures " == *" run "* ]] && score_rows run "runner-written records"
-  [[ " $fixtures " == *" slim "* ]] && score_rows slim "slim records"
+  if [[ " $fixtures " == *" run "* ]]; then score_rows run "runner-written records"; fi
+  if [[ " $fixtures " == *" slim "* ]]; then score_rows slim "slim records"; fi
 fi
 
 # ---- orbit report vs numpy ---------------------------------------------------------------------
