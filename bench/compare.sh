@@ -2,17 +2,24 @@
 # The command-level comparison of issue 16: numcheck's commands end to end against the script or
 # tool a researcher would use instead, side by side in one run, medians of repeated runs. Never run
 # by the tests or CI (it takes minutes and its figures depend on the machine); run it with
-#   make bench-compare            (or: bash bench/compare.sh [--scale K] [--runs N])
+#   make bench-compare            (or: bash bench/compare.sh [--scale K] [--runs N] [--only LIST])
+# (LIST: any of score,report,run,start; default all; --fixtures run,slim: the score rows' fixtures)
 #
 # What it measures (all on this machine, at the same time, so load affects both sides alike):
-#   orbit score    numcheck on responses (bench/make_responses.py) to K copies of the default
-#                  benchmark (K = 117 gives 1,006,200 responses) vs bench/python_grader.py (re + fractions.Fraction); the
-#                  script checks that both give the same strict and audit grade on every record.
-#                  numcheck twice: with the benchmark index cache filled (in $WORK/cache) and with
-#                  --no-index-cache.
+#   orbit score    numcheck on K copies of the default benchmark (K = 117 gives 1,006,200 prompts)
+#                  vs bench/python_grader.py (re + fractions.Fraction); the script checks that both
+#                  give the same strict and audit grade on every record. Two fixtures, one row each:
+#                  the records `numcheck orbit run` writes, made by running it against
+#                  numcheck_test_server (tests/support) answering with the reference system's
+#                  faults (--inject) and a reasoning text (--reasoning), the headline; and the slim
+#                  records of bench/make_responses.py (prompt_id, response, finish_reason, usage).
+#                  numcheck twice, interleaved with the peer: with the benchmark index cache warm
+#                  (a cache folder an earlier score filled) and cold (a fresh cache folder).
 #                  Peak memory (max RSS) from /usr/bin/time.
-#   orbit report   numcheck, 5 systems, 10,000 bootstrap draws vs bench/numpy_bootstrap.py doing
-#                  the same resampling (needs build/release/bench/bench_report to export its input).
+#   orbit report   numcheck, 5 systems (the default benchmark run by `orbit run` against the test
+#                  server with 5 fault profiles, then scored), 10,000 bootstrap draws, whole command
+#                  vs bench/numpy_bootstrap.py doing the same resampling (its input exported by
+#                  build/release/bench/bench_report from those scores).
 #   orbit run      numcheck (the default benchmark's 8,600 prompts, whole process, N runs with a
 #                  fresh run folder and cache each: the median rate) vs wrk (3 s, run right before
 #                  each of numcheck's runs; the ratio is the median of each run's ratio to the wrk
@@ -38,11 +45,15 @@ py=/usr/bin/python3
 work=${WORK:-/tmp/numcheck-compare}
 scale=117
 runs=3
+sections="score report run start"
+fixtures="run slim"  # the score rows' fixtures (below)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scale) scale=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) echo "usage: $0 [--scale K] [--runs N]" >&2; exit 2 ;;
+    --only) sections=${2//,/ }; shift 2 ;;
+    --fixtures) fixtures=${2//,/ }; shift 2 ;;
+    *) echo "usage: $0 [--scale K] [--runs N] [--only score,report,run,start] [--fixtures run,slim]" >&2; exit 2 ;;
   esac
 done
 [[ -x "$cli" ]] || { echo "build numcheck first (cmake --build --preset release)" >&2; exit 1; }
@@ -53,16 +64,18 @@ mkdir -p "$work"
 rows=()
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# Runs "$@" $runs times; prints "median_seconds median_max_rss_kb".
+# Runs "$@" $runs times; prints "median_seconds median_max_rss_kb median_cpu_seconds" (CPU: user +
+# system, the figure to compare on a shared machine).
 measure() {
-  local t=() m=()
+  local t=() m=() c=() s k u y
   for ((i = 0; i < runs; i++)); do
-    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
-    read -r s k <"$work/time.txt"
+    /usr/bin/time -f "%e %M %U %S" -o "$work/time.txt" "$@" >/dev/null 2>&1
+    read -r s k u y <"$work/time.txt"
     t+=("$s")
     m+=("$k")
+    c+=("$(awk -v u="$u" -v y="$y" 'BEGIN {printf "%.2f", u + y}')")
   done
-  echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median)"
+  echo "$(printf '%s\n' "${t[@]}" | median) $(printf '%s\n' "${m[@]}" | median) $(printf '%s\n' "${c[@]}" | median)"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 # copies_spec K OUT: the default spec with its templates K times (ids of copy k > 0 end in k).
@@ -84,34 +97,78 @@ EOF
 
 echo "== machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures on a shared machine are noisy)"
 
+# ---- runner-written fixtures -------------------------------------------------------------------
+# serve_and_run BENCH INJECT OUT MODEL [ORBIT RUN OPTION...]: starts numcheck_test_server (serving
+# model MODEL) on BENCH with the reference system's answer faults INJECT and a thinking model's
+# reasoning, runs `numcheck
+# orbit run` against it into OUT at concurrency 16 (skipped when OUT already has its records:
+# minutes at a million prompts), and stops the server. So every record is what a live run writes:
+# request, response, reasoning, finish_reason, usage, timings, system_fingerprint, attempts,
+# times, in completion order.
+server="$root/build/release/tests/support/numcheck_test_server"
+serve_and_run() {
+  local bench=$1 faults=$2 out=$3 model=$4 pid url=
+  [[ -f "$out/responses.jsonl" && -f "$out/run.json" ]] && return 0
+  rm -rf "$out"
+  "$server" --port 0 --bench "$bench" --model "$model" --inject "$faults" --reasoning --threads 32 \
+    >"$work/server.url" 2>"$work/server.log" &
+  pid=$!
+  for _ in $(seq 600); do
+    url=$(head -n1 "$work/server.url" 2>/dev/null || true)
+    [[ -n "$url" ]] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "$cli" orbit run --bench "$bench" --out "$out" --endpoint "$url" --model "$model" --concurrency 16 \
+    --no-cache --no-fsync --progress none "${@:5}" >/dev/null || { kill "$pid"; exit 1; }
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+# The main job's fault rates of the simulated system: 5% "1.494 × 10^4" (strict parse_error, audit
+# correct), 3% markdown (format_error, audit correct), 2% unit slips (a wrong value in both
+# layers), 1% truncations (finish_reason length).
+inject=times_ten=0.05,markdown=0.03,unit_slip=0.02,truncation=0.01
+
 # ---- orbit score vs the Python grader --------------------------------------------------------
-echo "== orbit score: $scale copies of the default benchmark"
-copies_spec "$scale" "$work/spec.json.new"
-# The spec replaced only when it changed, so that an earlier run's benchmark and responses (minutes
-# to make at 1M prompts) are reused by the next one.
-if cmp -s "$work/spec.json.new" "$work/spec.json"; then rm "$work/spec.json.new"; else mv "$work/spec.json.new" "$work/spec.json"; fi
-if [[ ! -f "$work/bench/views.jsonl" || "$work/spec.json" -nt "$work/bench/views.jsonl" ]]; then
-  rm -rf "$work/bench" "$work/run"
-  "$cli" orbit generate --spec "$work/spec.json" --out "$work/bench" >/dev/null
-fi
-if [[ ! -f "$work/run/responses.jsonl" ]]; then
-  # Responses as a model would write them: ~300 bytes of reasoning and a FINAL line, with faults
-  # chosen by a hash of the prompt id (wrong values, markdown, "m x 10^k", unit slips, truncation).
-  mkdir -p "$work/run"
-  "$py" "$root/bench/make_responses.py" "$work/bench" "$work/run/responses.jsonl"
-fi
-n=$(wc -l <"$work/run/responses.jsonl")
-# Two numcheck rows: with the benchmark index cache filled by an earlier score of the same
-# benchmark (a researcher scoring several systems), and without it (--no-index-cache: bases.jsonl
-# and views.jsonl parsed, as the first score of a benchmark does).
-export NUMCHECK_CACHE_DIR="$work/cache"
-"$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" >/dev/null
-read -r nt nm < <(measure "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl")
-read -r ct cm < <(measure "$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" --no-index-cache)
-read -r pt pm < <(measure "$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl")
-"$cli" orbit score --bench "$work/bench" --responses "$work/run/responses.jsonl" --out "$work/scores.jsonl" >/dev/null
-"$py" "$root/bench/python_grader.py" "$work/bench" "$work/run/responses.jsonl" "$work/py_scores.jsonl"
-"$py" - "$work/scores.jsonl" "$work/py_scores.jsonl" <<'EOF'
+if [[ " $sections " == *" score "* ]]; then
+  [[ -x "$server" ]] || { echo "build numcheck_test_server first (make build-all)" >&2; exit 1; }
+  echo "== orbit score: $scale copies of the default benchmark"
+  copies_spec "$scale" "$work/spec.json.new"
+  # The spec replaced only when it changed, so that an earlier run's benchmark and responses
+  # (minutes to make at 1M prompts) are reused by the next one.
+  if cmp -s "$work/spec.json.new" "$work/spec.json"; then rm "$work/spec.json.new"; else mv "$work/spec.json.new" "$work/spec.json"; fi
+  if [[ ! -f "$work/bench/views.jsonl" || "$work/spec.json" -nt "$work/bench/views.jsonl" ]]; then
+    rm -rf "$work/bench" "$work/run" "$work/slim"
+    "$cli" orbit generate --spec "$work/spec.json" --out "$work/bench" >/dev/null
+  fi
+  # Row 1, the headline: the records `orbit run` writes.
+  serve_and_run "$work/bench" "$inject" "$work/run" test-model
+  # Row 2, the slim fixture: only prompt_id, response (~300 bytes of reasoning and a FINAL line),
+  # finish_reason and usage, faults by a hash of the prompt id, in benchmark order
+  # (bench/make_responses.py; numcheck never writes records without a request).
+  if [[ ! -f "$work/slim/responses.jsonl" ]]; then
+    mkdir -p "$work/slim"
+    "$py" "$root/bench/make_responses.py" "$work/bench" "$work/slim/responses.jsonl"
+  fi
+  # score_rows NAME LABEL: numcheck with the benchmark index cache warm (a cache folder an earlier
+  # score of the same benchmark filled) and cold (a fresh cache folder: the first score of a
+  # benchmark, which parses bases.jsonl and views.jsonl and writes the cache; the benchmark's files
+  # are in the page cache either way), and the Python grader, interleaved, $runs rounds; medians.
+  score_rows() {
+    local d="$work/$1" n wt=() wm=() wc=() ct=() cm=() cc=() pt=() pm=() pc=() s k c
+    n=$(wc -l <"$d/responses.jsonl")
+    NUMCHECK_CACHE_DIR="$work/cache" "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl" >/dev/null
+    for ((i = 0; i < runs; i++)); do
+      read -r s k c < <(NUMCHECK_CACHE_DIR="$work/cache" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
+      wt+=("$s") wm+=("$k") wc+=("$c")
+      rm -rf "$work/cache-cold"
+      read -r s k c < <(NUMCHECK_CACHE_DIR="$work/cache-cold" runs=1 measure "$cli" orbit score --bench "$work/bench" --responses "$d/responses.jsonl" --out "$d/scores.jsonl")
+      ct+=("$s") cm+=("$k") cc+=("$c")
+      read -r s k c < <(runs=1 measure "$py" "$root/bench/python_grader.py" "$work/bench" "$d/responses.jsonl" "$d/py_scores.jsonl")
+      pt+=("$s") pm+=("$k") pc+=("$c")
+    done
+    echo "   $1 (load average $(cut -d' ' -f1-3 /proc/loadavg)): wall / CPU s: numcheck warm ${wt[*]} / ${wc[*]}, cold ${ct[*]} / ${cc[*]}, Python ${pt[*]} / ${pc[*]}; peak KB: warm ${wm[*]}, cold ${cm[*]}"
+    "$py" - "$d/scores.jsonl" "$d/py_scores.jsonl" <<'EOF'
 import json, sys
 n = bad = 0
 with open(sys.argv[1], encoding="utf-8") as a, open(sys.argv[2], encoding="utf-8") as b:
@@ -125,26 +182,55 @@ with open(sys.argv[1], encoding="utf-8") as a, open(sys.argv[2], encoding="utf-8
 print(f"   identical grades: {n - bad} of {n} records")
 sys.exit(1 if bad else 0)
 EOF
-rows+=("| \`orbit score\`, $n responses, index cache filled | ${nt} s, $(awk -v n="$n" -v t="$nt" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((nm / 1024)) MB peak | Python grader, identical grades: ${pt} s, $((pm / 1024)) MB | $(ratio "$pt" "$nt")x |")
-rows+=("| \`orbit score --no-index-cache\`, $n responses | ${ct} s, $(awk -v n="$n" -v t="$ct" 'BEGIN {printf "%.0f", n / t / 1000}') k responses/s, $((cm / 1024)) MB peak | (same) | $(ratio "$pt" "$ct")x |")
+    local w c p w1 c1 p1 wmm cmm pmm
+    w=$(printf '%s\n' "${wt[@]}" | median) c=$(printf '%s\n' "${ct[@]}" | median) p=$(printf '%s\n' "${pt[@]}" | median)
+    w1=$(printf '%s\n' "${wc[@]}" | median) c1=$(printf '%s\n' "${cc[@]}" | median) p1=$(printf '%s\n' "${pc[@]}" | median)
+    wmm=$(printf '%s\n' "${wm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
+    cmm=$(printf '%s\n' "${cm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
+    pmm=$(printf '%s\n' "${pm[@]}" | median | awk '{printf "%.0f", $1 / 1024}')
+    rows+=("| \`orbit score\`, $n $2 ($(du -m "$d/responses.jsonl" | cut -f1) MB), index cache warm | ${w} s (CPU ${w1} s), ${wmm} MB peak | Python grader, identical grades: ${p} s (CPU ${p1} s), ${pmm} MB | $(ratio "$p" "$w")x (CPU $(ratio "$p1" "$w1")x) |")
+    rows+=("| \`orbit score\`, the same, cold cache folder | ${c} s (CPU ${c1} s), ${cmm} MB peak; cold / warm $(ratio "$c" "$w") (CPU $(ratio "$c1" "$w1")) | (same) | $(ratio "$p" "$c")x (CPU $(ratio "$p1" "$c1")x) |")
+  }
+  if [[ " $fixtures " == *" run "* ]]; then score_rows run "runner-written records"; fi
+  if [[ " $fixtures " == *" slim "* ]]; then score_rows slim "slim records"; fi
+fi
 
 # ---- orbit report vs numpy ---------------------------------------------------------------------
-if [[ -x "$root/build/release/bench/bench_report" ]] && "$py" -c 'import numpy' 2>/dev/null; then
+# Five systems on the default benchmark, each run by `orbit run` against the test server with
+# fault rates of its own and scored by `orbit score`; the report reads the scores and (for its
+# examples and provenance) the responses and run.json. bench_report exports the bootstrap's input
+# from those scores (NUMCHECK_BENCH_REPORT_RUNS) for bench/numpy_bootstrap.py.
+if [[ " $sections " == *" report "* && -x "$root/build/release/bench/bench_report" ]] && "$py" -c 'import numpy' 2>/dev/null; then
   echo "== orbit report: 5 systems, 10,000 draws"
-  rdir=${TMPDIR:-/tmp}/numcheck_bench_report
-  [[ -f "$rdir/frames.json" ]] || "$root/build/release/bench/bench_report" --benchmark_filter=BM_LoadScores \
-    --benchmark_min_time=0.01 >/dev/null 2>&1 || true
-  if [[ -f "$rdir/frames.json" ]]; then
-    scores=("$rdir"/system*/scores.jsonl)
-    read -r rt _ < <(measure "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$work/report")
-    np=$("$py" "$root/bench/numpy_bootstrap.py" "$rdir" --repeat "$runs" |
-      awk '/best of/ {for (i = 1; i < NF; i++) if ($(i + 1) == "s" && $(i + 2) == "total,") print $i}')
-    rows+=("| \`orbit report\`, 5 systems, 10,000 draws | ${rt} s | numpy, same resampling: ${np:-?} s | $(ratio "${np:-0}" "$rt")x |")
-  fi
+  rdir="$work/report-runs"
+  mkdir -p "$rdir"
+  [[ -f "$rdir/bench/views.jsonl" ]] || "$cli" orbit generate --out "$rdir/bench" >/dev/null
+  profiles=("$inject" times_ten=0.10,markdown=0.01,unit_slip=0.05,truncation=0.05
+    times_ten=0.02,markdown=0.08,unit_slip=0.01,truncation=0.02 times_ten=0.01
+    times_ten=0.20,markdown=0.02,unit_slip=0.10,truncation=0.01)
+  for s in 1 2 3 4 5; do
+    serve_and_run "$rdir/bench" "${profiles[$((s - 1))]}" "$rdir/system$s" "system$s"
+    [[ -f "$rdir/system$s/scores.jsonl" ]] || "$cli" orbit score --bench "$rdir/bench" \
+      --responses "$rdir/system$s/responses.jsonl" --out "$rdir/system$s/scores.jsonl" >/dev/null
+  done
+  scores=("$rdir"/system*/scores.jsonl)
+  "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$rdir/report" >/dev/null
+  NUMCHECK_BENCH_REPORT_RUNS="$rdir" "$root/build/release/bench/bench_report" --benchmark_filter=BM_LoadScores \
+    --benchmark_min_time=0.01 >/dev/null 2>&1
+  rts=() rcs=() nps=()
+  for ((i = 0; i < runs; i++)); do
+    read -r s _ c < <(runs=1 measure "$cli" orbit report --bench "$rdir/bench" --scores "${scores[@]}" --out "$rdir/report")
+    rts+=("$s") rcs+=("$c")
+    nps+=("$("$py" "$root/bench/numpy_bootstrap.py" "$rdir" --repeat 1 |
+      awk '/best of/ {for (i = 1; i < NF; i++) if ($(i + 1) == "s" && $(i + 2) == "total,") print $i}')")
+  done
+  echo "   (load average $(cut -d' ' -f1-3 /proc/loadavg)) numcheck ${rts[*]} s (CPU ${rcs[*]} s), numpy ${nps[*]} s"
+  rt=$(printf '%s\n' "${rts[@]}" | median) rc=$(printf '%s\n' "${rcs[@]}" | median) np=$(printf '%s\n' "${nps[@]}" | median)
+  rows+=("| \`orbit report\`, 5 systems of $(wc -l <"$rdir/system1/responses.jsonl") runner-written records each, 10,000 draws, whole command | ${rt} s (CPU ${rc} s) | numpy, the same resampling (the bootstrap alone, wall): ${np} s | $(ratio "$np" "$rt")x |")
 fi
 
 # ---- orbit run vs wrk against nginx-light ------------------------------------------------------
-if command -v nginx >/dev/null && command -v wrk >/dev/null; then
+if [[ " $sections " == *" run "* ]] && command -v nginx >/dev/null && command -v wrk >/dev/null; then
   echo "== orbit run vs wrk against nginx"
   port=18716
   ndir="$work/nginx"
@@ -381,6 +467,7 @@ EOF
 fi
 
 # ---- start-up and generate ---------------------------------------------------------------------
+if [[ " $sections " == *" start "* ]]; then
 echo "== start-up"
 printf '#include <iostream>\nint main() { std::cout << "hello\\n"; }\n' >"$work/hello.cpp"
 g++ -O2 "$work/hello.cpp" -o "$work/hello"
@@ -408,6 +495,7 @@ EOF
 )
 rows+=("| \`numcheck --version\` | ${ver} ms | C++ hello world: ${hello} ms | $(ratio "$ver" "$hello")x |")
 rows+=("| \`orbit generate\` default, whole process | ${gen} ms | - | - |")
+fi
 
 echo
 echo "| command (measured side by side, medians of $runs runs; shared machine) | numcheck | peer | ratio |"

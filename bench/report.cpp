@@ -9,8 +9,11 @@
 // per base times the columns) and compares timings and intervals:
 //   build/release/bench/bench_report
 //   /usr/bin/python3 bench/numpy_bootstrap.py /tmp/numcheck_bench_report
+// With NUMCHECK_BENCH_REPORT_RUNS=DIR it uses DIR/bench and the score files DIR/system1..5/scores.jsonl
+// instead (bench/compare.sh: runs written by `orbit run`) and exports to DIR.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -51,6 +54,16 @@ struct Fixture {
   std::vector<fs::path> scores;
 
   Fixture() {
+    // Score files made elsewhere (bench/compare.sh: runs `orbit run` wrote, scored by `orbit
+    // score`): DIR/bench and DIR/system1..5/scores.jsonl; the bootstrap's input goes to DIR.
+    if (const char* runs = std::getenv("NUMCHECK_BENCH_REPORT_RUNS"); runs != nullptr && *runs != '\0') {
+      dir = runs;
+      bench = orbit::load_benchmark(dir / "bench");
+      for (std::size_t s = 0; s < kSystems; ++s)
+        scores.push_back(dir / fmt::format("system{}", s + 1) / "scores.jsonl");
+      export_frames();
+      return;
+    }
     dir = fs::temp_directory_path() / "numcheck_bench_report";
     fs::create_directories(dir);
     (void)orbit::generate_to_dir(dir / "bench", orbit::default_spec());

@@ -7,6 +7,8 @@
 //            --no-number-terms (plain words only, to see what the quantity layer costs)
 //            --write-corpus FILE (also write the collection as JSONL {"id","text"}, for
 //            `numcheck claims index --corpus FILE`; nothing is measured then)
+//            --corpus FILE (snippets from a JSONL file of {"id","text"} instead of the synthetic
+//            collection, e.g. bench/make_corpus.py's) --query-file FILE (one query a line)
 //
 // Each system runs in its own child process so its peak resident memory (getrusage of the child)
 // is its own. Indexing is end to end: text in memory -> index file on disk (tokenizing, number
@@ -49,6 +51,7 @@ struct Result {
   double index_s = 0, docs_per_s = 0, queries_per_s = 0, exhaustive_qps = 0;
   double index_mb = 0, peak_mb = 0, mean_hits = 0;
   double load_s = 0, searcher_s = 0, query_peak_mb = 0;  // the query process: load, then queries
+  double load_cpu_s = 0;                                 // the load's CPU time (user + system)
 };
 
 double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
@@ -68,15 +71,15 @@ std::uint64_t dir_bytes(const fs::path& p) {
   return n;
 }
 
-Result run_ours(const std::vector<std::string>& docs, unsigned threads, const fs::path& dir, bool numbers) {
+Result run_ours(const std::vector<std::string>& docs, const std::vector<std::string>& ids, unsigned threads,
+                const fs::path& dir, bool numbers) {
   Result r;
   const double c0 = cpu_now();
   const auto t0 = Clock::now();
   {
     retrieval::IndexBuilder b({.stem = false, .number_terms = numbers});
     b.reserve(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i)
-      b.add({retrieval::SyntheticCollection::document_id(i), docs[i], ""});
+    for (std::size_t i = 0; i < docs.size(); ++i) b.add({ids[i], docs[i], ""});
     const retrieval::Index ix = b.build(threads);
     ix.save(dir / "index.bin");
   }
@@ -104,10 +107,12 @@ double resident_mb() {
 Result query_ours(const std::vector<std::string>& queries, const fs::path& dir) {
   Result r;
   const double rss0 = resident_mb();
+  const double lc0 = cpu_now();
   const auto l0 = Clock::now();
   const retrieval::Index ix = retrieval::Index::load(dir / "index.bin");
   const auto l1 = Clock::now();
   r.load_s = secs(l0, l1);
+  r.load_cpu_s = cpu_now() - lc0;
   const retrieval::Searcher s(ix, {});
   r.searcher_s = secs(l1, Clock::now());
   {
@@ -151,8 +156,8 @@ Result query_ours(const std::vector<std::string>& queries, const fs::path& dir) 
 }
 
 #if NUMCHECK_HAVE_XAPIAN
-Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& queries,
-                  const fs::path& dir) {
+Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::string>& ids,
+                  const std::vector<std::string>& queries, const fs::path& dir) {
   Result r;
   const double c0 = cpu_now();
   const auto t0 = Clock::now();
@@ -163,7 +168,7 @@ Result run_xapian(const std::vector<std::string>& docs, const std::vector<std::s
       Xapian::Document d;
       tg.set_document(d);
       tg.index_text(docs[i]);
-      d.set_data(retrieval::SyntheticCollection::document_id(i));
+      d.set_data(ids[i]);
       db.add_document(d);
     }
     db.commit();
@@ -238,7 +243,7 @@ int main(int argc, char** argv) {
   std::size_t ndocs = 20000, nqueries = 1000;
   unsigned threads = 2;
   bool xapian = true, numbers = true;
-  std::string corpus_out;
+  std::string corpus_out, corpus_in, queries_in;
   if (const char* e = std::getenv("NUMCHECK_BENCH_RETRIEVAL_DOCS")) ndocs = std::strtoull(e, nullptr, 10);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -255,26 +260,50 @@ int main(int argc, char** argv) {
       numbers = false;
     else if (a == "--write-corpus")
       corpus_out = next();
+    else if (a == "--corpus")
+      corpus_in = next();
+    else if (a == "--query-file")
+      queries_in = next();
     else if (a.rfind("--benchmark", 0) == 0)
       continue;  // scripts/run-benchmarks.sh passes these
     else {
       fmt::print(stderr,
                  "usage: bench_retrieval [--docs N] [--queries Q] [--threads T] [--no-xapian] "
-                 "[--no-number-terms] [--write-corpus FILE]\n");
+                 "[--no-number-terms] [--write-corpus FILE] [--corpus FILE] [--query-file FILE]\n");
       return 2;
     }
   }
   const auto g0 = Clock::now();
   const retrieval::SyntheticCollection coll;
-  std::vector<std::string> docs(ndocs), queries(nqueries);
-  for (std::size_t i = 0; i < ndocs; ++i) docs[i] = coll.document(i);
-  for (std::size_t i = 0; i < nqueries; ++i) queries[i] = coll.query(i);
+  std::vector<std::string> docs, ids, queries;
+  if (corpus_in.empty()) {
+    for (std::size_t i = 0; i < ndocs; ++i) {
+      docs.push_back(coll.document(i));
+      ids.push_back(retrieval::SyntheticCollection::document_id(i));
+    }
+  } else {
+    io::for_each_line(corpus_in, [&](const io::Line& l) {
+      if (l.text.empty()) return;
+      const io::Json j = io::Json::parse(l.text);
+      ids.push_back(j.at("id").get<std::string>());
+      docs.push_back(j.at("text").get<std::string>());
+    });
+    ndocs = docs.size();
+  }
+  if (queries_in.empty()) {
+    for (std::size_t i = 0; i < nqueries; ++i) queries.push_back(coll.query(i));
+  } else {
+    io::for_each_line(queries_in, [&](const io::Line& l) {
+      if (!l.text.empty() && queries.size() < nqueries) queries.emplace_back(l.text);
+    });
+    nqueries = queries.size();
+  }
   const double gen_s = secs(g0, Clock::now());
   if (!corpus_out.empty()) {
     std::string out;
     for (std::size_t i = 0; i < ndocs; ++i) {
       io::OrderedJson j;
-      j["id"] = retrieval::SyntheticCollection::document_id(i);
+      j["id"] = ids[i];
       j["text"] = docs[i];
       out += io::to_line(j);
       out += '\n';
@@ -286,10 +315,11 @@ int main(int argc, char** argv) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("numcheck_bench_retrieval_{}", getpid());
   fs::create_directories(dir);
   fmt::print(
-      "synthetic collection: {} snippets, {} queries (generated in {:.1f} s, not counted); {} indexing "
-      "threads; machine: {} cores\n",
-      ndocs, nqueries, gen_s, threads, std::thread::hardware_concurrency());
-  Result ours = in_child([&] { return run_ours(docs, threads, dir, numbers); });
+      "{}: {} snippets, {} queries (made in {:.1f} s, not counted); {} indexing threads; machine: {} "
+      "cores\n",
+      corpus_in.empty() ? std::string("synthetic collection") : "corpus " + corpus_in, ndocs, nqueries, gen_s,
+      threads, std::thread::hardware_concurrency());
+  Result ours = in_child([&] { return run_ours(docs, ids, threads, dir, numbers); });
   {
     const Result q = in_child([&] { return query_ours(queries, dir); });
     ours.query_cpu_s = q.query_cpu_s;
@@ -297,12 +327,13 @@ int main(int argc, char** argv) {
     ours.mean_hits = q.mean_hits;
     ours.exhaustive_qps = q.exhaustive_qps;
     ours.load_s = q.load_s;
+    ours.load_cpu_s = q.load_cpu_s;
     ours.searcher_s = q.searcher_s;
     ours.query_peak_mb = q.query_peak_mb;
   }
   Result xap;
 #if NUMCHECK_HAVE_XAPIAN
-  if (xapian) xap = in_child([&] { return run_xapian(docs, queries, dir); });
+  if (xapian) xap = in_child([&] { return run_xapian(docs, ids, queries, dir); });
 #else
   if (xapian) fmt::print("Xapian not built in (install libxapian-dev and reconfigure): numcheck alone\n");
   xapian = false;
@@ -326,8 +357,8 @@ int main(int argc, char** argv) {
   row("peak memory (MB, whole child)", ours.peak_mb, xap.peak_mb, "{:.0f}");
   fmt::print("numcheck exhaustive (no pruning) top-100 queries/s: {:.1f}\n", ours.exhaustive_qps);
   fmt::print(
-      "numcheck query process: index load {:.3f} s (read, verify, decode tables), searcher setup {:.3f} "
-      "s, resident memory of the loaded index and searcher {:.0f} MB\n",
-      ours.load_s, ours.searcher_s, ours.query_peak_mb);
+      "numcheck query process: index load {:.3f} s ({:.3f} CPU s; read, verify, decode tables), searcher "
+      "setup {:.3f} s, resident memory of the loaded index and searcher {:.0f} MB\n",
+      ours.load_s, ours.load_cpu_s, ours.searcher_s, ours.query_peak_mb);
   return 0;
 }

@@ -344,12 +344,10 @@ Selection selection_from_json(const OJ& j, const Benchmark& bench, const std::st
 }
 
 Selection selection_from_json(const OJ& j, const BenchmarkIndex& bench, const std::string& where) {
+  // "all" stays all_bases with no list: a copy of every base id (13 MB at a million prompts) that
+  // restrict and whole() never read, held while `orbit score` grades.
   return selection_from_parts(
-      j, bench.view_names(), bench.base_count(),
-      [&](std::vector<std::string>& out) {
-        out.reserve(bench.base_count());
-        for (std::size_t b = 0; b < bench.base_count(); ++b) out.emplace_back(bench.base_at(b));
-      },
+      j, bench.view_names(), bench.base_count(), [](std::vector<std::string>&) {},
       [&](const std::string& id) { return bench.has_base(id); }, where);
 }
 

@@ -61,7 +61,8 @@ struct Selection {
 // "base_ids": [...] or "all"}. `prompts` is the number of selected prompts in `bench`.
 [[nodiscard]] io::OrderedJson to_json(const Selection& s, const Benchmark& bench);
 // Reads the recorded form back (what run.json and the scores manifest carry); `where` names the
-// file in errors. Base ids are checked against `bench`.
+// file in errors. Base ids are checked against `bench`. Against a BenchmarkIndex, a selection of
+// every base ("all") has all_bases set and base_ids empty (restrict and whole() need no list).
 [[nodiscard]] Selection selection_from_json(const io::OrderedJson& j, const Benchmark& bench,
                                             const std::string& where);
 [[nodiscard]] Selection selection_from_json(const io::OrderedJson& j, const BenchmarkIndex& bench,

@@ -156,6 +156,17 @@ TEST_F(IndexTest, RestrictedIndexIsTheIndexOfTheRestrictedBenchmark) {
   const Selection all = select(b, SelectionSpec{});
   EXPECT_TRUE(restrict(x, all).selection.is_null());
   EXPECT_EQ(restrict(x, all).size(), 8600u);
+  // Every base read back against the index: all_bases with no list of them (orbit score keeps no
+  // copy of every base id while it grades), restricted to the same prompts as against the benchmark.
+  SelectionSpec some_views;
+  some_views.views = {"canonical", "words"};
+  const Selection every_base = select(b, some_views);
+  const Selection back = selection_from_json(to_json(every_base, b), x, "run.json");
+  EXPECT_TRUE(back.all_bases);
+  EXPECT_TRUE(back.base_ids.empty());
+  EXPECT_FALSE(back.whole());
+  expect_same(restrict(x, back), restrict(b, every_base));
+  EXPECT_EQ(restrict(x, back).selection, restrict(b, every_base).selection);
 }
 
 // Every benchmark load_benchmark refuses, the index refuses with the same message.

@@ -39,11 +39,23 @@ int main(int argc, char** argv) {
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
   app.add_flag("--claims", opts.claims,
                "Canned claim-pipeline answers (decompositions, verdicts) instead of solver/echo answers");
+  std::string inject;
+  app.add_option("--inject", inject,
+                 "Answer faults of the simulated reference system, drawn per prompt from the request's seed: "
+                 "times_ten=R,markdown=R,unit_slip=R,truncation=R (needs --bench)");
+  app.add_flag("--reasoning", opts.reasoning,
+               "Thinking-model answers: each message also has a reasoning_content (about 500 bytes)");
   app.add_option("--fault", faults,
                  "KIND:RATE[:MATCH] with KIND one of 429, 500, 400, slow, drop, malformed, huge, length "
                  "(repeatable; first matching rule wins)");
   CLI11_PARSE(app, argc, argv);
 
+  try {
+    opts.inject = llm::parse_fault_rates(inject);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "numcheck_test_server: --inject: {}\n", e.what());
+    return 2;
+  }
   std::vector<testing::FaultRule> rules;
   for (const auto& f : faults) {
     const auto c1 = f.find(':');

@@ -89,6 +89,17 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// The reasoning a thinking model returns beside its answer (ServerOptions::reasoning): the
+// question restated (its text before the answer-format line), then the usual steps.
+std::string reasoning_text(const std::string& prompt) {
+  const std::string question = prompt.substr(0, prompt.find("\nReturn "));
+  return "Okay, let me read the question carefully. " + question +
+         " So I need the quantity it asks for, in the unit it asks for. First I write down the given "
+         "amounts and convert them to the same unit, because mixing units is the most common "
+         "mistake. Then I combine them as the question describes. Let me check the result against a "
+         "rough estimate to make sure the order of magnitude is right. The estimate agrees, so I can "
+         "write the final line.";
+}
 }  // namespace
 
 std::string claims_answer(const std::string& user_prompt) {
@@ -400,7 +411,10 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
       content = claims_answer(prompt);
       completion_tokens = static_cast<std::int64_t>(content.size() / 4 + 1);
     } else if (ans) {
-      const llm::ReferenceReply r = llm::reference_reply(*ans, llm::Fault::kNone, max_tokens);
+      const std::uint64_t seed = body["seed"].is_number_unsigned() ? body["seed"].get<std::uint64_t>() : 0;
+      const llm::Fault fault =
+          im->opts.inject.any() ? llm::draw_fault(im->opts.inject, seed, prompt) : llm::Fault::kNone;
+      const llm::ReferenceReply r = llm::reference_reply(*ans, fault, max_tokens);
       content = r.content;
       finish = r.finish_reason;
       completion_tokens = r.completion_tokens;
@@ -426,6 +440,11 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
     io::Json choice = {{"index", 0}, {"finish_reason", finish}};
     if (chat) {
       choice["message"] = {{"role", "assistant"}, {"content", content}};
+      if (im->opts.reasoning) {
+        const std::string thought = reasoning_text(prompt);
+        choice["message"]["reasoning_content"] = thought;
+        completion_tokens += static_cast<std::int64_t>(thought.size() / 4 + 1);
+      }
     } else {
       choice["text"] = content;
     }

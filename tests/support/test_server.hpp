@@ -77,6 +77,13 @@ struct ServerOptions {
   // answer depends on nondeterministic_variant(prompt): 0 the same bytes, 1 other words but the
   // same FINAL answer, 2 a different FINAL answer.
   bool nondeterministic = false;
+  // Answer faults of the simulated reference system (llm::draw_fault, llm::reference_reply), drawn
+  // per prompt from (the request's seed, the prompt text): a mix of correct, reformatted, wrong
+  // and truncated answers, for runner-written benchmark fixtures (bench/compare.sh).
+  llm::FaultRates inject;
+  // A thinking model's answer: the message also has a `reasoning_content` (about 500 bytes that
+  // restate the question), counted in completion_tokens, as llama-server returns it.
+  bool reasoning = false;
 };
 
 // 0, 1 or 2 (FNV-1a of the prompt mod 3): how a nondeterministic server changes a repeated answer.
