@@ -176,6 +176,12 @@ class Child {
 // Debian's Chromium, for the browser tests (skipped when it is absent).
 inline const char* const kChromiumPath = "/usr/bin/chromium";
 
+// Hostile model text for the browser tests: if it ever ran, the page title would change and an
+// element would appear.
+inline const std::string kHtmlPayload =
+    "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
+    "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
+
 // Runs Chromium headless with a fresh profile in `work` and `args` (quoted by the caller); returns
 // its stdout. The flags keep it off the network (no updates, sync or background requests).
 inline std::string run_chromium(const std::filesystem::path& work, const std::string& args) {

@@ -19,11 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The injected payload: if it ever ran, the page title would change and an element would appear.
-const std::string kPayload =
-    "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
-    "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
-
 // A simulated system: mostly correct answers, some wrong, some with the payload as the response.
 void write_system(const orbit::Benchmark& bench, const fs::path& run, const std::string& model,
                   std::uint64_t seed) {
@@ -34,7 +29,7 @@ void write_system(const orbit::Benchmark& bench, const fs::path& run, const std:
     const double u = rng.unit();
     std::string text = fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
     if (u < 0.01) {
-      text = kPayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
+      text = kHtmlPayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
     } else if (u < 0.05) {
       text = fmt::format("FINAL: {} {}", (v.expected + 1).str(), v.answer_unit);
     } else if (u < 0.08 && v.view == "scientific") {
@@ -63,7 +58,7 @@ TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
   auto g = run_cli(fmt::format("orbit generate --out '{}'", (dir / "bench").string()));
   ASSERT_EQ(g.exit_code, 0) << g.err;
   const orbit::Benchmark bench = orbit::load_benchmark(dir / "bench");
-  write_system(bench, dir / "a", "model-a" + kPayload, 1);
+  write_system(bench, dir / "a", "model-a" + kHtmlPayload, 1);
   write_system(bench, dir / "b", "model-b", 2);
   for (const char* s : {"a", "b"}) {
     auto r =

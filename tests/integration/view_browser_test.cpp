@@ -21,11 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// If it ever ran, the title would change and an element would appear.
-const std::string kViewPagePayload =
-    "<script>document.title='PWNED';document.body.insertAdjacentHTML('beforeend','<div "
-    "id=\"injected\">x</div>')</script><img src=x onerror=\"document.title='PWNED'\">";
-
 // Every third percent view answers the payload and a wrong value (x100): a flip against its
 // canonical view, which is right; every other answer is right. Response records as the runner writes
 // them (with the request and its prompt).
@@ -36,7 +31,7 @@ void write_view_system(const orbit::Benchmark& bench, const fs::path& run, const
   for (const auto& v : bench.views) {
     std::string text = fmt::format("FINAL: {} {}", v.expected.str(), v.answer_unit);
     if (v.view == "percent" && percent++ % 3 == 0)
-      text = kViewPagePayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
+      text = kHtmlPayload + "\nFINAL: " + (v.expected * 100).str() + " " + v.answer_unit;
     io::OrderedJson r = io::OrderedJson::object();
     r["prompt_id"] = v.prompt_id;
     r["base_id"] = v.base_id;
@@ -173,7 +168,7 @@ class ViewBrowser : public SharedDirSuite<ViewBrowser> {
   static void SetUpTestSuite() {
     make_root_with_bench("view_browser");
     const orbit::Benchmark b = orbit::load_benchmark(bench());
-    write_view_system(b, root() / "runs" / "a", "model-a" + kViewPagePayload);
+    write_view_system(b, root() / "runs" / "a", "model-a" + kHtmlPayload);
     write_view_system(b, root() / "runs" / "b", "model-b");
     for (const char* s : {"a", "b"}) {
       const fs::path run = root() / "runs" / s;
@@ -197,7 +192,7 @@ TEST_F(ViewBrowser, ServesJsonWithStrictHeadersRefusesOtherMethodsAndStopsOnSigt
   EXPECT_NE(cat->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   const io::Json j = io::parse_json(cat->body, "catalog");
   ASSERT_EQ(j["runs"].size(), 2u);
-  EXPECT_EQ(j["runs"][0]["name"], "model-a" + kViewPagePayload);
+  EXPECT_EQ(j["runs"][0]["name"], "model-a" + kHtmlPayload);
   auto page = client.Get("/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
