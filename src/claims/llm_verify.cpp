@@ -11,6 +11,7 @@
 #include "core/ascii.hpp"
 #include "core/error.hpp"
 #include "core/prng.hpp"
+#include "core/utf8.hpp"
 
 namespace numcheck::claims {
 
@@ -36,9 +37,7 @@ std::optional<Verdict> verdict_at(std::string_view s, std::string_view& rest, st
 // Cuts text to at most n bytes at a UTF-8 character boundary.
 std::string cut_utf8(std::string_view s, std::size_t n) {
   if (s.size() <= n) return std::string(s);
-  std::size_t end = n;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  return std::string(s.substr(0, end)) + " ...";
+  return std::string(utf8::prefix(s, n)) + " ...";
 }
 
 std::string join(const std::vector<std::string>& parts) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
 #include "llm/cache.hpp"
@@ -106,9 +107,8 @@ std::optional<std::vector<std::vector<double>>> vectors_of(const std::string& co
 
 // A text as errors name it: its item id and its first 60 bytes.
 std::string text_name(const std::string& id, const std::string& text) {
-  std::size_t end = std::min<std::size_t>(text.size(), 60);
-  while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return fmt::format("{} \"{}{}\"", id, text.substr(0, end), end < text.size() ? "..." : "");
+  const std::string_view shown = utf8::prefix(text, 60);
+  return fmt::format("{} \"{}{}\"", id, shown, shown.size() < text.size() ? "..." : "");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/ordered_parallel.hpp"
+#include "core/utf8.hpp"
 #include "io/files.hpp"
 #include "report/analyses.hpp"
 #include "report/selection_scope.hpp"
@@ -180,9 +181,8 @@ std::string rules_text(const std::map<std::string, std::uint64_t>& rules) {
 
 std::string truncate_utf8(const std::string& s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + fmt::format("\n[... truncated: {} bytes in all]", s.size());
+  return std::string(utf8::prefix(s, max_bytes)) +
+         fmt::format("\n[... truncated: {} bytes in all]", s.size());
 }
 
 // A JSON value as a table cell: strings as they are, null/absent as "-", anything else compact.

@@ -371,6 +371,7 @@ struct FoldData {
   const std::vector<std::size_t>& cluster;
   const std::vector<NamedFeatures>& feats;
   const std::vector<NamedFeatures>& feats_alt;
+  const std::vector<std::vector<int>>& folds;  // per fold draw: fold of each record
 };
 
 void predict_fold(const Spec& sp, const FoldData& d, const std::vector<std::size_t>& tr,
@@ -420,8 +421,7 @@ CvSystem evaluate_system(const Spec& sp, const FoldData& d, const CvOptions& opt
   sys.kind = sp.kind;
   std::array<double, kK> f1sum{};
   for (int seed_i = 0; seed_i < opt.seeds; ++seed_i) {
-    const auto fold =
-        grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i));
+    const auto& fold = d.folds[static_cast<std::size_t>(seed_i)];
     std::vector<int> pred(recs.size(), 0);
     for (int f = 0; f < opt.folds; ++f) {
       std::vector<std::size_t> tr, te;
@@ -554,7 +554,11 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
   }
   rep.seconds_features = seconds_since(tf);
 
-  const FoldData data{recs, gold, cluster, feats, feats_alt};
+  // The fold draws, the same for every system.
+  std::vector<std::vector<int>> folds;
+  for (int seed_i = 0; seed_i < opt.seeds; ++seed_i)
+    folds.push_back(grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i)));
+  const FoldData data{recs, gold, cluster, feats, feats_alt, folds};
   for (const auto& sp : specs) rep.systems.push_back(evaluate_system(sp, data, opt));
 
   // Every figure of a row comes from one source: the seeds' pooled out-of-fold predictions, each

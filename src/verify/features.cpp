@@ -9,6 +9,7 @@
 #include "claims/category.hpp"
 #include "core/error.hpp"
 #include "core/string_set.hpp"
+#include "core/utf8.hpp"
 #include "io/files.hpp"
 #include "num/units.hpp"
 
@@ -483,13 +484,6 @@ void add_unigrams(const std::vector<std::string>& toks, const char* prefix,
     if (seen.insert(t)) out.emplace_back(prefix + t, 1.0);
 }
 
-std::string_view truncate_utf8(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return s;
-  std::size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
 double frac(std::size_t k, std::size_t n) {
   return n == 0 ? 0.0 : static_cast<double>(k) / static_cast<double>(n);
 }
@@ -626,7 +620,7 @@ NamedFeatures extract(const claims::EvidenceRecord& r, const FeatureSettings& s)
   std::vector<std::string_view> docs;
   for (const auto& d : r.evidence) {
     if (docs.size() >= s.max_evidence_docs) break;
-    docs.push_back(truncate_utf8(d.text, s.max_evidence_chars));
+    docs.push_back(utf8::prefix(d.text, s.max_evidence_chars));
   }
   std::vector<std::vector<claims::Segment>> doc_segs(docs.size());
   if (need_ev_segs)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
 #include "view/lines.hpp"
 #include "view/records.hpp"
 
@@ -55,14 +56,14 @@ std::optional<io::Json> IdIndex::find(std::string_view id) {
     while (reader.next(fl)) {
       if (parser.parse(fl, ++line, name, reader.readable_after(fl)) != LineParser::Kind::kRecord) continue;
       const std::string_view rid = text_field(parser.record(), "id");
-      if (!rid.empty()) entries_.emplace_back(id_hash(rid), fl.offset);
+      if (!rid.empty()) entries_.emplace_back(fnv1a64(rid), fl.offset);
     }
     std::stable_sort(entries_.begin(), entries_.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     entries_.shrink_to_fit();
     built_ = true;
   }
-  const std::uint64_t h = id_hash(id);
+  const std::uint64_t h = fnv1a64(id);
   auto it = std::lower_bound(entries_.begin(), entries_.end(), h,
                              [](const auto& e, std::uint64_t v) { return e.first < v; });
   for (; it != entries_.end() && it->first == h; ++it) {

@@ -14,6 +14,17 @@ namespace {
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 constexpr std::size_t kPadding = 64;
 
+// Up to `n` bytes at `offset` (0 at the end of the file); throws Error naming the file.
+std::size_t read_at(int fd, char* out, std::size_t n, std::uint64_t offset,
+                    const std::filesystem::path& path) {
+  ssize_t got = 0;
+  do {
+    got = ::pread(fd, out, n, static_cast<off_t>(offset));
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) fail(ErrorCode::kIo, "{}: cannot read: {}", path.string(), std::strerror(errno));
+  return static_cast<std::size_t>(got);
+}
+
 }  // namespace
 
 LineReader::LineReader(const std::filesystem::path& path, std::uint64_t offset, std::size_t cap)
@@ -37,17 +48,13 @@ bool LineReader::fill() {
   }
   const std::size_t room = buf_.size() - kPadding - end_;
   if (room == 0) return true;
-  ssize_t n = 0;
-  do {
-    n = ::pread(fd_.get(), buf_.data() + end_, std::min(room, kChunk), static_cast<off_t>(file_pos_));
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) fail(ErrorCode::kIo, "{}: cannot read: {}", path_.string(), std::strerror(errno));
+  const std::size_t n = read_at(fd_.get(), buf_.data() + end_, std::min(room, kChunk), file_pos_, path_);
   if (n == 0) {
     eof_ = true;
     return false;
   }
-  end_ += static_cast<std::size_t>(n);
-  file_pos_ += static_cast<std::uint64_t>(n);
+  end_ += n;
+  file_pos_ += n;
   return true;
 }
 
@@ -74,21 +81,17 @@ bool LineReader::next(FileLine& out) {
       bool terminated = false;
       while (!terminated) {
         // Read past the kept bytes into the rest of the buffer, never keeping them.
-        ssize_t n = 0;
         const std::size_t room = buf_.size() - kPadding - kept;
-        do {
-          n = ::pread(fd_.get(), buf_.data() + kept, std::min(room, kChunk), static_cast<off_t>(file_pos_));
-        } while (n < 0 && errno == EINTR);
-        if (n < 0) fail(ErrorCode::kIo, "{}: cannot read: {}", path_.string(), std::strerror(errno));
+        const std::size_t n =
+            read_at(fd_.get(), buf_.data() + kept, std::min(room, kChunk), file_pos_, path_);
         if (n == 0) {
           eof_ = true;
           break;
         }
         const char* piece = buf_.data() + kept;
-        const void* p = std::memchr(piece, '\n', static_cast<std::size_t>(n));
-        const std::size_t used = p != nullptr
-                                     ? static_cast<std::size_t>(static_cast<const char*>(p) - piece) + 1
-                                     : static_cast<std::size_t>(n);
+        const void* p = std::memchr(piece, '\n', n);
+        const std::size_t used =
+            p != nullptr ? static_cast<std::size_t>(static_cast<const char*>(p) - piece) + 1 : n;
         file_pos_ += used;
         len += p != nullptr ? used - 1 : used;
         terminated = p != nullptr;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/ascii.hpp"
+#include "core/utf8.hpp"
 
 namespace numcheck::view {
 
@@ -30,10 +31,7 @@ LineParser::Kind LineParser::parse(const FileLine& line, std::size_t number, std
 
 std::string_view clip_utf8(std::string_view text, std::size_t max_bytes, bool& cut) noexcept {
   cut = text.size() > max_bytes;
-  if (!cut) return text;
-  std::size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0U) == 0x80U) --n;  // not inside a character
-  return text.substr(0, n);
+  return utf8::prefix(text, max_bytes);
 }
 
 bool contains_folded(std::string_view hay, std::string_view needle) noexcept {
@@ -45,15 +43,6 @@ bool contains_folded(std::string_view hay, std::string_view needle) noexcept {
     if (k == needle.size()) return true;
   }
   return false;
-}
-
-std::uint64_t id_hash(std::string_view id) noexcept {
-  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a
-  for (const char c : id) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 std::string_view text_field(const io::LineRecord& r, std::string_view key) {

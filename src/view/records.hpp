@@ -37,9 +37,6 @@ class LineParser {
 // ASCII case-insensitive substring search (an empty needle is found).
 [[nodiscard]] bool contains_folded(std::string_view hay, std::string_view needle) noexcept;
 
-// A stable in-process hash of an id (the indexes keep hashes and offsets, never the ids).
-[[nodiscard]] std::uint64_t id_hash(std::string_view id) noexcept;
-
 // A string field of a record, or "" when absent or not a string.
 [[nodiscard]] std::string_view text_field(const io::LineRecord& r, std::string_view key);
 

@@ -8,23 +8,16 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
+#include "grade/grade.hpp"
 #include "view/lines.hpp"
 #include "view/records.hpp"
 
 namespace numcheck::view {
 namespace {
 
-constexpr std::array<std::string_view, 11> kOutcomeFilters = {"correct",
-                                                              "truncation_error",
-                                                              "format_error",
-                                                              "parse_error",
-                                                              "unit_error",
-                                                              "value_error",
-                                                              "wrong",
-                                                              "unscored",
-                                                              "broken",
-                                                              "error",
-                                                              ""};
+// Outcome filters besides the grader's outcomes (grade::outcome_from_name); "" is none.
+constexpr std::array<std::string_view, 5> kOtherOutcomeFilters = {"wrong", "unscored", "broken", "error", ""};
 constexpr std::size_t kOrbitTextBytes = std::size_t{64} << 10;
 
 // The score record of a response line, the fields a row shows.
@@ -54,12 +47,7 @@ ScoreFields score_fields(const io::LineRecord& r) {
   if (auto au = r.opt_object("audit")) {
     s.audit = opt_text(*au, "outcome");
     s.audit_value = opt_text(*au, "value");
-    if (const io::FlatValue* rules = au->find("rules"); rules != nullptr && rules->is_array()) {
-      const auto& v = au->values();
-      const auto at = static_cast<std::size_t>(rules - v.data());
-      for (std::size_t i = at + 1; i < rules->end; i = v[i].end)
-        if (v[i].is_string()) s.rules.emplace_back(v[i].text);
-    }
+    if (auto rules = au->opt_strings("rules")) s.rules = std::move(*rules);
   }
   return s;
 }
@@ -185,9 +173,11 @@ std::uint64_t parse_number(std::string_view text, std::string_view whole) {
 }
 
 void check_filter(const RowFilter& f) {
-  if (std::find(kOutcomeFilters.begin(), kOutcomeFilters.end(), f.outcome) == kOutcomeFilters.end())
+  if (!grade::outcome_from_name(f.outcome) &&
+      std::find(kOtherOutcomeFilters.begin(), kOtherOutcomeFilters.end(), f.outcome) ==
+          kOtherOutcomeFilters.end())
     fail(ErrorCode::kUsage, "unknown outcome '{}'", f.outcome.substr(0, 64));
-  if (f.layer != "strict" && f.layer != "audit")
+  if (std::find(grade::kLayerNames.begin(), grade::kLayerNames.end(), f.layer) == grade::kLayerNames.end())
     fail(ErrorCode::kUsage, "unknown layer '{}' (strict or audit)", f.layer.substr(0, 64));
 }
 
@@ -327,7 +317,7 @@ Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
   while (reader.next(fl)) {
     ++line;
     if (const std::string_view fast = leading_base_id(fl.text); !fast.empty()) {
-      out.emplace_back(id_hash(fast), fl.offset);
+      out.emplace_back(fnv1a64(fast), fl.offset);
       ++records;
       continue;
     }
@@ -339,7 +329,7 @@ Entries index_file(const std::filesystem::path& path, std::uint64_t& records) {
       base = pid.substr(0, std::min(pid.size(), pid.rfind(':')));
     }
     if (base.empty()) continue;
-    out.emplace_back(id_hash(base), fl.offset);
+    out.emplace_back(fnv1a64(base), fl.offset);
     ++records;
   }
   std::sort(out.begin(), out.end());
@@ -431,7 +421,7 @@ void OrbitIndex::build() {
 io::Json OrbitIndex::orbit(std::string_view base_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!built_) build();
-  const std::uint64_t h = id_hash(base_id);
+  const std::uint64_t h = fnv1a64(base_id);
   const std::vector<io::Json> responses = read_records(run_.responses, responses_, h, base_id);
   if (responses.empty())
     fail(ErrorCode::kUsage, "no record of base '{}' in this run", base_id.substr(0, 200));

@@ -201,6 +201,20 @@ inline std::string run_chromium(const std::filesystem::path& work, const std::st
   return s;
 }
 
+// Screenshots `url` with Chromium (`flags`: window size, time budget) into `shot` and checks it is
+// a PNG of a page with content; copies it to the path in the environment variable `keep_env` when
+// that is set, for a person to look at.
+inline void expect_screenshot(const std::filesystem::path& work, const std::filesystem::path& shot,
+                              const std::string& flags, const std::string& url, const char* keep_env) {
+  (void)run_chromium(work, fmt::format("{} --screenshot='{}' '{}'", flags, shot.string(), url));
+  ASSERT_TRUE(std::filesystem::exists(shot));
+  const std::string png = io::read_file(shot);
+  EXPECT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  if (const char* keep = std::getenv(keep_env))
+    std::filesystem::copy_file(shot, keep, std::filesystem::copy_options::overwrite_existing);
+}
+
 // The records of a JSONL file: every terminated, non-empty line parsed (none when it is missing).
 inline std::vector<io::Json> read_jsonl(const std::filesystem::path& p) {
   std::vector<io::Json> out;

@@ -102,15 +102,8 @@ TEST(ReportHtml, RendersInChromiumAndNeverRunsInjectedScript) {
   EXPECT_GE(occurrences(dom, "<rect"), 50u);
   EXPECT_NE(dom.find("id=\"comparisons\""), std::string::npos) << "two systems: comparisons";
 
-  const fs::path shot = dir / "report.png";
-  (void)run_chromium(dir, fmt::format("--screenshot='{}' --window-size=1366,900 '{}'", shot.string(), url));
-  ASSERT_TRUE(fs::exists(shot));
-  const std::string png = io::read_file(shot);
-  ASSERT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  // Keep the screenshot for a human when asked (NUMCHECK_KEEP_SCREENSHOT=path).
-  if (const char* keep = std::getenv("NUMCHECK_KEEP_SCREENSHOT"))
-    fs::copy_file(shot, keep, fs::copy_options::overwrite_existing);
+  // Kept for a person when asked (NUMCHECK_KEEP_SCREENSHOT=path).
+  expect_screenshot(dir, dir / "report.png", "--window-size=1366,900", url, "NUMCHECK_KEEP_SCREENSHOT");
   fs::remove_all(dir);
 }
 

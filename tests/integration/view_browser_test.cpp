@@ -253,16 +253,8 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   EXPECT_EQ(dom.find("<img"), std::string::npos);
   EXPECT_GE(occurrences(dom, "&lt;script&gt;document.title='PWNED'"), 2u);
 
-  const fs::path shot = root() / "view.png";
-  (void)run_chromium(root(),
-                     fmt::format("--virtual-time-budget=10000 --screenshot='{}' --window-size=1366,1000 '{}'",
-                                 shot.string(), url));
-  ASSERT_TRUE(fs::exists(shot));
-  const std::string png = io::read_file(shot);
-  EXPECT_GT(png.size(), 10000u) << "a blank page compresses to a few kB";
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  if (const char* keep = std::getenv("NUMCHECK_KEEP_VIEW_SCREENSHOT"))
-    fs::copy_file(shot, keep, fs::copy_options::overwrite_existing);
+  expect_screenshot(root(), root() / "view.png", "--virtual-time-budget=10000 --window-size=1366,1000", url,
+                    "NUMCHECK_KEEP_VIEW_SCREENSHOT");
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
 }
 
