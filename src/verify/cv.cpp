@@ -556,6 +556,7 @@ CvReport cross_validate(const std::vector<claims::EvidenceRecord>& all, const Fe
 
   // The fold draws, the same for every system.
   std::vector<std::vector<int>> folds;
+  folds.reserve(static_cast<std::size_t>(opt.seeds));
   for (int seed_i = 0; seed_i < opt.seeds; ++seed_i)
     folds.push_back(grouped_stratified_folds(recs, opt.folds, opt.seed + static_cast<std::uint64_t>(seed_i)));
   const FoldData data{recs, gold, cluster, feats, feats_alt, folds};
