@@ -116,23 +116,24 @@ Result query_ours(const std::vector<std::string>& queries, const fs::path& dir) 
   const retrieval::Searcher s(ix, {});
   r.searcher_s = secs(l1, Clock::now());
   {
-    // What the file holds (table sizes in MB; string tables carry u64 offsets, counted apart).
-    std::uint64_t texts = 0, ids = 0, meta = 0, term_bytes = 0;
-    for (std::uint32_t d = 0; d < ix.num_docs(); ++d) {
-      texts += ix.doc_text(d).size();
-      ids += ix.doc_id(d).size();
-      meta += ix.doc_meta(d).size();
-    }
+    // What the file holds, in MB (index format 3: string tables carry u64 offsets, counted apart;
+    // the texts and metadata are zstd blocks with a table of first document, raw size and offset).
+    std::uint64_t ids = 0, term_bytes = 0;
+    for (std::uint32_t d = 0; d < ix.num_docs(); ++d) ids += ix.doc_id(d).size();
     for (std::uint32_t t = 0; t < ix.num_terms(); ++t) term_bytes += ix.term_text(t).size();
     const double n = ix.num_docs(), nt = static_cast<double>(ix.num_terms());
+    const double tb = static_cast<double>(ix.num_text_blocks());
+    const auto mb = [](auto v) { return static_cast<double>(v) / 1e6; };
     fmt::print(
-        "numcheck index file: {} terms, {} postings; MB: texts {:.1f}, ids {:.1f}, metadata {:.1f}, "
+        "numcheck index file: {} terms, {} postings; MB: texts and metadata {:.1f} compressed ({:.1f} raw, "
+        "{:.2f}x; {} blocks, dictionary {:.3f}, block table {:.2f}), ids {:.1f}, id order {:.1f}, "
         "string offsets {:.1f}, lengths {:.1f}, terms {:.1f}, term offsets {:.1f}, posting blocks {:.1f} "
         "({} blocks, {:.2f} bytes per posting), block tables {:.1f}; SHA-256 {}\n",
-        ix.num_terms(), ix.num_postings(), static_cast<double>(texts) / 1e6, static_cast<double>(ids) / 1e6,
-        static_cast<double>(meta) / 1e6, (3 * 8 * (n + 1) + 8 * (nt + 1)) / 1e6, 4 * n / 1e6,
-        static_cast<double>(term_bytes) / 1e6, 4 * (nt + 1) / 1e6,
-        static_cast<double>(ix.posting_bytes()) / 1e6, ix.num_blocks(),
+        ix.num_terms(), ix.num_postings(), mb(ix.text_bytes()), mb(ix.text_raw_bytes()),
+        static_cast<double>(ix.text_raw_bytes()) / std::max(1.0, static_cast<double>(ix.text_bytes())),
+        ix.num_text_blocks(), mb(ix.text_dict_bytes()), (16 * tb + 12) / 1e6, mb(ids), 4 * n / 1e6,
+        (8 * (n + 1) + 8 * (nt + 1)) / 1e6, 4 * n / 1e6, mb(term_bytes), 4 * (nt + 1) / 1e6,
+        mb(ix.posting_bytes()), ix.num_blocks(),
         static_cast<double>(ix.posting_bytes()) / std::max(1.0, static_cast<double>(ix.num_postings())),
         12 * static_cast<double>(ix.num_blocks()) / 1e6, io::sha256_file(dir / "index.bin"));
     std::fflush(stdout);

@@ -1,7 +1,8 @@
 // Fuzz target for the index file reader (src/retrieval/index.hpp). The checksum is not verified
 // here (a fuzzer cannot forge SHA-256), so every structural check of the reader is exercised:
 // any bytes either load into an index whose every posting is in range, or throw numcheck::Error.
-// A loaded index must answer a query and decode its posting blocks without reading out of bounds.
+// A loaded index must answer a query, decode its posting blocks and decompress its stored texts
+// without reading out of bounds.
 #include <cstdint>
 #include <string_view>
 
@@ -28,6 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto pl = ix.postings(t);
       for (const auto d : pl.docs)
         if (d >= ix.num_docs() || !ix.contains(t, d)) __builtin_trap();
+    }
+    // The stored texts are decompressed on demand: a damaged block is an Error, never a read
+    // past the block (first and last document, which may sit in different blocks). Blocks are
+    // sized as their table records (up to 2^16 times their compressed bytes, as zstd allows):
+    // tables that promise gigabytes would only test the allocator, so they are not read here.
+    if (ix.num_docs() > 0 && ix.text_raw_bytes() <= (std::uint64_t{256} << 20)) {
+      (void)ix.doc_text(0);
+      (void)ix.doc_meta(ix.num_docs() - 1);
     }
   } catch (const numcheck::Error&) {
   }

@@ -8,7 +8,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config git
   libgmp-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev
-  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libicu-dev libstemmer-dev libarchive-dev
+  libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev libicu-dev libstemmer-dev libarchive-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-numpy

@@ -331,8 +331,10 @@ struct ParallelJsonl {
   std::function<void(std::size_t slot, const LineRecord& record, std::size_t line)> on_record;  // workers
   // When set, malformed and torn lines go here (workers) and reading goes on; otherwise thrown.
   std::function<void(std::size_t slot, const JsonError& error, std::size_t line)> on_bad_line;
-  std::function<void(std::size_t slot)> on_block;        // the calling thread, blocks in file order
-  std::function<void(std::string_view bytes)> on_bytes;  // the calling thread: every byte read, in order
+  std::function<void(std::size_t slot)> on_block;  // the calling thread, blocks in file order
+  // Every byte of the file once, in order: on a thread of its own while the blocks are parsed
+  // (the calling thread when threads == 1); done before read_jsonl_fast_parallel returns.
+  std::function<void(std::string_view bytes)> on_bytes;
   std::size_t block_bytes = std::size_t{1} << 20;
 };
 [[nodiscard]] std::size_t parallel_jsonl_slots(std::size_t threads) noexcept;

@@ -10,12 +10,14 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/error.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/jsonl_rule.hpp"
+#include "io/ordered_bytes.hpp"
 
 namespace numcheck::io {
 
@@ -619,7 +621,7 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
   const std::size_t threads = std::max<std::size_t>(how.threads, 1);
   const std::size_t slots = parallel_jsonl_slots(threads);
   LineBlockReader reader(path, how.block_bytes);
-  if (how.on_bytes) reader.on_bytes(how.on_bytes);
+  if (how.on_bytes && threads == 1) reader.on_bytes(how.on_bytes);
   BlockRing ring(name, how, slots);
   JsonlStats total;
   std::size_t lines = 0;  // numbered so far
@@ -639,6 +641,10 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
     }
     return total;
   }
+  // The blocks' texts are the file's bytes in order (a block starts with the bytes the last one
+  // carried over), so on_bytes gets them block by block, on its own thread.
+  std::optional<OrderedBytes> bytes;  // so the hashing of a file costs this thread nothing
+  if (how.on_bytes) bytes.emplace(how.on_bytes);
   ring.start(threads);
   std::size_t next_read = 0, next_done = 0;
   bool eof = false;
@@ -651,11 +657,13 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
       }
       s.first_line = lines + 1;
       lines += count_lines(s.block.text());
+      if (bytes) bytes->push(s.block.text());
       ring.submit(next_read % slots);
       ++next_read;
     }
     if (next_done == next_read) break;
     ring.wait_done(next_done % slots);
+    if (bytes) bytes->wait(next_done + 1);  // the slot is read into again after this
     finish(next_done % slots);
     ++next_done;
   }

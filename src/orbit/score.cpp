@@ -5,12 +5,14 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <queue>
 #include <thread>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/json_writer.hpp"
+#include "io/ordered_bytes.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::orbit {
@@ -506,7 +508,7 @@ ScoreTally score_to_file(const Benchmark& bench, const fs::path& responses, cons
 
 ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses, const fs::path& out,
                          bool allow_partial, const std::function<void(ScoreTally&)>& review,
-                         const num::UnitRegistry& units, std::size_t threads) {
+                         const num::UnitRegistry& units, std::size_t threads, std::size_t window_cap) {
   // Each prompt's score line's length (0: no record) and, once lines go to the spool, where it sits
   // there (4 + 8 bytes a prompt; the offsets only when needed).
   std::vector<std::uint32_t> lengths(bench.size(), 0);
@@ -516,22 +518,52 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   io::SpoolFile spool(out);
   io::AtomicFile file(out);
   constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::string buffer;
+  // Lines gather in one buffer while the other's bytes are hashed on a thread of their own (so
+  // hashing the output costs this thread nothing): flush writes the buffer, hands it to the
+  // hasher and takes the other one back once it is hashed.
   std::optional<io::Sha256> hash(std::in_place);
-  // While the graded records come in benchmark order (responses written in it, as `orbit run`
-  // writes them), their lines go straight to the output file, hashed as they go: it is the scores
-  // file already. The first one out of order moves what was written into the spool and the rest
-  // follows it there; the file is then written from the spool in benchmark order.
+  const std::function<void(std::string_view)> hash_bytes = [&hash](std::string_view b) { hash->update(b); };
+  std::string buffers[2];
+  std::string* buffer = &buffers[0];
+  std::size_t pushed = 0;
+  io::OrderedBytes hasher(hash_bytes);  // after what it reads: destroyed (joined) first
+  // While the graded records come in benchmark order, their lines go straight to the output file,
+  // hashed as they go: it is the scores file already. `orbit run` finishes its requests a few
+  // hundred prompts apart (c requests in flight), so lines wait in a reorder window of up to
+  // window_cap bytes and leave it smallest prompt first. A record that belongs before a line
+  // already written moves what was written, and the window, into the spool, and the rest follows
+  // it there; the file is then written from the spool in benchmark order. (A prompt's second
+  // record never gets here: scan_responses reports it as a duplicate.)
   bool direct = true;
   std::size_t last_index = 0;
   std::uint64_t direct_size = 0;
+  struct Waiting {
+    std::size_t index;
+    std::string line;
+  };
+  const auto later = [](const Waiting& a, const Waiting& b) { return a.index > b.index; };
+  std::priority_queue<Waiting, std::vector<Waiting>, decltype(later)> window(later);
+  std::size_t window_bytes = 0;
   const auto flush = [&] {
-    hash->update(buffer);
-    file.write(buffer);
-    buffer.clear();
+    file.write(*buffer);
+    hasher.push(*buffer);
+    ++pushed;
+    buffer = buffer == &buffers[0] ? &buffers[1] : &buffers[0];
+    hasher.wait(pushed - 1);
+    buffer->clear();
+  };
+  const auto write_first_waiting = [&] {
+    const Waiting& w = window.top();
+    direct_size += w.line.size();
+    last_index = w.index;
+    buffer->append(w.line);
+    window_bytes -= w.line.size();
+    window.pop();
+    if (buffer->size() >= kChunk) flush();
   };
   const auto to_spool = [&] {
     flush();
+    hasher.wait(pushed);  // the hash starts again below
     // The lines written so far lie in the file in benchmark order, one after another.
     offsets.assign(bench.size(), 0);
     std::uint64_t pos = 0;
@@ -548,6 +580,8 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
     file.reset();
     hash.emplace();
     direct = false;
+    for (; !window.empty(); window.pop()) offsets[window.top().index] = spool.append(window.top().line);
+    window_bytes = 0;
   };
   const auto render = [&](const ScoredPrompt& p, std::string& text) {
     const std::size_t begin = text.size();
@@ -561,10 +595,9 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
                  [&](ScoredPrompt&& p, std::string_view line) {
                    if (direct && (direct_size == 0 || p.view_index > last_index)) {
                      lengths[p.view_index] = static_cast<std::uint32_t>(line.size());
-                     direct_size += line.size();
-                     last_index = p.view_index;
-                     buffer.append(line);
-                     if (buffer.size() >= kChunk) flush();
+                     window.push({p.view_index, std::string(line)});
+                     window_bytes += line.size();
+                     while (window_bytes > window_cap) write_first_waiting();
                      return;
                    }
                    if (direct) to_spool();
@@ -575,6 +608,7 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
   require_confirmed(bench);
 
   if (direct) {
+    while (!window.empty()) write_first_waiting();
     flush();
   } else {
     // Runs of lines that lie one after another in the spool are read with one read each, up to a
@@ -583,16 +617,17 @@ ScoreTally score_to_file(const BenchmarkIndex& bench, const fs::path& responses,
     for (std::size_t i = 0; i < offsets.size(); ++i) {
       if (lengths[i] == 0) continue;
       if (run_size != 0 && (offsets[i] != run_begin + run_size || run_size + lengths[i] > kChunk)) {
-        spool.read(run_begin, static_cast<std::size_t>(run_size), buffer);
+        spool.read(run_begin, static_cast<std::size_t>(run_size), *buffer);
         run_size = 0;
-        if (buffer.size() >= kChunk) flush();
+        if (buffer->size() >= kChunk) flush();
       }
       if (run_size == 0) run_begin = offsets[i];
       run_size += lengths[i];
     }
-    if (run_size != 0) spool.read(run_begin, static_cast<std::size_t>(run_size), buffer);
+    if (run_size != 0) spool.read(run_begin, static_cast<std::size_t>(run_size), *buffer);
     flush();
   }
+  hasher.wait(pushed);
   const std::string sha = hash->hex_digest();
   // As write_scores: the manifest is made before either file is in place.
   const std::string manifest =

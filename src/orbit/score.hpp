@@ -142,18 +142,22 @@ void write_scores(const BenchmarkIndex& bench, const Scores& scores, const std::
                   const std::filesystem::path& out, bool allow_partial);
 
 // What `orbit score` does, with memory flat in the number of responses: one pass over
-// `responses` grades each record and appends its score line at once to a spool file next to
-// `out` ("<out>.spool.<pid>", unlinked as soon as it is open, so no exit path leaves it behind),
-// keeping only the line's place in the spool per prompt. `review` then sees the tally (issues,
-// counts) and may change it or throw (check_complete): a throw writes nothing. Otherwise the
-// scores file is copied from the spool in benchmark order and, like the manifest, written
-// atomically; both are byte for byte what score_responses + write_scores write.
-// `orbit score` passes the compact index (orbit/index.hpp); a Benchmark is turned into one.
+// `responses` grades each record. Score lines of records in benchmark order, give or take what a
+// reorder window of `window` bytes holds (a run's records, finished a few hundred prompts apart),
+// go straight to the output; once a record comes after a later prompt's line was written, the
+// lines go to a spool file next to `out` ("<out>.spool.<pid>", unlinked as soon as it is open, so
+// no exit path leaves it behind), keeping only each line's place per prompt. `review` then sees
+// the tally (issues, counts) and may change it or throw (check_complete): a throw writes nothing.
+// Otherwise the scores file is finished (from the spool in benchmark order, if it was used) and,
+// like the manifest, written atomically; both are byte for byte what score_responses +
+// write_scores write, whatever the window. `orbit score` passes the compact index
+// (orbit/index.hpp); a Benchmark is turned into one.
+inline constexpr std::size_t kScoreReorderWindow = std::size_t{4} << 20;
 ScoreTally score_to_file(const BenchmarkIndex& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,
                          const num::UnitRegistry& units = num::UnitRegistry::builtin(),
-                         std::size_t threads = 0);
+                         std::size_t threads = 0, std::size_t window = kScoreReorderWindow);
 ScoreTally score_to_file(const Benchmark& bench, const std::filesystem::path& responses,
                          const std::filesystem::path& out, bool allow_partial,
                          const std::function<void(ScoreTally&)>& review,

@@ -98,20 +98,14 @@ std::uint64_t frame_seed(std::uint64_t seed, std::string_view frame) {
 
 std::optional<Interval> ci_from(const Frame& fr, std::size_t q, double level) {
   if (fr.replicates.empty() || fr.n == 0) return std::nullopt;
-  std::vector<double> v(fr.replicates[q].size());
-  const double n = static_cast<double>(fr.n);
-  for (std::size_t d = 0; d < v.size(); ++d) v[d] = fr.replicates[q][d] / n;
-  return stats::percentile_interval(std::move(v), level);
+  return stats::percentile_interval_of_totals(fr.replicates[q], static_cast<double>(fr.n), level);
 }
 
 std::optional<Interval> diff_ci(const Frame& fr, std::size_t qa, std::size_t qb, double level) {
   if (fr.replicates.empty() || fr.n == 0) return std::nullopt;
   std::vector<double> v(fr.replicates[qa].size());
-  const double n = static_cast<double>(fr.n);
-  for (std::size_t d = 0; d < v.size(); ++d) {
-    v[d] = (fr.replicates[qa][d] - fr.replicates[qb][d]) / n;
-  }
-  return stats::percentile_interval(std::move(v), level);
+  for (std::size_t d = 0; d < v.size(); ++d) v[d] = fr.replicates[qa][d] - fr.replicates[qb][d];
+  return stats::percentile_interval_of_totals(v, static_cast<double>(fr.n), level);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zdict.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <array>
@@ -38,8 +40,9 @@ namespace {
 static_assert(std::endian::native == std::endian::little, "the index file format is little-endian");
 
 constexpr std::string_view kMagic = "NUMCHECK-RIDX\n";  // 14 bytes
-constexpr std::uint32_t kFormatVersion = 2;             // 1: uncompressed postings (refused: rebuild)
+constexpr std::uint32_t kFormatVersion = 3;  // 1: uncompressed postings, 2: uncompressed texts (refused)
 constexpr std::size_t kHashHexBytes = 64;
+std::atomic<std::uint64_t> g_serial{0};  // Index::serial_
 
 // ---- writing ----
 // The file's bytes go to a sink in pieces: small fields through a buffer the sink takes over
@@ -252,6 +255,7 @@ void Index::finish() {
 }
 
 void Index::finish(std::vector<std::uint32_t> id_order) {
+  serial_ = ++g_serial;
   std::uint64_t total = 0;
   for (auto l : doc_len_) total += l;
   avgdl_ = (doc_len_.empty() || total == 0)
@@ -328,6 +332,102 @@ bool Index::contains(std::uint32_t t, std::uint32_t d) const {
   return std::binary_search(docs.data(), docs.data() + n, d);
 }
 
+// ---- the stored documents ----
+// Consecutive documents go into one block until it holds kTextBlockBytes (a document larger than
+// that gets a block of its own); blocks are compressed one by one (zstd level kTextLevel) with a
+// dictionary trained on a sample of them, so that a text costs one small block's decompression.
+namespace {
+
+constexpr std::size_t kTextBlockBytes = 16u << 10;
+constexpr int kTextLevel = 6;
+constexpr std::size_t kDictBytes = 64u << 10;      // at most; and at most 1/64 of the sample
+constexpr std::size_t kDictSample = 8u << 20;      // bytes of blocks the dictionary is trained on
+constexpr std::uint64_t kMaxExpansion = 1u << 16;  // raw bytes per compressed byte, at most (zstd: < 2^15)
+
+struct BlockCache {
+  std::uint64_t serial = 0;  // 0: empty
+  std::uint32_t block = 0;
+  std::string raw;
+};
+thread_local BlockCache t_block;
+
+struct FreeDctx {
+  void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+};
+struct FreeCctx {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct FreeCdict {
+  void operator()(ZSTD_CDict* c) const { ZSTD_freeCDict(c); }
+};
+
+ZSTD_DCtx* thread_dctx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, FreeDctx> dctx(ZSTD_createDCtx());
+  if (!dctx) throw std::bad_alloc();
+  return dctx.get();
+}
+
+std::shared_ptr<ZSTD_DDict_s> make_ddict(std::string_view dict) {
+  if (dict.empty()) return nullptr;
+  ZSTD_DDict* d = ZSTD_createDDict(dict.data(), dict.size());
+  if (d == nullptr) throw std::bad_alloc();
+  return {d, [](ZSTD_DDict* x) { ZSTD_freeDDict(x); }};
+}
+
+}  // namespace
+
+std::uint64_t Index::text_raw_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto r : text_raw_) total += r;
+  return total;
+}
+
+std::pair<std::string_view, std::string_view> Index::doc_fields(std::uint32_t d) const {
+  if (d >= num_docs()) fail("document {} is not in the index ({} documents)", d, num_docs());
+  const auto k = static_cast<std::uint32_t>(std::upper_bound(text_first_.begin(), text_first_.end(), d) -
+                                            text_first_.begin() - 1);
+  BlockCache& c = t_block;
+  const std::uint32_t first = text_first_[k], m = text_first_[k + 1] - first;
+  auto damaged = [&](std::string_view what) {
+    c.serial = 0;
+    fail("index is damaged: text block {} ({}); rebuild it with 'numcheck claims index'", k, what);
+  };
+  if (c.serial != serial_ || c.block != k) {
+    c.serial = 0;
+    c.raw.resize(text_raw_[k]);
+    const char* src = store_.data() + text_base_ + text_off_[k];
+    const std::size_t csize = text_off_[k + 1] - text_off_[k];
+    const std::size_t got =
+        ddict_
+            ? ZSTD_decompress_usingDDict(thread_dctx(), c.raw.data(), c.raw.size(), src, csize, ddict_.get())
+            : ZSTD_decompressDCtx(thread_dctx(), c.raw.data(), c.raw.size(), src, csize);
+    if (ZSTD_isError(got)) damaged(ZSTD_getErrorName(got));
+    if (got != c.raw.size()) damaged("shorter than recorded");
+    // The layout: 2 m lengths, then the bytes they add up to.
+    std::uint64_t total = std::uint64_t{8} * m;
+    if (total > c.raw.size()) damaged("lengths");
+    for (std::uint32_t j = 0; j < 2 * m; ++j) {
+      std::uint32_t len;
+      std::memcpy(&len, c.raw.data() + 4 * std::size_t{j}, 4);
+      total += len;
+    }
+    if (total != c.raw.size()) damaged("lengths");
+    c.serial = serial_;
+    c.block = k;
+  }
+  std::size_t at = std::size_t{8} * m;
+  std::uint32_t len[2] = {0, 0};
+  for (std::uint32_t j = 0; j <= d - first; ++j) {
+    std::memcpy(len, c.raw.data() + 8 * std::size_t{j}, 8);
+    if (j < d - first) at += std::size_t{len[0]} + len[1];
+  }
+  const std::string_view raw(c.raw);
+  return {raw.substr(at, len[0]), raw.substr(at + len[0], len[1])};
+}
+
+std::string Index::doc_text(std::uint32_t d) const { return std::string(doc_fields(d).first); }
+std::string Index::doc_meta(std::uint32_t d) const { return std::string(doc_fields(d).second); }
+
 template <class Sink>
 void Index::write_body(Sink& sink) const {
   Out<Sink> o{sink, {}};
@@ -340,9 +440,15 @@ void Index::write_body(Sink& sink) const {
     o.strings(s.off, store.substr(s.base, s.off.empty() ? 0 : s.off.back()));
   };
   strings(doc_ids_);
-  strings(doc_texts_);
-  strings(doc_meta_);
+  o.u32s(id_order_);
   o.u32s(doc_len_);
+  o.u32s(text_first_);
+  o.u32s(text_raw_);
+  o.u64s(text_off_);
+  o.u64(dict_size_);
+  o.raw(store.substr(dict_base_, dict_size_));
+  o.u64(text_bytes());
+  o.raw(store.substr(text_base_, text_bytes()));
   strings(terms_);
   o.u32s(term_off_);
   o.u32s(block_last_);
@@ -430,6 +536,53 @@ void Index::save(const std::filesystem::path& path) const {
   f.commit();
 }
 
+namespace {
+
+// The stored id order must be a permutation of the documents in strictly increasing id order
+// (which also says the ids are distinct): n comparisons instead of a sort.
+void check_id_order(const Index& ix, const std::vector<std::uint32_t>& order, const In& in) {
+  std::vector<bool> seen(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::uint32_t d = order[i];
+    if (d >= order.size() || seen[d]) in.bad("id order");
+    seen[d] = true;
+    if (i > 0 && !(ix.doc_id(order[i - 1]) < ix.doc_id(d))) in.bad("id order");
+  }
+}
+
+}  // namespace
+
+// The text blocks' tables and bytes and the dictionary; the blocks themselves are checked when
+// they are decompressed (doc_fields).
+template <class Reader>
+void Index::read_texts(Index& ix, Reader& in) {
+  const std::size_t n = ix.doc_len_.size();
+  ix.text_first_ = in.template array<std::uint32_t>("text blocks");
+  ix.text_raw_ = in.template array<std::uint32_t>("text block sizes");
+  ix.text_off_ = in.template array<std::uint64_t>("text block offsets");
+  const std::size_t nb = ix.text_raw_.size();
+  if (ix.text_first_.size() != nb + 1 || ix.text_off_.size() != nb + 1 || ix.text_first_.front() != 0 ||
+      ix.text_first_.back() != n || ix.text_off_.front() != 0)
+    in.bad("text block tables disagree");
+  for (std::size_t k = 0; k < nb; ++k) {
+    const std::uint64_t m = ix.text_first_[k + 1] - std::uint64_t{ix.text_first_[k]};
+    if (ix.text_first_[k + 1] <= ix.text_first_[k] || ix.text_off_[k + 1] < ix.text_off_[k] ||
+        ix.text_raw_[k] < 8 * m ||
+        ix.text_raw_[k] > (ix.text_off_[k + 1] - ix.text_off_[k] + 1) * kMaxExpansion)
+      in.bad("text block tables disagree");
+  }
+  ix.dict_size_ = in.u64("text dictionary");
+  in.need(ix.dict_size_, "text dictionary");
+  ix.dict_base_ = in.pos;
+  in.pos += ix.dict_size_;
+  const std::uint64_t nbytes = in.u64("text blocks");
+  in.need(nbytes, "text blocks");
+  if (nbytes != ix.text_off_.back()) in.bad("text block tables disagree");
+  ix.text_base_ = in.pos;
+  in.pos += nbytes;
+  ix.ddict_ = make_ddict(std::string_view(ix.store_.data() + ix.dict_base_, ix.dict_size_));
+}
+
 Index Index::load(const std::filesystem::path& path) {
   // Read straight into memory of the index's own (2 MiB pages, not zero-filled first).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -484,6 +637,7 @@ Index Index::parse_owned(detail::Bytes file, std::string_view name, bool verify_
   };
   // The structure, every table and block (after the blocks come the 64 checksum bytes: the
   // decoder's slack).
+  std::vector<std::uint32_t> id_order;
   auto check = [&] {
     in.b = body;
     in.pos = kMagic.size();
@@ -491,19 +645,24 @@ Index Index::parse_owned(detail::Bytes file, std::string_view name, bool verify_
       fail(
           "index file {} has format version {} ({}), this numcheck reads version {}: rebuild it with "
           "'numcheck claims index' (the same --corpus/--gold arguments and --out)",
-          name, v, v == 1 ? "uncompressed postings" : "unknown", kFormatVersion);
+          name, v,
+          v == 1   ? "uncompressed postings"
+          : v == 2 ? "uncompressed texts"
+                   : "unknown",
+          kFormatVersion);
     const std::uint32_t flags = in.u32("flags");
     if (flags > 3) in.bad("unknown flags");
     ix.tok_.stem = (flags & 1u) != 0;
     ix.tok_.number_terms = (flags & 2u) != 0;
     ix.avgdl_ = in.f64("avgdl");
     ix.doc_ids_.off = in.strings("document ids", ix.doc_ids_.base);
-    ix.doc_texts_.off = in.strings("document texts", ix.doc_texts_.base);
-    ix.doc_meta_.off = in.strings("document metadata", ix.doc_meta_.base);
+    id_order = in.array<std::uint32_t>("id order");
     ix.doc_len_ = in.array<std::uint32_t>("document lengths");
     const std::size_t n = ix.doc_ids_.size();
-    if (ix.doc_texts_.size() != n || ix.doc_meta_.size() != n || ix.doc_len_.size() != n || n > 0xFFFFFFF0u)
+    if (id_order.size() != n || ix.doc_len_.size() != n || n > 0xFFFFFFF0u)
       in.bad("document tables disagree");
+    check_id_order(ix, id_order, in);
+    read_texts(ix, in);
     ix.terms_.off = in.strings("terms", ix.terms_.base);
     const std::size_t nt = ix.terms_.size();
     for (std::size_t i = 1; i < nt; ++i) {
@@ -566,7 +725,7 @@ Index Index::parse_owned(detail::Bytes file, std::string_view name, bool verify_
     throw;
   }
   if (sum_ok.valid() && !sum_ok.get()) checksum_mismatch();
-  ix.finish();
+  ix.finish(std::move(id_order));
   return ix;
 }
 
@@ -715,6 +874,88 @@ std::uint64_t prefix_key(std::string_view t) {
   std::uint64_t v = 0;
   for (unsigned char c : b) v = (v << 8) | c;
   return v;
+}
+
+// The documents' texts and metadata in compressed blocks (the layout of Index::doc_fields).
+struct CompressedTexts {
+  std::vector<std::uint32_t> first{0}, raw;
+  std::vector<std::string> blocks;
+  std::string dict;
+};
+
+template <class Docs>
+void raw_block(const Docs& docs, std::size_t begin, std::size_t end, std::string& out) {
+  out.clear();
+  for (std::size_t d = begin; d < end; ++d) {
+    const auto lens = std::array{static_cast<std::uint32_t>(docs[d].text.size()),
+                                 static_cast<std::uint32_t>(docs[d].meta.size())};
+    out.append(reinterpret_cast<const char*>(lens.data()), 8);
+  }
+  for (std::size_t d = begin; d < end; ++d) {
+    out += docs[d].text;
+    out += docs[d].meta;
+  }
+}
+
+template <class Docs>
+CompressedTexts compress_texts(const Docs& docs, unsigned threads) {
+  CompressedTexts ct;
+  std::uint64_t raw = 0, total = 0;
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    raw += 8 + docs[d].text.size() + docs[d].meta.size();
+    if (raw >= kTextBlockBytes || d + 1 == docs.size()) {
+      if (raw > 0xFFFFFFFFu)
+        fail("document {} ('{}') is too large to store: {} bytes", d + 1, docs[d].id, raw);
+      ct.first.push_back(static_cast<std::uint32_t>(d + 1));
+      ct.raw.push_back(static_cast<std::uint32_t>(raw));
+      total += raw;
+      raw = 0;
+    }
+  }
+  const std::size_t nb = ct.raw.size();
+  // The dictionary: trained on every stride-th block (about kDictSample bytes in all); none when
+  // the sample is small or zstd finds nothing to train on.
+  {
+    const std::uint64_t stride = std::max<std::uint64_t>(1, (total + kDictSample - 1) / kDictSample);
+    std::string sample, block;
+    std::vector<std::size_t> sizes;
+    for (std::size_t k = 0; k < nb; k += stride) {
+      raw_block(docs, ct.first[k], ct.first[k + 1], block);
+      sample += block;
+      sizes.push_back(block.size());
+    }
+    const std::size_t cap = std::min(kDictBytes, sample.size() / 64);
+    if (sizes.size() >= 8 && cap >= 1024) {
+      ct.dict.resize(cap);
+      const std::size_t got = ZDICT_trainFromBuffer(ct.dict.data(), cap, sample.data(), sizes.data(),
+                                                    static_cast<unsigned>(sizes.size()));
+      ct.dict.resize(ZDICT_isError(got) ? 0 : got);
+    }
+  }
+  std::unique_ptr<ZSTD_CDict, FreeCdict> cdict;
+  if (!ct.dict.empty()) {
+    cdict.reset(ZSTD_createCDict(ct.dict.data(), ct.dict.size(), kTextLevel));
+    if (!cdict) throw std::bad_alloc();
+  }
+  ct.blocks.resize(nb);
+  // Each frame carries zstd's checksum of its contents: a damaged block is an error when read.
+  core::parallel_for(nb, threads, [&](std::size_t k) {
+    thread_local std::unique_ptr<ZSTD_CCtx, FreeCctx> cctx(ZSTD_createCCtx());
+    thread_local std::string block;
+    if (!cctx) throw std::bad_alloc();
+    ZSTD_CCtx_reset(cctx.get(), ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, kTextLevel);
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+    if (cdict) ZSTD_CCtx_refCDict(cctx.get(), cdict.get());
+    raw_block(docs, ct.first[k], ct.first[k + 1], block);
+    std::string& out = ct.blocks[k];
+    out.resize(ZSTD_compressBound(block.size()));
+    const std::size_t got = ZSTD_compress2(cctx.get(), out.data(), out.size(), block.data(), block.size());
+    if (ZSTD_isError(got)) fail("cannot compress the documents' texts: {}", ZSTD_getErrorName(got));
+    out.resize(got);
+    out.shrink_to_fit();
+  });
+  return ct;
 }
 
 }  // namespace
@@ -989,8 +1230,10 @@ Index IndexBuilder::build(unsigned threads) {
   detail::PostingVector().swap(all_tfs);
   // 5. One store for the strings and the blocks, in file order.
   std::vector<std::uint32_t> order = id_order.get();
-  std::uint64_t bytes = 8;
-  for (const Document& doc : docs_) bytes += doc.id.size() + doc.text.size() + doc.meta.size();
+  CompressedTexts texts = compress_texts(docs_, threads);
+  std::uint64_t bytes = 8 + texts.dict.size();
+  for (const Document& doc : docs_) bytes += doc.id.size();
+  for (const auto& b : texts.blocks) bytes += b.size();
   for (const auto& t : ix_terms) bytes += t.size();
   for (const auto& c : coded) bytes += c.size();
   ix.store_.reserve(bytes);
@@ -1006,11 +1249,20 @@ Index IndexBuilder::build(unsigned threads) {
   };
   table(
       ix.doc_ids_, [&](std::size_t i) -> std::string_view { return docs_[i].id; }, n);
-  table(
-      ix.doc_texts_, [&](std::size_t i) -> std::string_view { return docs_[i].text; }, n);
-  table(
-      ix.doc_meta_, [&](std::size_t i) -> std::string_view { return docs_[i].meta; }, n);
   docs_.clear();
+  ix.dict_base_ = ix.store_.size();
+  ix.dict_size_ = texts.dict.size();
+  ix.store_.insert(ix.store_.end(), texts.dict.begin(), texts.dict.end());
+  ix.ddict_ = make_ddict(texts.dict);
+  ix.text_base_ = ix.store_.size();
+  ix.text_off_.reserve(texts.blocks.size() + 1);
+  for (const auto& b : texts.blocks) {
+    ix.text_off_.push_back(ix.store_.size() - ix.text_base_);
+    ix.store_.insert(ix.store_.end(), b.begin(), b.end());
+  }
+  ix.text_off_.push_back(ix.store_.size() - ix.text_base_);
+  ix.text_first_ = std::move(texts.first);
+  ix.text_raw_ = std::move(texts.raw);
   table(
       ix.terms_, [&](std::size_t i) -> std::string_view { return ix_terms[i]; }, ix_terms.size());
   ix_terms.clear();

@@ -20,7 +20,10 @@
 // it; load() verifies size, magic, version and checksum before reading, and bounds-checks every
 // count, offset and posting block (each block is decoded and checked once), so a truncated or
 // corrupt file is an Error, never a wrong ranking or a read out of bounds. A loaded index keeps the
-// file's bytes and reads its strings and blocks in place.
+// file's bytes and reads its strings and blocks in place. The documents' texts and metadata are
+// stored in zstd-compressed blocks of about 16 KiB (consecutive documents, one dictionary trained
+// on the collection); a text is decompressed when asked for (its block stays cached per thread),
+// and a block that does not decompress to its recorded size and layout is an Error.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -35,6 +38,8 @@
 #include "core/large_array.hpp"
 
 #include "retrieval/tokenize.hpp"
+
+struct ZSTD_DDict_s;  // zstd's decompression dictionary (zstd.h)
 
 namespace numcheck::retrieval {
 
@@ -74,11 +79,17 @@ class Index {
   [[nodiscard]] std::size_t num_blocks() const { return block_last_.size(); }
   // Bytes of the compressed posting blocks.
   [[nodiscard]] std::uint64_t posting_bytes() const { return block_off_.empty() ? 0 : block_off_.back(); }
+  // The stored documents: compressed blocks, their bytes, their dictionary's bytes, the raw bytes.
+  [[nodiscard]] std::size_t num_text_blocks() const { return text_raw_.size(); }
+  [[nodiscard]] std::uint64_t text_bytes() const { return text_off_.empty() ? 0 : text_off_.back(); }
+  [[nodiscard]] std::uint64_t text_dict_bytes() const { return dict_size_; }
+  [[nodiscard]] std::uint64_t text_raw_bytes() const;
   [[nodiscard]] double avgdl() const { return avgdl_; }
   [[nodiscard]] const TokenizerOptions& tokenizer() const { return tok_; }
   [[nodiscard]] std::string_view doc_id(std::uint32_t d) const { return str(doc_ids_, d); }
-  [[nodiscard]] std::string_view doc_text(std::uint32_t d) const { return str(doc_texts_, d); }
-  [[nodiscard]] std::string_view doc_meta(std::uint32_t d) const { return str(doc_meta_, d); }
+  // A document's text and metadata, decompressed (throws Error when its block is damaged).
+  [[nodiscard]] std::string doc_text(std::uint32_t d) const;
+  [[nodiscard]] std::string doc_meta(std::uint32_t d) const;
   [[nodiscard]] std::uint32_t doc_length(std::uint32_t d) const { return doc_len_[d]; }
   [[nodiscard]] std::optional<std::uint32_t> doc_number(std::string_view id) const;
 
@@ -128,8 +139,19 @@ class Index {
   // place), or what the builder assembled. At least 8 bytes follow the last block (the decoder
   // reads 8 bytes at a time).
   detail::Bytes store_;
-  Strings doc_ids_, doc_texts_, doc_meta_;
+  Strings doc_ids_;
   std::vector<std::uint32_t> doc_len_;
+  // The documents' texts and metadata: text block k holds documents text_first_[k] ..
+  // text_first_[k + 1] - 1, compressed in store_[text_base_ + text_off_[k], .. + text_off_[k + 1]),
+  // text_raw_[k] bytes decompressed: per document its text and metadata lengths (two u32), then per
+  // document its text and metadata bytes. The dictionary is store_[dict_base_, + dict_size_).
+  std::vector<std::uint32_t> text_first_;  // blocks + 1 (the last: num_docs)
+  std::vector<std::uint32_t> text_raw_;
+  std::vector<std::uint64_t> text_off_;  // blocks + 1
+  std::uint64_t text_base_ = 0, dict_base_ = 0, dict_size_ = 0;
+  std::shared_ptr<ZSTD_DDict_s> ddict_;  // null: no dictionary
+  std::uint64_t serial_ = 0;             // names this index's contents in the per-thread block cache
+  [[nodiscard]] std::pair<std::string_view, std::string_view> doc_fields(std::uint32_t d) const;
   double avgdl_ = 1.0;
   Strings terms_;                                    // sorted (byte order)
   std::vector<std::uint32_t> term_off_;              // size terms + 1: posting counts before each term
@@ -142,6 +164,8 @@ class Index {
   void finish(std::vector<std::uint32_t> id_order);  // the same with the id order given
   void derive_blocks();                              // term_block_ from term_off_
   [[nodiscard]] static Index parse_owned(detail::Bytes file, std::string_view name, bool verify_checksum);
+  template <class Reader>
+  static void read_texts(Index& ix, Reader& in);
   template <class Sink>
   void write_body(Sink& sink) const;  // the file's bytes before the checksum, in pieces
 };

@@ -132,4 +132,51 @@ Interval percentile_interval(std::vector<double> values, double level) {
   return {quantile_select(values, alpha), quantile_select(values, 1.0 - alpha)};
 }
 
+Interval percentile_interval_of_totals(std::span<const double> totals, double n, double level) {
+  if (totals.empty()) fail("percentile interval of no bootstrap replicates");
+  if (!(level > 0.0 && level < 1.0)) fail("interval level {} is outside (0, 1)", level);
+  if (!(n > 0.0)) fail("percentile interval: the totals' divisor {} is not positive", n);
+  const auto scaled = [&] {
+    std::vector<double> v(totals.size());
+    for (std::size_t d = 0; d < v.size(); ++d) v[d] = totals[d] / n;
+    return percentile_interval(std::move(v), level);
+  };
+  // Integers of at most 2^52 in magnitude (exact in a double and in an int64).
+  constexpr double kLimit = 4503599627370496.0;
+  double lo = totals[0], hi = totals[0];
+  for (const double x : totals) {
+    if (!(std::abs(x) <= kLimit) || std::floor(x) != x) return scaled();  // NaN fails the first test
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  const double span = hi - lo + 1.0;
+  if (span > 4.0 * static_cast<double>(totals.size()) + 1024.0) return scaled();
+  const auto base = static_cast<std::int64_t>(lo);
+  std::vector<std::uint32_t> count(static_cast<std::size_t>(span), 0);
+  for (const double x : totals) ++count[static_cast<std::size_t>(static_cast<std::int64_t>(x) - base)];
+  // The k-th smallest total (0-based), by walking the counts from the smallest.
+  const auto order_stat = [&](std::size_t k) {
+    std::size_t seen = 0;
+    for (std::size_t v = 0; v < count.size(); ++v) {
+      seen += count[v];
+      if (seen > k) return static_cast<double>(base + static_cast<std::int64_t>(v));
+    }
+    return hi;
+  };
+  // quantile_select's definition (inclusive, linear between order statistics), on totals / n.
+  const auto quantile = [&](double q) {
+    const double h = static_cast<double>(totals.size() - 1) * q;
+    const double fl = std::floor(h);
+    const auto i = static_cast<std::size_t>(fl);
+    const double a = order_stat(i) / n;
+    if (i + 1 >= totals.size()) return a;
+    const double frac = h - fl;
+    if (frac == 0.0) return a;
+    const double b = order_stat(i + 1) / n;
+    return a + frac * (b - a);
+  };
+  const double alpha = (1.0 - level) / 2.0;
+  return {quantile(alpha), quantile(1.0 - alpha)};
+}
+
 }  // namespace numcheck::stats

@@ -97,4 +97,12 @@ class CountSum {
 // (0, 1).
 [[nodiscard]] Interval percentile_interval(std::vector<double> values, double level = 0.95);
 
+// percentile_interval of the replicates totals[d] / n (n > 0) when every total is an integer, as
+// the report's counts and their differences are: the same interval bit for bit (dividing by n
+// keeps the order, so the order statistics are the totals' divided by n), found by counting the
+// totals in one pass instead of two selections. Totals that are not all integers, or that span
+// more than a few times as many values as there are replicates, take percentile_interval.
+[[nodiscard]] Interval percentile_interval_of_totals(std::span<const double> totals, double n,
+                                                     double level = 0.95);
+
 }  // namespace numcheck::stats

@@ -409,15 +409,24 @@ TEST(JsonlFastParallel, AnyThreadsAndBlocksGiveWhatTheSequentialReaderGives) {
   }
 }
 
-// An exception from a record's callback is the first in file order, after the records before it.
-TEST(JsonlFastParallel, TheFirstFailingRecordInFileOrderIsTheError) {
+// 3,000 records {"n":1} .. {"n":3000}, and how to read them in blocks of 100 bytes.
+std::string numbered_records() {
   std::string text;
   for (int i = 1; i <= 3000; ++i) text += fmt::format("{{\"n\":{}}}\n", i);
-  const TempFile f(text);
+  return text;
+}
+ParallelJsonl in_small_blocks(std::size_t threads) {
+  ParallelJsonl how;
+  how.threads = threads;
+  how.block_bytes = 100;
+  return how;
+}
+
+// An exception from a record's callback is the first in file order, after the records before it.
+TEST(JsonlFastParallel, TheFirstFailingRecordInFileOrderIsTheError) {
+  const TempFile f(numbered_records());
   for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
-    ParallelJsonl how;
-    how.threads = threads;
-    how.block_bytes = 100;
+    ParallelJsonl how = in_small_blocks(threads);
     std::vector<std::vector<std::int64_t>> slots(parallel_jsonl_slots(threads));
     std::vector<std::int64_t> seen;
     how.on_record = [&](std::size_t slot, const LineRecord& r, std::size_t) {
@@ -439,6 +448,30 @@ TEST(JsonlFastParallel, TheFirstFailingRecordInFileOrderIsTheError) {
     for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], static_cast<std::int64_t>(i + 1));
   }
   EXPECT_THROW((void)read_jsonl_fast_parallel("/nonexistent/x.jsonl", ParallelJsonl{}), Error);
+}
+
+// on_bytes runs on a thread of its own when there are workers: what it throws is the read's error
+// (no hang, whichever thread is waiting), and the bytes it got before are the file's first bytes.
+TEST(JsonlFastParallel, AnErrorOfOnBytesIsTheReadsError) {
+  const std::string text = numbered_records();
+  const TempFile f(text);
+  for (const std::size_t threads : {std::size_t{1}, std::size_t{2}, std::size_t{4}}) {
+    ParallelJsonl how = in_small_blocks(threads);
+    std::string seen;
+    how.on_record = [](std::size_t, const LineRecord&, std::size_t) {};
+    how.on_bytes = [&](std::string_view b) {
+      if (seen.size() > 20000) fail("hash refused at byte {}", seen.size());
+      seen.append(b);
+    };
+    try {
+      (void)read_jsonl_fast_parallel(f.path, how);
+      FAIL() << "expected an Error, threads " << threads;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("hash refused at byte ", 0), 0u) << e.what();
+    }
+    EXPECT_GT(seen.size(), 20000u);
+    EXPECT_EQ(seen, text.substr(0, seen.size())) << threads;
+  }
 }
 
 }  // namespace

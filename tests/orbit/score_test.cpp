@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/prng.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
@@ -420,10 +421,12 @@ TEST_F(ScoreTest, AnyNumberOfThreadsWritesTheSameBytes) {
   }
 }
 
-// While records come in benchmark order their score lines go straight to the output; the first one
-// out of order moves them (here about 3 MB, several chunks) into the spool. Either way the bytes are
-// the in-memory scorer's: a file wholly in order, one whose first prompt comes last, one whose
-// order breaks in the middle.
+// While records come in benchmark order (give or take the reorder window) their score lines go
+// straight to the output; the first one that belongs before a line already written moves them
+// (here about 3 MB, several chunks) into the spool. Whatever the window, the bytes are the
+// in-memory scorer's: a file wholly in order, one whose first prompt comes last (spooled unless
+// the window holds the whole file), one whose order breaks in the middle (spooled only without a
+// window), one shuffled within runs of 300 prompts, as a run with many requests in flight writes.
 TEST_F(ScoreTest, InOrderAndLateOutOfOrderRecordsWriteTheSameBytes) {
   write_benchmark(dir_ / "big", generate(default_spec()));
   const Benchmark b = load_benchmark(dir_ / "big");
@@ -434,23 +437,36 @@ TEST_F(ScoreTest, InOrderAndLateOutOfOrderRecordsWriteTheSameBytes) {
         fmt::format(R"({{"prompt_id":"{}","response":"Work.\nFINAL: {} {}","finish_reason":"stop"}})",
                     x.prompt_id(i), x.expected(i), x.answer_unit(i)));
   }
-  std::vector<std::vector<std::string>> orders(3, lines);
+  std::vector<std::vector<std::string>> orders(4, lines);
   std::rotate(orders[1].begin(), orders[1].begin() + 1, orders[1].end());
   std::swap(orders[2][4000], orders[2][4001]);
+  Rng rng(5);
+  for (std::size_t at = 0; at < orders[3].size(); at += 300) {
+    std::vector<std::string> run(
+        orders[3].begin() + static_cast<std::ptrdiff_t>(at),
+        orders[3].begin() + static_cast<std::ptrdiff_t>(std::min(at + 300, orders[3].size())));
+    rng.shuffle(run);
+    std::copy(run.begin(), run.end(), orders[3].begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  const fs::path out = dir_ / "mem" / "scores.jsonl";
   for (std::size_t k = 0; k < orders.size(); ++k) {
     std::string text;
     for (const auto& l : orders[k]) text += l + "\n";
     const fs::path p = responses(text);
     const Scores s = score_responses(x, p);
     ASSERT_EQ(s.records.size(), x.size());
-    write_scores(x, s, p, dir_ / "mem" / "scores.jsonl", false);
-    const std::string want = io::read_file(dir_ / "mem" / "scores.jsonl");
-    const std::string want_manifest = io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl"));
+    write_scores(x, s, p, out, false);
+    const std::string want = io::read_file(out);
+    const std::string want_manifest = io::read_file(score_manifest_path(out));
     ASSERT_GT(want.size(), std::size_t{2} << 20);  // more than two chunks moved
-    (void)score_to_file(x, p, dir_ / "mem" / "scores.jsonl", false,
-                        [&](ScoreTally& t) { check_complete(t, p); });
-    EXPECT_EQ(io::read_file(dir_ / "mem" / "scores.jsonl"), want) << k;
-    EXPECT_EQ(io::read_file(score_manifest_path(dir_ / "mem" / "scores.jsonl")), want_manifest) << k;
+    for (const std::size_t window : {std::size_t{0}, std::size_t{64} << 10, kScoreReorderWindow}) {
+      fs::remove(out);
+      (void)score_to_file(
+          x, p, out, false, [&](ScoreTally& t) { check_complete(t, p); }, num::UnitRegistry::builtin(), 0,
+          window);
+      EXPECT_EQ(io::read_file(out), want) << k << " window " << window;
+      EXPECT_EQ(io::read_file(score_manifest_path(out)), want_manifest) << k << " window " << window;
+    }
   }
 }
 

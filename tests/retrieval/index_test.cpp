@@ -1,10 +1,13 @@
 // BM25 equals an independent straightforward implementation; MaxScore's top-100 equals exhaustive
 // scoring's on 1,000 random queries; the index file round-trips and a damaged file is an error.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -245,7 +248,7 @@ TEST(IndexFile, TruncatedOrCorruptIsAClearError) {
   EXPECT_THROW((void)Index::parse(bad, "idx.bin", false), Error);
 }
 
-// An index file written by hand (format 2), for damage the builder never writes.
+// An index file written by hand (format 3), for damage the builder never writes.
 struct HandFile {
   std::string f = "NUMCHECK-RIDX\n";
   void u32(std::uint32_t v) { f.append(reinterpret_cast<const char*>(&v), 4); }
@@ -271,10 +274,33 @@ struct HandFile {
 };
 
 // Three documents "a", "a", "b"; term "a" in documents 0 and 1 (one block: gaps 0, 0 and
-// frequencies 1, 1 at width 0), term "b" in document 2 (gap 2 at width 2). Each argument replaces
-// one table.
+// frequencies 1, 1 at width 0), term "b" in document 2 (gap 2 at width 2). The texts are one
+// zstd block (no dictionary) of the raw layout: per document its text and metadata lengths, then
+// the bytes. Each argument replaces one table.
+std::string raw_texts(const std::vector<std::string>& texts) {
+  std::string raw;
+  for (const auto& t : texts) {
+    const std::uint32_t lens[2] = {static_cast<std::uint32_t>(t.size()), 0};
+    raw.append(reinterpret_cast<const char*>(lens), 8);
+  }
+  for (const auto& t : texts) raw += t;
+  return raw;
+}
+std::string zstd(const std::string& raw) {  // a frame with its checksum, as the builder writes
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  out.resize(ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size()));
+  ZSTD_freeCCtx(c);
+  return out;
+}
 struct Parts {
-  std::uint32_t version = 2;
+  std::uint32_t version = 3;
+  std::vector<std::uint32_t> id_order{0, 1, 2};
+  std::vector<std::uint32_t> text_first{0, 3};
+  std::vector<std::uint32_t> text_raw{27};
+  std::string texts = zstd(raw_texts({"a", "a", "b"}));
+  std::optional<std::vector<std::uint64_t>> text_off;  // default {0, texts.size()}
   std::vector<std::uint32_t> term_off{0, 2, 3};
   std::vector<std::uint32_t> block_last{1, 2};
   std::vector<std::uint64_t> block_off{0, 2, 5};
@@ -287,9 +313,14 @@ std::string hand_file(const Parts& p) {
   const double avgdl = 1.0;
   h.f.append(reinterpret_cast<const char*>(&avgdl), 8);
   h.strings({"d0", "d1", "d2"});
-  h.strings({"a", "a", "b"});
-  h.strings({"", "", ""});
+  h.u32s(p.id_order);
   h.u32s({1, 1, 1});
+  h.u32s(p.text_first);
+  h.u32s(p.text_raw);
+  h.u64s(p.text_off.value_or(std::vector<std::uint64_t>{0, p.texts.size()}));
+  h.u64(0);  // no dictionary
+  h.u64(p.texts.size());
+  h.f += p.texts;
   h.strings({"a", "b"});
   h.u32s(p.term_off);
   h.u32s(p.block_last);
@@ -397,16 +428,108 @@ TEST(IndexFile, EveryDamagedBlockByteIsAnErrorOrConsistent) {
   EXPECT_GT(refused, 0u);
 }
 
-TEST(IndexFile, TheUncompressedFormatIsRefusedWithHowToRebuild) {
+TEST(IndexFile, OlderFormatsAreRefusedWithHowToRebuild) {
+  for (const std::uint32_t v : {1u, 2u}) {
+    Parts p;
+    p.version = v;
+    try {
+      (void)Index::parse(hand_file(p), "old/index.bin", false);
+      ADD_FAILURE() << "a format " << v << " index loaded";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(fmt::format("old/index.bin has format version {} (uncompressed {})", v,
+                                   v == 1 ? "postings" : "texts")),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find("rebuild it with 'numcheck claims index'"), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(IndexFile, TheHandWrittenTextsReadBack) {
+  const Index ix = Index::parse(hand_file({}), "idx.bin", false);
+  EXPECT_EQ(ix.doc_text(0), "a");
+  EXPECT_EQ(ix.doc_text(2), "b");
+  EXPECT_EQ(ix.doc_meta(1), "");
+  EXPECT_EQ(ix.text_raw_bytes(), 27u);
+  EXPECT_THROW((void)ix.doc_text(3), Error);
+}
+
+// The text tables are checked when the file is read; a block's bytes when it is decompressed:
+// either way an Error naming the damage, never a read out of bounds or a wrong text.
+TEST(IndexFile, DamagedTextsAreErrorsNotReads) {
   Parts p;
-  p.version = 1;
-  try {
-    (void)Index::parse(hand_file(p), "old/index.bin", false);
-    ADD_FAILURE() << "a format 1 index loaded";
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("old/index.bin has format version 1"), std::string::npos) << m;
-    EXPECT_NE(m.find("rebuild it with 'numcheck claims index'"), std::string::npos) << m;
+  p.id_order = {0, 2, 1};  // not in id order
+  expect_refused(p, "id order");
+  p = {};
+  p.id_order = {0, 0, 2};  // not a permutation
+  expect_refused(p, "id order");
+  p = {};
+  p.text_first = {0, 2};  // the blocks end before the last document
+  expect_refused(p, "text block tables disagree");
+  p = {};
+  p.text_first = {0, 0, 3};  // an empty block
+  p.text_raw = {0, 27};
+  p.text_off = std::vector<std::uint64_t>{0, 0, p.texts.size()};
+  expect_refused(p, "text block tables disagree");
+  p = {};
+  p.text_off = std::vector<std::uint64_t>{0, p.texts.size() + 1};  // past the bytes
+  expect_refused(p, "text block tables disagree");
+  p = {};
+  p.text_raw = {20};  // fewer bytes than three documents' lengths
+  expect_refused(p, "text block tables disagree");
+  auto text_error = [](const Parts& q, std::string_view why) {
+    const Index ix = Index::parse(hand_file(q), "idx.bin", false);
+    try {
+      (void)ix.doc_text(1);
+      ADD_FAILURE() << "a damaged text block decompressed (expected: " << why << ")";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("text block 0"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  p = {};
+  p.text_raw = {28};  // one byte more than the block holds
+  text_error(p, "shorter than recorded");
+  p = {};
+  p.text_raw = {26};  // one byte less
+  text_error(p, "Destination buffer is too small");
+  p = {};
+  p.texts = zstd(raw_texts({"a", "aa", "b"}).substr(0, 27));  // lengths adding up to 28 of 27 bytes
+  text_error(p, "lengths");
+  p = {};
+  p.texts[p.texts.size() / 2] ^= 0x55;  // damaged compressed bytes: the frame's checksum
+  text_error(p, "Restored data doesn't match checksum");
+}
+
+// Many documents with metadata: blocks of about 16 KiB, a trained dictionary, every text and
+// metadata string back as it went in, from the built index and from its file, in any order of
+// access (the per-thread block cache), also from two indexes alternately.
+TEST(IndexFile, TextsAndMetadataRoundTripThroughCompressedBlocks) {
+  IndexBuilder b;
+  std::vector<std::string> texts, metas;
+  Rng rng(5, "texts");
+  for (int i = 0; i < 6000; ++i) {
+    std::string t;
+    const std::uint64_t words = rng.below(60);
+    for (std::uint64_t w = 0; w < words; ++w) t += "w" + std::to_string(rng.below(3000)) + " ";
+    if (i % 97 == 0) t += std::string(20000, 'x');  // larger than a block
+    texts.push_back(t);
+    metas.push_back(i % 3 == 0 ? "" : fmt::format(R"({{"kind":"snippet","n":{}}})", i));
+    b.add({"id" + std::to_string(i), t, metas.back()});
+  }
+  const Index built = b.build(2);
+  EXPECT_GT(built.num_text_blocks(), 50u);
+  EXPECT_GT(built.text_dict_bytes(), 0u);
+  EXPECT_LT(built.text_bytes(), built.text_raw_bytes() / 2);
+  const Index back = Index::parse(built.serialize(), "mem");
+  EXPECT_EQ(back.text_bytes(), built.text_bytes());
+  Rng order(6, "order");
+  for (int k = 0; k < 20000; ++k) {
+    const auto d = static_cast<std::uint32_t>(order.below(texts.size()));
+    const Index& ix = k % 2 == 0 ? built : back;
+    ASSERT_EQ(ix.doc_text(d), texts[d]) << d;
+    ASSERT_EQ(ix.doc_meta(d), metas[d]) << d;
   }
 }
 

@@ -2,6 +2,9 @@
 // intervals, and coverage by simulation on a case with a known answer.
 #include "stats/bootstrap.hpp"
 
+#include <bit>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -109,6 +112,42 @@ TEST(Bootstrap, PercentileInterval) {
   EXPECT_NEAR(i90.hi, 95.0, 1e-12);
   EXPECT_THROW((void)percentile_interval({}, 0.95), Error);
   EXPECT_THROW((void)percentile_interval({1.0}, 1.0), Error);
+}
+
+// Counting gives the interval selection gives, bit for bit, on integer totals of any spread
+// (ties, negatives, one value, a range too wide to count), at any level; non-integers, NaN and
+// infinities take the selection path with its results and errors.
+TEST(Bootstrap, IntervalOfTotalsIsTheSelectionIntervalBitForBit) {
+  Rng rng(11);
+  const auto same = [](const Interval& a, const Interval& b) {
+    return std::bit_cast<std::uint64_t>(a.lo) == std::bit_cast<std::uint64_t>(b.lo) &&
+           std::bit_cast<std::uint64_t>(a.hi) == std::bit_cast<std::uint64_t>(b.hi);
+  };
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t draws = 1 + rng.below(round % 3 == 0 ? 40 : 3000);
+    const std::uint64_t width = std::uint64_t{1} << rng.below(round % 10 == 0 ? 40 : 12);
+    const auto shift = static_cast<std::int64_t>(rng.below(2 * width + 1)) - static_cast<std::int64_t>(width);
+    std::vector<double> totals(draws);
+    for (auto& t : totals) t = static_cast<double>(static_cast<std::int64_t>(rng.below(width)) + shift);
+    const double n = static_cast<double>(1 + rng.below(5000));
+    for (const double level : {0.95, 0.9, 0.5, 0.999}) {
+      std::vector<double> scaled(totals.size());
+      for (std::size_t d = 0; d < totals.size(); ++d) scaled[d] = totals[d] / n;
+      const Interval want = percentile_interval(scaled, level);
+      const Interval got = percentile_interval_of_totals(totals, n, level);
+      EXPECT_TRUE(same(want, got)) << "round " << round << " level " << level << ": " << want.lo << ","
+                                   << want.hi << " vs " << got.lo << "," << got.hi;
+    }
+  }
+  const std::vector<double> halves{0.5, 1.5, -2.5, 3.0};
+  std::vector<double> scaled{0.25, 0.75, -1.25, 1.5};
+  EXPECT_TRUE(same(percentile_interval_of_totals(halves, 2.0), percentile_interval(scaled)));
+  const std::vector<double> inf{1.0, std::numeric_limits<double>::infinity(), 2.0};
+  EXPECT_EQ(percentile_interval_of_totals(inf, 1.0, 0.5).hi, percentile_interval(inf, 0.5).hi);
+  EXPECT_THROW((void)percentile_interval_of_totals(std::vector<double>{1.0, std::nan("")}, 1.0), Error);
+  EXPECT_THROW((void)percentile_interval_of_totals({}, 1.0), Error);
+  EXPECT_THROW((void)percentile_interval_of_totals(std::vector<double>{1.0}, 0.0), Error);
+  EXPECT_THROW((void)percentile_interval_of_totals(std::vector<double>{1.0}, 1.0, 1.0), Error);
 }
 
 // Coverage by simulation. Population: clusters of 4 binary items sharing a cluster-level success
