@@ -328,7 +328,6 @@ bool LineBlockReader::next(LineBlock& out) {
       break;
     }
     out.size_ = have + static_cast<std::size_t>(n);
-    if (on_bytes_) on_bytes_(out.text().substr(have));
     if (out.size_ < block_) continue;
     if (out.text().find('\n', searched) != std::string_view::npos) break;
     searched = out.size_;

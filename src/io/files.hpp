@@ -139,9 +139,6 @@ class LineBlockReader {
   // The next block into `out` (replacing its contents); false at the end of the file. Throws
   // Error (kIo) naming the file when it cannot be read.
   bool next(LineBlock& out);
-  // Called with every byte of the file once, in order, as it is read (e.g. to hash the file in
-  // the same pass). Set before the first next().
-  void on_bytes(std::function<void(std::string_view)> fn) { on_bytes_ = std::move(fn); }
 
  private:
   std::filesystem::path path_;
@@ -149,7 +146,6 @@ class LineBlockReader {
   int fd_ = -1;
   bool eof_ = false;
   std::string carry_;  // the bytes read after the last block's final "\n"
-  std::function<void(std::string_view)> on_bytes_;
 };
 
 // Lines in a block of whole lines (LineBlock::text): its "\n"s, and one more for an unterminated

@@ -621,7 +621,6 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
   const std::size_t threads = std::max<std::size_t>(how.threads, 1);
   const std::size_t slots = parallel_jsonl_slots(threads);
   LineBlockReader reader(path, how.block_bytes);
-  if (how.on_bytes && threads == 1) reader.on_bytes(how.on_bytes);
   BlockRing ring(name, how, slots);
   JsonlStats total;
   std::size_t lines = 0;  // numbered so far
@@ -631,9 +630,12 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
     if (how.on_block) how.on_block(i);
     if (s.error) std::rethrow_exception(s.error);
   };
+  // The blocks' texts are the file's bytes in order (a block starts with the bytes the last one
+  // carried over), so on_bytes gets them block by block: here, or on a thread of its own.
   if (threads == 1) {
     LineState st;
     while (reader.next(ring.slot(0).block)) {
+      if (how.on_bytes) how.on_bytes(ring.slot(0).block.text());
       ring.slot(0).first_line = lines + 1;
       lines += count_lines(ring.slot(0).block.text());
       ring.run(0, st);
@@ -641,8 +643,6 @@ JsonlStats read_jsonl_fast_parallel(const std::filesystem::path& path, const Par
     }
     return total;
   }
-  // The blocks' texts are the file's bytes in order (a block starts with the bytes the last one
-  // carried over), so on_bytes gets them block by block, on its own thread.
   std::optional<OrderedBytes> bytes;  // so the hashing of a file costs this thread nothing
   if (how.on_bytes) bytes.emplace(how.on_bytes);
   ring.start(threads);

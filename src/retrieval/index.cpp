@@ -13,7 +13,6 @@
 #include <bit>
 #include <cerrno>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -21,7 +20,6 @@
 #include <future>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <thread>
 #include <type_traits>
@@ -31,6 +29,7 @@
 #include "core/ordered_parallel.hpp"
 #include "core/string_set.hpp"
 #include "io/files.hpp"
+#include "io/ordered_bytes.hpp"
 #include "io/sha256.hpp"
 
 namespace numcheck::retrieval {
@@ -470,68 +469,34 @@ std::string Index::serialize() const {
 }
 
 void Index::save(const std::filesystem::path& path) const {
-  // Streamed (the same bytes as serialize()): this thread writes the pieces while a second one
-  // hashes them, so hashing costs no time of its own. Buffered pieces are shared by both until
-  // both are done with them; a bounded queue keeps at most a few megabytes in flight.
+  // Streamed (the same bytes as serialize()): this thread writes the pieces while io::OrderedBytes
+  // hashes them on a second thread, so hashing costs no time of its own. Pieces write_body hands
+  // over (rather than views of the index's own bytes) are kept until hashed; at most kMaxQueued
+  // pieces wait for the hasher.
   io::AtomicFile f(path);  // writes in 1 MiB slices and starts the disk writes as it goes
-  struct Piece {
-    std::shared_ptr<const std::string> owned;
-    std::string_view bytes;
-  };
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Piece> queue;
-  bool done = false;
   constexpr std::size_t kMaxQueued = 16;
   io::Sha256 sha;
-  std::thread hasher([&] {
-    for (;;) {
-      Piece p;
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return !queue.empty() || done; });
-        if (queue.empty()) return;
-        p = std::move(queue.front());
-        queue.pop_front();
-      }
-      cv.notify_all();
-      sha.update(p.bytes);
-    }
-  });
-  auto push = [&](Piece p) {
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return queue.size() < kMaxQueued; });
-      queue.push_back(p);
-    }
-    cv.notify_all();
-  };
-  auto finish_hasher = [&] {
-    {
-      std::lock_guard lock(mu);
-      done = true;
-    }
-    cv.notify_all();
-    hasher.join();
+  const std::function<void(std::string_view)> hash = [&sha](std::string_view b) { sha.update(b); };
+  std::deque<std::pair<std::size_t, std::string>> owned;  // (piece number, bytes) until hashed
+  std::size_t pushed = 0;
+  io::OrderedBytes hasher(hash);  // after what it reads: destroyed (joined) first
+  const auto put = [&](std::string_view b) {
+    f.write(b);
+    hasher.push(b);
+    ++pushed;
+    if (pushed <= kMaxQueued) return;
+    hasher.wait(pushed - kMaxQueued);
+    while (!owned.empty() && owned.front().first < pushed - kMaxQueued) owned.pop_front();
   };
   struct Sink {
-    std::function<void(Piece)> put;
-    void view(std::string_view b) { put({nullptr, b}); }
-    void take(std::string&& b) {
-      auto owned = std::make_shared<const std::string>(std::move(b));
-      put({owned, *owned});
-    }
-  } sink{[&](Piece p) {
-    push(p);
-    f.write(p.bytes);
-  }};
-  try {
-    write_body(sink);
-  } catch (...) {
-    finish_hasher();
-    throw;
-  }
-  finish_hasher();
+    std::function<void(std::string_view)> view;
+    std::function<void(std::string&&)> take;
+  } sink{put, [&](std::string&& b) {
+           owned.emplace_back(pushed, std::move(b));
+           put(owned.back().second);
+         }};
+  write_body(sink);
+  hasher.wait(pushed);
   f.write(sha.hex_digest());
   f.commit();
 }

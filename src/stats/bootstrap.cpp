@@ -163,17 +163,9 @@ Interval percentile_interval_of_totals(std::span<const double> totals, double n,
     }
     return hi;
   };
-  // quantile_select's definition (inclusive, linear between order statistics), on totals / n.
+  // The inclusive quantile (stats/descriptive.hpp) of totals / n.
   const auto quantile = [&](double q) {
-    const double h = static_cast<double>(totals.size() - 1) * q;
-    const double fl = std::floor(h);
-    const auto i = static_cast<std::size_t>(fl);
-    const double a = order_stat(i) / n;
-    if (i + 1 >= totals.size()) return a;
-    const double frac = h - fl;
-    if (frac == 0.0) return a;
-    const double b = order_stat(i + 1) / n;
-    return a + frac * (b - a);
+    return quantile_of_order_stats(totals.size(), q, [&](std::size_t k) { return order_stat(k) / n; });
   };
   const double alpha = (1.0 - level) / 2.0;
   return {quantile(alpha), quantile(1.0 - alpha)};

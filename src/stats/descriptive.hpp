@@ -1,6 +1,8 @@
 #pragma once
 // Descriptive statistics: inclusive-method quantiles (medians and quartiles of completion
 // lengths, percentile bootstrap intervals).
+#include <cmath>
+#include <cstddef>
 #include <vector>
 
 namespace numcheck::stats {
@@ -14,6 +16,22 @@ namespace numcheck::stats {
 [[nodiscard]] double median(std::vector<double> v);
 [[nodiscard]] double q1(std::vector<double> v);  // quantile_inclusive(v, 0.25)
 [[nodiscard]] double q3(std::vector<double> v);  // quantile_inclusive(v, 0.75)
+
+// The inclusive quantile from the order statistics: `order_stat(k)` gives x_k of the n sorted
+// values; it is called for k = floor(h) and then, only when the result interpolates, floor(h) + 1
+// (in that order, so a selection can place x_k first). n >= 1 and q in [0, 1] are the caller's.
+template <class OrderStat>
+[[nodiscard]] double quantile_of_order_stats(std::size_t n, double q, OrderStat&& order_stat) {
+  const double h = static_cast<double>(n - 1) * q;
+  const double fl = std::floor(h);
+  const auto i = static_cast<std::size_t>(fl);
+  const double a = order_stat(i);
+  const double frac = h - fl;
+  // a + frac (b - a), written so that equal neighbours give exactly a.
+  if (i + 1 >= n || frac == 0.0) return a;
+  const double b = order_stat(i + 1);
+  return a + frac * (b - a);
+}
 
 // The same on an already sorted vector (no copy); the caller guarantees ascending order.
 [[nodiscard]] double quantile_sorted(const std::vector<double>& sorted, double q);
