@@ -189,7 +189,12 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
   orbit::IndexCache cache;
   if (index_cache) cache = orbit::default_index_cache();
   cache.warn = [](const std::string& w) { fmt::print(stderr, "numcheck: warning: {}\n", w); };
-  std::optional<orbit::BenchmarkIndex> full = orbit::load_benchmark_index(bench_dir, threads, cache);
+  // An index built from the files is written to the cache while the responses are graded (the
+  // write is declared after the index: it ends first).
+  std::optional<orbit::BenchmarkIndex> full;
+  orbit::IndexCacheWrite cache_write;
+  full = orbit::load_benchmark_index(bench_dir, threads, cache, &cache_write);
+  cache_write.start(*full);
   if (full->from_cache()) {
     try {
       return score_with_index(*full, responses, out, allow_partial, whole, threads);
@@ -199,7 +204,8 @@ OrbitScoreResult score_orbit(const std::string& bench_dir, const std::string& re
     }
     full.reset();
     cache.read = false;
-    full = orbit::load_benchmark_index(bench_dir, threads, cache);
+    full = orbit::load_benchmark_index(bench_dir, threads, cache, &cache_write);
+    cache_write.start(*full);
   }
   return score_with_index(*full, responses, out, allow_partial, whole, threads);
 }

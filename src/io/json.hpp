@@ -136,6 +136,8 @@ class BasicRecord {
   [[nodiscard]] std::optional<bool> opt_boolean(std::string_view key) const;
   // A list of strings (an empty list is fine).
   [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;
+  // strings(key).size(), under the same check, without copying the strings.
+  [[nodiscard]] std::size_t string_count(std::string_view key) const;
   [[nodiscard]] std::optional<std::vector<std::string>> opt_strings(std::string_view key) const;
   // A nested object; its errors name "outer.inner".
   [[nodiscard]] BasicRecord object(std::string_view key) const;
@@ -290,6 +292,8 @@ class LineRecord {
   [[nodiscard]] bool boolean(std::string_view key) const;
   [[nodiscard]] std::optional<bool> opt_boolean(std::string_view key) const;
   [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;
+  // strings(key).size(), under the same check, without copying the strings.
+  [[nodiscard]] std::size_t string_count(std::string_view key) const;
   [[nodiscard]] std::optional<std::vector<std::string>> opt_strings(std::string_view key) const;
   [[nodiscard]] LineRecord object(std::string_view key) const;
   [[nodiscard]] std::optional<LineRecord> opt_object(std::string_view key) const;

@@ -169,6 +169,18 @@ std::vector<std::string> LineRecord::strings(std::string_view key) const {
   return out;
 }
 
+std::size_t LineRecord::string_count(std::string_view key) const {
+  const FlatValue& f = at(key);
+  if (!f.is_array()) fail_field(key, "must be a list of strings");
+  std::size_t n = 0;
+  const auto& v = *v_;
+  for (std::size_t c = static_cast<std::size_t>(&f - v.data()) + 1; c < f.end; c = v[c].end) {
+    if (!v[c].is_string()) fail_field(key, "must be a list of strings");
+    ++n;
+  }
+  return n;
+}
+
 std::optional<std::vector<std::string>> LineRecord::opt_strings(std::string_view key) const {
   if (!has(key)) return std::nullopt;
   return strings(key);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/large_array.hpp"
 #include "core/string_set.hpp"
 #include "io/json.hpp"
 #include "num/rational.hpp"
@@ -44,7 +45,7 @@ struct View {
 struct Benchmark {
   std::filesystem::path dir;
   std::vector<Base> bases;                         // file order
-  std::vector<View> views;                         // file order
+  core::HugeVector<View> views;                    // file order (huge pages: see core/large_array.hpp)
   std::string manifest_json;                       // manifest.json as written
   std::map<std::string, std::string> file_sha256;  // "bases.jsonl" -> hex (as read now)
   // null for the whole benchmark; for a subset made by orbit::restrict (orbit/selection.hpp) the

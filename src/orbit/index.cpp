@@ -160,8 +160,6 @@ namespace {
 // The records are read with io::read_jsonl_fast (simdjson; read_jsonl's rule, values and errors).
 using OR = io::LineRecord;
 
-using detail::req_rational;
-
 }  // namespace
 
 namespace {
@@ -182,6 +180,10 @@ struct IndexBlock {
   };
   std::vector<Rec> recs;
   std::string text;
+  // The base of the last view checked in this slot (found in bases.jsonl): a base's views are
+  // usually consecutive, so most views need no lookup.
+  std::optional<std::string> last_base;
+  num::Rational scratch;  // a rational checked and dropped (its memory reused)
   Piece put(std::string_view s) {
     const Piece p{static_cast<std::uint32_t>(text.size()), static_cast<std::uint32_t>(s.size())};
     text.append(s);
@@ -217,7 +219,10 @@ void add_view_record(IndexBlock& k, const OR& j, std::size_t line, const Benchma
       prompt_id[base_id.size()] != ':' || !prompt_id.ends_with(view)) {
     fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
   }
-  if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
+  if (!k.last_base || *k.last_base != base_id) {
+    if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
+    k.last_base = std::string(base_id);
+  }
   r.id = k.put(prompt_id);
   r.hash = BenchmarkIndex::hash_id(prompt_id);
   r.view = k.put(view);
@@ -262,13 +267,16 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
     const std::string_view base_id = j.string_view("base_id");
     r.id = k.put(base_id);
     r.hash = BenchmarkIndex::hash_id(base_id);
-    (void)j.string("template");
-    (void)j.string("dimension");
-    (void)j.string("canonical_unit");
+    (void)j.string_view("template");
+    (void)j.string_view("dimension");
+    (void)j.string_view("canonical_unit");
+    // req_rational's checks and errors, read in place into the slot's rational.
     const OR params = j.object("params");
-    for (const std::string_view name : params.keys()) (void)req_rational(params, name);
-    (void)req_rational(j, "answer");
-    r.views = j.strings("views").size();
+    for (const std::string_view name : params.keys()) {
+      detail::read_rational(params, params.string_view(name), name, k.scratch);
+    }
+    detail::read_rational(j, j.string_view("answer"), "answer", k.scratch);
+    r.views = j.string_count("views");
     k.recs.push_back(r);
   };
   std::size_t views_listed = 0;  // the prompts the bases name: views.jsonl's size when it is valid
@@ -313,7 +321,19 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
 
 }  // namespace
 
-BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, const IndexCache& cache) {
+void IndexCacheWrite::start(const BenchmarkIndex& b) {
+  if (!write_ || thread_.joinable()) return;
+  thread_ = std::jthread([this, &b] {
+    try {
+      write_(b);
+    } catch (const std::exception&) {
+      // A cache that cannot be written (read-only or full disk) only costs the next run its time.
+    }
+  });
+}
+
+BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, const IndexCache& cache,
+                                    IndexCacheWrite* later) {
   std::string manifest = detail::read_manifest(dir);
   if (cache.folder.empty()) return build_index(dir, std::move(manifest), threads);
   // Stamped before the files are read: a file changed while it is read does not match next time.
@@ -327,6 +347,12 @@ BenchmarkIndex load_benchmark_index(const fs::path& dir, std::size_t threads, co
     if (!warning.empty() && cache.warn) cache.warn(warning);
   }
   BenchmarkIndex b = build_index(dir, std::move(manifest), threads);
+  if (later != nullptr) {
+    later->write_ = [file, stamps = *stamps](const BenchmarkIndex& x) {
+      detail::write_index_cache(file, x, stamps);
+    };
+    return b;
+  }
   try {
     detail::write_index_cache(file, b, *stamps);
   } catch (const std::exception&) {

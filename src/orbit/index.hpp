@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -145,14 +146,37 @@ struct IndexCache {
 // io::user_cache_dir() (the index cache is on by default for orbit score).
 [[nodiscard]] IndexCache default_index_cache();
 
+// The cache file of an index just built from the files, written on a thread of its own while the
+// caller goes on (orbit score grades meanwhile): load_benchmark_index leaves the write to it when
+// given one. start(b) begins the write of b (which must stay as it is, in place, until this object
+// is destroyed: declare it after the index); the destructor waits for the write. A write that
+// fails is left alone, as load_benchmark_index's own.
+class IndexCacheWrite {
+ public:
+  IndexCacheWrite() = default;
+  ~IndexCacheWrite() = default;  // the thread joins
+  IndexCacheWrite(const IndexCacheWrite&) = delete;
+  IndexCacheWrite& operator=(const IndexCacheWrite&) = delete;
+  // True when load_benchmark_index left a write to start.
+  [[nodiscard]] bool due() const noexcept { return static_cast<bool>(write_); }
+  void start(const BenchmarkIndex& b);
+
+ private:
+  friend BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads,
+                                             const IndexCache& cache, IndexCacheWrite* later);
+  std::function<void(const BenchmarkIndex&)> write_;
+  std::jthread thread_;
+};
+
 // Loads the index of a benchmark directory (see above); throws Error like load_benchmark.
 // `threads` check records side by side (0: one per core); the index does not depend on it.
 // With a cache folder: an index read from a cache file whose manifest.json hash and file stamps
 // (size, device, inode, modification and change times) match is returned at once with its check
 // running (see BenchmarkIndex::cache_check); any other is built from the files and written to the
-// cache (a cache that cannot be written is left alone: it only saves time).
+// cache (a cache that cannot be written is left alone: it only saves time), by `later` when given.
 [[nodiscard]] BenchmarkIndex load_benchmark_index(const std::filesystem::path& dir, std::size_t threads = 0,
-                                                  const IndexCache& cache = {});
+                                                  const IndexCache& cache = {},
+                                                  IndexCacheWrite* later = nullptr);
 
 // What benchmark.hpp offers for a Benchmark, for an index.
 [[nodiscard]] std::map<std::string, std::string> manifest_file_hashes(const BenchmarkIndex& bench);

@@ -145,8 +145,9 @@ std::pair<Rational, Rational> expected_orbit_exact(const OrbitLayout& L, const G
 }
 
 struct BaselineWork {
-  std::array<stats::CountSum, kSlots> view;  // correct per view over its eligible bases
-  stats::CountSum orbit;                     // orbit correct over all bases
+  // Correct per family view over its eligible bases (slot 1 + f; slot 0, the canonical view, and
+  // orbit correctness over all bases are the orbit frame's own totals: BaselineBootstrap::eval).
+  std::array<stats::CountSum, kSlots> view;
 };
 
 // The allocation (Table 2): per template its bases and eligible views.
@@ -207,6 +208,10 @@ std::optional<ExampleOrbit> example_orbit(const orbit::Benchmark& bench, const O
 struct BaselineBootstrap::State {
   std::size_t nb = 0;
   Groups groups;
+  // A draw's total per group but the largest (`largest`), as sparse sums over its bases; the
+  // largest group's total is what the others leave of the draw's nb picks.
+  std::vector<stats::CountSum> group_sums;
+  std::size_t largest = 0;
   std::vector<std::array<LayerFlags, 2>> flags;
   std::vector<std::array<BaselineWork, 2>> work;
   std::vector<std::vector<double>> reps;
@@ -220,10 +225,22 @@ BaselineBootstrap::BaselineBootstrap(const OrbitLayout& L, const std::vector<Sys
   out.nb = nb;
   out.groups = make_groups(L);
   const Groups& groups = out.groups;
+  if (nb > 0) {
+    std::vector<std::size_t> sizes(groups.masks.size(), 0);
+    for (const auto g : groups.of_base) ++sizes[g];
+    out.largest = static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+    std::vector<std::uint32_t> everyone(nb);
+    for (std::size_t b = 0; b < nb; ++b) everyone[b] = static_cast<std::uint32_t>(b);
+    std::vector<std::uint8_t> member(nb);
+    out.group_sums.resize(groups.masks.size());
+    for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+      if (gi == out.largest) continue;
+      for (std::size_t b = 0; b < nb; ++b) member[b] = groups.of_base[b] == gi ? 1 : 0;
+      out.group_sums[gi] = stats::CountSum::over(member, everyone);
+    }
+  }
   std::vector<std::vector<std::uint32_t>> slot_bases(kSlots);
-  std::vector<std::uint32_t> all_bases(nb);
   for (std::size_t b = 0; b < nb; ++b) {
-    all_bases[b] = static_cast<std::uint32_t>(b);
     const unsigned m = groups.masks[groups.of_base[b]];
     for (std::size_t slot = 0; slot < kSlots; ++slot) {
       if (m >> slot & 1u) slot_bases[slot].push_back(static_cast<std::uint32_t>(b));
@@ -235,10 +252,9 @@ BaselineBootstrap::BaselineBootstrap(const OrbitLayout& L, const std::vector<Sys
   for (std::size_t s = 0; s < n_systems; ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
       out.flags[s][l] = layer_flags(L, systems[s], l);
-      for (std::size_t slot = 0; slot < kSlots; ++slot) {
+      for (std::size_t slot = 1; slot < kSlots; ++slot) {
         out.work[s][l].view[slot] = stats::CountSum::over(out.flags[s][l].correct[slot], slot_bases[slot]);
       }
-      out.work[s][l].orbit = stats::CountSum::over(out.flags[s][l].orbit, all_bases);
     }
   }
 }
@@ -249,14 +265,21 @@ std::size_t BaselineBootstrap::n_stats() const { return s_->nb == 0 ? 0 : s_->wo
 
 void BaselineBootstrap::set_replicates(std::vector<std::vector<double>> reps) { s_->reps = std::move(reps); }
 
-void BaselineBootstrap::eval(const stats::ClusterCounts& c, std::span<double> o) const {
+void BaselineBootstrap::eval(const stats::ClusterCounts& c, std::span<const std::int64_t> frame_totals,
+                             std::span<double> o) const {
   const State& st = *s_;
   const std::size_t nb = st.nb;
   const Groups& groups = st.groups;
   // Drawn bases per group and eligible per view, as exact integers (a mask has kSlots bits, so
-  // there are at most 2^kSlots groups).
+  // there are at most 2^kSlots groups). A draw of the orbit frame picks nb bases in all.
   std::array<std::int64_t, std::size_t{1} << kSlots> gw{};
-  for (std::size_t b = 0; b < nb; ++b) gw[groups.of_base[b]] += c[b];
+  std::int64_t rest = static_cast<std::int64_t>(nb);
+  for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
+    if (gi == st.largest) continue;
+    gw[gi] = st.group_sums[gi].eval(c, static_cast<std::int64_t>(nb));
+    rest -= gw[gi];
+  }
+  if (nb > 0) gw[st.largest] = rest;
   std::array<std::int64_t, kSlots> elig{};
   for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
     for (std::size_t slot = 0; slot < kSlots; ++slot) {
@@ -266,11 +289,13 @@ void BaselineBootstrap::eval(const stats::ClusterCounts& c, std::span<double> o)
   for (std::size_t s = 0; s < st.work.size(); ++s) {
     for (std::size_t l = 0; l < 2; ++l) {
       const auto& w = st.work[s][l];
+      // Every base has a canonical view (elig[0] is nb): its total is the frame's.
+      const std::int64_t canonical = frame_totals[(s * 2 + l) * 3];
+      const std::int64_t orbit = frame_totals[(s * 2 + l) * 3 + 1];
       std::array<double, kSlots> p{};
       for (std::size_t slot = 0; slot < kSlots; ++slot) {
-        p[slot] = elig[slot] > 0 ? static_cast<double>(w.view[slot].eval(c, elig[slot])) /
-                                       static_cast<double>(elig[slot])
-                                 : 0.0;
+        const std::int64_t total = slot == 0 ? canonical : w.view[slot].eval(c, elig[slot]);
+        p[slot] = elig[slot] > 0 ? static_cast<double>(total) / static_cast<double>(elig[slot]) : 0.0;
       }
       double indep = 0, canon = 0;
       for (std::size_t gi = 0; gi < groups.masks.size(); ++gi) {
@@ -283,7 +308,7 @@ void BaselineBootstrap::eval(const stats::ClusterCounts& c, std::span<double> o)
         indep += static_cast<double>(gw[gi]) * prod;
         canon += static_cast<double>(gw[gi]) * prod_c;
       }
-      const auto observed = static_cast<double>(w.orbit.eval(c, static_cast<std::int64_t>(nb)));
+      const auto observed = static_cast<double>(orbit);
       const double n = static_cast<double>(nb);
       o[(s * 2 + l) * 2 + 0] = (indep - observed) / n;
       o[(s * 2 + l) * 2 + 1] = (canon - observed) / n;

@@ -47,7 +47,11 @@ class BaselineBootstrap {
   // Values per draw (0 when there are no bases).
   [[nodiscard]] std::size_t n_stats() const;
   // The statistic on one draw's counts over the layout's bases; called from several threads.
-  void eval(const stats::ClusterCounts& counts, std::span<double> out) const;
+  // `frame_totals`: the orbit frame's totals on the same draw, per system s and layer l at
+  // (s * 2 + l) * 3: canonical correct, then orbit correct (the frame's quantity order), which
+  // are the baselines' canonical and observed totals.
+  void eval(const stats::ClusterCounts& counts, std::span<const std::int64_t> frame_totals,
+            std::span<double> out) const;
   // The replicates, [stat][draw] (none: the bootstrap was skipped).
   void set_replicates(std::vector<std::vector<double>> reps);
 

@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <span>
+#include <thread>
+#include <utility>
 
 #include "core/error.hpp"
+#include "core/large_array.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
 #include "core/version.hpp"
 #include "grade/grade.hpp"
@@ -61,33 +67,75 @@ struct Frame {
     bool difference = false;
   };
   std::vector<Quantity> quantities;
-  std::vector<std::vector<double>> replicates;  // [quantity][draw], integer totals
+  // The bootstrap's integer totals, per quantity its `draws` values in the stage's store (nullptr
+  // for a difference, computed from the two it is made of when needed). 32 bits: a total of 0/1
+  // values is at most n.
+  std::vector<std::int32_t*> totals;
+  std::size_t draws = 0;
+  [[nodiscard]] std::size_t stored() const {
+    return static_cast<std::size_t>(
+        std::count_if(quantities.begin(), quantities.end(), [](const Quantity& q) { return !q.difference; }));
+  }
 };
 
 // Runs a frame's draws. `extra` (the orbit frame's H2 baselines) is evaluated on the same draws
-// in the same pass and receives its replicates.
-void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed,
+// in the same pass, from the draw's counts and the frame's totals, and receives its replicates.
+void run_frame(Frame& fr, const ReportOptions& opt, std::uint64_t frame_seed, std::int32_t* store,
                BaselineBootstrap* extra = nullptr) {
   if (fr.n == 0 || opt.bootstrap_draws == 0) return;
+  if (fr.n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    fail("the {} bootstrap frame has {} bases, more than the report's {}", fr.name, fr.n,
+         std::numeric_limits<std::int32_t>::max());
+  }
+  const std::size_t draws = opt.bootstrap_draws;
   const std::size_t nq = fr.quantities.size();
+  fr.draws = draws;
+  fr.totals.assign(nq, nullptr);
+  for (std::size_t q = 0; q < nq; ++q) {
+    if (fr.quantities[q].difference) continue;
+    fr.totals[q] = store;
+    store += draws;
+  }
   const std::size_t n_extra = extra != nullptr ? extra->n_stats() : 0;
-  auto reps = stats::bootstrap_counts_multi(
-      fr.n, opt.bootstrap_draws, frame_seed, nq + n_extra,
-      [&fr, nq, n_extra, extra](const stats::ClusterCounts& c, std::span<double> out) {
-        const auto n = static_cast<std::int64_t>(fr.n);
+  std::vector<std::vector<double>> extra_reps;
+  extra_reps.reserve(n_extra);
+  for (std::size_t e = 0; e < n_extra; ++e) extra_reps.emplace_back(draws, 0.0);
+  const auto n = static_cast<std::int64_t>(fr.n);
+  stats::for_each_draw(
+      fr.n, draws, frame_seed,
+      [&](std::size_t d, const stats::ClusterCounts& c) {
+        std::vector<std::int64_t> t(nq, 0);
         for (std::size_t q = 0; q < nq; ++q) {
-          out[q] = fr.quantities[q].difference ? out[q - 2] - out[q - 1]
-                                               : static_cast<double>(fr.quantities[q].sum.eval(c, n));
+          if (!fr.quantities[q].difference) {
+            t[q] = fr.quantities[q].sum.eval(c, n);
+            fr.totals[q][d] = static_cast<std::int32_t>(t[q]);
+          }
         }
-        if (n_extra > 0) extra->eval(c, out.subspan(nq, n_extra));
+        if (n_extra > 0) {
+          std::vector<double> out(n_extra, 0.0);
+          extra->eval(c, t, out);
+          for (std::size_t e = 0; e < n_extra; ++e) extra_reps[e][d] = out[e];
+        }
       },
       opt.threads);
-  if (n_extra > 0) {
-    extra->set_replicates({std::make_move_iterator(reps.begin() + static_cast<std::ptrdiff_t>(nq)),
-                           std::make_move_iterator(reps.end())});
+  if (n_extra > 0) extra->set_replicates(std::move(extra_reps));
+}
+
+// Quantity q's replicates: its totals, or for a difference the exact difference of the two
+// quantities before it.
+std::vector<double> replicates(const Frame& fr, std::size_t q) {
+  std::vector<double> v(fr.draws);
+  if (fr.quantities[q].difference) {
+    const std::int32_t* a = fr.totals[q - 2];
+    const std::int32_t* b = fr.totals[q - 1];
+    for (std::size_t d = 0; d < v.size(); ++d) {
+      v[d] = static_cast<double>(static_cast<std::int64_t>(a[d]) - static_cast<std::int64_t>(b[d]));
+    }
+  } else {
+    const std::int32_t* a = fr.totals[q];
+    for (std::size_t d = 0; d < v.size(); ++d) v[d] = static_cast<double>(a[d]);
   }
-  reps.resize(nq);
-  fr.replicates = std::move(reps);
+  return v;
 }
 
 // The seed of a frame's bootstrap streams: independent per frame, so adding a system or a family
@@ -97,14 +145,15 @@ std::uint64_t frame_seed(std::uint64_t seed, std::string_view frame) {
 }
 
 std::optional<Interval> ci_from(const Frame& fr, std::size_t q, double level) {
-  if (fr.replicates.empty() || fr.n == 0) return std::nullopt;
-  return stats::percentile_interval_of_totals(fr.replicates[q], static_cast<double>(fr.n), level);
+  if (fr.draws == 0 || fr.n == 0) return std::nullopt;
+  return stats::percentile_interval_of_totals(replicates(fr, q), static_cast<double>(fr.n), level);
 }
 
 std::optional<Interval> diff_ci(const Frame& fr, std::size_t qa, std::size_t qb, double level) {
-  if (fr.replicates.empty() || fr.n == 0) return std::nullopt;
-  std::vector<double> v(fr.replicates[qa].size());
-  for (std::size_t d = 0; d < v.size(); ++d) v[d] = fr.replicates[qa][d] - fr.replicates[qb][d];
+  if (fr.draws == 0 || fr.n == 0) return std::nullopt;
+  std::vector<double> v = replicates(fr, qa);
+  const std::vector<double> b = replicates(fr, qb);
+  for (std::size_t d = 0; d < v.size(); ++d) v[d] -= b[d];
   return stats::percentile_interval_of_totals(v, static_cast<double>(fr.n), level);
 }
 
@@ -198,6 +247,7 @@ struct Stage {
   double z = 0;
   std::vector<std::array<std::vector<BaseFlags>, 2>> flags;  // [system][layer][base]
   std::vector<Frame> frames;                                 // orbit, then one per family
+  core::HugeVector<std::int32_t> replicate_store;            // the frames' totals
   // Quantity order in every frame: for s, for layer: [canonical, other, gap] where `other` is orbit
   // correctness (orbit frame) or transformed correctness (family frames).
   static std::size_t qi(std::size_t s, std::size_t l, std::size_t k) { return (s * 2 + l) * 3 + k; }
@@ -258,9 +308,17 @@ void run_frames(Stage& st, BaselineBootstrap& baselines) {
   }
   // The orbit frame's streams are the H2 baselines' too (so the excess gap and the orbit gap are
   // evaluated on the same resampled bases); the frames' seeds are independent of each other.
+  // Every frame's totals in one store (a few megabytes in huge pages, not many small arrays).
+  std::size_t values = 0;
+  for (const Frame& fr : st.frames) {
+    if (fr.n > 0) values += fr.stored() * st.opt.bootstrap_draws;
+  }
+  st.replicate_store.resize(values);
+  std::int32_t* store = st.replicate_store.data();
   for (std::size_t f = 0; f < st.frames.size(); ++f) {
     Frame& fr = st.frames[f];
-    run_frame(fr, st.opt, frame_seed(st.opt.seed, fr.name), f == 0 ? &baselines : nullptr);
+    run_frame(fr, st.opt, frame_seed(st.opt.seed, fr.name), store, f == 0 ? &baselines : nullptr);
+    if (fr.n > 0) store += fr.stored() * st.opt.bootstrap_draws;
   }
 }
 
@@ -543,7 +601,7 @@ MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<Sy
                              const ReportOptions& opt) {
   if (!(opt.level > 0.0 && opt.level < 1.0)) fail("interval level {} is outside (0, 1)", opt.level);
   const OrbitLayout layout = make_layout(bench);
-  Stage st{bench, layout, systems, opt, z_for_level(opt.level), {}, {}};
+  Stage st{bench, layout, systems, opt, z_for_level(opt.level), {}, {}, {}};
   compute_flags(st);
   BaselineBootstrap baselines(layout, systems);
   run_frames(st, baselines);
@@ -552,10 +610,19 @@ MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<Sy
   m.numcheck_version = kVersion;
   m.benchmark = benchmark_info(bench, layout);
   m.settings = {opt.bootstrap_draws, opt.seed, opt.level};
-  for (std::size_t s = 0; s < systems.size(); ++s) m.systems.push_back(system_metrics(st, s));
+  // Systems, then pairs of systems, each independent of the others (one thread each at a time).
+  const std::size_t threads =
+      opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  m.systems.resize(systems.size());
+  core::parallel_for(systems.size(), threads, [&](std::size_t s) { m.systems[s] = system_metrics(st, s); });
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (std::size_t a = 0; a < systems.size(); ++a) {
-    for (std::size_t b = a + 1; b < systems.size(); ++b) m.comparisons.push_back(comparison(st, m, a, b));
+    for (std::size_t b = a + 1; b < systems.size(); ++b) pairs.emplace_back(a, b);
   }
+  m.comparisons.resize(pairs.size());
+  core::parallel_for(pairs.size(), threads, [&](std::size_t i) {
+    m.comparisons[i] = comparison(st, m, pairs[i].first, pairs[i].second);
+  });
   // The paper's remaining analyses and the H2 independence baseline (report/analyses.hpp).
   add_paper_analyses(m, bench, layout, systems, opt, baselines);
   return m;

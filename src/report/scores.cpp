@@ -120,6 +120,31 @@ void read_sidecar(SystemScores& sys, const orbit::Benchmark& bench) {
   }
 }
 
+// The responses file a sidecar names: where to look for it (as recorded, relative to where `score`
+// ran, then beside the sidecar) and the sha256 recorded for it; it is used only when its content
+// is the file that was scored (that hash, when recorded). nullopt: the sidecar names none.
+struct NamedResponses {
+  std::vector<fs::path> candidates;
+  std::optional<std::string> sha256;
+};
+std::optional<NamedResponses> named_responses(const OJ& manifest, const fs::path& manifest_path) {
+  if (!manifest.is_object()) return std::nullopt;
+  const OR m = OR::of(manifest, manifest_path.string());
+  std::optional<std::string> r;
+  NamedResponses out;
+  if (const auto rj = object_at(m, "responses")) {
+    r = rj->opt_string("path");
+    out.sha256 = rj->opt_string("sha256");
+  } else {
+    r = m.opt_string("responses");
+  }
+  if (!r) return std::nullopt;
+  out.candidates.emplace_back(*r);
+  if (fs::path(*r).is_relative())
+    out.candidates.push_back(manifest_path.parent_path() / fs::path(*r).filename());
+  return out;
+}
+
 // One record of a scores file into its prompt's slot.
 void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const LR& rec, std::size_t line) {
   const auto where = rec.where();
@@ -165,7 +190,7 @@ void read_score_record(SystemScores& sys, const orbit::Benchmark& bench, const L
 
 SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
                          const std::optional<std::string>& name, const std::optional<fs::path>& responses,
-                         std::size_t examples_per_view) {
+                         std::size_t examples_per_view, const FileHashes* hashes) {
   SystemScores sys;
   sys.scores_path = scores;
   sys.by_view.resize(bench.views.size());
@@ -183,27 +208,19 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
 
   // Response text for the examples: an explicit responses file, else the sidecar's.
   std::optional<fs::path> rpath = responses;
-  if (!rpath && sys.manifest_path && sys.manifest.is_object()) {
-    const OR m = OR::of(sys.manifest, sys.manifest_path->string());
-    std::optional<std::string> r;
-    std::optional<std::string> sha;
-    if (const auto rj = object_at(m, "responses")) {
-      r = rj->opt_string("path");
-      sha = rj->opt_string("sha256");
-    } else {
-      r = m.opt_string("responses");
-    }
-    if (r) {
-      // As recorded (relative to where `score` ran), else relative to the sidecar's folder; used
-      // only when its content is the file that was scored (same sha256, when recorded).
-      std::vector<fs::path> candidates{fs::path(*r)};
-      if (fs::path(*r).is_relative()) {
-        candidates.push_back(sys.manifest_path->parent_path() / fs::path(*r).filename());
-      }
-      for (const auto& p : candidates) {
+  if (!rpath && sys.manifest_path) {
+    if (const auto named = named_responses(sys.manifest, *sys.manifest_path)) {
+      for (const auto& p : named->candidates) {
         std::error_code ec;
         if (!fs::is_regular_file(p, ec)) continue;
-        if (sha && io::sha256_file(p) != *sha) continue;
+        if (named->sha256) {
+          std::string hex;
+          if (hashes != nullptr) {
+            if (const auto known = hashes->find(p); known != hashes->end()) hex = known->second;
+          }
+          if (hex.empty()) hex = io::sha256_file(p);
+          if (hex != *named->sha256) continue;
+        }
         rpath = p;
         break;
       }
@@ -261,6 +278,28 @@ SystemScores load_scores(const fs::path& scores, const orbit::Benchmark& bench,
   }
   for (const bool t : has_text) sys.responses_attached += t ? 1 : 0;
   return sys;
+}
+
+FileHashes hash_named_responses(const std::vector<fs::path>& scores) {
+  FileHashes out;
+  for (const auto& file : scores) {
+    try {
+      const auto sidecar = find_sidecar(file);
+      if (!sidecar) continue;
+      const auto named = named_responses(io::read_ordered_json_file(*sidecar), *sidecar);
+      if (!named || !named->sha256) continue;
+      for (const auto& p : named->candidates) {
+        std::error_code ec;
+        if (!fs::is_regular_file(p, ec)) continue;
+        auto [at, fresh] = out.try_emplace(p);
+        if (fresh) at->second = io::sha256_file(p);
+        if (at->second == *named->sha256) break;  // load_scores takes the first that matches
+      }
+    } catch (const std::exception&) {
+      // Left to load_scores, which reads the same files and says what is wrong.
+    }
+  }
+  return out;
 }
 
 }  // namespace numcheck::report

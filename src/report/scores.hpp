@@ -8,10 +8,12 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/large_array.hpp"
 #include "grade/grade.hpp"
 #include "io/json.hpp"
 #include "num/rational.hpp"
@@ -57,13 +59,13 @@ struct SystemScores {
   bool simulated = false;
   std::filesystem::path scores_path;
   std::optional<std::filesystem::path> manifest_path;
-  io::OrderedJson manifest;              // the sidecar (null when absent)
-  std::vector<ScoredPrompt> by_view;     // indexed like Benchmark::views
-  std::size_t records = 0;               // records read
-  std::size_t scored_orbit_prompts = 0;  // records for canonical/family views
-  std::size_t ignored = 0;               // records for other views (paraphrases): not in metrics
-  std::size_t missing = 0;               // canonical/family prompts without a record
-  std::size_t responses_attached = 0;    // prompts with response text
+  io::OrderedJson manifest;                // the sidecar (null when absent)
+  core::HugeVector<ScoredPrompt> by_view;  // indexed like Benchmark::views
+  std::size_t records = 0;                 // records read
+  std::size_t scored_orbit_prompts = 0;    // records for canonical/family views
+  std::size_t ignored = 0;                 // records for other views (paraphrases): not in metrics
+  std::size_t missing = 0;                 // canonical/family prompts without a record
+  std::size_t responses_attached = 0;      // prompts with response text
   // Provenance: the run.json of the run folder the responses came from (the responses file's
   // folder, else the scores file's), null when there is none; and the distinct
   // system_fingerprint values of the response records, in order of first appearance.
@@ -88,10 +90,19 @@ struct SystemScores {
 // examples show: per view, the first that many (benchmark order) audit failures with text; the
 // other prompts' text is counted (responses_attached) but not kept. kAllResponses keeps every text.
 inline constexpr std::size_t kAllResponses = static_cast<std::size_t>(-1);
+// `hashes`: files' SHA-256 computed ahead (hash_named_responses), used instead of hashing them
+// again.
+using FileHashes = std::map<std::filesystem::path, std::string>;
 [[nodiscard]] SystemScores load_scores(const std::filesystem::path& scores, const orbit::Benchmark& bench,
                                        const std::optional<std::string>& name = std::nullopt,
                                        const std::optional<std::filesystem::path>& responses = std::nullopt,
-                                       std::size_t examples_per_view = kAllResponses);
+                                       std::size_t examples_per_view = kAllResponses,
+                                       const FileHashes* hashes = nullptr);
+
+// The SHA-256 of the responses file each scores file's sidecar names with a recorded sha256,
+// where load_scores looks for it (the files it would hash). orbit report computes them while it
+// loads the benchmark. What cannot be read is left out, for load_scores to report.
+[[nodiscard]] FileHashes hash_named_responses(const std::vector<std::filesystem::path>& scores);
 
 // The sidecar path of a scores file: `<scores>.manifest.json` if it exists, else
 // `<scores without extension>.manifest.json` if that exists, else nullopt.

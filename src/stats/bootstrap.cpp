@@ -91,20 +91,32 @@ void parallel_blocks(std::size_t draws, unsigned threads,
 
 }  // namespace
 
+void for_each_draw(std::size_t n_clusters, std::size_t draws, std::uint64_t seed,
+                   const std::function<void(std::size_t draw, const ClusterCounts& counts)>& body,
+                   unsigned threads) {
+  parallel_blocks(draws, resolve_threads(threads, draws), [&](std::size_t first, std::size_t last) {
+    ClusterCounts counts;
+    for (std::size_t d = first; d < last; ++d) {
+      draw_counts(n_clusters, seed, d, counts);
+      body(d, counts);
+    }
+  });
+}
+
 std::vector<std::vector<double>> bootstrap_counts_multi(
     std::size_t n_clusters, std::size_t draws, std::uint64_t seed, std::size_t n_stats,
     const std::function<void(const ClusterCounts& counts, std::span<double> out)>& stat, unsigned threads) {
-  std::vector<std::vector<double>> result(n_stats, std::vector<double>(draws, 0.0));
-  parallel_blocks(draws, resolve_threads(threads, draws), [&](std::size_t first, std::size_t last) {
-    ClusterCounts counts;
-    std::vector<double> out(n_stats, 0.0);
-    for (std::size_t d = first; d < last; ++d) {
-      draw_counts(n_clusters, seed, d, counts);
-      std::fill(out.begin(), out.end(), 0.0);
-      stat(counts, std::span<double>(out));
-      for (std::size_t s = 0; s < n_stats; ++s) result[s][d] = out[s];
-    }
-  });
+  std::vector<std::vector<double>> result;
+  result.reserve(n_stats);
+  for (std::size_t s = 0; s < n_stats; ++s) result.emplace_back(draws, 0.0);
+  for_each_draw(
+      n_clusters, draws, seed,
+      [&](std::size_t d, const ClusterCounts& counts) {
+        std::vector<double> out(n_stats, 0.0);
+        stat(counts, std::span<double>(out));
+        for (std::size_t s = 0; s < n_stats; ++s) result[s][d] = out[s];
+      },
+      threads);
   return result;
 }
 
@@ -112,13 +124,9 @@ std::vector<double> bootstrap_counts(std::size_t n_clusters, std::size_t draws, 
                                      const std::function<double(const ClusterCounts& counts)>& stat,
                                      unsigned threads) {
   std::vector<double> result(draws, 0.0);
-  parallel_blocks(draws, resolve_threads(threads, draws), [&](std::size_t first, std::size_t last) {
-    ClusterCounts counts;
-    for (std::size_t d = first; d < last; ++d) {
-      draw_counts(n_clusters, seed, d, counts);
-      result[d] = stat(counts);
-    }
-  });
+  for_each_draw(
+      n_clusters, draws, seed, [&](std::size_t d, const ClusterCounts& counts) { result[d] = stat(counts); },
+      threads);
   return result;
 }
 

@@ -27,6 +27,14 @@ using ClusterCounts = std::vector<std::uint32_t>;
 // Exposed so that tests and differential checks can reproduce a draw.
 void draw_counts(std::size_t n_clusters, std::uint64_t seed, std::uint64_t draw, ClusterCounts& counts);
 
+// Every draw d in [0, draws) once: body(d, counts) with draw d's counts (draw_counts), called
+// concurrently from `threads` threads (threads = 0: std::thread::hardware_concurrency()), each
+// taking a contiguous block of draws in increasing order. The functions below are made of it;
+// callers that keep replicates in their own form (the report's integer totals) use it directly.
+void for_each_draw(std::size_t n_clusters, std::size_t draws, std::uint64_t seed,
+                   const std::function<void(std::size_t draw, const ClusterCounts& counts)>& body,
+                   unsigned threads = 0);
+
 // B = draws replicates of a scalar statistic; result[d] is the statistic on draw d. `stat` is
 // called concurrently from several threads (it must not mutate shared state). threads = 0 uses
 // std::thread::hardware_concurrency(). n_clusters = 0 calls stat with an empty vector.

@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <string>
 
 namespace numcheck::core {
 namespace {
@@ -20,6 +23,37 @@ TEST(MapLarge, ZeroFilledAndWritable) {
   p[kBytes - 1] = 9;
   EXPECT_EQ(p[kBytes - 1], 9);
   unmap_large(p, kBytes);
+}
+
+// VmSize of this process in kB (/proc/self/status).
+std::size_t vm_size_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7));
+  }
+  return 0;
+}
+
+// The mapping starts on a 2 MiB boundary (transparent huge pages can back it) and is exactly the
+// array's pages: unmap_large frees all of it (no leftover head or tail: a hundred maps and unmaps
+// leave the address space as it was), and the range is unmapped afterwards.
+TEST(MapLarge, HugePageAlignedAndFreedWhole) {
+  constexpr std::size_t kBytes = (std::size_t{6} << 20) + 12345;
+  const std::size_t before = vm_size_kb();
+  for (int i = 0; i < 100; ++i) {
+    auto* p = static_cast<unsigned char*>(map_large(kBytes));
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % (std::size_t{2} << 20), 0u);
+    p[0] = 1;
+    p[kBytes - 1] = 2;
+    unmap_large(p, kBytes);
+    if (i == 99) {
+      errno = 0;
+      EXPECT_EQ(::msync(p, kBytes, MS_ASYNC), -1) << "still mapped";
+      EXPECT_EQ(errno, ENOMEM);
+    }
+  }
+  EXPECT_LT(vm_size_kb(), before + 4096) << "kB of address space left behind";
 }
 
 // A LargeVector resized to the adopted mapping's size holds the mapping's bytes as they are (no

@@ -255,6 +255,11 @@ TEST(JsonlFast, AccessorsGiveRecordsErrors) {
   same_error([&] { (void)a.opt_string("n"); }, [&] { (void)b.opt_string("n"); });
   same_error([&] { (void)a.boolean("s"); }, [&] { (void)b.boolean("s"); });
   same_error([&] { (void)a.strings("bad"); }, [&] { (void)b.strings("bad"); });
+  // string_count: strings' size under strings' check and error.
+  EXPECT_EQ(b.string_count("l"), a.strings("l").size());
+  same_error([&] { (void)a.strings("bad"); }, [&] { (void)b.string_count("bad"); });
+  same_error([&] { (void)a.strings("s"); }, [&] { (void)b.string_count("s"); });
+  same_error([&] { (void)a.strings("missing"); }, [&] { (void)b.string_count("missing"); });
   same_error([&] { (void)a.object("s"); }, [&] { (void)b.object("s"); });
   same_error([&] { (void)a.object("o").integer("i"); }, [&] { (void)b.object("o").integer("i"); });
   same_error([&] { (void)a.number("s"); }, [&] { (void)b.number("s"); });

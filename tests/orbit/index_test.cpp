@@ -439,6 +439,33 @@ TEST_F(IndexCacheTest, SecondLoadReadsTheSameIndexFromTheCache) {
   EXPECT_FALSE(load_benchmark_index(bench_dir(), 2, IndexCache{}).from_cache());
 }
 
+// With an IndexCacheWrite, the load leaves the cache file to it: nothing is written before
+// start(), the file is whole when the writer is destroyed, and the next load reads it. An index
+// read from the cache leaves nothing to write.
+TEST_F(IndexCacheTest, ALaterWriteWritesTheCacheOnItsOwnThread) {
+  const Benchmark b = load_benchmark(bench_dir());
+  const IndexCache cache{cache_folder("later"), true};
+  {
+    std::optional<BenchmarkIndex> x;
+    IndexCacheWrite later;
+    x = load_benchmark_index(bench_dir(), 2, cache, &later);
+    EXPECT_FALSE(x->from_cache());
+    EXPECT_TRUE(later.due());
+    EXPECT_FALSE(fs::exists(cache.folder / "orbit-index") && !fs::is_empty(cache.folder / "orbit-index"))
+        << "written before start()";
+    later.start(*x);
+    expect_same(*x, b);  // the index is used while its cache file is written
+  }
+  (void)only_file(cache.folder);
+  IndexCacheWrite again;
+  const BenchmarkIndex y = load_benchmark_index(bench_dir(), 2, cache, &again);
+  ASSERT_TRUE(y.from_cache());
+  EXPECT_FALSE(again.due());
+  again.start(y);  // nothing to write: does nothing
+  expect_same(y, b);
+  EXPECT_TRUE(y.confirmed());
+}
+
 // A FIFO put at the cache file's path is never opened for a blocking read (that waited for a
 // writer forever): the load goes on at once from the files, with a warning naming the path.
 TEST_F(IndexCacheTest, AFifoAtTheCachePathIsAMissWithAWarningNotAHang) {

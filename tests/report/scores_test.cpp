@@ -2,11 +2,14 @@
 // of bad record is an error naming the file and line, never a silent drop.
 #include "report/scores.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
 #include "fixture.hpp"
+#include "io/files.hpp"
+#include "io/sha256.hpp"
 #include "orbit/benchmark.hpp"
 
 namespace numcheck::report {
@@ -84,6 +87,45 @@ TEST_F(Scores, ResponsesAttachFromAFile) {
   ASSERT_TRUE(sys.by_view[0].response.has_value());
   EXPECT_EQ(*sys.by_view[0].response, "FINAL: 1.25 L");
   EXPECT_EQ(sys.responses_attached, 1u);
+}
+
+// The responses file the sidecar names is used only when it is the file that was scored (its
+// recorded sha256); hash_named_responses computes that hash ahead, and load_scores takes a hash
+// given to it instead of hashing the file again.
+TEST_F(Scores, SidecarResponsesAreCheckedByTheirHashComputedAheadOrNot) {
+  const auto responses = dir_ / "responses.jsonl";
+  io::write_file_atomic(responses,
+                        "{\"prompt_id\": \"CV-0001:canonical\", \"response\": \"FINAL: 1.25 L\"}\n");
+  const std::string right = io::sha256_file(responses);
+  const auto sidecar = [&](const std::string& sha) {
+    return fmt::format(R"({{"system": {{"name": "s"}}, "responses": {{"path": "{}", "sha256": "{}"}}}})",
+                       responses.string(), sha);
+  };
+  write_scores(dir_ / "ok.jsonl", {both("CV-0001:canonical", "correct", "5/4")}, sidecar(right));
+  write_scores(dir_ / "changed.jsonl", {both("CV-0001:canonical", "correct", "5/4")},
+               sidecar(std::string(64, '0')));
+  write_scores(dir_ / "none.jsonl", {both("CV-0001:canonical", "correct", "5/4")});
+
+  const FileHashes ahead = hash_named_responses(
+      {dir_ / "ok.jsonl", dir_ / "changed.jsonl", dir_ / "none.jsonl", dir_ / "missing.jsonl"});
+  ASSERT_EQ(ahead.size(), 1u);
+  EXPECT_EQ(ahead.at(responses), right);
+
+  for (const FileHashes* hashes : {static_cast<const FileHashes*>(nullptr), &ahead}) {
+    const auto ok = load_scores(dir_ / "ok.jsonl", bench_, std::nullopt, std::nullopt, kAllResponses, hashes);
+    EXPECT_EQ(ok.responses_attached, 1u);
+    ASSERT_TRUE(ok.responses_path.has_value());
+    EXPECT_EQ(*ok.responses_path, responses);
+    const auto changed =
+        load_scores(dir_ / "changed.jsonl", bench_, std::nullopt, std::nullopt, kAllResponses, hashes);
+    EXPECT_EQ(changed.responses_attached, 0u) << "not the file that was scored";
+    EXPECT_FALSE(changed.responses_path.has_value());
+  }
+  // A hash given is the one used: the file is not hashed again.
+  const FileHashes wrong = {{responses, std::string(64, 'f')}};
+  EXPECT_EQ(load_scores(dir_ / "ok.jsonl", bench_, std::nullopt, std::nullopt, kAllResponses, &wrong)
+                .responses_attached,
+            0u);
 }
 
 // With examples_per_view the report keeps only the texts its examples show: per view the first

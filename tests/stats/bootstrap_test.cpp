@@ -44,6 +44,24 @@ TEST(Bootstrap, IdenticalWhateverTheThreadCount) {
   for (unsigned t : {2u, 3u, 7u, 0u}) {
     EXPECT_EQ(bootstrap_counts(x.size(), 257, 99, mean, t), one) << t << " threads";
   }
+  // for_each_draw: every draw once, with draw_counts' counts, whatever the thread count.
+  for (unsigned t : {1u, 2u, 5u}) {
+    std::vector<int> seen(257, 0);
+    std::vector<ClusterCounts> got(257);
+    for_each_draw(
+        x.size(), 257, 99,
+        [&](std::size_t d, const ClusterCounts& c) {
+          ++seen[d];
+          got[d] = c;
+        },
+        t);
+    for (std::size_t d = 0; d < 257; ++d) {
+      ASSERT_EQ(seen[d], 1) << d;
+      ClusterCounts want;
+      draw_counts(x.size(), 99, d, want);
+      ASSERT_EQ(got[d], want) << d << " with " << t << " threads";
+    }
+  }
   const auto multi = bootstrap_counts_multi(
       x.size(), 257, 99, 2,
       [&](const ClusterCounts& c, std::span<double> out) {
