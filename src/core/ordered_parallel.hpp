@@ -30,6 +30,11 @@
 
 namespace numcheck::core {
 
+// The threads to use for a `threads` option: itself, or with 0 one per core (at least one).
+[[nodiscard]] inline std::size_t thread_count(std::size_t threads) noexcept {
+  return threads != 0 ? threads : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
 template <typename Fn>
 void parallel_for(std::size_t n, std::size_t threads, Fn&& fn) {
   if (threads <= 1 || n <= 1) {

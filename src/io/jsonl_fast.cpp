@@ -158,12 +158,11 @@ std::optional<bool> LineRecord::opt_boolean(std::string_view key) const {
 }
 
 std::vector<std::string> LineRecord::strings(std::string_view key) const {
-  const FlatValue& f = at(key);
-  if (!f.is_array()) fail_field(key, "must be a list of strings");
   std::vector<std::string> out;
+  out.reserve(string_count(key));  // checks that it is a list of strings
+  const FlatValue& f = at(key);
   const auto& v = *v_;
   for (std::size_t c = static_cast<std::size_t>(&f - v.data()) + 1; c < f.end; c = v[c].end) {
-    if (!v[c].is_string()) fail_field(key, "must be a list of strings");
     out.emplace_back(v[c].text);
   }
   return out;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
@@ -252,7 +253,7 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
   // fields (the expensive part: the exact rationals), the calling thread then adds the records in
   // file order and checks what depends on earlier records. Each file is hashed as it is read.
   io::ParallelJsonl how;
-  how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  how.threads = core::thread_count(threads);
   std::vector<IndexBlock> blocks(io::parallel_jsonl_slots(how.threads));
   const auto hash_into = [&](io::Sha256& h) {
     how.on_bytes = [&h](std::string_view bytes) { h.update(bytes); };

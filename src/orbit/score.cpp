@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/version.hpp"
 #include "io/files.hpp"
 #include "io/json_writer.hpp"
@@ -146,7 +147,7 @@ void scan_responses(const BenchmarkIndex& bench, const fs::path& responses, cons
   // Line of the scored record per prompt, 0 = none.
   std::vector<std::uint32_t> first_line(bench.size(), 0);
   io::ParallelJsonl how;
-  how.threads = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : threads;
+  how.threads = core::thread_count(threads);
   std::vector<ScanBlock> blocks(io::parallel_jsonl_slots(how.threads));
   how.on_bad_line = [&](std::size_t slot, const io::JsonError& e, std::size_t line) {
     blocks[slot].begin();

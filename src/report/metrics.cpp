@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <span>
-#include <thread>
 #include <utility>
 
 #include "core/error.hpp"
@@ -611,8 +610,7 @@ MetricsModel compute_metrics(const orbit::Benchmark& bench, const std::vector<Sy
   m.benchmark = benchmark_info(bench, layout);
   m.settings = {opt.bootstrap_draws, opt.seed, opt.level};
   // Systems, then pairs of systems, each independent of the others (one thread each at a time).
-  const std::size_t threads =
-      opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = core::thread_count(opt.threads);
   m.systems.resize(systems.size());
   core::parallel_for(systems.size(), threads, [&](std::size_t s) { m.systems[s] = system_metrics(st, s); });
   std::vector<std::pair<std::size_t, std::size_t>> pairs;

@@ -799,8 +799,7 @@ std::vector<SystemScores> load_systems(const ReportInputs& in, const orbit::Benc
     }
   };
   {
-    const unsigned threads =
-        in.options.threads != 0 ? in.options.threads : std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t threads = core::thread_count(in.options.threads);
     core::parallel_for(n_sys, threads, load_one);
   }
   std::vector<SystemScores> systems;
@@ -889,8 +888,7 @@ ReportOutput run_orbit_report(const ReportInputs& in) {
   // The four renderings are independent: one thread each at a time.
   std::vector<std::pair<std::string, std::string>> files = {
       {"metrics.json", {}}, {"report.md", {}}, {"report.html", {}}, {"report.tex", {}}};
-  const unsigned threads =
-      in.options.threads != 0 ? in.options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = core::thread_count(in.options.threads);
   core::parallel_for(files.size(), threads, [&](std::size_t i) {
     switch (i) {
       case 0:

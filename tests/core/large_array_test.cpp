@@ -56,6 +56,29 @@ TEST(MapLarge, HugePageAlignedAndFreedWhole) {
   EXPECT_LT(vm_size_kb(), before + 4096) << "kB of address space left behind";
 }
 
+// A HugeVector of a megabyte or more lives in map_huge's memory (on a 2 MiB boundary) and is a
+// plain vector: elements value-initialized, contents kept when it grows into a new mapping, and
+// every mapping (whole 2 MiB pages) freed whole when it goes.
+TEST(HugeVector, BigArraysAreHugePageMappingsOfPlainElements) {
+  const std::size_t before = vm_size_kb();
+  const std::size_t n = kHugeArrayBytes / sizeof(std::string) + 7;
+  for (int i = 0; i < 50; ++i) {
+    HugeVector<std::string> v(n);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % kHugePageBytes, 0u);
+    for (const auto& s : v) ASSERT_TRUE(s.empty());
+    v.front() = std::string(100, 'x');
+    v.back() = "end";
+    v.resize(3 * n);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % kHugePageBytes, 0u);
+    EXPECT_EQ(v.front(), std::string(100, 'x'));
+    EXPECT_EQ(v[n - 1], "end");
+    EXPECT_TRUE(v.back().empty());
+  }
+  const HugeVector<int> small(10);  // ordinary memory, zero-filled like any vector
+  for (const int x : small) EXPECT_EQ(x, 0);
+  EXPECT_LT(vm_size_kb(), before + 4096) << "kB of address space left behind";
+}
+
 // A LargeVector resized to the adopted mapping's size holds the mapping's bytes as they are (no
 // copy, no zero-filling); a mapping no allocation took is unmapped by its AdoptMapping.
 TEST(AdoptMapping, ALargeVectorOfItsSizeTakesTheBytesAsTheyAre) {

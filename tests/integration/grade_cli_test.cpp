@@ -198,6 +198,7 @@ TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
   EXPECT_FALSE(fs::exists(cache));
   const std::string scores = io::read_file(out);
   const std::string manifest = io::read_file(out.string() + ".manifest.json");
+  fs::file_time_type written{};
   for (const char* pass : {"builds and writes the cache", "reads the cache", "settled: builds the cache anew",
                            "settled: reads the cache without hashing the files"}) {
     if (std::string_view(pass) == "settled: builds the cache anew") {
@@ -211,6 +212,16 @@ TEST_F(OrbitScoreCli, IndexCacheWritesTheSameBytesAndCatchesChangedFiles) {
     EXPECT_EQ(io::read_file(out), scores) << pass;
     EXPECT_EQ(io::read_file(out.string() + ".manifest.json"), manifest) << pass;
     ASSERT_TRUE(fs::is_directory(cache / "orbit-index")) << pass;
+    // The cache file a build wrote (beside the grading) is whole when the command ends: the next
+    // score reads it instead of writing it again.
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(cache / "orbit-index")) files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << pass;
+    if (std::string_view(pass).find("builds") != std::string_view::npos) {
+      written = fs::last_write_time(files[0]);
+    } else {
+      EXPECT_EQ(fs::last_write_time(files[0]), written) << pass << ": written again";
+    }
   }
   // One prompt's text changed in place, its size, inode and times put back.
   const fs::path views = bench / "views.jsonl";
