@@ -306,6 +306,9 @@ class LineRecord {
   std::size_t at_;
   std::string_view where_;
   std::string prefix_;
+  // Where find starts: the member after the one it found last (a lookup cache, so a record is used
+  // on one thread at a time, as during its callback).
+  mutable std::size_t next_ = 0;
 };
 
 // read_jsonl with LineRecord (see above). Same rule, options (torn tail, on_bad_line) and stats.

@@ -1,6 +1,7 @@
 #include "num/rational.hpp"
 
 #include <functional>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -40,23 +41,60 @@ void set_digits(mpz_ptr z, std::string_view digits, std::string& scratch) {
 
 }  // namespace
 
-bool Rational::assign(std::string_view s) {
+namespace {
+
+// The parts of an exact form: sign, numerator digits, denominator digits ("1" for an integer);
+// false when s is not one (a non-digit, an empty term, a zero denominator).
+struct ExactParts {
   bool neg = false;
+  std::string_view num, den;
+};
+bool split_exact(std::string_view s, ExactParts& out) noexcept {
+  out.neg = false;
   if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
-    neg = s.front() == '-';
+    out.neg = s.front() == '-';
     s.remove_prefix(1);
   }
   const auto slash = s.find('/');
-  const std::string_view n = s.substr(0, slash);
-  const std::string_view d = slash == std::string_view::npos ? std::string_view("1") : s.substr(slash + 1);
-  if (!all_digits(n) || !all_digits(d)) return false;
+  out.num = s.substr(0, slash);
+  out.den = slash == std::string_view::npos ? std::string_view("1") : s.substr(slash + 1);
+  if (!all_digits(out.num) || !all_digits(out.den)) return false;
+  return out.den.find_first_not_of('0') != std::string_view::npos;
+}
+
+std::uint64_t gcd_u64(std::uint64_t a, std::uint64_t b) noexcept {
+  while (b != 0) a = std::exchange(b, a % b);
+  return a;
+}
+
+}  // namespace
+
+bool Rational::is_exact_form(std::string_view s) noexcept {
+  ExactParts p;
+  return split_exact(s, p);
+}
+
+bool Rational::is_canonical_form(std::string_view s) noexcept {
+  ExactParts p;
+  if (s.empty() || s.front() == '+' || !split_exact(s, p)) return false;
+  const bool integer = s.find('/') == std::string_view::npos;
+  // No leading zero in a term; "0" only as the whole integer.
+  if (p.num.size() > 1 && p.num.front() == '0') return false;
+  if (p.num == "0") return integer && !p.neg;
+  if (integer) return true;
+  if (p.den.front() == '0' || p.den == "1" || p.num.size() > 19 || p.den.size() > 19) return false;
+  return gcd_u64(small_digits(p.num), small_digits(p.den)) == 1;
+}
+
+bool Rational::assign(std::string_view s) {
+  ExactParts parts;
+  if (!split_exact(s, parts)) return false;
+  const bool neg = parts.neg;
+  const std::string_view n = parts.num;
+  const std::string_view d = parts.den;
   std::string scratch;
   mpz_ptr den = mpq_denref(q_.get_mpq_t());
   set_digits(den, d, scratch);
-  if (mpz_sgn(den) == 0) {
-    mpz_set_ui(den, 1);  // keep the value a valid rational (it is set below on success only)
-    return false;
-  }
   mpz_ptr num = mpq_numref(q_.get_mpq_t());
   set_digits(num, n, scratch);
   if (neg) mpz_neg(num, num);

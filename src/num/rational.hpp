@@ -28,6 +28,12 @@ class Rational {
   // from_string into this value, reusing its memory (no allocation for terms below 10^19): false,
   // and the value unspecified but valid, when s is not an exact form.
   [[nodiscard]] bool assign(std::string_view s);
+  // Whether from_string accepts s, decided on the text alone (no GMP, no allocation).
+  [[nodiscard]] static bool is_exact_form(std::string_view s) noexcept;
+  // True when s is the text str() writes for the value it stands for (an integer without leading
+  // zeros and without "-0", or "p/q" in lowest terms with q >= 2), decided without GMP; false when it
+  // is not, and for a fraction with a term of 20 digits or more (then from_string(s)->str() tells).
+  [[nodiscard]] static bool is_canonical_form(std::string_view s) noexcept;
   // Like from_string but throws Error naming `what` when s is not an exact form.
   [[nodiscard]] static Rational parse_exact(std::string_view s, std::string_view what);
 

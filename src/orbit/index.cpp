@@ -57,7 +57,9 @@ std::string_view BenchmarkIndex::base_at(std::size_t b) const {
 std::uint64_t BenchmarkIndex::hash_id(std::string_view id) noexcept { return short_string_hash(id); }
 
 std::optional<std::size_t> BenchmarkIndex::find(std::string_view id) const {
-  return position_find(view_slots_, id, hash_id(id), [this](std::size_t i) { return prompt_id(i); });
+  const auto key_of = [this](std::size_t i) { return prompt_id(i); };
+  if (!view_tags_.empty()) return position_find(view_tags_, id, hash_id(id), key_of);
+  return position_find(view_slots_, id, hash_id(id), key_of);
 }
 
 std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t hint) const {
@@ -69,13 +71,61 @@ std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t
 }
 
 bool BenchmarkIndex::has_base(std::string_view id) const {
-  return position_find(base_slots_, id, hash_id(id), [this](std::size_t b) { return base_at(b); })
-      .has_value();
+  const auto key_of = [this](std::size_t b) { return base_at(b); };
+  if (!base_tags_.empty()) return position_find(base_tags_, id, hash_id(id), key_of).has_value();
+  return position_find(base_slots_, id, hash_id(id), key_of).has_value();
+}
+
+std::optional<std::size_t> BenchmarkIndex::find_base(std::string_view id, std::size_t hint) const {
+  if (hint < base_offsets_.size() && base_at(hint) == id) return hint;
+  const auto key_of = [this](std::size_t b) { return base_at(b); };
+  if (!base_tags_.empty()) return position_find(base_tags_, id, hash_id(id), key_of);
+  return position_find(base_slots_, id, hash_id(id), key_of);
+}
+
+namespace {
+// The empty asm keeps the prefetch: g++ 12's interprocedural analysis takes a function whose only
+// effect is a prefetch for one without effects and removes the calls (seen with objdump).
+void prefetch_slot(const std::uint64_t* slots, std::size_t size, std::uint64_t hash) noexcept {
+  if (size == 0) return;
+  const std::uint64_t* slot = slots + (hash & (size - 1));
+  __builtin_prefetch(slot);
+  asm volatile("" : : "r"(slot));
+}
+}  // namespace
+
+void BenchmarkIndex::prefetch_view(std::uint64_t hash) const noexcept {
+  prefetch_slot(view_tags_.data(), view_tags_.size(), hash);
+}
+void BenchmarkIndex::prefetch_base(std::uint64_t hash) const noexcept {
+  prefetch_slot(base_tags_.data(), base_tags_.size(), hash);
+}
+
+void BenchmarkIndex::positions_of(const core::LargeVector<std::uint64_t>& tags,
+                                  core::LargeVector<std::uint32_t>& slots) {
+  slots.resize(tags.size());
+  for (std::size_t i = 0; i < tags.size(); ++i) slots[i] = static_cast<std::uint32_t>(tags[i]);
+}
+
+void BenchmarkIndex::finish() {
+  for (auto [tags, slots] : {std::pair{&view_tags_, &view_slots_}, std::pair{&base_tags_, &base_slots_}}) {
+    if (tags->empty()) continue;
+    positions_of(*tags, *slots);
+    core::LargeVector<std::uint64_t>().swap(*tags);
+  }
 }
 
 std::uint16_t BenchmarkIndex::intern(Interned& table, std::string_view s, const char* what) {
   if (table.last != kNone && table.names[table.last] == s) return table.last;
-  if (const auto it = table.ids.find(s); it != table.ids.end()) return table.last = it->second;
+  // A few names (views, families, units) are compared in turn; more are looked up.
+  constexpr std::size_t kFew = 8;
+  if (table.names.size() <= kFew) {
+    for (std::size_t i = 0; i < table.names.size(); ++i) {
+      if (table.names[i] == s) return table.last = static_cast<std::uint16_t>(i);
+    }
+  } else if (const auto it = table.ids.find(s); it != table.ids.end()) {
+    return table.last = it->second;
+  }
   if (table.names.size() >= kNone) fail("the benchmark has more than {} distinct {}", kNone, what);
   const auto id = static_cast<std::uint16_t>(table.names.size());
   table.names.emplace_back(s);
@@ -89,7 +139,7 @@ bool BenchmarkIndex::add_base(std::string_view id, std::optional<std::uint64_t> 
     fail("the benchmark has too many bases for the index (4 GB of base ids)");
   }
   if (!position_insert(
-          base_slots_, base_offsets_.size(), id, hash ? *hash : hash_id(id),
+          base_tags_, base_offsets_.size(), id, hash ? *hash : hash_id(id),
           [this](std::size_t b) { return base_at(b); }, &hash_id)) {
     return false;
   }
@@ -111,7 +161,7 @@ bool BenchmarkIndex::add_view(std::string_view id, std::string_view view,
     fail("the benchmark has too many prompts for the index (4 GB of prompt ids and answers)");
   }
   if (!position_insert(
-          view_slots_, views_.size(), id, hash ? *hash : hash_id(id),
+          view_tags_, views_.size(), id, hash ? *hash : hash_id(id),
           [this](std::size_t i) { return prompt_id(i); }, &hash_id)) {
     return false;
   }
@@ -130,9 +180,9 @@ bool BenchmarkIndex::add_view(std::string_view id, std::string_view view,
 }
 
 void BenchmarkIndex::reserve(std::size_t n, std::size_t b, bool exact_views) {
-  if (exact_views && view_slots_.size() < numcheck::detail::table_capacity(n)) {
+  if (exact_views && views_.empty() && view_tags_.size() < numcheck::detail::table_capacity(n)) {
     // Only an empty table is sized up front (a full one grows as it fills).
-    if (views_.empty()) view_slots_.assign(numcheck::detail::table_capacity(n), 0);
+    view_tags_.assign(numcheck::detail::table_capacity(n), 0);
   }
   views_.reserve(n);
   text_.reserve(n * 32);
@@ -153,6 +203,7 @@ BenchmarkIndex BenchmarkIndex::of(const Benchmark& bench) {
     if (v.family) fam = *v.family;
     x.add_view(v.prompt_id, v.view, fam, v.template_id, v.expected.str(), v.answer_unit);
   }
+  x.finish();
   return x;
 }
 
@@ -181,10 +232,10 @@ struct IndexBlock {
   };
   std::vector<Rec> recs;
   std::string text;
-  // The base of the last view checked in this slot (found in bases.jsonl): a base's views are
-  // usually consecutive, so most views need no lookup.
-  std::optional<std::string> last_base;
-  num::Rational scratch;  // a rational checked and dropped (its memory reused)
+  // The base of the last view checked in this slot (its position in bases.jsonl): a base's views
+  // are usually consecutive and in the bases' order, so most views need no hash lookup.
+  std::optional<std::size_t> last_base;
+  std::string canonical;  // an expected answer made canonical (its memory reused)
   Piece put(std::string_view s) {
     const Piece p{static_cast<std::uint32_t>(text.size()), static_cast<std::uint32_t>(s.size())};
     text.append(s);
@@ -214,15 +265,15 @@ void add_view_record(IndexBlock& k, const OR& j, std::size_t line, const Benchma
   (void)j.at("family");  // required, may be null
   const std::optional<std::string_view> family = j.opt_string_view("family");
   (void)j.string_view("prompt");
-  r.expected = k.put(detail::canonical_rational(j, "expected"));
+  r.expected = k.put(detail::canonical_rational(j, "expected", k.canonical));
   r.unit = k.put(j.string_view("answer_unit"));
   if (prompt_id.size() != base_id.size() + 1 + view.size() || !prompt_id.starts_with(base_id) ||
       prompt_id[base_id.size()] != ':' || !prompt_id.ends_with(view)) {
     fail("{}: prompt_id '{}' is not '<base_id>:<view>'", where, prompt_id);
   }
-  if (!k.last_base || *k.last_base != base_id) {
-    if (!b.has_base(base_id)) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
-    k.last_base = std::string(base_id);
+  if (!k.last_base || b.base_at(*k.last_base) != base_id) {
+    k.last_base = b.find_base(base_id, k.last_base ? *k.last_base + 1 : 0);
+    if (!k.last_base) fail("{}: base_id '{}' is not in bases.jsonl", where, base_id);
   }
   r.id = k.put(prompt_id);
   r.hash = BenchmarkIndex::hash_id(prompt_id);
@@ -254,6 +305,7 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
   // file order and checks what depends on earlier records. Each file is hashed as it is read.
   io::ParallelJsonl how;
   how.threads = core::thread_count(threads);
+  how.block_bytes = std::size_t{256} << 10;
   std::vector<IndexBlock> blocks(io::parallel_jsonl_slots(how.threads));
   const auto hash_into = [&](io::Sha256& h) {
     how.on_bytes = [&h](std::string_view bytes) { h.update(bytes); };
@@ -271,19 +323,25 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
     (void)j.string_view("template");
     (void)j.string_view("dimension");
     (void)j.string_view("canonical_unit");
-    // req_rational's checks and errors, read in place into the slot's rational.
+    // req_rational's checks and errors, on the text alone (the values are not kept).
     const OR params = j.object("params");
-    for (const std::string_view name : params.keys()) {
-      detail::read_rational(params, params.string_view(name), name, k.scratch);
+    const auto& values = params.values();
+    for (std::size_t c = params.index() + 1; c < values[params.index()].end; c = values[c].end) {
+      detail::check_rational(params, params.string_view(values[c].key), values[c].key);
     }
-    detail::read_rational(j, j.string_view("answer"), "answer", k.scratch);
+    detail::check_rational(j, j.string_view("answer"), "answer");
     r.views = j.string_count("views");
     k.recs.push_back(r);
   };
   std::size_t views_listed = 0;  // the prompts the bases name: views.jsonl's size when it is valid
+  // The records are added in file order, each a hash-table probe at a random place: the slots of
+  // the records kPrefetch ahead are asked for meanwhile.
+  constexpr std::size_t kPrefetch = 8;
   how.on_block = [&](std::size_t slot) {
     IndexBlock& k = blocks[slot];
-    for (const auto& r : k.recs) {
+    for (std::size_t i = 0; i < k.recs.size(); ++i) {
+      if (i + kPrefetch < k.recs.size()) b.prefetch_base(k.recs[i + kPrefetch].hash);
+      const auto& r = k.recs[i];
       const std::string_view base_id = k.get(r.id);
       if (!b.add_base(base_id, r.hash)) {
         fail("{}:{}: duplicate base_id '{}'", bases_path.string(), r.line, base_id);
@@ -304,7 +362,9 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
   };
   how.on_block = [&](std::size_t slot) {
     IndexBlock& k = blocks[slot];
-    for (const auto& r : k.recs) {
+    for (std::size_t i = 0; i < k.recs.size(); ++i) {
+      if (i + kPrefetch < k.recs.size()) b.prefetch_view(k.recs[i + kPrefetch].hash);
+      const auto& r = k.recs[i];
       const std::string_view prompt_id = k.get(r.id);
       std::optional<std::string_view> fam;
       if (r.has_family) fam = k.get(r.family);
@@ -317,6 +377,7 @@ BenchmarkIndex build_index(const fs::path& dir, std::string manifest_json, std::
   };
   (void)io::read_jsonl_fast_parallel(views_path, how);
   b.file_sha256["views.jsonl"] = views_hash.hex_digest();
+  b.finish();
   return b;
 }
 

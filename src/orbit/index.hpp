@@ -75,6 +75,8 @@ class BenchmarkIndex {
   [[nodiscard]] std::size_t base_count() const noexcept { return base_offsets_.size(); }
   [[nodiscard]] std::string_view base_at(std::size_t b) const;
   [[nodiscard]] bool has_base(std::string_view base_id) const;
+  // The position of a base id, trying base `hint` first (a benchmark's views follow its bases).
+  [[nodiscard]] std::optional<std::size_t> find_base(std::string_view base_id, std::size_t hint) const;
 
   // Distinct view names and answer units, in order of first appearance in views.jsonl.
   [[nodiscard]] const std::vector<std::string>& view_names() const noexcept { return views_names_.names; }
@@ -93,6 +95,13 @@ class BenchmarkIndex {
   // Reserves room for about n prompts and b bases (untouched memory is not resident); with
   // `exact_views`, n is the number of prompts to come and their hash table is sized for it at once.
   void reserve(std::size_t n, std::size_t b, bool exact_views = false);
+  // Asks the memory system for the hash-table slot of a prompt / base id to be added soon (its
+  // hash_id): a loader adding records in file order calls it a few records ahead.
+  void prefetch_view(std::uint64_t hash) const noexcept;
+  void prefetch_base(std::uint64_t hash) const noexcept;
+  // Ends the building: the hash tables keep the positions alone (see below). Lookups and adds work
+  // the same before and after; the loaders call it once they have added everything.
+  void finish();
 
   // The index of a loaded Benchmark (or of a restricted one: its bases and views only).
   [[nodiscard]] static BenchmarkIndex of(const Benchmark& bench);
@@ -127,8 +136,15 @@ class BenchmarkIndex {
   core::LargeVector<std::uint32_t>
       base_offsets_;  // base b is base_text_[base_offsets_[b], base_offsets_[b + 1])
   // Open-addressing hash tables of indices + 1 (0: empty), sizes powers of two (position_insert,
-  // core/string_set.hpp).
+  // core/string_set.hpp). While the index is built they are kept with each key's upper 32 hash bits
+  // beside its position (view_tags_, base_tags_: a probe reads a key's text only when the bits
+  // match); finish() keeps the positions alone in view_slots_ / base_slots_, in the same places
+  // (the placement depends only on the hashes and the order of adding), which the cache file stores.
+  // The lookups read the tagged tables when they are not empty.
   core::LargeVector<std::uint32_t> view_slots_, base_slots_;
+  core::LargeVector<std::uint64_t> view_tags_, base_tags_;
+  // The positions of a tagged table, in its places.
+  static void positions_of(const core::LargeVector<std::uint64_t>& tags, core::LargeVector<std::uint32_t>& slots);
 };
 
 // The benchmark index cache: the index of a benchmark folder kept in a binary file (one per folder,

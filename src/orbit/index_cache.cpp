@@ -291,11 +291,24 @@ class IndexCacheFile {
     }
     s.array(b.text_);
     s.array(b.views_);
-    s.array(b.view_slots_);
+    positions(s, b.view_tags_, b.view_slots_);
     s.str(b.base_text_);
     s.array(b.base_offsets_);
-    s.array(b.base_slots_);
+    positions(s, b.base_tags_, b.base_slots_);
     s.finish();
+  }
+
+  // A hash table as the file keeps it: the positions alone (those of the tagged table while the
+  // index is being built: BenchmarkIndex::finish's).
+  static void positions(Sink& s, const core::LargeVector<std::uint64_t>& tags,
+                        const core::LargeVector<std::uint32_t>& slots) {
+    if (tags.empty()) {
+      s.array(slots);
+      return;
+    }
+    core::LargeVector<std::uint32_t> p;
+    BenchmarkIndex::positions_of(tags, p);
+    s.array(p);
   }
 
   // The index from the body (Source positioned at it), or BadCache. `on_head`, when set, is called

@@ -18,6 +18,13 @@ void read_rational(const Record& r, std::string_view s, std::string_view key, nu
     r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
 }
 
+// read_rational's check and error without the value (for fields that are checked, not kept).
+template <class Record>
+void check_rational(const Record& r, std::string_view s, std::string_view key) {
+  if (!num::Rational::is_exact_form(s))
+    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+}
+
 // The field `key` of a record as an exact rational ("p/q" or an integer); any other text is an
 // error naming the file, line and field (the record's fail_field).
 template <class Record>
@@ -27,16 +34,16 @@ num::Rational req_rational(const Record& r, std::string_view key) {
   return q;
 }
 
-// req_rational(r, key).str() (the canonical text), without GMP when the text already is a canonical
-// integer ("0", or an optional "-" and digits without a leading zero).
+// req_rational(r, key).str() (the canonical text): the field's own text when it already is canonical
+// (num::Rational::is_canonical_form, no GMP), else the canonical text written into `scratch`.
 template <class Record>
-std::string canonical_rational(const Record& r, std::string_view key) {
-  std::string s = r.string(key);
-  const std::size_t digits = !s.empty() && s[0] == '-' ? 1 : 0;
-  bool canonical = s.size() > digits && (s[digits] != '0' || s.size() == 1);
-  for (std::size_t i = digits; canonical && i < s.size(); ++i) canonical = s[i] >= '0' && s[i] <= '9';
-  if (canonical) return s;
-  return req_rational(r, key).str();
+std::string_view canonical_rational(const Record& r, std::string_view key, std::string& scratch) {
+  const std::string_view s = r.string_view(key);
+  if (num::Rational::is_canonical_form(s)) return s;
+  num::Rational q;
+  read_rational(r, s, key, q);
+  scratch = q.str();
+  return scratch;
 }
 
 }  // namespace numcheck::orbit::detail

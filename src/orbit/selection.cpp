@@ -401,6 +401,7 @@ BenchmarkIndex restrict(const BenchmarkIndex& bench, const Selection& s) {
     r.add_view(bench.prompt_id(i), bench.view(i), bench.family(i), bench.template_id(i), bench.expected(i),
                bench.answer_unit(i));
   }
+  r.finish();
   if (!s.whole()) r.selection = selection_record(s, bench.base_count(), r.base_count(), r.size());
   return r;
 }

@@ -269,6 +269,40 @@ TEST(JsonlFast, AccessorsGiveRecordsErrors) {
   same_error([&] { (void)a0.integer("s"); }, [&] { (void)b.with_where("").integer("s"); });
 }
 
+// find starts after the member it found last and wraps around: whatever the order of the lookups
+// (in the line's order, backwards, repeated, interleaved with absent names and nested objects), each
+// name gives its own member, as a scan from the first member gives it.
+TEST(JsonlFast, FindGivesEachMemberWhateverTheOrderOfLookups) {
+  const std::string line =
+      R"({"a":1,"bb":[1,2,{"a":9}],"c":{"a":2,"c":3},"dd":"x","e":null,"a2":{"x":[]},"f":true})";
+  std::vector<FlatValue> v;
+  FastLineParser p;
+  ASSERT_TRUE(p.walk(line, v));
+  const std::vector<std::string> names{"a", "bb", "c", "dd", "e", "a2", "f", "zz", "", "b"};
+  // The member of each name by a plain scan.
+  const auto scan = [&v](std::string_view key) -> const FlatValue* {
+    for (std::size_t c = 1; c < v[0].end; c = v[c].end) {
+      if (v[c].key == key) return &v[c];
+    }
+    return nullptr;
+  };
+  Rng rng(44);
+  for (int round = 0; round < 200; ++round) {
+    const LineRecord r(v, 0, "f:1");
+    for (int i = 0; i < 12; ++i) {
+      const std::string& k = names[rng.below(names.size())];
+      ASSERT_EQ(r.find(k), scan(k)) << "round " << round << " key " << k;
+    }
+  }
+  const LineRecord r(v, 0, "f:1");
+  for (auto it = names.rbegin(); it != names.rend(); ++it) EXPECT_EQ(r.find(*it), scan(*it)) << *it;
+  const LineRecord c = r.object("c");
+  EXPECT_EQ(c.integer("c"), 3);
+  EXPECT_EQ(c.integer("a"), 2);
+  EXPECT_EQ(c.find("dd"), nullptr);  // a member of the line, not of the object
+  EXPECT_EQ(r.integer("a"), 1);
+}
+
 // ------------------------------------------------------------------------------ blocks and threads
 
 // A temporary file that goes with the test.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -75,6 +76,37 @@ TEST(Rational, AssignReadsWhatGmpReads) {
     const mpz_class num(n, 10), den(slash == std::string::npos ? "1" : e.substr(slash + 1), 10);
     EXPECT_EQ(Rational::from_string(e), Rational(e[0] == '-' ? mpz_class(-num) : num, den)) << edge;
   }
+}
+
+// The text-only checks agree with the reader on every string of up to 5 characters over "0129/-+x"
+// (and on longer edges): is_exact_form is from_string's acceptance, and is_canonical_form is
+// from_string(s)->str() == s, except that it says false for fractions with a term of 20 digits.
+TEST(Rational, FormChecksAgreeWithTheReader) {
+  const std::string alphabet = "0129/-+x";
+  std::vector<std::string> texts{""};
+  for (std::size_t len = 1, from = 0; len <= 5; ++len) {
+    const std::size_t to = texts.size();
+    for (std::size_t i = from; i < to; ++i) {
+      for (const char c : alphabet) texts.push_back(texts[i] + c);
+    }
+    from = to;
+  }
+  for (const char* edge : {"9999999999999999999/9999999999999999998", "9999999999999999998/9999999999999999996",
+                           "-6/35", "35/6", "36/6", "-0/7", "12345678901234567890123", "-10", "1000000000000000000/999999999999999999"}) {
+    texts.emplace_back(edge);
+  }
+  std::size_t canonical = 0;
+  for (const std::string& t : texts) {
+    const auto q = Rational::from_string(t);
+    ASSERT_EQ(Rational::is_exact_form(t), q.has_value()) << t;
+    ASSERT_EQ(Rational::is_canonical_form(t), q && q->str() == t) << t;
+    canonical += Rational::is_canonical_form(t) ? 1 : 0;
+  }
+  EXPECT_GT(canonical, 500U);  // the walk above meets canonical forms, not only refusals
+  // A fraction in lowest terms with a 20-digit term: canonical, but not decided without GMP.
+  const std::string big = "12345678901234567891/2";
+  EXPECT_EQ(Rational::from_string(big)->str(), big);
+  EXPECT_FALSE(Rational::is_canonical_form(big));
 }
 
 TEST(Rational, ArithmeticIsExact) {

@@ -692,6 +692,74 @@ TEST_F(IndexCacheTest, LargeTablesAreMappedFromTheFileAndUnmappedWithTheIndex) {
   EXPECT_FALSE(mapped());
 }
 
+// While an index is built its hash tables carry hash bits beside the positions; finished, it keeps
+// the positions alone. Lookups answer the same before and after finish() and after adding more; the
+// cache file holds, for a finished index or not, the same bytes, and its prompt table is the one
+// position_insert places with 32-bit slots (the file's format), found in the file byte for byte.
+TEST_F(IndexCacheTest, TablesBuiltWithHashBitsAreTheFilesPositionTables) {
+  const auto make = [](std::size_t prompts) {
+    BenchmarkIndex b;
+    b.manifest_json = io::read_file(bench_dir() / "manifest.json");
+    b.file_sha256 = {{"bases.jsonl", std::string(64, 'b')}, {"views.jsonl", std::string(64, 'v')}};
+    for (std::size_t i = 0; i < prompts; ++i) {
+      const std::string base = fmt::format("B-{:05}", i / 3);
+      if (i % 3 == 0) {
+        EXPECT_TRUE(b.add_base(base));
+      }
+      EXPECT_TRUE(b.add_view(fmt::format("{}:v{}", base, i % 3), fmt::format("v{}", i % 3), std::nullopt, "T",
+                             "1/7", "m"));
+    }
+    EXPECT_FALSE(b.add_view("B-00000:v0", "v0", std::nullopt, "T", "1", "m"));  // a duplicate
+    EXPECT_FALSE(b.add_base("B-00001"));
+    return b;
+  };
+  constexpr std::size_t kPrompts = 3000;
+  BenchmarkIndex building = make(kPrompts);
+  BenchmarkIndex finished = make(kPrompts);
+  finished.finish();
+  const auto answers_all = [&](const BenchmarkIndex& x) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(x.find(x.prompt_id(i)), i) << i;
+      ASSERT_EQ(x.find(x.prompt_id(i), i + 1), i) << i;
+    }
+    for (std::size_t b = 0; b < x.base_count(); ++b) {
+      ASSERT_TRUE(x.has_base(x.base_at(b))) << b;
+      ASSERT_EQ(x.find_base(x.base_at(b), 0), b) << b;
+      ASSERT_EQ(x.find_base(x.base_at(b), b), b) << b;
+    }
+    EXPECT_FALSE(x.find("B-99999:v0"));
+    EXPECT_FALSE(x.has_base("B-99999"));
+    EXPECT_FALSE(x.find_base("B-99999", 0));
+  };
+  answers_all(building);
+  answers_all(finished);
+
+  const auto stamps = detail::stamps_of(bench_dir());
+  ASSERT_TRUE(stamps);
+  const fs::path dir = cache_folder("tags") / "orbit-index";
+  fs::create_directories(dir);
+  detail::write_index_cache(dir / "building.idx", building, *stamps);
+  detail::write_index_cache(dir / "finished.idx", finished, *stamps);
+  const std::string bytes = io::read_file(dir / "finished.idx");
+  EXPECT_EQ(io::read_file(dir / "building.idx"), bytes);
+  std::vector<std::uint32_t> slots;
+  for (std::size_t i = 0; i < finished.size(); ++i) {
+    ASSERT_TRUE(position_insert(
+        slots, i, finished.prompt_id(i), BenchmarkIndex::hash_id(finished.prompt_id(i)),
+        [&](std::size_t j) { return finished.prompt_id(j); }, &BenchmarkIndex::hash_id));
+  }
+  const std::string table(reinterpret_cast<const char*>(slots.data()), slots.size() * sizeof(std::uint32_t));
+  EXPECT_NE(bytes.find(table), std::string::npos);
+
+  // Adding after finish() rebuilds the tagged tables from the keys: everything is still found.
+  ASSERT_TRUE(finished.add_base("C-1"));
+  ASSERT_TRUE(finished.add_view("C-1:v0", "v0", std::nullopt, "T", "2", "m"));
+  EXPECT_FALSE(finished.add_view("B-00007:v1", "v1", std::nullopt, "T", "1", "m"));
+  answers_all(finished);
+  finished.finish();
+  answers_all(finished);
+}
+
 // When a file's stamp stands for its bytes: its last change (change time) lies more than
 // kSettledNs before the stamping, for both files; a change time of 0 (a file system that keeps
 // none) never does.
@@ -751,13 +819,15 @@ TEST_F(IndexCacheTest, SettledFilesAreNotHashedAgainAndATouchIsSeen) {
   EXPECT_EQ(touched.file_sha256.at("views.jsonl"), views_hash);
 }
 
-// The expected answers' canonical text without GMP for canonical integers: the same text (and the
-// same refusals) as req_rational(...).str() on every form.
+// The expected answers' canonical text without GMP for canonical forms: the same text (and the
+// same refusals) as req_rational(...).str() on every form; check_rational refuses what it refuses.
 TEST(RecordFields, CanonicalRationalIsTheRationalsText) {
+  std::string scratch;
   for (const std::string t :
        {"0",    "-0",  "7",   "-7",  "007", "-007", "14940", "123456789012345678901234567890",
         "-1/2", "2/4", "3/1", "0/5", "1/0", "",     "-",     "1.5",
-        "x",    "+5",  " 5",  "5 ",  "1e3", "--1",  "0x10"}) {
+        "x",    "+5",  " 5",  "5 ",  "1e3", "--1",  "0x10", "64/5", "-261/10", "12345678901234567891/2",
+        "-0/3", "+1/2", "1/00", "01/2"}) {
     const std::string line = fmt::format(R"({{"e":"{}"}})", t);
     std::vector<io::FlatValue> v;
     io::FastLineParser p;
@@ -770,11 +840,18 @@ TEST(RecordFields, CanonicalRationalIsTheRationalsText) {
       want = std::string("error: ") + e.what();
     }
     try {
-      got = detail::canonical_rational(r, "e");
+      got = detail::canonical_rational(r, "e", scratch);
     } catch (const Error& e) {
       got = std::string("error: ") + e.what();
     }
     EXPECT_EQ(want, got) << t;
+    std::string checked = "ok";
+    try {
+      detail::check_rational(r, r.string_view("e"), "e");
+    } catch (const Error& e) {
+      checked = std::string("error: ") + e.what();
+    }
+    EXPECT_EQ(want.starts_with("error: ") ? want : "ok", checked) << t;
   }
 }
 
