@@ -70,17 +70,17 @@ std::optional<std::size_t> BenchmarkIndex::find(std::string_view id, std::size_t
   return find(id);
 }
 
-bool BenchmarkIndex::has_base(std::string_view id) const {
-  const auto key_of = [this](std::size_t b) { return base_at(b); };
-  if (!base_tags_.empty()) return position_find(base_tags_, id, hash_id(id), key_of).has_value();
-  return position_find(base_slots_, id, hash_id(id), key_of).has_value();
-}
-
-std::optional<std::size_t> BenchmarkIndex::find_base(std::string_view id, std::size_t hint) const {
-  if (hint < base_offsets_.size() && base_at(hint) == id) return hint;
+std::optional<std::size_t> BenchmarkIndex::base_position(std::string_view id) const {
   const auto key_of = [this](std::size_t b) { return base_at(b); };
   if (!base_tags_.empty()) return position_find(base_tags_, id, hash_id(id), key_of);
   return position_find(base_slots_, id, hash_id(id), key_of);
+}
+
+bool BenchmarkIndex::has_base(std::string_view id) const { return base_position(id).has_value(); }
+
+std::optional<std::size_t> BenchmarkIndex::find_base(std::string_view id, std::size_t hint) const {
+  if (hint < base_offsets_.size() && base_at(hint) == id) return hint;
+  return base_position(id);
 }
 
 namespace {

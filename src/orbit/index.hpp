@@ -125,6 +125,7 @@ class BenchmarkIndex {
     std::uint16_t last = kNone;  // the previous result: consecutive prompts often share it
   };
   static std::uint16_t intern(Interned& table, std::string_view s, const char* what);
+  [[nodiscard]] std::optional<std::size_t> base_position(std::string_view base_id) const;
   [[nodiscard]] std::string_view text(std::size_t offset, std::size_t length) const {
     return std::string_view(text_.data(), text_.size()).substr(offset, length);
   }
@@ -144,7 +145,8 @@ class BenchmarkIndex {
   core::LargeVector<std::uint32_t> view_slots_, base_slots_;
   core::LargeVector<std::uint64_t> view_tags_, base_tags_;
   // The positions of a tagged table, in its places.
-  static void positions_of(const core::LargeVector<std::uint64_t>& tags, core::LargeVector<std::uint32_t>& slots);
+  static void positions_of(const core::LargeVector<std::uint64_t>& tags,
+                           core::LargeVector<std::uint32_t>& slots);
 };
 
 // The benchmark index cache: the index of a benchmark folder kept in a binary file (one per folder,

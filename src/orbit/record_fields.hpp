@@ -10,19 +10,23 @@
 
 namespace numcheck::orbit::detail {
 
+// The error of a field `key` whose text `s` is not an exact rational (the record's fail_field).
+template <class Record>
+[[noreturn]] void fail_rational(const Record& r, std::string_view s, std::string_view key) {
+  r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+}
+
 // The field `key` of a record, whose text `s` the caller has read (a LineRecord's string_view: no
 // copy), as an exact rational into `into` (its memory reused): req_rational's rule and error.
 template <class Record>
 void read_rational(const Record& r, std::string_view s, std::string_view key, num::Rational& into) {
-  if (!into.assign(s))
-    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+  if (!into.assign(s)) fail_rational(r, s, key);
 }
 
 // read_rational's check and error without the value (for fields that are checked, not kept).
 template <class Record>
 void check_rational(const Record& r, std::string_view s, std::string_view key) {
-  if (!num::Rational::is_exact_form(s))
-    r.fail_field(key, fmt::format("must be an exact rational ('p/q' or an integer), got '{}'", s));
+  if (!num::Rational::is_exact_form(s)) fail_rational(r, s, key);
 }
 
 // The field `key` of a record as an exact rational ("p/q" or an integer); any other text is an

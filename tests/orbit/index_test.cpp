@@ -823,11 +823,13 @@ TEST_F(IndexCacheTest, SettledFilesAreNotHashedAgainAndATouchIsSeen) {
 // same refusals) as req_rational(...).str() on every form; check_rational refuses what it refuses.
 TEST(RecordFields, CanonicalRationalIsTheRationalsText) {
   std::string scratch;
-  for (const std::string t :
-       {"0",    "-0",  "7",   "-7",  "007", "-007", "14940", "123456789012345678901234567890",
-        "-1/2", "2/4", "3/1", "0/5", "1/0", "",     "-",     "1.5",
-        "x",    "+5",  " 5",  "5 ",  "1e3", "--1",  "0x10", "64/5", "-261/10", "12345678901234567891/2",
-        "-0/3", "+1/2", "1/00", "01/2"}) {
+  std::vector<std::string> forms{"0",    "-0",   "7",    "-7",   "007",  "-007",    "14940",
+                                 "-1/2", "2/4",  "3/1",  "0/5",  "1/0",  "",        "-",
+                                 "1.5",  "x",    "+5",   " 5",   "5 ",   "1e3",     "--1",
+                                 "0x10", "64/5", "-0/3", "+1/2", "1/00", "-261/10", "01/2"};
+  forms.emplace_back("123456789012345678901234567890");
+  forms.emplace_back("12345678901234567891/2");
+  for (const std::string& t : forms) {
     const std::string line = fmt::format(R"({{"e":"{}"}})", t);
     std::vector<io::FlatValue> v;
     io::FastLineParser p;
