@@ -37,6 +37,7 @@ function(numcheck_test_suite name label)
   endif()
   add_executable(${name} ${_srcs})
   target_link_libraries(${name} PRIVATE ${ARGN} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests/support")  # header-only helpers
   list(LENGTH _srcs _n)
   numcheck_pch(${name} ${_n} <gtest/gtest.h> <gmock/gmock.h>)
   if(NUMCHECK_PCH AND _n GREATER_EQUAL 4 AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

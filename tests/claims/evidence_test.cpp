@@ -11,15 +11,18 @@
 #include "claims/load.hpp"
 #include "core/error.hpp"
 #include "io/files.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck::claims {
 namespace {
 namespace fs = std::filesystem;
 
+// A file in this process's folder, which goes when the tests end.
 fs::path tmp_file(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("numcheck_evidence_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
+  static const testing::ScopedTempDir dir(fs::temp_directory_path() /
+                                          ("numcheck_evidence_" + std::to_string(::getpid())));
+  fs::create_directories(dir.path());
+  return dir.path() / name;
 }
 
 std::string error_of(const std::string& line) {

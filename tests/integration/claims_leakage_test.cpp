@@ -11,12 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck::testing {
 namespace {
 
 TEST(ClaimsLeakageCli, StatsReportsNearDuplicatesAndTrainLeavesThemOut) {
   const auto dir = fresh_dir("claims_leakage");
+  const ScopedTempDir cleanup(dir);
   // Twelve labelled training claims on different subjects (no two are near-duplicates).
   const char* subjects[] = {"Wages",   "Rents",     "Exports",  "Crime",    "Taxes",    "Tuition",
                             "Imports", "Bus fares", "Salaries", "Deficits", "Pensions", "Tariffs"};

@@ -10,6 +10,7 @@
 #include "cli_support.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck {
 namespace {
@@ -23,6 +24,7 @@ void write(const fs::path& p, const std::string& s) {
 
 TEST(ClaimsRetrieveCli, IndexRetrieveSelect) {
   const fs::path d = testing::fresh_dir("claims_retrieve_cli");
+  const testing::ScopedTempDir cleanup(d);
   const fs::path fx = fs::path(NUMCHECK_SOURCE_DIR) / "tests" / "retrieval" / "fixtures";
   write(d / "claims.jsonl",
         "{\"id\": \"c1\", \"claim\": \"Teachers are paid $86,000 a year\", \"questions\": \"Are teachers "
@@ -77,6 +79,7 @@ TEST(ClaimsRetrieveCli, IndexRetrieveSelect) {
 // shares "zebras" and "moon", so recall is 1/2 at every k and so is MRR.
 TEST(ClaimsRetrieveCli, GoldRecall) {
   const fs::path d = testing::fresh_dir("claims_retrieve_gold_recall");
+  const testing::ScopedTempDir cleanup(d);
   write(d / "gold.jsonl",
         "{\"id\": \"g1\", \"claim\": \"Teachers earn 86,000 dollars a year\", \"doc\": \"The average "
         "teacher salary is $86k per year according to the union.\"}\n"

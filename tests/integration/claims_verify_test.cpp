@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck::testing {
 namespace {
@@ -101,6 +102,7 @@ TEST(ClaimsVerifyCli, RepeatedClaimIdIsRefusedByTrainVerifyAndCv) {
 // every library a process opens; the stacked learner is the control that the trace works.
 TEST(ClaimsVerifyCli, OnlyTreeLearnersLoadXgboost) {
   const auto dir = fresh_dir("claims_verify_dlopen");
+  const ScopedTempDir cleanup(dir);
   const std::string ev = (dir / "ev.jsonl").string();
   auto r = run_cli("claims evidence --from '" + kMap + "' --out '" + ev + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -19,6 +19,7 @@
 #include "core/prng.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck::io {
 namespace {
@@ -101,6 +102,7 @@ TEST(Files, SpoolFileReadsBackAndLeavesNothing) {
 
 TEST(Files, AtomicWriteThenReadAndHash) {
   const fs::path d = temp_dir("atomic");
+  const testing::ScopedTempDir cleanup(d);
   write_file_atomic(d / "sub" / "a.txt", "abc");
   EXPECT_EQ(read_file(d / "sub" / "a.txt"), "abc");
   EXPECT_EQ(sha256_file(d / "sub" / "a.txt"), sha256_hex("abc"));
@@ -257,6 +259,7 @@ TEST(Files, AnAtomicFileNotCommittedLeavesNothing) {
 
 TEST(Files, TornTailIsRepairedAndLinesAreNumbered) {
   const fs::path d = temp_dir("torn");
+  const testing::ScopedTempDir cleanup(d);
   const fs::path f = d / "r.jsonl";
   {
     AppendFile a(f, false);
@@ -282,6 +285,7 @@ TEST(Files, TornTailIsRepairedAndLinesAreNumbered) {
 // empty batch writes nothing.
 TEST(AppendFile, BatchesOfLinesLandWholeAndNeverInterleave) {
   const fs::path d = temp_dir("batches");
+  const testing::ScopedTempDir cleanup(d);
   const fs::path f = d / "r.jsonl";
   constexpr int kThreads = 4, kBatches = 300;
   {

@@ -1,11 +1,13 @@
 #pragma once
 // A fresh, empty temporary folder per call, for tests that make several (unit suites; the
-// integration tests use cli_support.hpp's fresh_dir).
+// integration tests use cli_support.hpp's fresh_dir), and the guard that removes one.
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,5 +22,22 @@ inline std::filesystem::path fresh_temp_dir(const std::string& suite, const std:
   std::filesystem::create_directories(d);
   return d;
 }
+
+// Removes a test's temporary folder when it goes out of scope, however the test ends (a failed
+// ASSERT returns early), so that test runs leave nothing in $TMPDIR.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  ~ScopedTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
 
 }  // namespace numcheck::testing
