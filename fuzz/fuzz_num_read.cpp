@@ -4,13 +4,16 @@
 //   matches, each of which read_number accepts on its own with the same value and form;
 // - every accepted value written back in its own form reads back to the same value;
 // - wherever the fixed-width fast path (read_small_number) answers, the GMP scanner gives the same
-//   form and value.
+//   form and value;
+// - Rational's text-only checks agree with its reader: is_exact_form is from_string's acceptance,
+//   and is_canonical_form holds only for the text str() writes (always, for terms below 10^19).
 // The first input byte chooses the allowed FormSet, the rest is the text.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
+#include "num/rational.hpp"
 #include "num/read.hpp"
 #include "num/read_detail.hpp"
 #include "num/write.hpp"
@@ -57,6 +60,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       violated("read_small_number disagrees with the scanner");
     if (const auto eq = small->equals(slow.match->value); eq && !*eq)
       violated("SmallNumber::equals is wrong");
+  }
+
+  using numcheck::num::Rational;
+  const auto q = Rational::from_string(text);
+  if (Rational::is_exact_form(text) != q.has_value()) violated("is_exact_form disagrees with from_string");
+  if (q) {
+    const bool canonical = q->str() == text;
+    if (Rational::is_canonical_form(text) && !canonical)
+      violated("is_canonical_form on a text str() does not write");
+    if (canonical && !Rational::is_canonical_form(text) && text.size() <= 19)
+      violated("is_canonical_form refuses a short canonical text");
   }
 
   const auto p = numcheck::num::read_number_prefix(text, allowed);
