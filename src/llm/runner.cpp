@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "core/prng.hpp"
 #include "core/string_set.hpp"
 #include "core/version.hpp"
@@ -1228,7 +1229,7 @@ struct Lanes {
 Lanes open_lanes(Backend& backend, std::size_t n_workers) {
   Lanes lanes;
   if (auto first = backend.open_async_session()) {
-    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t cores = core::thread_count(0);
     const std::size_t n_threads = std::min(n_workers, std::min<std::size_t>(cores, 4));
     lanes.slots_per_thread = (n_workers + n_threads - 1) / n_threads;
     lanes.sessions.push_back(std::move(first));

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/ordered_parallel.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
 #include "io/sha256.hpp"
@@ -254,8 +255,7 @@ Benchmark load_benchmark(const std::filesystem::path& dir, std::size_t threads) 
   if (threads == 0) {
     std::error_code ec;
     const auto views_bytes = std::filesystem::file_size(views_path, ec);
-    threads =
-        !ec && views_bytes >= kParallelLoadBytes ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+    threads = !ec && views_bytes >= kParallelLoadBytes ? core::thread_count(0) : 1;
   }
   reserve_bases(b, bases_path);
   if (threads == 1) {

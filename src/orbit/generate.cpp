@@ -186,8 +186,7 @@ class Generator {
   }
 
   GeneratedBenchmark run() {
-    const std::size_t threads =
-        opts_.threads == 0 ? std::max(1U, std::thread::hardware_concurrency()) : opts_.threads;
+    const std::size_t threads = core::thread_count(opts_.threads);
     core::ordered_parallel<Piece>(
         tasks_.size(), threads, 4 * threads, [this](std::size_t k, Piece& out) { produce(k, out); },
         [this](std::size_t k, Piece& piece) { consume(k, piece); });

@@ -926,7 +926,7 @@ CompressedTexts compress_texts(const Docs& docs, unsigned threads) {
 }  // namespace
 
 Index IndexBuilder::build(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(core::thread_count(threads));
   if (docs_.size() >= 0xFFFFFFF0u) fail("too many documents for one index ({})", docs_.size());
   Index ix;
   ix.tok_ = tok_;

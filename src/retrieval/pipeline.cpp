@@ -183,7 +183,7 @@ std::vector<std::vector<QueryResult>> retrieve(const Searcher& s, const Tokenize
       jobs.emplace_back(c, q);
     }
   }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(core::thread_count(threads));
   core::parallel_for(jobs.size(), threads, [&](std::size_t j) {
     auto [c, q] = jobs[j];
     out[c][q].hits = s.search(make_query(out[c][q].text, tok), k);

@@ -72,7 +72,7 @@ CountSum CountSum::over(std::span<const std::uint8_t> x, std::span<const std::ui
 namespace {
 
 unsigned resolve_threads(unsigned threads, std::size_t draws) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(core::thread_count(threads));
   if (draws < threads) threads = static_cast<unsigned>(std::max<std::size_t>(1, draws));
   return threads;
 }
@@ -112,7 +112,8 @@ std::vector<std::vector<double>> bootstrap_counts_multi(
   for_each_draw(
       n_clusters, draws, seed,
       [&](std::size_t d, const ClusterCounts& counts) {
-        std::vector<double> out(n_stats, 0.0);
+        thread_local std::vector<double> out;  // the thread's scratch, reused from draw to draw
+        out.assign(n_stats, 0.0);
         stat(counts, std::span<double>(out));
         for (std::size_t s = 0; s < n_stats; ++s) result[s][d] = out[s];
       },

@@ -570,7 +570,7 @@ namespace {
 
 // Runs fn(i) for i in [0, n) on up to `threads` threads (interleaved), rethrowing the first error.
 void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& fn) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(core::thread_count(threads));
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, n / 64)));
   core::parallel_for(n, threads, fn);
 }
