@@ -22,6 +22,7 @@
 
 #include "io/files.hpp"
 #include "io/json.hpp"
+#include "temp_dir.hpp"
 
 namespace numcheck::testing {
 
@@ -91,7 +92,7 @@ class SharedDirSuite : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {
-    std::filesystem::remove_all(*root_);
+    remove_tree(*root_);
     delete root_;
     root_ = nullptr;
   }
@@ -187,7 +188,7 @@ inline const std::string kHtmlPayload =
 inline std::string run_chromium(const std::filesystem::path& work, const std::string& args) {
   namespace fs = std::filesystem;
   const fs::path profile = work / fmt::format("profile-{}", ::getpid());
-  fs::remove_all(profile);
+  remove_tree(profile);
   const fs::path out = work / "chromium.out";
   const std::string cmd = fmt::format(
       "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
@@ -197,7 +198,7 @@ inline std::string run_chromium(const std::filesystem::path& work, const std::st
   const int rc = std::system(cmd.c_str());
   EXPECT_EQ(rc, 0) << cmd;
   std::string s = fs::exists(out) ? io::read_file(out) : std::string();
-  fs::remove_all(profile);
+  remove_tree(profile);
   return s;
 }
 

@@ -5,6 +5,7 @@
 // skipped when it is not installed.
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 
 #include <regex>
 
@@ -63,9 +64,13 @@ class DevtoolsPipe {
     int to_chrome[2] = {-1, -1};
     int from_chrome[2] = {-1, -1};
     if (::pipe(to_chrome) != 0 || ::pipe(from_chrome) != 0) throw std::runtime_error("pipe");
+    // Orphaned descendants (Chromium's helpers, once Chromium exits) become this process's
+    // children instead of init's, so the destructor can wait for them.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork");
     if (pid_ == 0) {
+      ::setpgid(0, 0);  // Chromium and its helper processes in one group, ended together
       ::dup2(to_chrome[0], 3);
       ::dup2(from_chrome[1], 4);
       const int devnull = ::open("/dev/null", O_WRONLY);
@@ -79,18 +84,30 @@ class DevtoolsPipe {
               "about:blank", static_cast<char*>(nullptr));
       ::_exit(127);
     }
+    ::setpgid(pid_, pid_);  // also here, so that the group exists whichever process runs first
     ::close(to_chrome[0]);
     ::close(from_chrome[1]);
     out_ = to_chrome[1];
     in_ = from_chrome[0];
   }
+  // Ends Chromium and every helper process it started, and returns only when they are gone: a
+  // helper still running would go on writing into the profile folder while the test removes it.
   ~DevtoolsPipe() {
     if (out_ >= 0) ::close(out_);  // Chromium exits when its pipe closes
     if (in_ >= 0) ::close(in_);
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGTERM);
+    // This process is a subreaper (see the constructor), so the helpers of the group become its
+    // children when Chromium exits: reap the group until none is left, for up to 5 s, then kill
+    // what is left and reap that.
+    int st = 0;
+    for (int i = 0; i < 100; ++i) {
+      const pid_t r = ::waitpid(-pid_, &st, WNOHANG);
+      if (r < 0) return;  // ECHILD: the whole group is gone
+      if (r == 0) ::usleep(50000);
+    }
+    ::kill(-pid_, SIGKILL);
+    while (::waitpid(-pid_, &st, 0) > 0) {
     }
   }
   DevtoolsPipe(const DevtoolsPipe&) = delete;
@@ -306,7 +323,7 @@ TEST_F(ViewBrowser, ChromiumOverDevtoolsClicksAFilterAndAnOrbitAndReadsAGrade) {
             "document.getElementById('injected') === null && document.querySelectorAll('img').length === 0"),
         true);
   }
-  fs::remove_all(profile);
+  EXPECT_TRUE(remove_tree(profile)) << profile;
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
 }
 
