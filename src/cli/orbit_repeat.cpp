@@ -411,7 +411,7 @@ void setup(CLI::App& app) {
   add_run_flags(app, a->opts);
   // The request is the recorded one: its sampling, system prompt and extra body are not flags here,
   // the cache is never used and a repeat is never resumed.
-  for (const char* f : {"--seed", "--temperature", "--top-p", "--top-k", "--max-tokens",
+  for (const char* f : {"--seed", "--temperature", "--top-p", "--top-k", "--no-top-k", "--max-tokens",
                         "--frequency-penalty", "--presence-penalty", "--extra-body", "--system-prompt",
                         "--resume", "--no-cache", "--api", "--cache-dir"}) {
     if (auto* o = app.get_option_no_throw(f)) app.remove_option(o);

@@ -38,7 +38,11 @@ void add_run_flags(CLI::App& app, llm::RunOptions& o, bool model_flag) {
       ->capture_default_str();
   app.add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
   app.add_option("--top-p", o.top_p, "Nucleus sampling top_p")->capture_default_str();
-  app.add_option("--top-k", o.top_k, "Top-k sampling")->capture_default_str();
+  auto* top_k = app.add_option("--top-k", o.top_k, "Top-k sampling")->capture_default_str();
+  app.add_flag("--no-top-k", o.no_top_k,
+               "Send no top_k, for APIs that refuse the field (OpenAI's, and its Batch API); the "
+               "server's own top-k then applies")
+      ->excludes(top_k);
   app.add_option("--seed", o.seed, "Sampling seed sent with every request")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "Generation cap (max_tokens) for every request")
       ->check(CLI::PositiveNumber)

@@ -19,7 +19,8 @@ namespace numcheck::llm {
 // differ: llama-server samples at temperature 0.8, top_k 40), top_k only when set. Defaults are
 // the seed's greedy settings; max_tokens is the generation cap. top_k is unset for runs that
 // follow a paper's sampling where the paper's API has no top_k (the claim stages: a top_k of 1
-// there would make the paper's temperature do nothing on llama.cpp and vLLM).
+// there would make the paper's temperature do nothing on llama.cpp and vLLM), and for runs with
+// --no-top-k (OpenAI's API refuses the field).
 struct Sampling {
   double temperature = 0.0;
   double top_p = 1.0;

@@ -773,6 +773,9 @@ class Dispatch {
       if (summary_.stop_reason.empty()) {
         summary_.stop_reason = fmt::format("the first {} requests all failed with the same error: {}",
                                            settings_.stop_after_same_errors, s.last.error);
+        // OpenAI's API refuses fields it does not know, top_k among them.
+        if (settings_.sampling.top_k && s.last.error.find("top_k") != std::string::npos)
+          summary_.stop_reason += " (the server refuses top_k: run again with --no-top-k)";
       }
       stop_.set();
     }

@@ -150,6 +150,52 @@ TEST_F(BatchCli, ExportImportScoreReportEqualsALiveRunOfTheSameAnswers) {
             results_of(fs::path(live.string() + "-report") / "metrics.json"));
 }
 
+// OpenAI's Batch API refuses top_k as its live API does: a batch exported with --no-top-k has none
+// in any body or in the manifest's request, is served line by line by a server that refuses
+// unknown fields, and imports into a run whose run.json records no top_k. Without the option,
+// every line is refused.
+TEST_F(BatchCli, AnExportWithNoTopKIsServedByAServerThatRefusesIt) {
+  Child server({kServer, "--bench", bench().string(), "--openai-fields"}, true);
+  ASSERT_NE(server.first_line.find("http://127.0.0.1:"), std::string::npos) << server.first_line;
+  const std::string url = server.first_line;
+  const fs::path batch = dir("batch_notopk"), run = dir("run_notopk");
+  auto r = run_cli(fmt::format("orbit batch export --bench '{}' --out '{}' --bases 3 --model test-model",
+                               bench().string(), (batch / "with.jsonl").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto with = read_lines(batch / "with.jsonl");
+  ASSERT_FALSE(with.empty());
+  for (const auto& q : with) {
+    EXPECT_EQ(q["body"]["top_k"], 1) << q.dump();
+    const llm::HttpReply reply = llm::post_json(url + "/chat/completions", io::to_line(q["body"]), "",
+                                                std::chrono::seconds(30), std::size_t{1} << 24);
+    EXPECT_EQ(reply.status, 400) << reply.error;
+    EXPECT_NE(reply.error.find("Unrecognized request argument supplied: top_k"), std::string::npos)
+        << reply.error;
+  }
+
+  r = run_cli(
+      fmt::format("orbit batch export --bench '{}' --out '{}' --bases 3 --model test-model --no-top-k",
+                  bench().string(), (batch / "in.jsonl").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto requests = read_lines(batch / "in.jsonl");
+  ASSERT_EQ(requests.size(), with.size());
+  for (const auto& q : requests) EXPECT_FALSE(q["body"].contains("top_k")) << q.dump();
+  const io::Json manifest = io::read_json_file(batch / "in.jsonl.manifest.json");
+  ASSERT_TRUE(manifest["request"].contains("top_k"));
+  EXPECT_TRUE(manifest["request"]["top_k"].is_null()) << manifest["request"].dump();
+
+  write_vllm_output(batch / "in.jsonl", url, batch / "out.jsonl");
+  r = run_cli(fmt::format("orbit batch import --bench '{}' --batch-input '{}' --batch-output '{}' --out '{}'",
+                          bench().string(), (batch / "in.jsonl").string(), (batch / "out.jsonl").string(),
+                          run.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto records = read_lines(run / "responses.jsonl");
+  EXPECT_EQ(records.size(), requests.size());
+  const io::Json sampling = io::read_json_file(run / "run.json")["binding"]["sampling"];
+  EXPECT_FALSE(sampling.contains("top_k")) << sampling.dump();
+  EXPECT_EQ(sampling["temperature"], 0.0) << sampling.dump();
+}
+
 TEST_F(BatchCli, FaultyOutputsAreRefusedOrReportedWithTheirExitCodes) {
   Child server({kServer, "--bench", bench().string()}, true);
   ASSERT_FALSE(server.first_line.empty());

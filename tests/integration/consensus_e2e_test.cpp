@@ -250,6 +250,32 @@ TEST_F(ConsensusE2E, RunManifestRecordsTheSamplingAsSentPerTier) {
   EXPECT_TRUE(analysis["numcheck_version"].is_string());
 }
 
+// With --no-top-k no call carries the plan's top_k, so a server that refuses the field (OpenAI's
+// API) answers every call, and run.json's sampling per tier says that none was sent.
+TEST_F(ConsensusE2E, NoTopKRunsThePlanOnAServerThatRefusesTheField) {
+  const fs::path& d = *dir_;
+  Child server({kServer, "--bench", (d / "bench").string(), "--openai-fields"}, true);
+  const std::string run = fmt::format(
+      "orbit consensus run --plan '{}' --endpoint '{}' --model test-model "
+      "--progress none --no-cache --no-fsync --concurrency 4",
+      (d / "plan.json").string(), server.first_line);
+  auto r = run_cli(fmt::format("{} --out '{}' --stop-after-same-errors 3", run, (d / "run_topk").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("run again with --no-top-k"), std::string::npos) << r.out;
+
+  r = run_cli(fmt::format("{} --out '{}' --no-top-k", run, (d / "run_notopk").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json manifest = read_json(d / "run_notopk" / "run.json");
+  const json& by = manifest["sampling"]["by_tier"];
+  ASSERT_TRUE(by.is_object()) << manifest["sampling"].dump();
+  for (const char* tier : {"stochastic", "deterministic"}) {
+    EXPECT_FALSE(by[tier].contains("top_k")) << by.dump();
+    EXPECT_TRUE(by[tier].contains("temperature")) << by.dump();
+  }
+  EXPECT_EQ(count_lines(d / "run_notopk" / "responses.jsonl"),
+            manifest["counts"]["items"].get<std::size_t>());
+}
+
 TEST_F(ConsensusE2E, IncompleteForeignAndMalformedRunsAreRefused) {
   const fs::path& d = *dir_;
   const fs::path partial = d / "partial";

@@ -477,6 +477,46 @@ TEST_F(RunCli, TheSameNonRetryableErrorOnTheFirstRequestsStopsTheRun) {
             io::read_json_file(all / "run.json")["selection"]["prompts"].get<std::size_t>());
 }
 
+// OpenAI's API refuses fields it does not know, top_k among them: the run stops after the first
+// requests, saying to use --no-top-k; with it nothing carries top_k, run.json records none, and a
+// resume must say the same.
+TEST_F(RunCli, AServerThatRefusesTopKIsRunWithNoTopK) {
+  Child server({kServer, "--bench", bench().string(), "--openai-fields"}, true);
+  const std::string run = fmt::format(
+      "orbit run --bench '{}' --endpoint '{}' --model test-model --bases 4 "
+      "--progress none --no-cache",
+      bench().string(), server.first_line);
+  auto r = run_cli(fmt::format("{} --out '{}'", run, dir("topk_sent").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("Unrecognized request argument supplied: top_k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the server refuses top_k: run again with --no-top-k"), std::string::npos) << r.out;
+  EXPECT_EQ(count_lines(dir("topk_sent") / "responses.jsonl"), 0u);
+
+  const fs::path out = dir("topk_none");
+  r = run_cli(fmt::format("{} --out '{}' --no-top-k", run, out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = read_jsonl(out / "responses.jsonl");
+  ASSERT_FALSE(recs.empty());
+  for (const auto& rec : recs) {
+    EXPECT_FALSE(rec["request"].contains("top_k")) << rec.dump();
+    EXPECT_EQ(rec["request"]["temperature"], 0.0) << rec.dump();
+  }
+  const io::Json sampling = io::read_json_file(out / "run.json")["binding"]["sampling"];
+  EXPECT_FALSE(sampling.contains("top_k")) << sampling.dump();
+  EXPECT_EQ(sampling["seed"], 20260725) << sampling.dump();
+  // Resuming it with top_k would mix two request settings.
+  r = run_cli(fmt::format("{} --out '{}' --resume", run, out.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("top_k"), std::string::npos) << r.err;
+  r = run_cli(fmt::format("{} --out '{}' --resume --no-top-k", run, out.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_jsonl(out / "responses.jsonl").size(), recs.size());
+  // Both at once is a usage error.
+  r = run_cli(fmt::format("{} --out '{}' --top-k 5 --no-top-k", run, dir("topk_both").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--no-top-k"), std::string::npos) << r.err;
+}
+
 TEST_F(RunCli, TheResumeHintNeverPrintsThePasswordOfTheEndpointUrl) {
   // Every request fails alike, so the run stops early and prints the command that continues it.
   Child server({kServer, "--bench", bench().string(), "--fault", "400:1"}, true);

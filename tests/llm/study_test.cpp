@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "llm/options.hpp"
 #include "llm/study.hpp"
 
 namespace numcheck::llm {
@@ -68,7 +69,31 @@ TEST(Study, EveryFieldReachesTheRunOptions) {
   // Defaults are the runner's (the paper's greedy settings).
   EXPECT_EQ(r.temperature, 0.0);
   EXPECT_EQ(r.max_tokens, 1024);
+  EXPECT_EQ(r.top_k, 1);
+  EXPECT_FALSE(r.no_top_k);
+  EXPECT_FALSE(o.no_top_k);
   EXPECT_EQ(st.sha256.size(), 64u);
+}
+
+// "top_k": null sends none (as --no-top-k, for APIs that refuse the field); the run settings then
+// carry no top_k, and a negative one is still an error.
+TEST(Study, ANullTopKIsNotSent) {
+  const Study st = parse_study(R"({"format": "numcheck-study/1",
+    "systems": [{"name": "hosted", "endpoint": "https://api.example.com/v1", "model": "m",
+                 "sampling": {"top_k": null, "temperature": 0.5}}]})",
+                               "s.json", "/studies");
+  ASSERT_EQ(st.systems.size(), 1u);
+  const RunOptions& o = st.systems[0].options;
+  EXPECT_TRUE(o.no_top_k);
+  EXPECT_EQ(o.temperature, 0.5);
+  const RunSettings s = settings_from(o);
+  EXPECT_FALSE(s.sampling.top_k.has_value());
+  EXPECT_EQ(s.sampling.temperature, 0.5);
+  EXPECT_EQ(settings_from(RunOptions{}).sampling.top_k, std::optional<std::int64_t>(1));
+  EXPECT_NE(error_of(R"({"format": "numcheck-study/1", "systems": [{"name": "h", "endpoint": "http://h/v1",
+    "model": "m", "sampling": {"top_k": -1}}]})")
+                .find("top_k"),
+            std::string::npos);
 }
 
 TEST(Study, MalformedEntriesNameTheirField) {

@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
   app.add_flag("--nondeterministic", opts.nondeterministic,
                "Repeated prompts get changed answers (other words, or another FINAL value), by prompt");
   app.add_option("--delay-ms", opts.delay_ms, "Added to every answer")->capture_default_str();
+  app.add_flag("--openai-fields", opts.openai_fields,
+               "Refuse body fields OpenAI's API does not know (top_k among them) with its 400, and "
+               "require no top_k");
   app.add_flag("--claims", opts.claims,
                "Canned claim-pipeline answers (decompositions, verdicts) instead of solver/echo answers");
   std::string inject;

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -53,6 +54,41 @@ struct TestServer::Impl {
 };
 
 namespace {
+
+// The request body fields of OpenAI's chat and completions APIs (the openai_fields personality
+// refuses any other, as that API does).
+const std::set<std::string, std::less<>> kOpenAiFields = {"model",
+                                                          "messages",
+                                                          "prompt",
+                                                          "temperature",
+                                                          "top_p",
+                                                          "seed",
+                                                          "max_tokens",
+                                                          "max_completion_tokens",
+                                                          "frequency_penalty",
+                                                          "presence_penalty",
+                                                          "stop",
+                                                          "n",
+                                                          "stream",
+                                                          "stream_options",
+                                                          "logprobs",
+                                                          "top_logprobs",
+                                                          "logit_bias",
+                                                          "user",
+                                                          "response_format",
+                                                          "tools",
+                                                          "tool_choice",
+                                                          "parallel_tool_calls",
+                                                          "reasoning_effort",
+                                                          "metadata",
+                                                          "store",
+                                                          "service_tier",
+                                                          "modalities",
+                                                          "prediction",
+                                                          "audio",
+                                                          "suffix",
+                                                          "echo",
+                                                          "best_of"};
 
 void error_body(httplib::Response& res, int status, const std::string& message, const std::string& type) {
   res.status = status;
@@ -255,9 +291,20 @@ TestServer::TestServer(ServerOptions options, llm::SolveFn solver) : impl_(std::
       error_body(res, 400, "request body is not a JSON object", "invalid_request_error");
       return;
     }
+    if (im->opts.openai_fields) {
+      for (const auto& [k, v] : body.items()) {
+        if (!kOpenAiFields.contains(k)) {
+          error_body(res, 400, fmt::format("Unrecognized request argument supplied: {}", k),
+                     "invalid_request_error");
+          return;
+        }
+      }
+    }
     for (const char* f : {"model", "temperature", "top_p", "top_k", "seed", "max_tokens"}) {
-      // The claim stages send top_k only when the user or the prompt file sets one.
-      if (im->opts.claims && std::string_view(f) == "top_k" && !body.contains(f)) continue;
+      // The claim stages send top_k only when the user or the prompt file sets one; OpenAI's API
+      // has none.
+      if ((im->opts.claims || im->opts.openai_fields) && std::string_view(f) == "top_k" && !body.contains(f))
+        continue;
       if (!body.contains(f) ||
           !(body[f].is_number() || (std::string_view(f) == "model" && body[f].is_string()))) {
         ++missing_sampling_;

@@ -72,6 +72,9 @@ struct ServerOptions {
   // Canned claim-pipeline answers instead of the solver/echo (see claims_answer below); top_k is
   // then optional (every other sampling field is still required).
   bool claims = false;
+  // OpenAI's own API: a body field it does not know (top_k among them) is refused with 400
+  // "Unrecognized request argument supplied: <field>", and top_k is not required.
+  bool openai_fields = false;
   bool echo_key = false;  // /v1/models and /props echo the request's bearer token (a leaky server)
   // A nondeterministic server (for `orbit repeat`): from the second request of a prompt on, the
   // answer depends on nondeterministic_variant(prompt): 0 the same bytes, 1 other words but the
