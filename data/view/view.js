@@ -241,16 +241,6 @@ async function render() {
     for (const k of ['template', 'view', 'outcome', 'q']) document.getElementById('f-' + k).value = s[k] || '';
     document.getElementById('f-layer').value = s.layer || 'strict';
     await Promise.all([loadRows(false), loadOrbit()]);
-    if (s.autoclick === 'first-orbit') {  // test hook: click the first row's orbit button once
-      const b = document.querySelector('#rows .open-orbit');
-      if (b) {
-        const rest = Object.assign({}, s);
-        delete rest.autoclick;
-        history.replaceState(null, '', '#' + new URLSearchParams(rest).toString());
-        b.click();
-        return;
-      }
-    }
   } else if (tab === 'claims') {
     const files = c.claims.filter(f => f.kind === 'orbits').concat(c.claims.filter(f => f.kind === 'evidence'));
     if (!s.cfile && files.length) return setHash({ tab: 'claims', cfile: files[0].id });

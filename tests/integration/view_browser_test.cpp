@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "../view/view_fixture.hpp"
 #include "cli_support.hpp"
 #include "io/files.hpp"
 #include "io/json.hpp"
@@ -239,10 +240,19 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   Child server({NUMCHECK_CLI, "view", (root() / "runs").string(), "--port", "0"}, true);
   const int port = port_of(server.first_line);
   ASSERT_GT(port, 0) << server.first_line;
-  // The filter (system a, percent views) and a click on the first row's orbit button, through the
-  // page's test hook, after the rows have loaded.
+  // The filter (system a, percent views) and the orbit of the first percent view, both from the
+  // URL as a bookmark gives them (the click on a row is the DevTools test's).
+  const orbit::Benchmark b = orbit::load_benchmark(bench());
+  std::string first_percent_base;
+  for (const auto& v : b.views) {
+    if (v.view == "percent") {
+      first_percent_base = v.base_id;
+      break;
+    }
+  }
+  ASSERT_FALSE(first_percent_base.empty());
   const std::string url =
-      fmt::format("http://127.0.0.1:{}/#tab=runs&run=a&view=percent&autoclick=first-orbit", port);
+      fmt::format("http://127.0.0.1:{}/#tab=runs&run=a&view=percent&orbit={}", port, first_percent_base);
   const std::string dom = run_chromium(root(), "--virtual-time-budget=10000 --dump-dom '" + url + "'");
   ASSERT_FALSE(dom.empty()) << "chromium produced no DOM";
   EXPECT_NE(dom.find("data-state=\"ready\""), std::string::npos) << "the page did not finish";
@@ -252,9 +262,10 @@ TEST_F(ViewBrowser, ChromiumFiltersOpensAnOrbitAndNeverRunsThePayload) {
   EXPECT_EQ(occurrences(dom, "<tr data-view="), percent_rows);
   // The orbit of the first percent row: its canonical base (right) and the percent view (the
   // payload, wrong), flipped.
-  std::smatch orbit;
-  ASSERT_TRUE(std::regex_search(dom, orbit, std::regex("<span id=\"orbit-id\">([^<]+)</span>")))
+  std::smatch orbit_id;
+  ASSERT_TRUE(std::regex_search(dom, orbit_id, std::regex("<span id=\"orbit-id\">([^<]+)</span>")))
       << "no orbit";
+  EXPECT_EQ(orbit_id[1].str(), first_percent_base);
   EXPECT_NE(dom.find("<div class=\"card base\" data-view=\"canonical\">"), std::string::npos);
   std::smatch card;
   ASSERT_TRUE(std::regex_search(
@@ -322,6 +333,86 @@ TEST_F(ViewBrowser, ChromiumOverDevtoolsClicksAFilterAndAnOrbitAndReadsAGrade) {
         chrome.eval(
             "document.getElementById('injected') === null && document.querySelectorAll('img').length === 0"),
         true);
+  }
+  EXPECT_TRUE(remove_tree(profile)) << profile;
+  EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
+}
+
+// The claims tab in Chromium over DevTools, as a user works it: the first claim-orbit file opens
+// by itself; each claim shows its verdicts, its evidence and its variants with the rewritten
+// number marked (the original and its exact value on hover) and a variant whose spans do not fit
+// flagged; a claim holding a payload shows it as text; a search and another file are chosen in
+// the form and applied.
+TEST_F(ViewBrowser, ChromiumOverDevtoolsShowsClaimsVerdictsAndVariants) {
+  if (!fs::exists(kChromiumPath)) GTEST_SKIP() << "chromium is not installed at " << kChromiumPath;
+  const fs::path dir = root() / "claims-view";
+  write_view_claims(dir / "claims");
+  Child server({NUMCHECK_CLI, "view", dir.string(), "--port", "0"}, true);
+  const int port = port_of(server.first_line);
+  ASSERT_GT(port, 0) << server.first_line;
+  const fs::path profile = root() / "devtools-profile-claims";
+  {
+    DevtoolsPipe chrome(profile);
+    ASSERT_TRUE(chrome.open(fmt::format("http://127.0.0.1:{}/", port)));
+    // No run in the folder: the claims tab is the first, on the claim-orbit file.
+    ASSERT_TRUE(
+        chrome.wait_for("document.body && document.body.dataset.state === 'ready' && "
+                        "document.querySelectorAll('#claim-list .claim').length > 0"));
+    EXPECT_EQ(chrome.eval("location.hash.includes('tab=claims')"), true);
+    EXPECT_EQ(chrome.eval("document.getElementById('claims').hidden"), false);
+    EXPECT_EQ(chrome.eval("document.getElementById('c-file').value"), "claims/orbits/claims.jsonl");
+    EXPECT_EQ(chrome.eval("document.getElementById('c-file').options.length"), 2);
+    EXPECT_EQ(chrome.eval("document.querySelectorAll('#claim-list .claim').length"), 2);
+    EXPECT_EQ(chrome.eval("document.getElementById('claims-status').textContent"), "2 claims shown");
+    // The first claim: its gold label and evidence (joined from the evidence file), its verdict,
+    // its variants.
+    const std::string first = "document.querySelectorAll('#claim-list .claim')[0]";
+    EXPECT_EQ(chrome.eval(first + ".querySelector('h3').textContent"), "Sales rose 50% in 2020.");
+    EXPECT_EQ(chrome.eval(first + ".querySelector('.meta').textContent"), "id c1 · gold True");
+    EXPECT_EQ(chrome.eval(first + ".querySelector(':scope > .verdicts li').textContent"),
+              "claims/verify/predictions.jsonl: True");
+    EXPECT_EQ(chrome.eval(first + ".querySelector('details summary').textContent"),
+              "evidence (1, claims/evidence.jsonl)");
+    EXPECT_EQ(chrome.eval(first + ".querySelector('.evidence li').textContent"), "d1 Sales grew by half.");
+    EXPECT_EQ(chrome.eval(first + ".querySelectorAll('.variant').length"), 2);
+    const std::string fraction = first + ".querySelectorAll('.variant')[0]";
+    EXPECT_EQ(chrome.eval(fraction + ".querySelector('.variant-text').textContent"),
+              "Sales rose 1/2 in 2020.");
+    EXPECT_EQ(chrome.eval(fraction + ".querySelector('mark').textContent"), "1/2");
+    EXPECT_EQ(chrome.eval(fraction + ".querySelector('mark').title"), "was: 50% (= 1/2)");
+    EXPECT_EQ(chrome.eval(fraction + ".querySelector('.verdicts li').textContent"),
+              "claims/verify/predictions.jsonl: False");
+    EXPECT_EQ(chrome.eval(fraction + ".querySelector('.cut')"), nullptr);
+    const std::string bad = first + ".querySelectorAll('.variant')[1]";
+    EXPECT_EQ(chrome.eval(bad + ".querySelector('.cut').textContent"), " [spans do not fit the text]");
+    EXPECT_EQ(chrome.eval(bad + ".querySelector('.verdicts li b').textContent"), "none");
+    // The second claim holds the payload: shown as text, never run.
+    const std::string second = "document.querySelectorAll('#claim-list .claim')[1]";
+    EXPECT_EQ(chrome.eval(second + ".querySelector('h3').textContent"),
+              "The town has " + kViewPayload + " people.");
+    EXPECT_EQ(chrome.eval("document.title"), "numcheck view");
+    EXPECT_EQ(chrome.eval("document.querySelectorAll('img, #claim-list script').length"), 0);
+    // A search typed into the form and applied.
+    chrome.eval(
+        "document.getElementById('c-q').value = 'town';"
+        "document.body.dataset.state = 'clicked'; document.getElementById('c-apply').click(); true");
+    ASSERT_TRUE(chrome.wait_for("document.body.dataset.state === 'ready'"));
+    EXPECT_EQ(chrome.eval("location.hash.includes('cq=town')"), true);
+    EXPECT_EQ(
+        chrome.eval("Array.from(document.querySelectorAll('#claim-list .claim h3')).map(h => h.textContent)"),
+        io::Json::array({"The town has " + kViewPayload + " people."}));
+    // The evidence file chosen in the form: its claim with the gold label and the variants of
+    // the claim-orbit file.
+    chrome.eval(
+        "document.getElementById('c-q').value = ''; document.getElementById('c-file').value = "
+        "'claims/evidence.jsonl'; document.body.dataset.state = 'clicked'; "
+        "document.getElementById('c-apply').click(); true");
+    ASSERT_TRUE(chrome.wait_for("document.body.dataset.state === 'ready'"));
+    EXPECT_EQ(chrome.eval("document.querySelectorAll('#claim-list .claim').length"), 1);
+    EXPECT_EQ(chrome.eval("document.querySelector('#claim-list .claim .meta').textContent"),
+              "id c1 · gold True");
+    EXPECT_EQ(chrome.eval("document.querySelectorAll('#claim-list .claim .variant').length"), 2);
+    EXPECT_EQ(chrome.eval("document.title"), "numcheck view");
   }
   EXPECT_TRUE(remove_tree(profile)) << profile;
   EXPECT_EQ(server.signal_and_wait(SIGTERM), 0);
