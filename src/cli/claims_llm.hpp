@@ -18,12 +18,14 @@
 
 namespace numcheck::cli {
 
-// Sampling fields (prompt-file names) whose flags appear on the command line.
+// Sampling fields (prompt-file names) whose flags appear on the command line (--no-top-k sets
+// top_k: to none, which a prompt file's top_k then does not override).
 inline std::vector<std::string> sampling_flags_given(const CLI::App& app) {
   static constexpr std::pair<const char*, const char*> kFlags[] = {
       {"--temperature", "temperature"},
       {"--top-p", "top_p"},
       {"--top-k", "top_k"},
+      {"--no-top-k", "top_k"},
       {"--max-tokens", "max_tokens"},
       {"--frequency-penalty", "frequency_penalty"},
       {"--presence-penalty", "presence_penalty"}};

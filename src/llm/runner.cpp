@@ -775,7 +775,9 @@ class Dispatch {
                                            settings_.stop_after_same_errors, s.last.error);
         // OpenAI's API refuses fields it does not know, top_k among them.
         if (settings_.sampling.top_k && s.last.error.find("top_k") != std::string::npos)
-          summary_.stop_reason += " (the server refuses top_k: run again with --no-top-k)";
+          summary_.stop_reason +=
+              " (the server refuses top_k: run again with --no-top-k, or \"top_k\": null in a study "
+              "file's sampling)";
       }
       stop_.set();
     }

@@ -84,6 +84,21 @@ TEST(ClaimsLlmCli, DecomposeCountsParseFailuresAndResumesAfterAKill) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(io::read_json_file(dir / "t0" / "run.json")["binding"]["sampling"]["temperature"], 0.0);
 
+  // A prompt file whose sampling sets top_k has it sent; --no-top-k sends none even then.
+  io::Json prompt =
+      io::read_json_file(fs::path(NUMCHECK_SOURCE_DIR) / "data/claims/prompts/claimdecomp.json");
+  prompt["sampling"]["top_k"] = 5;
+  io::write_file_atomic(dir / "topk5.json", prompt.dump());
+  r = run_cli(join(args(dir / "k5")) + fmt::format("--prompt '{}' --limit 3", (dir / "topk5.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(io::read_json_file(dir / "k5" / "run.json")["binding"]["sampling"]["top_k"], 5);
+  r = run_cli(join(args(dir / "k0")) +
+              fmt::format("--prompt '{}' --limit 3 --no-top-k", (dir / "topk5.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const io::Json k0 = io::read_json_file(dir / "k0" / "run.json")["binding"]["sampling"];
+  EXPECT_FALSE(k0.contains("top_k")) << k0.dump();
+  EXPECT_EQ(k0["temperature"], 0.3) << k0.dump();
+
   // Questions quality of the generated set, with relevance through the server's /v1/embeddings.
   r = run_cli(fmt::format("claims questions-quality --questions '{}' --endpoint '{}' --model emb --json '{}'",
                           (dir / "whole" / "decompositions.jsonl").string(), server.first_line,

@@ -489,7 +489,10 @@ TEST_F(RunCli, AServerThatRefusesTopKIsRunWithNoTopK) {
   auto r = run_cli(fmt::format("{} --out '{}'", run, dir("topk_sent").string()));
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("Unrecognized request argument supplied: top_k"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the server refuses top_k: run again with --no-top-k"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the server refuses top_k: run again with --no-top-k, or \"top_k\": null in a study "
+                       "file's sampling"),
+            std::string::npos)
+      << r.out;
   EXPECT_EQ(count_lines(dir("topk_sent") / "responses.jsonl"), 0u);
 
   const fs::path out = dir("topk_none");
