@@ -25,6 +25,14 @@ LoadedRun load_run(const Plan& plan, const std::string& plan_sha256, const std::
     if (const io::Json* v = m.find("model"); v != nullptr && v->is_string()) run.model = m.string("model");
     if (const io::Json* v = m.find("simulated"); v != nullptr && v->is_boolean())
       run.simulated = m.boolean("simulated");
+    // The sampling as sent, per tier (the runner's sampling_as_sent): --no-top-k leaves top_k out
+    // of every tier.
+    if (const io::Json* s = m.find("sampling"); s != nullptr && s->is_object() && s->contains("by_tier") &&
+                                                (*s)["by_tier"].is_object() && !(*s)["by_tier"].empty()) {
+      run.top_k_sent = false;
+      for (const auto& [tier, sampling] : (*s)["by_tier"].items())
+        run.top_k_sent = run.top_k_sent || !sampling.is_object() || sampling.contains("top_k");
+    }
     if (auto sha = m.opt_string("plan_sha256"); sha && *sha != plan_sha256) {
       fail("{}: the run was made from a different plan (plan_sha256 {} but the plan given hashes to {})",
            manifest.string(), *sha, plan_sha256);

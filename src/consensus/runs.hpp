@@ -24,6 +24,8 @@ struct LoadedRun {
   std::vector<CallResult> calls;  // indexed like plan.requests
   std::size_t missing = 0;        // planned requests without a response record
   std::size_t records = 0;        // response records read
+  // false when run.json's sampling says no call carried a top_k (a run with --no-top-k)
+  bool top_k_sent = true;
 };
 
 // Reads DIR/responses.jsonl (and DIR/run.json when present), grades every record against the

@@ -63,6 +63,7 @@ Analysis run_study(const StudyInputs& in) {
     sr.run_dir = in.run_dirs[i].string();
     sr.model = run.model;
     sr.simulated = run.simulated;
+    sr.top_k_sent = run.top_k_sent;
     sr.records = run.records;
     sr.missing_calls = run.missing;
     if (run.missing > 0 && !in.allow_partial) {
@@ -199,6 +200,7 @@ io::OrderedJson analysis_to_json(const Analysis& a) {
                     {"simulated", r.simulated},
                     {"records", r.records},
                     {"missing_calls", r.missing_calls}};
+    if (!r.top_k_sent) runs[r.name]["top_k_sent"] = false;  // absent: the plan's top_k was sent
   }
   j["runs"] = std::move(runs);
   io::OrderedJson systems = io::OrderedJson::object();
@@ -299,6 +301,13 @@ html::Table design_table(const Analysis& a) {
       "every "
       "arm uses seed s+i. Grading layer: {}.",
       a.plan.bases.size(), o.per_template, tmpl, layer_name(a.layer));
+  std::string no_top_k;
+  for (const auto& r : a.runs) {
+    if (!r.top_k_sent) no_top_k += (no_top_k.empty() ? "" : ", ") + r.name;
+  }
+  if (!no_top_k.empty())
+    t.note +=
+        fmt::format(" Runs made with --no-top-k sent no top_k (the column is the plan's): {}.", no_top_k);
   return t;
 }
 
@@ -755,6 +764,7 @@ Analysis analysis_from_json(std::string_view text, const std::string& where) {
     r.simulated = rr.boolean("simulated");
     r.records = rr.unsigned_integer("records");
     r.missing_calls = rr.unsigned_integer("missing_calls");
+    r.top_k_sent = rr.opt_boolean("top_k_sent").value_or(true);
     a.runs.push_back(std::move(r));
   }
   for (const auto& [name, sj] : systems.json().items()) {

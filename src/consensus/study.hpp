@@ -22,6 +22,7 @@ struct SystemRun {
   bool simulated = false;
   std::size_t records = 0;
   std::size_t missing_calls = 0;
+  bool top_k_sent = true;  // false: its calls carried no top_k (--no-top-k)
 };
 
 struct Analysis {

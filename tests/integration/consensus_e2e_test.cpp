@@ -274,6 +274,20 @@ TEST_F(ConsensusE2E, NoTopKRunsThePlanOnAServerThatRefusesTheField) {
   }
   EXPECT_EQ(count_lines(d / "run_notopk" / "responses.jsonl"),
             manifest["counts"]["items"].get<std::size_t>());
+  // The analysis of both runs says which sent no top_k, in consensus.json and the design table.
+  r = run_cli(fmt::format(
+      "orbit consensus analyze --plan '{}' --run '{}' --name ref --run '{}' --name hosted --out '{}' "
+      "--bootstrap 0",
+      (d / "plan.json").string(), (d / "run").string(), (d / "run_notopk").string(),
+      (d / "out_notopk").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json analysis = read_json(d / "out_notopk" / "consensus.json");
+  EXPECT_FALSE(analysis["runs"]["ref"].contains("top_k_sent")) << analysis["runs"].dump();
+  EXPECT_EQ(analysis["runs"]["hosted"]["top_k_sent"], false) << analysis["runs"].dump();
+  const std::string md = slurp(d / "out_notopk" / "consensus.md");
+  EXPECT_NE(md.find("Runs made with --no-top-k sent no top\\_k (the column is the plan's): hosted."),
+            std::string::npos)
+      << md.substr(0, 3000);
 }
 
 TEST_F(ConsensusE2E, IncompleteForeignAndMalformedRunsAreRefused) {
