@@ -103,8 +103,8 @@ void setup_run(CLI::App& app) {
   add_run_flags(app, a->opts);
   app.footer(
       "Sampling (temperature, top_p, top_k, seed, max_tokens) is fixed per call by the plan; the sampling "
-      "flags "
-      "are rejected here.\n\n" +
+      "flags are rejected here, except --no-top-k, which leaves the plan's top_k out of every call (for "
+      "APIs that refuse the field, such as OpenAI's).\n\n" +
       help_footer("numcheck orbit consensus run --plan plan.json --out runs/qwen --endpoint "
                   "http://localhost:8080/v1 --model qwen3.5-4b",
                   {"every call answered", "some calls unanswered (run again with --resume)"}));
