@@ -47,7 +47,7 @@ io::OrderedJson request_json(const llm::RunOptions& o) {
   j["api"] = o.api;
   j["temperature"] = o.temperature;
   j["top_p"] = o.top_p;
-  j["top_k"] = o.no_top_k ? io::OrderedJson() : io::OrderedJson(o.top_k);  // null: not sent
+  j["top_k"] = o.top_k ? io::OrderedJson(*o.top_k) : io::OrderedJson();  // null: not sent
   j["seed"] = o.seed;
   j["max_tokens"] = o.max_tokens;
   j["frequency_penalty"] = o.frequency_penalty ? io::OrderedJson(*o.frequency_penalty) : io::OrderedJson();
@@ -65,8 +65,8 @@ llm::RunOptions options_of(const io::OrderedRecord& r) {
   if (o.api != "chat" && o.api != "completions") r.fail_field("api", "must be \"chat\" or \"completions\"");
   o.temperature = r.number("temperature");
   o.top_p = r.number("top_p");
-  o.no_top_k = r.contains("top_k") && !r.has("top_k");
-  if (!o.no_top_k) o.top_k = r.integer("top_k");
+  // null: not sent (--no-top-k); absent: refused, as a manifest with no top_k is not ours
+  o.top_k = r.contains("top_k") ? r.opt_integer("top_k") : std::optional<std::int64_t>(r.integer("top_k"));
   o.seed = r.unsigned_integer("seed");
   o.max_tokens = r.integer("max_tokens", 1);
   o.frequency_penalty = r.opt_number("frequency_penalty");

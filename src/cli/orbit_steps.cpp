@@ -243,7 +243,7 @@ llm::RunSummary run_consensus(const std::string& plan_path, const std::string& b
     it.prompt = r.prompt;
     it.sampling.temperature = r.sampling.temperature;
     it.sampling.top_p = r.sampling.top_p;
-    if (!options.no_top_k) it.sampling.top_k = r.sampling.top_k;  // --no-top-k: none is sent
+    if (options.top_k) it.sampling.top_k = r.sampling.top_k;  // --no-top-k: none is sent
     it.sampling.seed = r.seed;
     it.sampling.max_tokens = r.max_tokens;
     it.fields["tier"] = r.tier;

@@ -38,10 +38,13 @@ void add_run_flags(CLI::App& app, llm::RunOptions& o, bool model_flag) {
       ->capture_default_str();
   app.add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
   app.add_option("--top-p", o.top_p, "Nucleus sampling top_p")->capture_default_str();
-  auto* top_k = app.add_option("--top-k", o.top_k, "Top-k sampling")->capture_default_str();
-  app.add_flag("--no-top-k", o.no_top_k,
-               "Send no top_k, for APIs that refuse the field (OpenAI's, and its Batch API); the "
-               "server's own top-k then applies")
+  auto* top_k = app.add_option_function<std::int64_t>(
+                       "--top-k", [&o](const std::int64_t& k) { o.top_k = k; }, "Top-k sampling")
+                    ->default_str(o.top_k ? std::to_string(*o.top_k) : "not sent");
+  app.add_flag_callback(
+         "--no-top-k", [&o] { o.top_k.reset(); },
+         "Send no top_k, for APIs that refuse the field (OpenAI's, and its Batch API); the server's own "
+         "top-k then applies")
       ->excludes(top_k);
   app.add_option("--seed", o.seed, "Sampling seed sent with every request")->capture_default_str();
   app.add_option("--max-tokens", o.max_tokens, "Generation cap (max_tokens) for every request")

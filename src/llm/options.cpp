@@ -66,11 +66,7 @@ RunSettings settings_from(const RunOptions& o) {
   s.model = o.system == "reference" ? std::string("reference") : o.model;
   s.sampling.temperature = o.temperature;
   s.sampling.top_p = o.top_p;
-  if (o.no_top_k) {
-    s.sampling.top_k.reset();
-  } else {
-    s.sampling.top_k = o.top_k;
-  }
+  s.sampling.top_k = o.top_k;
   s.sampling.seed = o.seed;
   s.sampling.max_tokens = o.max_tokens;
   s.sampling.frequency_penalty = o.frequency_penalty;

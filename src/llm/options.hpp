@@ -34,8 +34,7 @@ struct RunOptions {
   std::size_t stop_after_same_errors = 5;
   double temperature = 0.0;
   double top_p = 1.0;
-  std::int64_t top_k = 1;
-  bool no_top_k = false;  // --no-top-k: top_k is not sent (for APIs that refuse the field)
+  std::optional<std::int64_t> top_k = 1;  // unset (--no-top-k): not sent, for APIs that refuse it
   std::uint64_t seed = 20260725;
   std::int64_t max_tokens = 1024;
   std::optional<double> frequency_penalty;  // unset: not sent

@@ -41,11 +41,7 @@ void read_sampling(const Record& s, RunOptions& o) {
     if (*v < 0 || *v > 1) s.fail_field("top_p", "must be in [0, 1]");
     o.top_p = *v;
   }
-  if (s.contains("top_k") && !s.has("top_k")) {
-    o.no_top_k = true;  // "top_k": null: not sent
-  } else if (auto v = s.opt_integer("top_k", 0)) {
-    o.top_k = *v;
-  }
+  if (s.contains("top_k")) o.top_k = s.opt_integer("top_k", 0);  // null: not sent
   if (s.has("seed")) o.seed = s.unsigned_integer("seed");
   for (const char* k : {"frequency_penalty", "presence_penalty"}) {
     if (auto v = s.opt_number(k)) {

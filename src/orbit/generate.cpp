@@ -4,7 +4,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include "core/error.hpp"

@@ -21,7 +21,6 @@
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <thread>
 #include <type_traits>
 #include <utility>
 

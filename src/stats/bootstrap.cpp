@@ -6,7 +6,6 @@
 #include <exception>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "core/error.hpp"
 #include "core/ordered_parallel.hpp"

@@ -8,7 +8,6 @@
 #include <functional>
 #include <mutex>
 #include <numeric>
-#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>

@@ -51,7 +51,7 @@ TEST(Study, EveryFieldReachesTheRunOptions) {
   EXPECT_EQ(o.api_key_env, "KEY_VAR");
   EXPECT_EQ(o.temperature, 0.6);
   EXPECT_EQ(o.top_p, 0.95);
-  EXPECT_EQ(o.top_k, 20);
+  EXPECT_EQ(o.top_k, std::optional<std::int64_t>(20));
   EXPECT_EQ(o.seed, 7u);
   EXPECT_EQ(o.frequency_penalty, std::optional<double>(0.5));
   EXPECT_EQ(o.presence_penalty, std::optional<double>(-0.5));
@@ -69,9 +69,7 @@ TEST(Study, EveryFieldReachesTheRunOptions) {
   // Defaults are the runner's (the paper's greedy settings).
   EXPECT_EQ(r.temperature, 0.0);
   EXPECT_EQ(r.max_tokens, 1024);
-  EXPECT_EQ(r.top_k, 1);
-  EXPECT_FALSE(r.no_top_k);
-  EXPECT_FALSE(o.no_top_k);
+  EXPECT_EQ(r.top_k, std::optional<std::int64_t>(1));
   EXPECT_EQ(st.sha256.size(), 64u);
 }
 
@@ -84,7 +82,7 @@ TEST(Study, ANullTopKIsNotSent) {
                                "s.json", "/studies");
   ASSERT_EQ(st.systems.size(), 1u);
   const RunOptions& o = st.systems[0].options;
-  EXPECT_TRUE(o.no_top_k);
+  EXPECT_FALSE(o.top_k.has_value());
   EXPECT_EQ(o.temperature, 0.5);
   const RunSettings s = settings_from(o);
   EXPECT_FALSE(s.sampling.top_k.has_value());
